@@ -1,0 +1,194 @@
+"""The validated scenario: frozen dataclasses, the only thing later stages read.
+
+`mcrisk.scenario.load_scenario` builds these from a TOML file after validating it; nothing here
+does I/O. Times are days from the plan's day 0; capacity is in H100-equivalents (H100-eq);
+power in kW.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+DISTRIBUTION_KINDS = ("fixed", "uniform", "triangular", "pert", "lognormal", "chance")
+
+
+@dataclass(frozen=True)
+class Distribution:
+    """A non-negative duration or delay, in days.
+
+    kind and params:
+      fixed      (value,)
+      uniform    (min, max)
+      triangular (min, mode, max)
+      pert       (min, mode, max, lambda)      BetaPERT; lambda = 4 is the classic PERT
+      lognormal  (median, p90)                 ln X ~ Normal(ln median, (ln p90 - ln median) / z90)
+      chance     (p,) with `inner`             with probability p draw `inner`, else 0
+    """
+
+    kind: str
+    params: tuple[float, ...]
+    inner: Distribution | None = None
+
+    @staticmethod
+    def fixed(value: float) -> Distribution:
+        return Distribution("fixed", (float(value),))
+
+    @property
+    def is_fixed(self) -> bool:
+        return self.kind == "fixed"
+
+
+ZERO = Distribution.fixed(0.0)
+
+
+@dataclass(frozen=True)
+class DateSpec:
+    """A calendar date: `day` plus its own `delay` plus every named shared delay."""
+
+    day: float
+    delay: Distribution = ZERO
+    shared: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class BurnIn:
+    """Burn-in as a loop of attempts; a failed attempt is fixed, or after
+    `rma_after_failures` failures in a row the unit is replaced and burn-in restarts."""
+
+    attempt_days: Distribution
+    fail_first: float
+    fail_retry: float
+    fix_days: Distribution
+    rma_after_failures: int
+    rma_days: Distribution
+
+
+@dataclass(frozen=True)
+class UnitType:
+    id: str
+    gpus: int
+    h100_eq_per_gpu: float
+    power_kw: float
+    cooling: str                      # "air" | "liquid"
+    island: str
+    install_days: Distribution = ZERO
+    burn_in: BurnIn | None = None     # None: accepted when installed (and its island is ready)
+    drain_days: Distribution = ZERO
+    removal_days: Distribution = ZERO
+    description: str = ""
+
+    @property
+    def capacity(self) -> float:
+        """H100-eq of one unit."""
+        return self.gpus * self.h100_eq_per_gpu
+
+
+@dataclass(frozen=True)
+class Island:
+    """A fabric island (job pool). Ready at day 0 when `delivery` is None."""
+
+    id: str
+    delivery: DateSpec | None = None
+    install_days: Distribution = ZERO
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class Row:
+    id: str
+    hall: str
+    cooling: str                      # "air" | "liquid"
+    positions: int                    # new units the row holds once empty (and liquid if needed)
+
+
+@dataclass(frozen=True)
+class Hall:
+    id: str
+    power_cap_kw: float
+    rows: tuple[Row, ...]
+    energized: DateSpec | None = None  # None: energized at day 0
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class Retrofit:
+    """Air -> liquid retrofit of an empty row, by a limited number of crews."""
+
+    crews: int
+    days: Distribution
+
+
+@dataclass(frozen=True)
+class ExistingUnit:
+    """A unit in service at day 0 that every strategy drains and removes."""
+
+    id: str
+    type: str
+    row: str
+
+
+@dataclass(frozen=True)
+class IncomingUnit:
+    """A new unit that a shipment delivers and every strategy places."""
+
+    id: str
+    type: str
+
+
+@dataclass(frozen=True)
+class Shipment:
+    id: str
+    units: tuple[str, ...]
+    arrival: DateSpec
+
+
+@dataclass(frozen=True)
+class Trigger:
+    """When a drain starts: the latest of the conditions given, plus `lag_days`."""
+
+    day: float | None = None
+    on_arrival: tuple[str, ...] = ()   # shipment ids
+    on_accepted: tuple[str, ...] = ()  # incoming unit ids
+    lag_days: float = 0.0
+
+
+@dataclass(frozen=True)
+class Strategy:
+    name: str
+    placement: tuple[tuple[str, str], ...]   # (incoming unit id, row id), in file order
+    drains: tuple[tuple[str, Trigger], ...]  # (existing unit id, trigger), in file order
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class Demand:
+    points: tuple[tuple[float, float], ...]  # (day, H100-eq), days strictly increasing
+    largest_job: float                        # H100-eq the largest job needs in one island
+
+
+@dataclass(frozen=True)
+class Scenario:
+    path: str
+    sha256: str                       # of the file's bytes
+    name: str
+    horizon_days: float
+    demand: Demand
+    unit_types: tuple[UnitType, ...]
+    islands: tuple[Island, ...]
+    halls: tuple[Hall, ...]
+    retrofit: Retrofit
+    existing: tuple[ExistingUnit, ...]
+    incoming: tuple[IncomingUnit, ...]
+    shared_delays: tuple[tuple[str, Distribution], ...]
+    shipments: tuple[Shipment, ...]
+    strategies: tuple[Strategy, ...]
+    description: str = ""
+
+    def unit_type(self, type_id: str) -> UnitType:
+        return next(t for t in self.unit_types if t.id == type_id)
+
+    def rows(self) -> tuple[Row, ...]:
+        """All rows of all halls, in file order (the retrofit tie-break order)."""
+        return tuple(row for hall in self.halls for row in hall.rows)
+
+    def strategy(self, name: str) -> Strategy:
+        return next(s for s in self.strategies if s.name == name)
