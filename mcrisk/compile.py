@@ -1,0 +1,424 @@
+"""Compile a validated Scenario into flat arrays: the only thing the kernels see.
+
+Two layers:
+
+* The **world**: quantities drawn or derived once per scenario, shared by every strategy
+  (common random numbers). Quantity q is one of
+    SAMPLE   a draw of distribution q_dist[q] at address q_address[q, 0]
+    SUM      q_const[q] + sum of earlier quantities q_terms[q_terms_ptr[q]:q_terms_ptr[q+1]]
+    BURNIN   the days a unit's burn-in takes (attempts, fixes, RMAs); addresses
+             q_address[q, 0..3] = attempt, outcome, fix, rma; the next quantity holds its
+             number of attempts (kind ATTEMPTS, filled by the same step)
+  Quantities are in dependency order, so a single forward pass computes them.
+
+* The **plan** of each strategy: a max-plus network of timed nodes with fixed ids shared by
+  all strategies (node k is "drain SU1" in every strategy), listed per strategy in
+  topological order. A node's time is
+      t[v] = max(base_const[s, v], world[node_base_q[v]], max over deps d of t[d])
+             + world[add_q[s, v, 0]] + world[add_q[s, v, 1]] + add_const[s, v]
+  (a missing base or add quantity is -1 and contributes nothing). A CREW node (a row's
+  retrofit) additionally waits for a free crew; crews take rows in the order they become
+  ready (ties: lower node id, which is file order of rows).
+
+Capacity changes happen at node times (existing unit: -capacity at its drain start; new
+unit: +capacity at acceptance); power draw changes likewise (existing: -kW at removal end;
+new: +kW at install start, in the hall it is placed in, which depends on the strategy).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import rng
+from .distributions import encode
+from .model import DateSpec, Distribution, Scenario, Strategy
+
+Q_SAMPLE, Q_SUM, Q_BURNIN, Q_ATTEMPTS = 0, 1, 2, 3
+NODE_MAX, NODE_CREW = 0, 1
+
+METRICS = ("trough_depth", "trough_days", "shortfall_gpu_days", "homeless_days",
+           "completion_day", "power_violation")
+N_METRICS = len(METRICS)
+
+
+@dataclass(frozen=True)
+class CompiledScenario:
+    """Flat arrays for the kernels. Axes: s strategy, v node, q quantity, d distribution."""
+
+    scenario_name: str
+    strategy_names: tuple[str, ...]
+    quantity_names: tuple[str, ...]
+    node_names: tuple[str, ...]
+    island_names: tuple[str, ...]
+    hall_names: tuple[str, ...]
+    # distributions
+    dist_kind: np.ndarray          # int32[d]
+    dist_param: np.ndarray         # float64[d, 4]
+    dist_chance: np.ndarray        # float64[d]
+    pert_table: np.ndarray         # float64[knots], all PERT tables end to end
+    # world quantities
+    q_kind: np.ndarray             # int32[q]
+    q_dist: np.ndarray             # int32[q]      (SAMPLE, and BURNIN: attempt dist)
+    q_address: np.ndarray          # uint32[q, 4]
+    q_const: np.ndarray            # float64[q]    (SUM)
+    q_terms_ptr: np.ndarray        # int32[q + 1]
+    q_terms: np.ndarray            # int32[n_terms]
+    q_burnin: np.ndarray           # int32[q]      row of the burn-in tables, -1 if not BURNIN
+    burnin_dist: np.ndarray        # int32[b, 3]   attempt, fix, rma distributions
+    burnin_fail: np.ndarray        # float64[b, 2] fail_first, fail_retry
+    burnin_rma_after: np.ndarray   # int32[b]
+    # strategy plans over fixed node ids
+    node_base_q: np.ndarray        # int32[v]
+    node_kind: np.ndarray          # int32[s, v]
+    node_base_const: np.ndarray    # float64[s, v]
+    node_add_q: np.ndarray         # int32[s, v, 2]
+    node_add_const: np.ndarray     # float64[s, v]
+    dep_ptr: np.ndarray            # int32[s, v + 1]
+    dep_idx: np.ndarray            # int32[s, max deps]
+    topo: np.ndarray               # int32[s, v]
+    n_crews: int
+    # capacity and power events
+    cap_event_node: np.ndarray     # int32[k]
+    cap_event_island: np.ndarray   # int32[k]
+    cap_event_delta: np.ndarray    # float64[k]  H100-eq
+    island_cap0: np.ndarray        # float64[i]  capacity in service at day 0
+    power_event_node: np.ndarray   # int32[p]
+    power_event_hall: np.ndarray   # int32[s, p]
+    power_event_delta: np.ndarray  # float64[p]  kW
+    hall_draw0: np.ndarray         # float64[h]
+    hall_cap: np.ndarray           # float64[h]
+    completion_node: np.ndarray    # int32[c]
+    # metric definitions
+    baseline: float
+    horizon: float
+    largest_job: float
+    demand_day: np.ndarray         # float64[knots]
+    demand_value: np.ndarray       # float64[knots]
+
+    @property
+    def n_strategies(self) -> int:
+        return len(self.strategy_names)
+
+    @property
+    def n_quantities(self) -> int:
+        return len(self.quantity_names)
+
+    @property
+    def n_nodes(self) -> int:
+        return len(self.node_names)
+
+    def kernel_args(self) -> tuple:
+        """The arrays in the order every backend's kernel takes them."""
+        return (self.dist_kind, self.dist_param, self.dist_chance, self.pert_table,
+                self.q_kind, self.q_dist, self.q_address, self.q_const, self.q_terms_ptr,
+                self.q_terms, self.q_burnin, self.burnin_dist, self.burnin_fail,
+                self.burnin_rma_after, self.node_base_q, self.node_kind, self.node_base_const,
+                self.node_add_q, self.node_add_const, self.dep_ptr, self.dep_idx, self.topo,
+                self.n_crews, self.cap_event_node, self.cap_event_island,
+                self.cap_event_delta, self.island_cap0, self.power_event_node,
+                self.power_event_hall, self.power_event_delta, self.hall_draw0,
+                self.hall_cap, self.completion_node, self.baseline, self.horizon,
+                self.largest_job, self.demand_day, self.demand_value)
+
+
+class _World:
+    """Builds the world-quantity tables; one quantity per name."""
+
+    def __init__(self):
+        self.names: list[str] = []
+        self.index: dict[str, int] = {}
+        self.dists: list[tuple] = []
+        self.pert_tables: list[np.ndarray] = []
+        self.rows: list[dict] = []
+        self.burnins: list[tuple] = []
+
+    def _dist(self, dist: Distribution) -> int:
+        self.dists.append(encode(dist, self.pert_tables))
+        return len(self.dists) - 1
+
+    def _add(self, name: str, **row) -> int:
+        if name in self.index:
+            raise ValueError(f"quantity {name!r} compiled twice")
+        self.index[name] = len(self.names)
+        self.names.append(name)
+        base = dict(kind=Q_SAMPLE, dist=-1, address=(0, 0, 0, 0), const=0.0, terms=(), burnin=-1)
+        base.update(row)
+        self.rows.append(base)
+        return self.index[name]
+
+    def sample(self, name: str, dist: Distribution) -> int:
+        return self._add(name, kind=Q_SAMPLE, dist=self._dist(dist),
+                         address=(rng.address_id(name), 0, 0, 0))
+
+    def total(self, name: str, const: float, terms: list[int]) -> int:
+        return self._add(name, kind=Q_SUM, const=float(const), terms=tuple(terms))
+
+    def date(self, name: str, spec: DateSpec, shared: dict[str, int], extra: list[int] = ()) -> int:
+        """A date quantity: spec.day + its delay + named shared delays (+ extra terms)."""
+        terms = [self.sample(f"{name}.delay", spec.delay)]
+        terms += [shared[s] for s in spec.shared] + list(extra)
+        return self.total(name, spec.day, terms)
+
+    def burn_in(self, name: str, burn_in) -> int:
+        dists = (self._dist(burn_in.attempt_days), self._dist(burn_in.fix_days),
+                 self._dist(burn_in.rma_days))
+        self.burnins.append((dists, (burn_in.fail_first, burn_in.fail_retry),
+                             burn_in.rma_after_failures))
+        address = tuple(rng.address_id(f"{name}.{part}")
+                        for part in ("attempt", "outcome", "fix", "rma"))
+        q = self._add(name, kind=Q_BURNIN, dist=dists[0], address=address,
+                      burnin=len(self.burnins) - 1)
+        self._add(f"{name}.attempts", kind=Q_ATTEMPTS)
+        return q
+
+
+def _compile_world(scenario: Scenario, retrofit_rows: list[str]) -> tuple[_World, dict]:
+    """Every quantity of the scenario; returns the builder and named handles into it."""
+    w = _World()
+    shared = {name: w.sample(f"shared.{name}", dist) for name, dist in scenario.shared_delays}
+    handles: dict = {"arrival": {}, "energized": {}, "island_ready": {}, "drain": {},
+                     "removal": {}, "install": {}, "burn_in": {}, "retrofit": {}}
+    for ship in scenario.shipments:
+        handles["arrival"][ship.id] = w.date(f"shipment.{ship.id}.arrival", ship.arrival, shared)
+    for hall in scenario.halls:
+        if hall.energized is not None:
+            handles["energized"][hall.id] = w.date(f"hall.{hall.id}.energized", hall.energized,
+                                                   shared)
+    for island in scenario.islands:
+        if island.delivery is not None:
+            install = w.sample(f"island.{island.id}.install", island.install_days)
+            handles["island_ready"][island.id] = w.date(
+                f"island.{island.id}.ready", island.delivery, shared, [install])
+    for unit in scenario.existing:
+        kind = scenario.unit_type(unit.type)
+        handles["drain"][unit.id] = w.sample(f"unit.{unit.id}.drain", kind.drain_days)
+        handles["removal"][unit.id] = w.sample(f"unit.{unit.id}.removal", kind.removal_days)
+    for unit in scenario.incoming:
+        kind = scenario.unit_type(unit.type)
+        handles["install"][unit.id] = w.sample(f"unit.{unit.id}.install", kind.install_days)
+        if kind.burn_in is not None:
+            handles["burn_in"][unit.id] = w.burn_in(f"unit.{unit.id}.burn_in", kind.burn_in)
+    for row_id in retrofit_rows:
+        handles["retrofit"][row_id] = w.sample(f"row.{row_id}.retrofit", scenario.retrofit.days)
+    _check_addresses(w)
+    return w, handles
+
+
+def _check_addresses(w: _World) -> None:
+    seen: dict[int, str] = {}
+    for name, row in zip(w.names, w.rows):
+        for address in row["address"]:
+            if address and seen.setdefault(address, name) != name:
+                raise ValueError(f"address ids of {name!r} and {seen[address]!r} collide; "
+                                 "rename one of them")
+
+
+def _needs_retrofit(scenario: Scenario, strategy: Strategy) -> set[str]:
+    """Rows that strategy makes liquid: air rows given a liquid unit."""
+    rows = {row.id: row for row in scenario.rows()}
+    kinds = {u.id: scenario.unit_type(u.type) for u in scenario.incoming}
+    return {row for unit, row in strategy.placement
+            if kinds[unit].cooling == "liquid" and rows[row].cooling == "air"}
+
+
+class _Nodes:
+    """Fixed node ids shared by every strategy."""
+
+    def __init__(self, scenario: Scenario, handles: dict):
+        self.names: list[str] = []
+        self.base_q: list[int] = []
+        self.id: dict[tuple, int] = {}
+        for ship in scenario.shipments:
+            self._add(("arrival", ship.id), f"shipment {ship.id} arrives",
+                      handles["arrival"][ship.id])
+        for hall in scenario.halls:
+            self._add(("energized", hall.id), f"hall {hall.id} energized",
+                      handles["energized"].get(hall.id, -1))
+        for island in scenario.islands:
+            self._add(("island", island.id), f"island {island.id} ready",
+                      handles["island_ready"].get(island.id, -1))
+        for unit in scenario.existing:
+            self._add(("drain", unit.id), f"{unit.id} drain starts")
+            self._add(("removed", unit.id), f"{unit.id} removed")
+        for row in scenario.rows():
+            self._add(("ready", row.id), f"row {row.id} ready for new units")
+        for unit in scenario.incoming:
+            self._add(("install", unit.id), f"{unit.id} install starts")
+            self._add(("burned_in", unit.id), f"{unit.id} passes burn-in")
+            self._add(("accepted", unit.id), f"{unit.id} accepted")
+
+    def _add(self, key: tuple, name: str, base_q: int = -1) -> None:
+        self.id[key] = len(self.names)
+        self.names.append(name)
+        self.base_q.append(base_q)
+
+
+def _strategy_plan(scenario: Scenario, strategy: Strategy, nodes: _Nodes, handles: dict) -> dict:
+    """Node kinds, constants, adds and deps of one strategy over the fixed node ids."""
+    n = len(nodes.names)
+    plan = dict(kind=[NODE_MAX] * n, base_const=[0.0] * n, add_q=[[-1, -1] for _ in range(n)],
+                add_const=[0.0] * n, deps=[[] for _ in range(n)])
+    node = nodes.id
+    hall_of_row = {row.id: row.hall for row in scenario.rows()}
+    units_in_row: dict[str, list[str]] = {}
+    for unit in scenario.existing:
+        units_in_row.setdefault(unit.row, []).append(unit.id)
+    shipment_of = {u: ship.id for ship in scenario.shipments for u in ship.units}
+    island_of = {u.id: scenario.unit_type(u.type).island for u in scenario.incoming}
+    for unit_id, trigger in strategy.drains:
+        v = node[("drain", unit_id)]
+        plan["base_const"][v] = trigger.day if trigger.day is not None else 0.0
+        plan["deps"][v] = ([node[("arrival", s)] for s in trigger.on_arrival]
+                           + [node[("accepted", u)] for u in trigger.on_accepted])
+        plan["add_const"][v] = trigger.lag_days
+        removed = node[("removed", unit_id)]
+        plan["deps"][removed] = [v]
+        plan["add_q"][removed] = [handles["drain"][unit_id], handles["removal"][unit_id]]
+    retrofit = _needs_retrofit(scenario, strategy)
+    for row in scenario.rows():
+        v = node[("ready", row.id)]
+        plan["deps"][v] = ([node[("removed", u)] for u in units_in_row.get(row.id, [])]
+                           + [node[("energized", row.hall)]])
+        if row.id in retrofit:
+            plan["kind"][v] = NODE_CREW
+            plan["add_q"][v] = [handles["retrofit"][row.id], -1]
+    for unit_id, row_id in strategy.placement:
+        install = node[("install", unit_id)]
+        plan["deps"][install] = [node[("arrival", shipment_of[unit_id])], node[("ready", row_id)]]
+        burned = node[("burned_in", unit_id)]
+        plan["deps"][burned] = [install]
+        plan["add_q"][burned] = [handles["install"][unit_id],
+                                 handles["burn_in"].get(unit_id, -1)]
+        accepted = node[("accepted", unit_id)]
+        plan["deps"][accepted] = [burned, node[("island", island_of[unit_id])]]
+    plan["topo"] = _topological_order(plan["deps"], nodes.names, strategy.name)
+    plan["hall_of_unit"] = {u: hall_of_row[r] for u, r in strategy.placement}
+    return plan
+
+
+def _topological_order(deps: list[list[int]], names: list[str], strategy: str) -> list[int]:
+    """Kahn's algorithm, lowest id first; a cycle is a bug past validation, so it raises."""
+    n = len(deps)
+    users: list[list[int]] = [[] for _ in range(n)]
+    waiting = [len(d) for d in deps]
+    for v, ds in enumerate(deps):
+        for d in ds:
+            users[d].append(v)
+    ready = sorted(v for v in range(n) if waiting[v] == 0)
+    order: list[int] = []
+    while ready:
+        v = ready.pop(0)
+        order.append(v)
+        for user in users[v]:
+            waiting[user] -= 1
+            if waiting[user] == 0:
+                ready.append(user)
+    if len(order) != n:
+        stuck = [names[v] for v in range(n) if waiting[v] > 0]
+        raise ValueError(f"strategy {strategy!r} has a dependency cycle through {stuck}")
+    return order
+
+
+def compile_scenario(scenario: Scenario) -> CompiledScenario:
+    """Flatten a validated scenario and all its strategies into kernel arrays."""
+    retrofit_rows = [row.id for row in scenario.rows()
+                     if any(row.id in _needs_retrofit(scenario, s) for s in scenario.strategies)]
+    world, handles = _compile_world(scenario, retrofit_rows)
+    nodes = _Nodes(scenario, handles)
+    plans = [_strategy_plan(scenario, s, nodes, handles) for s in scenario.strategies]
+    return _assemble(scenario, world, nodes, plans)
+
+
+def _assemble(scenario: Scenario, world: _World, nodes: _Nodes, plans: list[dict]) -> CompiledScenario:
+    n_nodes = len(nodes.names)
+    node = nodes.id
+    islands = [i.id for i in scenario.islands]
+    halls = [h.id for h in scenario.halls]
+    hall_of_row = {row.id: row.hall for row in scenario.rows()}
+    # capacity and power events
+    cap_node, cap_island, cap_delta = [], [], []
+    island_cap0 = np.zeros(len(islands))
+    power_node, power_delta, power_hall = [], [], [[] for _ in plans]
+    hall_draw0 = np.zeros(len(halls))
+    for unit in scenario.existing:
+        kind = scenario.unit_type(unit.type)
+        island_cap0[islands.index(kind.island)] += kind.capacity
+        cap_node.append(node[("drain", unit.id)])
+        cap_island.append(islands.index(kind.island))
+        cap_delta.append(-kind.capacity)
+        hall = halls.index(hall_of_row[unit.row])
+        hall_draw0[hall] += kind.power_kw
+        power_node.append(node[("removed", unit.id)])
+        power_delta.append(-kind.power_kw)
+        for hs in power_hall:
+            hs.append(hall)
+    for unit in scenario.incoming:
+        kind = scenario.unit_type(unit.type)
+        cap_node.append(node[("accepted", unit.id)])
+        cap_island.append(islands.index(kind.island))
+        cap_delta.append(kind.capacity)
+        power_node.append(node[("install", unit.id)])
+        power_delta.append(kind.power_kw)
+        for hs, plan in zip(power_hall, plans):
+            hs.append(halls.index(plan["hall_of_unit"][unit.id]))
+    completion = ([node[("removed", u.id)] for u in scenario.existing]
+                  + [node[("accepted", u.id)] for u in scenario.incoming])
+    max_deps = max(1, max(sum(len(d) for d in p["deps"]) for p in plans))
+    dep_ptr = np.zeros((len(plans), n_nodes + 1), dtype=np.int32)
+    dep_idx = np.zeros((len(plans), max_deps), dtype=np.int32)
+    for s, plan in enumerate(plans):
+        flat = [d for ds in plan["deps"] for d in ds]
+        dep_idx[s, :len(flat)] = flat
+        dep_ptr[s, 1:] = np.cumsum([len(ds) for ds in plan["deps"]])
+    terms = [t for row in world.rows for t in row["terms"]]
+    burnins = world.burnins or [((0, 0, 0), (0.0, 0.0), 1)]
+    dists = world.dists or [(0, (0.0, 0.0, 0.0, 0.0), 1.0)]
+    points = np.array(scenario.demand.points, dtype=np.float64).reshape(-1, 2)
+    return CompiledScenario(
+        scenario_name=scenario.name,
+        strategy_names=tuple(s.name for s in scenario.strategies),
+        quantity_names=tuple(world.names),
+        node_names=tuple(nodes.names),
+        island_names=tuple(islands),
+        hall_names=tuple(halls),
+        dist_kind=np.array([d[0] for d in dists], dtype=np.int32),
+        dist_param=np.array([d[1] for d in dists], dtype=np.float64).reshape(-1, 4),
+        dist_chance=np.array([d[2] for d in dists], dtype=np.float64),
+        pert_table=(np.concatenate(world.pert_tables) if world.pert_tables
+                    else np.zeros(1, dtype=np.float64)),
+        q_kind=np.array([r["kind"] for r in world.rows], dtype=np.int32),
+        q_dist=np.array([r["dist"] for r in world.rows], dtype=np.int32),
+        q_address=np.array([r["address"] for r in world.rows], dtype=np.uint32).reshape(-1, 4),
+        q_const=np.array([r["const"] for r in world.rows], dtype=np.float64),
+        q_terms_ptr=np.concatenate([[0], np.cumsum([len(r["terms"]) for r in world.rows])]).astype(np.int32),
+        q_terms=np.array(terms if terms else [0], dtype=np.int32),
+        q_burnin=np.array([r["burnin"] for r in world.rows], dtype=np.int32),
+        burnin_dist=np.array([b[0] for b in burnins], dtype=np.int32).reshape(-1, 3),
+        burnin_fail=np.array([b[1] for b in burnins], dtype=np.float64).reshape(-1, 2),
+        burnin_rma_after=np.array([b[2] for b in burnins], dtype=np.int32),
+        node_base_q=np.array(nodes.base_q, dtype=np.int32),
+        node_kind=np.array([p["kind"] for p in plans], dtype=np.int32),
+        node_base_const=np.array([p["base_const"] for p in plans], dtype=np.float64),
+        node_add_q=np.array([p["add_q"] for p in plans], dtype=np.int32).reshape(len(plans), n_nodes, 2),
+        node_add_const=np.array([p["add_const"] for p in plans], dtype=np.float64),
+        dep_ptr=dep_ptr,
+        dep_idx=dep_idx,
+        topo=np.array([p["topo"] for p in plans], dtype=np.int32),
+        n_crews=int(scenario.retrofit.crews) if scenario.retrofit else 1,
+        cap_event_node=np.array(cap_node, dtype=np.int32),
+        cap_event_island=np.array(cap_island, dtype=np.int32),
+        cap_event_delta=np.array(cap_delta, dtype=np.float64),
+        island_cap0=island_cap0,
+        power_event_node=np.array(power_node, dtype=np.int32),
+        power_event_hall=np.array(power_hall, dtype=np.int32).reshape(len(plans), -1),
+        power_event_delta=np.array(power_delta, dtype=np.float64),
+        hall_draw0=hall_draw0,
+        hall_cap=np.array([h.power_cap_kw for h in scenario.halls], dtype=np.float64),
+        completion_node=np.array(completion, dtype=np.int32),
+        baseline=float(island_cap0.sum()),
+        horizon=float(scenario.horizon_days),
+        largest_job=float(scenario.demand.largest_job),
+        demand_day=np.ascontiguousarray(points[:, 0]),
+        demand_value=np.ascontiguousarray(points[:, 1]),
+    )
