@@ -1,0 +1,174 @@
+"""The command line: the only place that prints or exits.
+
+    mcrisk run SCENARIO [--samples N] [--seed S] [--backend auto|numpy|cpu|gpu] [--out DIR]
+    mcrisk validate SCENARIO [SCENARIO ...]
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from . import __version__
+from .backends import BACKEND_NAMES
+from .errors import McriskError, ScenarioError
+from .run import DEFAULT_SAMPLES, DEFAULT_SEED, RunResult, run_scenario
+from .scenario import load_scenario
+from .simulate import DEFAULT_CHUNK
+
+EXIT_OK, EXIT_INPUT, EXIT_INTERRUPTED = 0, 2, 130
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text.replace("_", "").replace(",", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
+
+
+def _seed(text: str) -> int:
+    try:
+        value = int(text, 0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer seed") from None
+    if not 0 <= value < 2 ** 64:
+        raise argparse.ArgumentTypeError("the seed must be in [0, 2**64)")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="mcrisk",
+        description="Monte Carlo risk of the capacity trough when a GPU cluster changes generation.")
+    parser.add_argument("--version", action="version", version=f"mcrisk {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True)
+    run = commands.add_parser("run", help="simulate every strategy of a scenario and report")
+    run.add_argument("scenario", help="scenario TOML file, e.g. scenarios/reference-2048.toml")
+    run.add_argument("--samples", type=_positive_int, default=DEFAULT_SAMPLES,
+                     help=f"Monte Carlo scenarios (default {DEFAULT_SAMPLES:,})")
+    run.add_argument("--seed", type=_seed, default=DEFAULT_SEED,
+                     help=f"random seed in [0, 2**64) (default {DEFAULT_SEED})")
+    run.add_argument("--backend", choices=BACKEND_NAMES, default="auto",
+                     help="auto picks the GPU when CuPy and a device are present, else cpu")
+    run.add_argument("--out", type=Path, default=None,
+                     help="output folder (default out/<scenario file stem>)")
+    run.add_argument("--chunk-size", type=_positive_int, default=DEFAULT_CHUNK,
+                     help="scenarios per kernel call; results do not depend on it")
+    run.add_argument("--quiet", action="store_true", help="no progress bar")
+    validate = commands.add_parser("validate", help="check scenario files, report every problem")
+    validate.add_argument("scenario", nargs="+")
+    return parser
+
+
+class _Progress:
+    """A one-line progress bar on stderr, shown only for runs that take a while."""
+
+    def __init__(self, enabled: bool):
+        self.enabled = enabled
+        self.started = time.perf_counter()
+        self.shown = False
+
+    def __call__(self, done: int, total: int) -> None:
+        elapsed = time.perf_counter() - self.started
+        if not self.enabled or (elapsed < 1.0 and not self.shown):
+            return
+        self.shown = True
+        width = 30
+        filled = int(width * done / total)
+        rate = done / elapsed if elapsed > 0 else 0.0
+        sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done:,}/{total:,} "
+                         f"scenarios  {rate:,.0f}/s ")
+        if done == total:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+
+def _fmt(value: float) -> str:
+    if value != value:  # nan
+        return "nan"
+    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:,.1f}"
+
+
+def format_table(summary: dict) -> str:
+    """The ranked side-by-side table of the run's summary."""
+    header1 = (f"{'':4} {'strategy':24} {'trough depth (H100-eq)':>24} {'trough days':>22} "
+               f"{'shortfall (H100-eq x d)':>26} {'homeless days':>15} {'completion day':>15} "
+               f"{'power':>7}")
+    header2 = (f"{'rank':4} {'':24} {'P50':>7} {'P90':>8} {'P99':>7}  {'P50':>6} {'P90':>7} "
+               f"{'P99':>7}  {'P50':>8} {'P90':>8} {'P99':>8}  {'P50':>7} {'P90':>7} "
+               f"{'P50':>7} {'P90':>7} {'P(over)':>7}")
+    lines = [header1, header2]
+    for position, name in enumerate(summary["ranking"], start=1):
+        m = summary["strategies"][name]
+        cells = [f"{position:<4}", f"{name[:24]:24}"]
+        for metric, width in (("trough_depth", (7, 8, 7)), ("trough_days", (6, 7, 7)),
+                              ("shortfall_gpu_days", (8, 8, 8))):
+            cells.append(" ".join(f"{_fmt(m[metric][k]):>{w}}"
+                                  for k, w in zip(("p50", "p90", "p99"), width)) + " ")
+        cells.append(f"{_fmt(m['homeless_days']['p50']):>7} {_fmt(m['homeless_days']['p90']):>7}")
+        cells.append(f"{_fmt(m['completion_day']['p50']):>7} {_fmt(m['completion_day']['p90']):>7}")
+        cells.append(f"{m['power_violation']['probability']:>7.1%}")
+        lines.append(" ".join(cells))
+    return "\n".join(lines)
+
+
+def _print_run(run: RunResult) -> None:
+    s = run.summary
+    print(f"mcrisk {s['mcrisk_version']}  {s['scenario']}  (sha256 {s['scenario_sha256'][:12]})")
+    print(f"{s['samples']:,} scenarios x {len(s['strategies'])} strategies, seed {s['seed']}, "
+          f"backend {s['backend']} ({run.backend.reason}), {s['rng']}, "
+          f"{s['wall_seconds']:.2f} s")
+    print(f"baseline {s['baseline_h100_eq']:,.0f} H100-eq, horizon {s['horizon_days']:,.0f} days; "
+          f"ranked by P90 trough depth, then P90 trough days, then P90 shortfall")
+    print()
+    print(format_table(s))
+    if run.out_dir is not None:
+        print()
+        print(f"wrote {run.out_dir / 'summary.json'}")
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    out = args.out if args.out is not None else Path("out") / Path(args.scenario).stem
+    progress = _Progress(enabled=not args.quiet and sys.stderr.isatty())
+    run = run_scenario(args.scenario, samples=args.samples, seed=args.seed,
+                       backend=args.backend, out_dir=out, chunk_size=args.chunk_size,
+                       progress=progress)
+    _print_run(run)
+    return EXIT_OK
+
+
+def _cmd_validate(args: argparse.Namespace) -> int:
+    failed = False
+    for path in args.scenario:
+        try:
+            scenario = load_scenario(path)
+        except ScenarioError as error:
+            failed = True
+            print(str(error), file=sys.stderr)
+            continue
+        print(f"{path}: ok ({len(scenario.strategies)} strategies, {len(scenario.existing)} "
+              f"existing units, {len(scenario.incoming)} incoming units)")
+    return EXIT_INPUT if failed else EXIT_OK
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command == "run":
+            return _cmd_run(args)
+        return _cmd_validate(args)
+    except McriskError as error:
+        print(f"mcrisk: {error}" if not isinstance(error, ScenarioError) else str(error),
+              file=sys.stderr)
+        return error.exit_code
+    except KeyboardInterrupt:
+        print("mcrisk: interrupted; files already written are intact", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+if __name__ == "__main__":
+    sys.exit(main())

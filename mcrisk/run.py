@@ -1,0 +1,71 @@
+"""One run, end to end without printing: load -> compile -> simulate -> summarize -> write."""
+from __future__ import annotations
+
+import datetime as _dt
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from . import __version__
+from .aggregate import rank, summarize
+from .backends import Backend, select_backend
+from .compile import CompiledScenario, compile_scenario
+from .model import Scenario
+from .outputs import write_json
+from .rng import RNG_NAME
+from .scenario import load_scenario
+from .simulate import DEFAULT_CHUNK, SimulationResult, simulate
+
+DEFAULT_SAMPLES = 20_000
+DEFAULT_SEED = 1
+
+
+@dataclass(frozen=True)
+class RunResult:
+    scenario: Scenario
+    plan: CompiledScenario
+    backend: Backend
+    result: SimulationResult
+    summary: dict              # the summary.json document
+    out_dir: Path | None
+
+
+def build_summary(scenario: Scenario, backend: Backend, result: SimulationResult,
+                  chunk_size: int) -> dict:
+    """The summary.json document (schema: ../shared/REFERENCE-SCENARIO.md)."""
+    strategies = summarize(result.metrics, result.plan.strategy_names)
+    return {
+        "scenario": scenario.path,
+        "scenario_name": scenario.name,
+        "scenario_sha256": scenario.sha256,
+        "samples": result.samples,
+        "seed": result.seed,
+        "backend": backend.name,
+        "backend_reason": backend.reason,
+        "mcrisk_version": __version__,
+        "rng": RNG_NAME,
+        "chunk_size": chunk_size,
+        "horizon_days": result.plan.horizon,
+        "baseline_h100_eq": result.plan.baseline,
+        "wall_seconds": round(result.wall_seconds, 3),
+        "created_utc": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "ranking": rank(strategies),
+        "strategies": strategies,
+    }
+
+
+def run_scenario(path: str, samples: int = DEFAULT_SAMPLES, seed: int = DEFAULT_SEED,
+                 backend: str = "auto", out_dir: str | Path | None = None,
+                 chunk_size: int = DEFAULT_CHUNK,
+                 progress: Callable[[int, int], None] | None = None) -> RunResult:
+    """Run every strategy of the scenario at `path`; write summary.json into out_dir if given."""
+    scenario = load_scenario(path)
+    chosen = select_backend(backend)
+    plan = compile_scenario(scenario)
+    result = simulate(plan, samples, seed, chosen, chunk_size=chunk_size, progress=progress)
+    summary = build_summary(scenario, chosen, result, chunk_size)
+    out = None
+    if out_dir is not None:
+        out = Path(out_dir)
+        write_json(out / "summary.json", summary)
+    return RunResult(scenario, plan, chosen, result, summary, out)

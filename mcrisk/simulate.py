@@ -1,0 +1,51 @@
+"""The chunked driver: runs a backend over scenario indices in fixed-size chunks.
+
+Every draw is addressed by its scenario index, so the result is the same for any chunk size;
+memory per chunk is bounded, and the kept outputs are compact per-scenario arrays
+(metrics: samples x strategies x 6 float64; world: samples x quantities float64).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from .backends import Backend
+from .compile import CompiledScenario
+
+DEFAULT_CHUNK = 65_536
+
+
+@dataclass(frozen=True)
+class SimulationResult:
+    plan: CompiledScenario
+    seed: int
+    samples: int
+    backend: str
+    metrics: np.ndarray        # float64[samples, strategies, metrics]
+    world: np.ndarray          # float64[samples, quantities]
+    wall_seconds: float
+
+
+def simulate(plan: CompiledScenario, samples: int, seed: int, backend: Backend,
+             chunk_size: int = DEFAULT_CHUNK, first: int = 0,
+             progress: Callable[[int, int], None] | None = None) -> SimulationResult:
+    """Simulate scenarios first .. first + samples - 1 of `plan` for every strategy."""
+    if samples < 1:
+        raise ValueError(f"samples must be >= 1, got {samples}")
+    if chunk_size < 1:
+        raise ValueError(f"chunk_size must be >= 1, got {chunk_size}")
+    metrics = np.empty((samples, plan.n_strategies, 6))
+    world = np.empty((samples, plan.n_quantities))
+    started = time.perf_counter()
+    for offset in range(0, samples, chunk_size):
+        count = min(chunk_size, samples - offset)
+        chunk_metrics, chunk_world, _ = backend.simulate_chunk(plan, seed, first + offset, count)
+        metrics[offset:offset + count] = chunk_metrics
+        world[offset:offset + count] = chunk_world
+        if progress is not None:
+            progress(offset + count, samples)
+    return SimulationResult(plan, seed, samples, backend.name, metrics, world,
+                            time.perf_counter() - started)
