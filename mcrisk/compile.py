@@ -76,6 +76,8 @@ class CompiledScenario:
     node_add_const: np.ndarray     # float64[s, v]
     dep_ptr: np.ndarray            # int32[s, v + 1]
     dep_idx: np.ndarray            # int32[s, max deps]
+    user_ptr: np.ndarray           # int32[s, v + 1]  reverse edges: nodes that wait on v
+    user_idx: np.ndarray           # int32[s, max deps]
     topo: np.ndarray               # int32[s, v]
     n_crews: int
     # capacity and power events
@@ -114,7 +116,8 @@ class CompiledScenario:
                 self.q_kind, self.q_dist, self.q_address, self.q_const, self.q_terms_ptr,
                 self.q_terms, self.q_burnin, self.burnin_dist, self.burnin_fail,
                 self.burnin_rma_after, self.node_base_q, self.node_kind, self.node_base_const,
-                self.node_add_q, self.node_add_const, self.dep_ptr, self.dep_idx, self.topo,
+                self.node_add_q, self.node_add_const, self.dep_ptr, self.dep_idx,
+                self.user_ptr, self.user_idx, self.topo,
                 self.n_crews, self.cap_event_node, self.cap_event_island,
                 self.cap_event_delta, self.island_cap0, self.power_event_node,
                 self.power_event_hall, self.power_event_delta, self.hall_draw0,
@@ -292,6 +295,7 @@ def _strategy_plan(scenario: Scenario, strategy: Strategy, nodes: _Nodes, handle
                                  handles["burn_in"].get(unit_id, -1)]
         accepted = node[("accepted", unit_id)]
         plan["deps"][accepted] = [burned, node[("island", island_of[unit_id])]]
+    plan["deps"] = [list(dict.fromkeys(ds)) for ds in plan["deps"]]  # a dep counts once
     plan["topo"] = _topological_order(plan["deps"], nodes.names, strategy.name)
     plan["hall_of_unit"] = {u: hall_of_row[r] for u, r in strategy.placement}
     return plan
@@ -330,6 +334,17 @@ def compile_scenario(scenario: Scenario) -> CompiledScenario:
     return _assemble(scenario, world, nodes, plans)
 
 
+def _csr(lists_by_strategy: list[list[list[int]]], n_nodes: int, width: int):
+    """(ptr[s, v + 1], idx[s, width]) of per-strategy adjacency lists."""
+    ptr = np.zeros((len(lists_by_strategy), n_nodes + 1), dtype=np.int32)
+    idx = np.zeros((len(lists_by_strategy), width), dtype=np.int32)
+    for s, lists in enumerate(lists_by_strategy):
+        flat = [d for ds in lists for d in ds]
+        idx[s, :len(flat)] = flat
+        ptr[s, 1:] = np.cumsum([len(ds) for ds in lists])
+    return ptr, idx
+
+
 def _assemble(scenario: Scenario, world: _World, nodes: _Nodes, plans: list[dict]) -> CompiledScenario:
     n_nodes = len(nodes.names)
     node = nodes.id
@@ -365,12 +380,10 @@ def _assemble(scenario: Scenario, world: _World, nodes: _Nodes, plans: list[dict
     completion = ([node[("removed", u.id)] for u in scenario.existing]
                   + [node[("accepted", u.id)] for u in scenario.incoming])
     max_deps = max(1, max(sum(len(d) for d in p["deps"]) for p in plans))
-    dep_ptr = np.zeros((len(plans), n_nodes + 1), dtype=np.int32)
-    dep_idx = np.zeros((len(plans), max_deps), dtype=np.int32)
-    for s, plan in enumerate(plans):
-        flat = [d for ds in plan["deps"] for d in ds]
-        dep_idx[s, :len(flat)] = flat
-        dep_ptr[s, 1:] = np.cumsum([len(ds) for ds in plan["deps"]])
+    dep_ptr, dep_idx = _csr([p["deps"] for p in plans], n_nodes, max_deps)
+    users = [[[u for u in range(n_nodes) if v in p["deps"][u]] for v in range(n_nodes)]
+             for p in plans]
+    user_ptr, user_idx = _csr(users, n_nodes, max_deps)
     terms = [t for row in world.rows for t in row["terms"]]
     burnins = world.burnins or [((0, 0, 0), (0.0, 0.0), 1)]
     dists = world.dists or [(0, (0.0, 0.0, 0.0, 0.0), 1.0)]
@@ -404,6 +417,8 @@ def _assemble(scenario: Scenario, world: _World, nodes: _Nodes, plans: list[dict
         node_add_const=np.array([p["add_const"] for p in plans], dtype=np.float64),
         dep_ptr=dep_ptr,
         dep_idx=dep_idx,
+        user_ptr=user_ptr,
+        user_idx=user_idx,
         topo=np.array([p["topo"] for p in plans], dtype=np.int32),
         n_crews=int(scenario.retrofit.crews) if scenario.retrofit else 1,
         cap_event_node=np.array(cap_node, dtype=np.int32),

@@ -25,7 +25,10 @@ _MASK32 = np.uint64(0xFFFFFFFF)
 _TWO_POW_M52 = 2.0 ** -52
 _N_METRICS = 6
 
-jit = nb.njit(cache=True, fastmath=False, nogil=True)
+# Performance: the hot functions run without Numba's reference counting (`_nrt=False`): they
+# never allocate, and counting every array passed between them (atomic updates on counters
+# shared by both threads) cost 3-5x in throughput. Only simulate_chunk_kernel allocates.
+jit = nb.njit(cache=True, nogil=True, _nrt=False)
 
 
 @jit
@@ -90,13 +93,15 @@ def ndtri(p):
 
 
 @jit
-def ppf(kind, param, pert_table, u):
+def ppf(kind, dist_param, d, pert_table, u):
+    """Inverse CDF of distribution d (not `chance`) at u; rows are indexed, never sliced
+    (performance: a slice is an array view with reference counting in the hot loop)."""
     if kind == KIND_FIXED:
-        return param[0]
+        return dist_param[d, 0]
     if kind == KIND_UNIFORM:
-        return param[0] + u * param[1]
+        return dist_param[d, 0] + u * dist_param[d, 1]
     if kind == KIND_TRIANGULAR:
-        low, mode, high = param[0], param[1], param[2]
+        low, mode, high = dist_param[d, 0], dist_param[d, 1], dist_param[d, 2]
         span = high - low
         if span <= 0.0:
             return low
@@ -104,15 +109,15 @@ def ppf(kind, param, pert_table, u):
             return low + math.sqrt(u * span * (mode - low))
         return high - math.sqrt((1.0 - u) * span * (high - mode))
     if kind == KIND_PERT:
-        offset = int(param[2])
+        offset = int(dist_param[d, 2])
         position = u * (PERT_TABLE_SIZE - 1)
         knot = min(int(position), PERT_TABLE_SIZE - 2)
         frac = position - knot
         lo = pert_table[offset + knot]
         hi = pert_table[offset + knot + 1]
-        return param[0] + param[1] * (lo + frac * (hi - lo))
+        return dist_param[d, 0] + dist_param[d, 1] * (lo + frac * (hi - lo))
     if kind == KIND_LOGNORMAL:
-        return math.exp(param[0] + param[1] * ndtri(u))
+        return math.exp(dist_param[d, 0] + dist_param[d, 1] * ndtri(u))
     return math.nan
 
 
@@ -125,9 +130,9 @@ def draw(dist_kind, dist_param, dist_chance, pert_table, d, seed_lo, seed_hi, sc
         return dist_param[d, 0]
     u1, u2 = uniforms(seed_lo, seed_hi, scenario, address, index)
     if chance >= 1.0:
-        return ppf(kind, dist_param[d], pert_table, u1)
+        return ppf(kind, dist_param, d, pert_table, u1)
     if u1 < chance:
-        return ppf(kind, dist_param[d], pert_table, u2)
+        return ppf(kind, dist_param, d, pert_table, u2)
     return 0.0
 
 
@@ -205,68 +210,89 @@ def _node_time(node_add_q, node_add_const, s, v, world, start):
 
 
 @jit
-def _deps_known(dep_ptr, dep_idx, s, v, computed):
-    for j in range(dep_ptr[s, v], dep_ptr[s, v + 1]):
-        if not computed[dep_idx[s, j]]:
-            return False
-    return True
+def _release_users(node_kind, user_ptr, user_idx, s, v, waiting, stack, n_stack, crew_ready):
+    """v is scheduled: its users wait on one node fewer; push those now free to go."""
+    for j in range(user_ptr[s, v], user_ptr[s, v + 1]):
+        u = user_idx[s, j]
+        waiting[u] -= 1
+        if waiting[u] == 0:
+            if node_kind[s, u] == NODE_CREW:
+                crew_ready[u] = True
+            else:
+                stack[n_stack] = u
+                n_stack += 1
+    return n_stack
 
 
 @jit
 def schedule_nodes(node_base_q, node_kind, node_base_const, node_add_q, node_add_const,
-                   dep_ptr, dep_idx, topo, n_crews, s, world, node_time, computed, crew_free):
-    """node_time[v] of strategy s; returns False on a deadlock (ruled out by validation)."""
+                   dep_ptr, dep_idx, user_ptr, user_idx, topo, n_crews, s, world, node_time,
+                   waiting, stack, crew_ready, crew_nodes, crew_free):
+    """node_time[v] of strategy s; returns False on a deadlock (ruled out by validation).
+
+    Same result as the NumPy reference's sweeps: nodes without a crew are scheduled as soon
+    as their deps are, and only when none is left does the earliest-ready row get a crew.
+    Performance shortcut: a worklist with dependency counts instead of repeated sweeps.
+    """
     n_nodes = topo.shape[1]
+    n_stack = 0
     n_crew_nodes = 0
     for v in range(n_nodes):
-        computed[v] = False
+        waiting[v] = dep_ptr[s, v + 1] - dep_ptr[s, v]
+        crew_ready[v] = False
         if node_kind[s, v] == NODE_CREW:
+            crew_nodes[n_crew_nodes] = v     # ascending ids: the tie-break order
             n_crew_nodes += 1
+    for i in range(n_nodes - 1, -1, -1):
+        v = topo[s, i]
+        if waiting[v] == 0:
+            if node_kind[s, v] == NODE_CREW:
+                crew_ready[v] = True
+            else:
+                stack[n_stack] = v
+                n_stack += 1
     for c in range(n_crews):
         crew_free[c] = 0.0
-    for sweep in range(n_crew_nodes + 1):
-        for i in range(n_nodes):
-            v = topo[s, i]
-            if node_kind[s, v] == NODE_CREW or computed[v]:
-                continue
-            if _deps_known(dep_ptr, dep_idx, s, v, computed):
-                start = _node_start(node_base_q, node_base_const, dep_ptr, dep_idx, s, v,
-                                    world, node_time)
-                node_time[v] = _node_time(node_add_q, node_add_const, s, v, world, start)
-                computed[v] = True
-        if sweep == n_crew_nodes:
-            break
+    n_done = 0
+    while True:
+        while n_stack > 0:
+            n_stack -= 1
+            v = stack[n_stack]
+            start = _node_start(node_base_q, node_base_const, dep_ptr, dep_idx, s, v, world,
+                                node_time)
+            node_time[v] = _node_time(node_add_q, node_add_const, s, v, world, start)
+            n_done += 1
+            n_stack = _release_users(node_kind, user_ptr, user_idx, s, v, waiting, stack,
+                                     n_stack, crew_ready)
         # The next row for a crew: the earliest-ready among rows whose deps are all known.
         pick = -1
         picked_ready = math.inf
-        for v in range(n_nodes):
-            if node_kind[s, v] != NODE_CREW or computed[v]:
-                continue
-            if _deps_known(dep_ptr, dep_idx, s, v, computed):
+        for c in range(n_crew_nodes):
+            v = crew_nodes[c]
+            if crew_ready[v]:
                 ready = _node_start(node_base_q, node_base_const, dep_ptr, dep_idx, s, v,
                                     world, node_time)
                 if ready < picked_ready:
                     pick, picked_ready = v, ready
         if pick < 0:
-            return False
+            break
+        crew_ready[pick] = False
         crew = 0
         for c in range(1, n_crews):
             if crew_free[c] < crew_free[crew]:
                 crew = c
         begin = max(picked_ready, crew_free[crew])
         node_time[pick] = _node_time(node_add_q, node_add_const, s, pick, world, begin)
-        computed[pick] = True
         crew_free[crew] = node_time[pick]
-    for v in range(n_nodes):
-        if not computed[v]:
-            return False
-    return True
+        n_done += 1
+        n_stack = _release_users(node_kind, user_ptr, user_idx, s, pick, waiting, stack,
+                                 n_stack, crew_ready)
+    return n_done == n_nodes
 
 
 @jit
-def _sort_events(times, order):
-    """Stable insertion sort of event indices by time (a handful of events per scenario)."""
-    n = times.shape[0]
+def _sort_events(times, order, n):
+    """Stable insertion sort of the first n event indices by time (a few dozen events)."""
     for i in range(n):
         order[i] = i
     for i in range(1, n):
@@ -291,34 +317,39 @@ def positive_area(lo, hi, f_lo, f_hi):
 
 
 @jit
-def demand_at(demand_day, demand_value, t):
+def demand_on_segment(demand_day, demand_value, k, t):
+    """D(t) for t in demand segment k: k = 0 before the first point, k = n after the last,
+    else the line from point k - 1 to point k."""
     n = demand_day.shape[0]
-    if t <= demand_day[0]:
+    if k == 0:
         return demand_value[0]
-    if t >= demand_day[n - 1]:
+    if k == n:
         return demand_value[n - 1]
-    k = 0
-    while demand_day[k + 1] < t:
-        k += 1
-    frac = (t - demand_day[k]) / (demand_day[k + 1] - demand_day[k])
-    return demand_value[k] + frac * (demand_value[k + 1] - demand_value[k])
+    slope = (demand_value[k] - demand_value[k - 1]) / (demand_day[k] - demand_day[k - 1])
+    return demand_value[k - 1] + (t - demand_day[k - 1]) * slope
 
 
 @jit
-def shortfall_area(demand_day, demand_value, lo, hi, capacity):
-    """Integral over [lo, hi] of max(0, D(t) - capacity), splitting at demand knots."""
-    total = 0.0
+def shortfall_area(demand_day, demand_value, lo, hi, capacity, k):
+    """Integral over [lo, hi] of max(0, D(t) - capacity), splitting at demand knots.
+
+    k is the demand segment holding lo or before it; returns (area, segment holding hi).
+    Performance shortcut: intervals arrive in time order, so the segment only moves forward.
+    """
     n = demand_day.shape[0]
-    for k in range(n + 1):
-        a = -math.inf if k == 0 else demand_day[k - 1]
-        b = math.inf if k == n else demand_day[k]
-        seg_lo = max(lo, a)
-        seg_hi = min(hi, b)
-        if seg_hi > seg_lo:
-            f_lo = demand_at(demand_day, demand_value, seg_lo) - capacity
-            f_hi = demand_at(demand_day, demand_value, seg_hi) - capacity
-            total += positive_area(seg_lo, seg_hi, f_lo, f_hi)
-    return total
+    while k < n and demand_day[k] <= lo:
+        k += 1
+    total = 0.0
+    a = lo
+    while True:
+        b = hi if k == n else min(hi, demand_day[k])
+        f_a = demand_on_segment(demand_day, demand_value, k, a) - capacity
+        f_b = demand_on_segment(demand_day, demand_value, k, b) - capacity
+        total += positive_area(a, b, f_a, f_b)
+        if b >= hi:
+            return total, k
+        a = b
+        k += 1
 
 
 @jit
@@ -329,7 +360,7 @@ def capacity_metrics(cap_event_node, cap_event_island, cap_event_delta, island_c
     n_events = cap_event_node.shape[0]
     for k in range(n_events):
         times[k] = node_time[cap_event_node[k]]
-    _sort_events(times, order)
+    _sort_events(times, order, n_events)
     n_islands = island_cap0.shape[0]
     capacity = 0.0
     for i in range(n_islands):
@@ -340,6 +371,7 @@ def capacity_metrics(cap_event_node, cap_event_island, cap_event_delta, island_c
     shortfall = 0.0
     homeless_days = 0.0
     lo = 0.0
+    segment = 0
     below_limit = baseline - REL_EPS * baseline
     job_limit = largest_job - REL_EPS * max(largest_job, 1.0)
     for j in range(n_events + 1):
@@ -349,7 +381,9 @@ def capacity_metrics(cap_event_node, cap_event_island, cap_event_delta, island_c
             depth = max(depth, baseline - capacity)
             if capacity < below_limit:
                 trough_days += width
-            shortfall += shortfall_area(demand_day, demand_value, lo, hi, capacity)
+            area, segment = shortfall_area(demand_day, demand_value, lo, hi, capacity,
+                                           segment)
+            shortfall += area
             largest = -math.inf
             for i in range(n_islands):
                 largest = max(largest, island_cap[i])
@@ -374,7 +408,7 @@ def power_violation(power_event_node, power_event_hall, power_event_delta, hall_
     n_events = power_event_node.shape[0]
     for k in range(n_events):
         times[k] = node_time[power_event_node[k]]
-    _sort_events(times, order)
+    _sort_events(times, order, n_events)
     for h in range(hall_cap.shape[0]):
         draw[h] = hall_draw0[h]
         if draw[h] > hall_cap[h] + REL_EPS * hall_cap[h]:
@@ -398,50 +432,79 @@ def completion_day(completion_node, node_time):
     return last
 
 
+@jit
+def simulate_block(
+        dist_kind, dist_param, dist_chance, pert_table, q_kind, q_dist, q_address, q_const,
+        q_terms_ptr, q_terms, q_burnin, burnin_dist, burnin_fail, burnin_rma_after,
+        node_base_q, node_kind, node_base_const, node_add_q, node_add_const, dep_ptr,
+        dep_idx, user_ptr, user_idx, topo, n_crews, cap_event_node, cap_event_island,
+        cap_event_delta, island_cap0, power_event_node, power_event_hall, power_event_delta,
+        hall_draw0, hall_cap, completion_node, baseline, horizon, largest_job, demand_day,
+        demand_value, seed_lo, seed_hi, first, begin, end, metrics, world, node_times,
+        keep_nodes, status, node_time, waiting, stack, crew_ready, crew_nodes, crew_free,
+        times, order, island_cap, draw_kw):
+    """Scenarios begin .. end - 1 of the chunk, every strategy, with the given scratch."""
+    n_strategies = topo.shape[0]
+    for i in range(begin, end):
+        scenario = first + np.uint64(i)
+        sample_world(dist_kind, dist_param, dist_chance, pert_table, q_kind, q_dist,
+                     q_address, q_const, q_terms_ptr, q_terms, q_burnin, burnin_dist,
+                     burnin_fail, burnin_rma_after, seed_lo, seed_hi, scenario, world[i])
+        for s in range(n_strategies):
+            ok = schedule_nodes(node_base_q, node_kind, node_base_const, node_add_q,
+                                node_add_const, dep_ptr, dep_idx, user_ptr, user_idx,
+                                topo, n_crews, s, world[i], node_time, waiting, stack,
+                                crew_ready, crew_nodes, crew_free)
+            if not ok:
+                status[i] = 1
+            capacity_metrics(cap_event_node, cap_event_island, cap_event_delta,
+                             island_cap0, baseline, horizon, largest_job, demand_day,
+                             demand_value, node_time, times, order, island_cap,
+                             metrics[i, s])
+            metrics[i, s, 4] = completion_day(completion_node, node_time)
+            metrics[i, s, 5] = power_violation(power_event_node, power_event_hall,
+                                               power_event_delta, hall_draw0, hall_cap,
+                                               s, node_time, times, order, draw_kw)
+            if keep_nodes:
+                for v in range(node_time.shape[0]):
+                    node_times[i, s, v] = node_time[v]
+
+
 @nb.njit(cache=True, parallel=True)
 def simulate_chunk_kernel(
         dist_kind, dist_param, dist_chance, pert_table, q_kind, q_dist, q_address, q_const,
         q_terms_ptr, q_terms, q_burnin, burnin_dist, burnin_fail, burnin_rma_after,
         node_base_q, node_kind, node_base_const, node_add_q, node_add_const, dep_ptr,
-        dep_idx, topo, n_crews, cap_event_node, cap_event_island, cap_event_delta,
-        island_cap0, power_event_node, power_event_hall, power_event_delta, hall_draw0,
-        hall_cap, completion_node, baseline, horizon, largest_job, demand_day, demand_value,
-        seed_lo, seed_hi, first, n_blocks, metrics, world, node_times, keep_nodes, status):
-    """Fill metrics[i, s, m] and world[i, q] (node_times[i, s, v] if keep_nodes)."""
+        dep_idx, user_ptr, user_idx, topo, n_crews, cap_event_node, cap_event_island,
+        cap_event_delta, island_cap0, power_event_node, power_event_hall, power_event_delta,
+        hall_draw0, hall_cap, completion_node, baseline, horizon, largest_job, demand_day,
+        demand_value, seed_lo, seed_hi, first, n_blocks, metrics, world, node_times,
+        keep_nodes, status):
+    """Fill metrics[i, s, m] and world[i, q] (node_times[i, s, v] if keep_nodes).
+
+    Each block allocates its scratch once and hands it to simulate_block, which runs
+    without reference counting (performance: see `jit`).
+    """
     count = metrics.shape[0]
-    n_strategies = topo.shape[0]
     n_nodes = topo.shape[1]
+    n_events = max(cap_event_node.shape[0], power_event_node.shape[0])
     block = (count + n_blocks - 1) // n_blocks
     for b in nb.prange(n_blocks):
-        node_time = np.empty(n_nodes)
-        computed = np.empty(n_nodes, dtype=np.bool_)
-        crew_free = np.empty(max(n_crews, 1))
-        n_events = max(cap_event_node.shape[0], power_event_node.shape[0])
-        times = np.empty(n_events)
-        order = np.empty(n_events, dtype=np.int64)
-        island_cap = np.empty(island_cap0.shape[0])
-        draw_kw = np.empty(hall_cap.shape[0])
-        for i in range(b * block, min(count, (b + 1) * block)):
-            scenario = first + np.uint64(i)
-            sample_world(dist_kind, dist_param, dist_chance, pert_table, q_kind, q_dist,
-                         q_address, q_const, q_terms_ptr, q_terms, q_burnin, burnin_dist,
-                         burnin_fail, burnin_rma_after, seed_lo, seed_hi, scenario, world[i])
-            for s in range(n_strategies):
-                ok = schedule_nodes(node_base_q, node_kind, node_base_const, node_add_q,
-                                    node_add_const, dep_ptr, dep_idx, topo, n_crews, s,
-                                    world[i], node_time, computed, crew_free)
-                if not ok:
-                    status[i] = 1
-                capacity_metrics(cap_event_node, cap_event_island, cap_event_delta,
-                                 island_cap0, baseline, horizon, largest_job, demand_day,
-                                 demand_value, node_time, times, order, island_cap,
-                                 metrics[i, s])
-                metrics[i, s, 4] = completion_day(completion_node, node_time)
-                metrics[i, s, 5] = power_violation(power_event_node, power_event_hall,
-                                                   power_event_delta, hall_draw0, hall_cap,
-                                                   s, node_time, times, order, draw_kw)
-                if keep_nodes:
-                    node_times[i, s, :] = node_time
+        simulate_block(
+            dist_kind, dist_param, dist_chance, pert_table, q_kind, q_dist, q_address,
+            q_const, q_terms_ptr, q_terms, q_burnin, burnin_dist, burnin_fail,
+            burnin_rma_after, node_base_q, node_kind, node_base_const, node_add_q,
+            node_add_const, dep_ptr, dep_idx, user_ptr, user_idx, topo, n_crews,
+            cap_event_node, cap_event_island, cap_event_delta, island_cap0,
+            power_event_node, power_event_hall, power_event_delta, hall_draw0, hall_cap,
+            completion_node, baseline, horizon, largest_job, demand_day, demand_value,
+            seed_lo, seed_hi, first, b * block, min(count, (b + 1) * block), metrics, world,
+            node_times, keep_nodes, status,
+            np.empty(n_nodes), np.empty(n_nodes, dtype=np.int32),
+            np.empty(n_nodes, dtype=np.int32), np.empty(n_nodes, dtype=np.bool_),
+            np.empty(n_nodes, dtype=np.int32), np.empty(max(n_crews, 1)),
+            np.empty(n_events), np.empty(n_events, dtype=np.int64),
+            np.empty(island_cap0.shape[0]), np.empty(hall_cap.shape[0]))
 
 
 def simulate_chunk(plan: CompiledScenario, seed: int, first: int, count: int,
