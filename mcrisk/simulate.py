@@ -29,10 +29,20 @@ class SimulationResult:
     wall_seconds: float
 
 
+ChunkHook = Callable[[int, np.ndarray, np.ndarray, np.ndarray], None]
+
+
 def simulate(plan: CompiledScenario, samples: int, seed: int, backend: Backend,
              chunk_size: int = DEFAULT_CHUNK, first: int = 0,
-             progress: Callable[[int, int], None] | None = None) -> SimulationResult:
-    """Simulate scenarios first .. first + samples - 1 of `plan` for every strategy."""
+             progress: Callable[[int, int], None] | None = None,
+             chunk_hooks: tuple[ChunkHook, ...] = ()) -> SimulationResult:
+    """Simulate scenarios first .. first + samples - 1 of `plan` for every strategy.
+
+    Each hook is called once per chunk, in scenario order, as
+    hook(first_scenario, metrics[c, s, m], world[c, q], node_times[c, s, v]) so that
+    per-scenario detail (capacity over time, say) can be reduced by streaming without
+    keeping it for all scenarios. Node times are only computed when a hook is given.
+    """
     if samples < 1:
         raise ValueError(f"samples must be >= 1, got {samples}")
     if chunk_size < 1:
@@ -42,7 +52,10 @@ def simulate(plan: CompiledScenario, samples: int, seed: int, backend: Backend,
     started = time.perf_counter()
     for offset in range(0, samples, chunk_size):
         count = min(chunk_size, samples - offset)
-        chunk_metrics, chunk_world, _ = backend.simulate_chunk(plan, seed, first + offset, count)
+        chunk_metrics, chunk_world, node_times = backend.simulate_chunk(
+            plan, seed, first + offset, count, keep_nodes=bool(chunk_hooks))
+        for hook in chunk_hooks:
+            hook(first + offset, chunk_metrics, chunk_world, node_times)
         metrics[offset:offset + count] = chunk_metrics
         world[offset:offset + count] = chunk_world
         if progress is not None:
