@@ -73,15 +73,20 @@ _D = (7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e+00,
 
 @jit
 def ndtri(p):
-    """Standard normal quantile for p in (0, 1)."""
+    """Standard normal quantile for p in (0, 1); the upper half by symmetry, since 1 - p is
+    exact there and the Halley step is accurate only where erfc does not cancel."""
+    if p > 0.5:
+        return -ndtri_lower(1.0 - p)
+    return ndtri_lower(p)
+
+
+@jit
+def ndtri_lower(p):
+    """ndtri for p in (0, 0.5]."""
     if p < 0.02425:
         q = math.sqrt(-2.0 * math.log(p))
         x = ((((((_C[0] * q + _C[1]) * q + _C[2]) * q + _C[3]) * q + _C[4]) * q + _C[5])
              / ((((_D[0] * q + _D[1]) * q + _D[2]) * q + _D[3]) * q + 1.0))
-    elif p > 1.0 - 0.02425:
-        q = math.sqrt(-2.0 * math.log1p(-p))
-        x = -((((((_C[0] * q + _C[1]) * q + _C[2]) * q + _C[3]) * q + _C[4]) * q + _C[5])
-              / ((((_D[0] * q + _D[1]) * q + _D[2]) * q + _D[3]) * q + 1.0))
     else:
         q = p - 0.5
         r = q * q
@@ -110,12 +115,19 @@ def ppf(kind, dist_param, d, pert_table, u):
         return high - math.sqrt((1.0 - u) * span * (high - mode))
     if kind == KIND_PERT:
         offset = int(dist_param[d, 2])
-        position = u * (PERT_TABLE_SIZE - 1)
-        knot = min(int(position), PERT_TABLE_SIZE - 2)
+        last = PERT_TABLE_SIZE - 1
+        position = u * last
+        knot = min(int(position), last - 1)
         frac = position - knot
-        lo = pert_table[offset + knot]
-        hi = pert_table[offset + knot + 1]
-        return dist_param[d, 0] + dist_param[d, 1] * (lo + frac * (hi - lo))
+        if knot == 0:
+            y = pert_table[offset + 1] * position ** pert_table[offset + last + 1]
+        elif knot == last - 1:
+            y = 1.0 - (1.0 - pert_table[offset + last - 1]) * (
+                (last - position) ** pert_table[offset + last + 2])
+        else:
+            lo = pert_table[offset + knot]
+            y = lo + frac * (pert_table[offset + knot + 1] - lo)
+        return dist_param[d, 0] + dist_param[d, 1] * y
     if kind == KIND_LOGNORMAL:
         return math.exp(dist_param[d, 0] + dist_param[d, 1] * ndtri(u))
     return math.nan
