@@ -165,6 +165,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"mcrisk: {error}" if not isinstance(error, ScenarioError) else str(error),
               file=sys.stderr)
         return error.exit_code
+    except OSError as error:
+        print(f"mcrisk: {error.strerror or error}: {error.filename or ''} "
+              "(check the path and its permissions)", file=sys.stderr)
+        return EXIT_INPUT
     except KeyboardInterrupt:
         print("mcrisk: interrupted; files already written are intact", file=sys.stderr)
         return EXIT_INTERRUPTED
