@@ -28,7 +28,7 @@ _N_METRICS = 6
 # Performance: the hot functions run without Numba's reference counting (`_nrt=False`): they
 # never allocate, and counting every array passed between them (atomic updates on counters
 # shared by both threads) cost 3-5x in throughput. Only simulate_chunk_kernel allocates.
-jit = nb.njit(cache=True, nogil=True, _nrt=False)
+jit = nb.njit(cache=True, nogil=True, _nrt=False, error_model="numpy")
 
 
 @jit
@@ -222,14 +222,17 @@ def _node_time(node_add_q, node_add_const, s, v, world, start):
 
 
 @jit
-def _release_users(node_kind, user_ptr, user_idx, s, v, waiting, stack, n_stack, crew_ready):
-    """v is scheduled: its users wait on one node fewer; push those now free to go."""
+def _release_users(node_base_q, node_kind, node_base_const, dep_ptr, dep_idx, user_ptr,
+                   user_idx, s, v, world, node_time, waiting, stack, n_stack, crew_ready_at):
+    """v is scheduled: its users wait on one node fewer. A user now free to go is pushed,
+    or, if it needs a crew, gets its ready time (fixed from now on) to compete for one."""
     for j in range(user_ptr[s, v], user_ptr[s, v + 1]):
         u = user_idx[s, j]
         waiting[u] -= 1
         if waiting[u] == 0:
             if node_kind[s, u] == NODE_CREW:
-                crew_ready[u] = True
+                crew_ready_at[u] = _node_start(node_base_q, node_base_const, dep_ptr, dep_idx,
+                                               s, u, world, node_time)
             else:
                 stack[n_stack] = u
                 n_stack += 1
@@ -239,7 +242,7 @@ def _release_users(node_kind, user_ptr, user_idx, s, v, waiting, stack, n_stack,
 @jit
 def schedule_nodes(node_base_q, node_kind, node_base_const, node_add_q, node_add_const,
                    dep_ptr, dep_idx, user_ptr, user_idx, topo, n_crews, s, world, node_time,
-                   waiting, stack, crew_ready, crew_nodes, crew_free):
+                   waiting, stack, crew_ready_at, crew_nodes, crew_free):
     """node_time[v] of strategy s; returns False on a deadlock (ruled out by validation).
 
     Same result as the NumPy reference's sweeps: nodes without a crew are scheduled as soon
@@ -251,7 +254,7 @@ def schedule_nodes(node_base_q, node_kind, node_base_const, node_add_q, node_add
     n_crew_nodes = 0
     for v in range(n_nodes):
         waiting[v] = dep_ptr[s, v + 1] - dep_ptr[s, v]
-        crew_ready[v] = False
+        crew_ready_at[v] = math.inf
         if node_kind[s, v] == NODE_CREW:
             crew_nodes[n_crew_nodes] = v     # ascending ids: the tie-break order
             n_crew_nodes += 1
@@ -259,7 +262,8 @@ def schedule_nodes(node_base_q, node_kind, node_base_const, node_add_q, node_add
         v = topo[s, i]
         if waiting[v] == 0:
             if node_kind[s, v] == NODE_CREW:
-                crew_ready[v] = True
+                crew_ready_at[v] = _node_start(node_base_q, node_base_const, dep_ptr, dep_idx,
+                                               s, v, world, node_time)
             else:
                 stack[n_stack] = v
                 n_stack += 1
@@ -274,21 +278,19 @@ def schedule_nodes(node_base_q, node_kind, node_base_const, node_add_q, node_add
                                 node_time)
             node_time[v] = _node_time(node_add_q, node_add_const, s, v, world, start)
             n_done += 1
-            n_stack = _release_users(node_kind, user_ptr, user_idx, s, v, waiting, stack,
-                                     n_stack, crew_ready)
+            n_stack = _release_users(node_base_q, node_kind, node_base_const, dep_ptr,
+                                     dep_idx, user_ptr, user_idx, s, v, world, node_time,
+                                     waiting, stack, n_stack, crew_ready_at)
         # The next row for a crew: the earliest-ready among rows whose deps are all known.
         pick = -1
         picked_ready = math.inf
         for c in range(n_crew_nodes):
             v = crew_nodes[c]
-            if crew_ready[v]:
-                ready = _node_start(node_base_q, node_base_const, dep_ptr, dep_idx, s, v,
-                                    world, node_time)
-                if ready < picked_ready:
-                    pick, picked_ready = v, ready
+            if crew_ready_at[v] < picked_ready:
+                pick, picked_ready = v, crew_ready_at[v]
         if pick < 0:
             break
-        crew_ready[pick] = False
+        crew_ready_at[pick] = math.inf
         crew = 0
         for c in range(1, n_crews):
             if crew_free[c] < crew_free[crew]:
@@ -297,8 +299,9 @@ def schedule_nodes(node_base_q, node_kind, node_base_const, node_add_q, node_add
         node_time[pick] = _node_time(node_add_q, node_add_const, s, pick, world, begin)
         crew_free[crew] = node_time[pick]
         n_done += 1
-        n_stack = _release_users(node_kind, user_ptr, user_idx, s, pick, waiting, stack,
-                                 n_stack, crew_ready)
+        n_stack = _release_users(node_base_q, node_kind, node_base_const, dep_ptr, dep_idx,
+                                 user_ptr, user_idx, s, pick, world, node_time, waiting, stack,
+                                 n_stack, crew_ready_at)
     return n_done == n_nodes
 
 
@@ -453,7 +456,7 @@ def simulate_block(
         cap_event_delta, island_cap0, power_event_node, power_event_hall, power_event_delta,
         hall_draw0, hall_cap, completion_node, baseline, horizon, largest_job, demand_day,
         demand_value, seed_lo, seed_hi, first, begin, end, metrics, world, node_times,
-        keep_nodes, status, node_time, waiting, stack, crew_ready, crew_nodes, crew_free,
+        keep_nodes, status, node_time, waiting, stack, crew_ready_at, crew_nodes, crew_free,
         times, order, island_cap, draw_kw):
     """Scenarios begin .. end - 1 of the chunk, every strategy, with the given scratch."""
     n_strategies = topo.shape[0]
@@ -466,7 +469,7 @@ def simulate_block(
             ok = schedule_nodes(node_base_q, node_kind, node_base_const, node_add_q,
                                 node_add_const, dep_ptr, dep_idx, user_ptr, user_idx,
                                 topo, n_crews, s, world[i], node_time, waiting, stack,
-                                crew_ready, crew_nodes, crew_free)
+                                crew_ready_at, crew_nodes, crew_free)
             if not ok:
                 status[i] = 1
             capacity_metrics(cap_event_node, cap_event_island, cap_event_delta,
@@ -513,7 +516,7 @@ def simulate_chunk_kernel(
             seed_lo, seed_hi, first, b * block, min(count, (b + 1) * block), metrics, world,
             node_times, keep_nodes, status,
             np.empty(n_nodes), np.empty(n_nodes, dtype=np.int32),
-            np.empty(n_nodes, dtype=np.int32), np.empty(n_nodes, dtype=np.bool_),
+            np.empty(n_nodes, dtype=np.int32), np.empty(n_nodes),
             np.empty(n_nodes, dtype=np.int32), np.empty(max(n_crews, 1)),
             np.empty(n_events), np.empty(n_events, dtype=np.int64),
             np.empty(island_cap0.shape[0]), np.empty(hall_cap.shape[0]))
