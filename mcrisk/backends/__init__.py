@@ -25,19 +25,22 @@ class Backend:
         return self.module.simulate_chunk(plan, seed, first, count, keep_nodes)
 
 
+GPU_FIX = ("install the GPU extra (pip install '.[gpu]', a CuPy wheel matching your CUDA 12 "
+           "or 13 driver) on a machine with an NVIDIA GPU, or use --backend cpu")
+
+
 def gpu_unavailable_reason() -> str | None:
-    """None when CuPy and a CUDA device are usable, else why not (and the fix)."""
+    """None when CuPy and a CUDA device are usable, else the cause in a few words."""
     try:
         import cupy  # noqa: F401
     except ImportError:
-        return ("CuPy is not installed (install the GPU extra: pip install '.[gpu]', "
-                "a CuPy wheel matching your CUDA 12 or 13 driver)")
+        return "CuPy is not installed"
     try:
         count = cupy.cuda.runtime.getDeviceCount()
     except Exception as exc:  # CuPy raises CUDARuntimeError without a driver
-        return f"CuPy cannot reach a CUDA device ({exc}); check the driver or use --backend cpu"
+        return f"CuPy cannot reach a CUDA device ({exc})"
     if count < 1:
-        return "no CUDA device is visible; use --backend cpu"
+        return "no CUDA device is visible"
     return None
 
 
@@ -49,11 +52,11 @@ def select_backend(name: str) -> Backend:
         reason = gpu_unavailable_reason()
         if reason is None:
             return Backend("gpu", importlib.import_module(".gpu", __name__), "auto: CUDA device found")
-        return Backend("cpu", importlib.import_module(".cpu", __name__), f"auto: no GPU ({reason})")
+        return Backend("cpu", importlib.import_module(".cpu", __name__), f"auto: no GPU, {reason}")
     if name == "gpu":
         reason = gpu_unavailable_reason()
         if reason is not None:
-            raise BackendUnavailable(f"--backend gpu cannot run here: {reason}")
+            raise BackendUnavailable(f"--backend gpu cannot run here: {reason}; {GPU_FIX}")
         return Backend("gpu", importlib.import_module(".gpu", __name__), "requested")
     module = "reference" if name == "numpy" else "cpu"
     return Backend(name, importlib.import_module(f".{module}", __name__), "requested")
