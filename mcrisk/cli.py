@@ -1,7 +1,12 @@
 """The command line: the only place that prints or exits.
 
     mcrisk run SCENARIO [--samples N] [--seed S] [--backend auto|numpy|cpu|gpu] [--out DIR]
+    mcrisk nightly SCENARIO --history DIR [--samples N] [--seed S] [--backend B]
+                   [--fail-if EXPR ...]
     mcrisk validate SCENARIO [SCENARIO ...]
+
+Exit codes: 0 ok, 2 bad input (scenario, backend, --fail-if), 3 a --fail-if condition was
+breached (the nightly run is still complete and registered), 130 interrupted.
 """
 from __future__ import annotations
 
@@ -17,7 +22,7 @@ from .run import DEFAULT_SAMPLES, DEFAULT_SEED, RunResult, run_scenario
 from .scenario import load_scenario
 from .simulate import DEFAULT_CHUNK
 
-EXIT_OK, EXIT_INPUT, EXIT_INTERRUPTED = 0, 2, 130
+EXIT_OK, EXIT_INPUT, EXIT_BREACHED, EXIT_INTERRUPTED = 0, 2, 3, 130
 
 
 def _positive_int(text: str) -> int:
@@ -59,6 +64,27 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--chunk-size", type=_positive_int, default=DEFAULT_CHUNK,
                      help="scenarios per kernel call; results do not depend on it")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
+    nightly = commands.add_parser(
+        "nightly", help="a dated run in a history folder, compared with the previous night",
+        description="Run SCENARIO into a new dated folder of --history, compare it with the "
+                    "previous successful run (diff.md, in report.html too), and check "
+                    "--fail-if conditions: exit 3 when one is breached. See docs/nightly.md.")
+    nightly.add_argument("scenario", help="scenario TOML file")
+    nightly.add_argument("--history", type=Path, required=True,
+                         help="history folder: one subfolder per run, and index.json")
+    nightly.add_argument("--samples", type=_positive_int, default=DEFAULT_SAMPLES,
+                         help=f"Monte Carlo scenarios (default {DEFAULT_SAMPLES:,}); keep it "
+                              "and --seed fixed from night to night for paired comparisons")
+    nightly.add_argument("--seed", type=_seed, default=DEFAULT_SEED,
+                         help=f"random seed in [0, 2**64) (default {DEFAULT_SEED})")
+    nightly.add_argument("--backend", choices=BACKEND_NAMES, default="auto")
+    nightly.add_argument("--chunk-size", type=_positive_int, default=DEFAULT_CHUNK,
+                         help="scenarios per kernel call; results do not depend on it")
+    nightly.add_argument("--fail-if", action="append", default=[], metavar="EXPR",
+                         help="exit 3 when EXPR holds, e.g. 'hybrid-gated.trough_depth.p90 > 0', "
+                              "'any.power_violation.probability > 0', "
+                              "'hybrid-gated.trough_days.p90.delta > 5' (repeatable)")
+    nightly.add_argument("--quiet", action="store_true", help="no progress bar")
     validate = commands.add_parser("validate", help="check scenario files, report every problem")
     validate.add_argument("scenario", nargs="+")
     return parser
@@ -128,7 +154,8 @@ def _print_run(run: RunResult) -> None:
     print(format_table(s))
     if run.out_dir is not None:
         print()
-        print(f"wrote {run.out_dir / 'summary.json'}")
+        for path in run.files or (run.out_dir / "summary.json",):
+            print(f"wrote {path}")
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
@@ -138,6 +165,35 @@ def _cmd_run(args: argparse.Namespace) -> int:
                        backend=args.backend, out_dir=out, chunk_size=args.chunk_size,
                        progress=progress)
     _print_run(run)
+    return EXIT_OK
+
+
+def _cmd_nightly(args: argparse.Namespace) -> int:
+    from .report.alerts import parse_condition
+    from .report.nightly import run_nightly
+
+    conditions = [parse_condition(text) for text in args.fail_if]   # exit 2 before running
+    progress = _Progress(enabled=not args.quiet and sys.stderr.isatty())
+    night = run_nightly(args.scenario, args.history, conditions, samples=args.samples,
+                        seed=args.seed, backend=args.backend, chunk_size=args.chunk_size,
+                        progress=progress)
+    _print_run(night.run)
+    print()
+    if night.diff is None:
+        print("no previous run of this scenario in the history: nothing to compare with")
+    else:
+        d = night.diff
+        print(f"compared with {d.previous}: {len(d.input_changes)} scenario input(s) changed, "
+              f"{len(d.significant)} change(s) beyond Monte Carlo noise ({d.pairing_note})")
+        for c in d.significant:
+            print(f"  {c.strategy} {c.metric} {c.stat}: {c.old:,.6g} -> {c.new:,.6g} ({c.method})")
+    for note in night.notes:
+        print(f"note: {note}")
+    if night.breaches:
+        print(f"mcrisk nightly: {len(night.breaches)} --fail-if breach(es):", file=sys.stderr)
+        for breach in night.breaches:
+            print(f"  BREACH {breach}", file=sys.stderr)
+        return EXIT_BREACHED
     return EXIT_OK
 
 
@@ -160,11 +216,16 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "run":
             return _cmd_run(args)
+        if args.command == "nightly":
+            return _cmd_nightly(args)
         return _cmd_validate(args)
     except McriskError as error:
         print(f"mcrisk: {error}" if not isinstance(error, ScenarioError) else str(error),
               file=sys.stderr)
         return error.exit_code
+    except BrokenPipeError:          # output piped into `head`: not an error of ours
+        sys.stderr.close()
+        return EXIT_OK
     except OSError as error:
         print(f"mcrisk: {error.strerror or error}: {error.filename or ''} "
               "(check the path and its permissions)", file=sys.stderr)
