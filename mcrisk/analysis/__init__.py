@@ -1,0 +1,1 @@
+"""Deeper risk analysis on per-scenario results: drivers, paired comparison, precision."""

@@ -1,0 +1,134 @@
+"""Which uncertain inputs drive a metric: rank correlations and P90-conditional attribution.
+
+Inputs are the scenario's independent draws (world quantities of kind SAMPLE and BURNIN that
+vary), plus, for readability, groups of like draws summed over units (every rack's burn-in
+days, every row's retrofit days ...). For each strategy and metric:
+
+* `spearman`: the rank correlation between the input and the metric over all scenarios (a
+  tornado chart's bar);
+* `near_p90_mean` - `mean` = `shift`: how far the input sits from its overall mean (in its
+  own unit, days) in the scenarios whose metric lies near its P90 (ranks 85% to 95%), which
+  reads "the P90 trough comes with hall B energized 38 days later than on average".
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+from ..compile import METRICS, Q_BURNIN, Q_SAMPLE, CompiledScenario
+
+DRIVER_METRICS = ("trough_depth", "trough_days", "shortfall_gpu_days", "homeless_days",
+                  "completion_day")
+NEAR_P90 = (0.85, 0.95)   # rank window that counts as "near the P90"
+
+
+@dataclass(frozen=True)
+class Driver:
+    input: str            # quantity name, or a group such as "unit.*.burn_in"
+    label: str            # for people: "burn-in days (sum over 16 units)"
+    spearman: float
+    mean: float
+    near_p90_mean: float
+
+    @property
+    def shift(self) -> float:
+        return self.near_p90_mean - self.mean
+
+    def as_dict(self) -> dict:
+        return {"input": self.input, "label": self.label, "spearman": round(self.spearman, 4),
+                "mean": self.mean, "near_p90_mean": self.near_p90_mean,
+                "shift": self.shift}
+
+
+def _label(name: str) -> str:
+    """A readable label for a quantity name."""
+    rules = [
+        (r"^shared\.(.+)$", r"shared delay '\1'"),
+        (r"^shipment\.(.+)\.arrival\.delay$", r"shipment \1's own delay"),
+        (r"^hall\.(.+)\.energized\.delay$", r"hall \1 energization slip"),
+        (r"^island\.(.+)\.ready\.delay$", r"\1 fabric delivery delay"),
+        (r"^island\.(.+)\.install$", r"\1 fabric install"),
+        (r"^unit\.(.+)\.burn_in$", r"\1 burn-in days"),
+        (r"^unit\.(.+)\.install$", r"\1 install days"),
+        (r"^unit\.(.+)\.removal$", r"\1 removal days"),
+        (r"^unit\.(.+)\.drain$", r"\1 drain days"),
+        (r"^row\.(.+)\.retrofit$", r"row \1 retrofit days"),
+    ]
+    for pattern, replacement in rules:
+        if re.match(pattern, name):
+            return re.sub(pattern, replacement, name)
+    return name
+
+
+def driver_inputs(plan: CompiledScenario, world: np.ndarray) -> tuple[list[str], list[str], np.ndarray]:
+    """(names, labels, values[n, k]) of the varying independent inputs and their groups."""
+    names, labels, columns = [], [], []
+    groups: dict[str, list[int]] = {}
+    for q, name in enumerate(plan.quantity_names):
+        if plan.q_kind[q] not in (Q_SAMPLE, Q_BURNIN):
+            continue
+        column = world[:, q]
+        if np.all(column == column[0]):
+            continue
+        names.append(name)
+        labels.append(_label(name))
+        columns.append(column)
+        group = re.sub(r"^(unit|row)\.[^.]+\.", r"\1.*.", name)
+        if group != name:
+            groups.setdefault(group, []).append(q)
+    for group, members in groups.items():
+        if len(members) > 1:
+            names.append(group)
+            what = _label(plan.quantity_names[members[0]]).split(" ", 1)[1]
+            labels.append(f"{what} (sum over {len(members)})")
+            columns.append(world[:, members].sum(axis=1))
+    values = np.stack(columns, axis=1) if columns else np.zeros((world.shape[0], 0))
+    return names, labels, values
+
+
+def _spearman_columns(metric: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Spearman correlation of one metric with every column (Pearson of average ranks)."""
+    r_metric = stats.rankdata(metric)
+    r_values = stats.rankdata(values, axis=0)
+    r_metric = r_metric - r_metric.mean()
+    r_values = r_values - r_values.mean(axis=0)
+    denom = np.sqrt((r_metric ** 2).sum() * (r_values ** 2).sum(axis=0))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(denom > 0, (r_metric @ r_values) / denom, np.nan)
+
+
+def near_p90_rows(metric: np.ndarray) -> np.ndarray:
+    """Indices of the scenarios whose metric ranks within NEAR_P90 (ties broken by index)."""
+    order = np.argsort(metric, kind="stable")
+    n = metric.shape[0]
+    low, high = int(np.floor(NEAR_P90[0] * n)), int(np.ceil(NEAR_P90[1] * n))
+    return order[low:max(high, low + 1)]
+
+
+def metric_drivers(metric: np.ndarray, names, labels, values, top: int | None = None) -> list[Driver]:
+    """Drivers of one metric, strongest rank correlation first; none if the metric is constant."""
+    if values.shape[1] == 0 or np.all(metric == metric[0]):
+        return []
+    rho = _spearman_columns(metric, values)
+    near = near_p90_rows(metric)
+    means, near_means = values.mean(axis=0), values[near].mean(axis=0)
+    drivers = [Driver(names[k], labels[k], float(rho[k]), float(means[k]), float(near_means[k]))
+               for k in range(len(names)) if np.isfinite(rho[k])]
+    drivers.sort(key=lambda d: -abs(d.spearman))
+    return drivers[:top] if top else drivers
+
+
+def drivers_summary(plan: CompiledScenario, metrics: np.ndarray, world: np.ndarray,
+                    top: int = 8) -> dict:
+    """{strategy: {metric: [driver dicts]}} for the summary and report."""
+    names, labels, values = driver_inputs(plan, world)
+    out = {}
+    for s, strategy in enumerate(plan.strategy_names):
+        out[strategy] = {
+            metric: [d.as_dict() for d in metric_drivers(metrics[:, s, METRICS.index(metric)],
+                                                          names, labels, values, top)]
+            for metric in DRIVER_METRICS}
+    return out
