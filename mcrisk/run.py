@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 import datetime as _dt
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from . import __version__
 from .aggregate import rank, summarize
@@ -15,6 +15,9 @@ from .outputs import write_json
 from .rng import RNG_NAME
 from .scenario import load_scenario
 from .simulate import DEFAULT_CHUNK, SimulationResult, simulate
+
+if TYPE_CHECKING:
+    from .report.collect import RunDetail
 
 DEFAULT_SAMPLES = 20_000
 DEFAULT_SEED = 1
@@ -28,6 +31,8 @@ class RunResult:
     result: SimulationResult
     summary: dict              # the summary.json document
     out_dir: Path | None
+    files: tuple[Path, ...] = ()            # every file written into out_dir, in order
+    detail: "RunDetail | None" = None       # streamed bands and hall power (when out_dir)
 
 
 def build_summary(scenario: Scenario, backend: Backend, result: SimulationResult,
@@ -57,15 +62,33 @@ def build_summary(scenario: Scenario, backend: Backend, result: SimulationResult
 def run_scenario(path: str, samples: int = DEFAULT_SAMPLES, seed: int = DEFAULT_SEED,
                  backend: str = "auto", out_dir: str | Path | None = None,
                  chunk_size: int = DEFAULT_CHUNK,
-                 progress: Callable[[int, int], None] | None = None) -> RunResult:
-    """Run every strategy of the scenario at `path`; write summary.json into out_dir if given."""
+                 progress: Callable[[int, int], None] | None = None,
+                 report: bool = True) -> RunResult:
+    """Run every strategy of the scenario at `path`.
+
+    With out_dir, writes summary.json, metrics.parquet and capacity_bands.parquet there (the
+    parquet files streamed chunk by chunk), then, if `report`, report.html and summary.md.
+    Every file goes through a temporary name and a rename.
+    """
     scenario = load_scenario(path)
     chosen = select_backend(backend)
     plan = compile_scenario(scenario)
-    result = simulate(plan, samples, seed, chosen, chunk_size=chunk_size, progress=progress)
+    if out_dir is None:
+        result = simulate(plan, samples, seed, chosen, chunk_size=chunk_size, progress=progress)
+        summary = build_summary(scenario, chosen, result, chunk_size)
+        return RunResult(scenario, plan, chosen, result, summary, None)
+    from .report.collect import RunCollector  # the report stack loads only when asked for
+
+    out = Path(out_dir)
+    with RunCollector(plan, out) as collect:
+        result = simulate(plan, samples, seed, chosen, chunk_size=chunk_size, progress=progress,
+                          chunk_hooks=collect.hooks)
+        tables, detail = collect.commit()
     summary = build_summary(scenario, chosen, result, chunk_size)
-    out = None
-    if out_dir is not None:
-        out = Path(out_dir)
-        write_json(out / "summary.json", summary)
-    return RunResult(scenario, plan, chosen, result, summary, out)
+    files = (write_json(out / "summary.json", summary), *tables)
+    run = RunResult(scenario, plan, chosen, result, summary, out, files, detail)
+    if report:
+        from .report import write_report
+
+        run = replace(run, files=run.files + tuple(write_report(run)))
+    return run

@@ -1,0 +1,65 @@
+"""The report stage: Parquet tables, capacity bands, figures, report.html, summary.md, and the
+nightly history with night-over-night diffs and alerts.
+
+    collect   chunk hooks run during simulate(): metrics.parquet, bands, power per hall
+    bands     exact streaming histograms of capacity per (strategy, day)
+    tables    the Parquet files
+    figures   matplotlib figures as PNG bytes
+    findings  sentences generated from the numbers
+    html      report.html (self-contained)
+    markdown  summary.md
+    diff      night-over-night comparison (diff.md)
+    alerts    --fail-if conditions
+    nightly   dated run folders and history/index.json
+"""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from ..outputs import write_atomic
+from .diff import NightDiff
+
+REPORT_FILE = "report.html"
+SUMMARY_MD_FILE = "summary.md"
+
+
+def report_parts(run) -> tuple[dict[str, bytes], list[str], dict[str, str]]:
+    """(figures as PNG, findings paragraphs, strategy colours) of a RunResult with detail."""
+    from . import figures
+    from .findings import findings
+
+    plan, metrics, detail = run.plan, run.result.metrics, run.detail
+    names = plan.strategy_names
+    colors = figures.strategy_colors(names)
+    pictures = {
+        "fan": figures.fan_chart(plan, detail.bands, colors),
+        "island": figures.largest_island_chart(plan, detail.bands, colors),
+        "trough": figures.exceedance_chart(
+            metrics, names, colors,
+            (("trough_depth", "trough depth (H100-eq below baseline)"),
+             ("trough_days", "days below baseline"),
+             ("shortfall_gpu_days", "shortfall against demand (H100-eq × days)")),
+            "Trough depth, duration and shortfall: probability of exceeding"),
+        "completion": figures.completion_chart(metrics, names, colors, plan.horizon),
+        "homeless": figures.exceedance_chart(
+            metrics, names, colors, (("homeless_days", "days with no island big enough"),),
+            f"Homeless time of the largest job ({plan.largest_job:,.0f} H100-eq)"),
+        "power": figures.power_chart(detail.hall_power, colors),
+    }
+    paragraphs = findings(run.scenario, run.summary, plan.largest_job, detail.hall_power)
+    return pictures, paragraphs, colors
+
+
+def write_report(run, diff: NightDiff | None = None, run_label: str | None = None) -> list[Path]:
+    """Write report.html and summary.md into run.out_dir; returns their paths."""
+    from .html import render_report
+    from .markdown import summary_markdown
+
+    started = time.perf_counter()
+    pictures, paragraphs, colors = report_parts(run)
+    md = summary_markdown(run.summary, paragraphs, diff, run_label)
+    page = render_report(run, pictures, paragraphs, colors, diff, run_label,
+                         report_seconds=time.perf_counter() - started)
+    out = Path(run.out_dir)
+    return [write_atomic(out / REPORT_FILE, page), write_atomic(out / SUMMARY_MD_FILE, md)]

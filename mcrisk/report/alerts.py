@@ -1,0 +1,129 @@
+"""`--fail-if` conditions: parsed by a regular expression (no eval), checked, evaluated.
+
+Grammar:  TARGET.METRIC.STAT[.delta] OP NUMBER
+  TARGET  a strategy name of the scenario, `any` (breached when some strategy meets the
+          condition) or `all` (breached when every strategy does)
+  METRIC  trough_depth | trough_days | shortfall_gpu_days | homeless_days | completion_day |
+          power_violation
+  STAT    mean | p50 | p90 | p99 (power_violation: probability)
+  .delta  tonight's value minus the previous run's (skipped, with a note, when there is none)
+  OP      > >= < <= == !=
+Examples: "hybrid-gated.trough_depth.p90 > 0", "any.power_violation.probability > 0",
+          "hybrid-gated.trough_days.p90.delta > 5".
+Strategy names may contain dots: the last two (three with .delta) dotted parts are read first.
+"""
+from __future__ import annotations
+
+import difflib
+import operator
+import re
+from dataclasses import dataclass
+
+from ..compile import METRICS
+from ..errors import McriskError
+from .diff import NightDiff
+
+CONTINUOUS_STATS = ("mean", "p50", "p90", "p99")
+PROBABILITY_STATS = ("probability",)
+_OPS = {">": operator.gt, ">=": operator.ge, "<": operator.lt, "<=": operator.le,
+        "==": operator.eq, "!=": operator.ne}
+_CONDITION = re.compile(
+    r"^\s*(?P<lhs>\S.*)\s*(?P<op>>=|<=|==|!=|>|<)\s*"
+    r"(?P<rhs>[-+]?(?:\d[\d_]*(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)\s*$")
+GRAMMAR = "STRATEGY|any|all.METRIC.STAT[.delta] OP NUMBER, e.g. 'hybrid-gated.trough_depth.p90 > 0'"
+
+
+class AlertError(McriskError):
+    """A --fail-if condition that cannot be parsed or names nothing in the scenario."""
+
+    exit_code = 2
+
+
+@dataclass(frozen=True)
+class Condition:
+    text: str
+    target: str               # strategy name, "any" or "all"
+    metric: str
+    stat: str
+    delta: bool
+    op: str
+    threshold: float
+
+    def label(self, strategy: str) -> str:
+        return f"{strategy}.{self.metric}.{self.stat}{'.delta' if self.delta else ''}"
+
+
+@dataclass(frozen=True)
+class Breach:
+    condition: Condition
+    strategy: str
+    value: float
+
+    def __str__(self) -> str:
+        c = self.condition
+        return f"{c.label(self.strategy)} = {self.value:,.6g} {c.op} {c.threshold:g}  (--fail-if {c.text!r})"
+
+
+def _suggest(word: str, choices) -> str:
+    close = difflib.get_close_matches(word, list(choices), n=1)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def parse_condition(text: str) -> Condition:
+    """One condition; AlertError naming the problem and the grammar."""
+    match = _CONDITION.match(text)
+    if match is None:
+        raise AlertError(f"--fail-if {text!r}: cannot parse; expected {GRAMMAR}")
+    lhs = match["lhs"].strip()
+    delta = lhs.endswith(".delta")
+    if delta:
+        lhs = lhs[:-len(".delta")]
+    parts = lhs.rsplit(".", 2)
+    if len(parts) != 3 or not all(parts):
+        raise AlertError(f"--fail-if {text!r}: {lhs!r} is not STRATEGY.METRIC.STAT; expected {GRAMMAR}")
+    target, metric, stat = parts
+    if metric not in METRICS:
+        raise AlertError(f"--fail-if {text!r}: unknown metric {metric!r}{_suggest(metric, METRICS)} "
+                         f"(metrics: {', '.join(METRICS)})")
+    allowed = PROBABILITY_STATS if metric == "power_violation" else CONTINUOUS_STATS
+    if stat not in allowed:
+        raise AlertError(f"--fail-if {text!r}: unknown statistic {stat!r} for {metric}"
+                         f"{_suggest(stat, allowed)} (choose one of {', '.join(allowed)})")
+    threshold = float(match["rhs"].replace("_", ""))
+    return Condition(text, target, metric, stat, delta, match["op"], threshold)
+
+
+def check_strategies(conditions: list[Condition], strategy_names) -> None:
+    """AlertError when a condition names a strategy the scenario does not have."""
+    names = list(strategy_names)
+    for c in conditions:
+        if c.target not in ("any", "all") and c.target not in names:
+            raise AlertError(f"--fail-if {c.text!r}: no strategy {c.target!r} in the scenario"
+                             f"{_suggest(c.target, names)} (strategies: {', '.join(names)}; or "
+                             "'any', 'all')")
+
+
+def evaluate(conditions: list[Condition], summary: dict,
+             diff: NightDiff | None) -> tuple[list[Breach], list[str]]:
+    """(breaches, notes): each strategy meeting a condition, and delta conditions skipped."""
+    breaches, notes = [], []
+    names = list(summary["strategies"])
+    for c in conditions:
+        if c.delta and diff is None:
+            notes.append(f"--fail-if {c.text!r}: skipped, no previous run to compare with")
+            continue
+        targets = names if c.target in ("any", "all") else [c.target]
+        hits = []
+        for name in targets:
+            if c.delta:
+                value = diff.delta(name, c.metric, c.stat)
+                if value is None:
+                    notes.append(f"--fail-if {c.text!r}: skipped for {name}, not in the previous run")
+                    continue
+            else:
+                value = float(summary["strategies"][name][c.metric][c.stat])
+            if _OPS[c.op](value, c.threshold):
+                hits.append(Breach(c, name, value))
+        if c.target != "all" or (hits and len(hits) == len(targets)):
+            breaches += hits
+    return breaches, notes

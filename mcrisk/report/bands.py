@@ -1,0 +1,277 @@
+"""Capacity bands and per-hall power, reduced by streaming over chunks of node times.
+
+For every strategy and integer day d = 0 .. floor(H) the total capacity C(d) and the largest
+island's capacity are rebuilt from the capacity events' node times: an event counts at day d
+when its time is <= d (events at one instant apply together, so a same-day drain and
+acceptance both count). Per (strategy, day) an exact histogram of the values is kept; its
+size depends on how many distinct capacities occur, never on the number of scenarios.
+
+Values are handled as integers of 1e-6 H100-eq (or kW): every capacity is a sum of unit
+capacities, so integer arithmetic removes float summation noise and makes the counts exact.
+
+Band quantiles use numpy.quantile's method 'inverted_cdf': the smallest value v with
+count(values <= v) >= n * q (so a band value is always a capacity that some scenario had).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..backends.reference import REL_EPS
+from ..compile import CompiledScenario
+
+MICRO = 1_000_000                 # integer units per H100-eq (or per kW)
+BAND_QUANTILES = (0.10, 0.50, 0.90)
+QUANTILE_METHOD = "inverted_cdf"
+_MAX_DENSE_CELLS = 4_000_000      # transient bincount size per chunk; beyond it: np.unique
+
+
+def to_units(values) -> np.ndarray:
+    """float H100-eq (or kW) -> int64 micro-units."""
+    return np.rint(np.asarray(values, dtype=np.float64) * MICRO).astype(np.int64)
+
+
+def inverted_cdf_index(n: int, q: float) -> int:
+    """0-based rank that numpy.quantile(method='inverted_cdf') picks in a sorted sample of n."""
+    return min(n - 1, max(0, int(math.ceil(n * q - 1))))
+
+
+@dataclass(frozen=True)
+class Grid:
+    """Values lie on lo + k * step, k = 0 .. n_bins - 1 (integer micro-units)."""
+
+    lo: int
+    step: int
+    n_bins: int
+
+
+class ExactHistogram:
+    """Exact counts of integer values per row (a row is a day), merged chunk by chunk.
+
+    Values arrive as pieces: value v held by one sample over rows [start, end). Counts are
+    kept in difference form (+1 at start, -1 at end) per distinct value, so a sample costs
+    one entry per piece, not one per row. Memory: one int64 per (row, distinct value seen),
+    independent of the number of samples. With a grid the per-chunk counting is a bincount
+    (fast path); without one, np.unique.
+    """
+
+    def __init__(self, n_rows: int, grid: Grid | None = None):
+        self.n_rows = n_rows
+        cells = (n_rows + 1) * grid.n_bins if grid is not None else 0
+        self.grid = grid if grid is not None and cells <= _MAX_DENSE_CELLS else None
+        self.diff: dict[int, np.ndarray] = {}      # value -> int64[n_rows + 1]
+        self.n = 0
+
+    def add(self, values: np.ndarray) -> None:
+        """values: int64[c, 1], one value per sample held over every row."""
+        c = values.shape[0]
+        self.add_pieces(np.zeros((c, 1), np.int64), np.full((c, 1), self.n_rows, np.int64),
+                        values)
+
+    def add_pieces(self, start: np.ndarray, end: np.ndarray, values: np.ndarray) -> None:
+        """Pieces [c, p]: sample i held values[i, j] over rows start[i, j] .. end[i, j] - 1.
+
+        A sample's pieces must tile rows 0 .. n_rows - 1 exactly once (empty pieces allowed).
+        """
+        c = values.shape[0]
+        if c == 0:
+            return
+        size = self.n_rows + 1
+        if self.grid is not None:
+            g = self.grid
+            keys_of = (values - g.lo) // g.step
+            width = g.n_bins
+        else:
+            keys, keys_of = np.unique(values, return_inverse=True)
+            keys_of = keys_of.reshape(values.shape)
+            width = keys.size
+        block = (np.bincount((start * width + keys_of).ravel(), minlength=size * width)
+                 - np.bincount((end * width + keys_of).ravel(), minlength=size * width))
+        block = block.reshape(size, width)
+        present = np.flatnonzero(block.any(axis=0))
+        if self.grid is not None:
+            keys = self.grid.lo + present * self.grid.step
+        else:
+            keys = keys[present]
+        for key, column in zip(keys.tolist(), block[:, present].T):
+            previous = self.diff.get(key)
+            self.diff[key] = column.copy() if previous is None else previous + column
+        self.n += c
+
+    def table(self) -> tuple[np.ndarray, np.ndarray]:
+        """(values[k] ascending, counts[n_rows, k])."""
+        keys = np.array(sorted(self.diff), dtype=np.int64)
+        if keys.size == 0:
+            return keys, np.zeros((self.n_rows, 0), dtype=np.int64)
+        diff = np.stack([self.diff[k] for k in keys.tolist()], axis=1)
+        return keys, np.cumsum(diff, axis=0)[:self.n_rows]
+
+    def quantiles(self, qs=BAND_QUANTILES) -> np.ndarray:
+        """int64[n_rows, len(qs)]: numpy 'inverted_cdf' quantiles of each row."""
+        keys, counts = self.table()
+        cumulative = np.cumsum(counts, axis=1)
+        out = np.empty((self.n_rows, len(qs)), dtype=np.int64)
+        for j, q in enumerate(qs):
+            need = inverted_cdf_index(self.n, q) + 1
+            out[:, j] = keys[np.argmax(cumulative >= need, axis=1)]
+        return out
+
+    def fraction_below(self, threshold: int) -> np.ndarray:
+        """float64[n_rows]: share of values < threshold."""
+        keys, counts = self.table()
+        return counts[:, keys < threshold].sum(axis=1) / max(self.n, 1)
+
+
+def _gcd_grid(base: list[int], deltas: np.ndarray, lo: int, hi: int) -> Grid:
+    step = 0
+    for value in [*base, *np.abs(deltas).tolist()]:
+        step = math.gcd(step, int(value))
+    step = step or 1
+    lo = (lo // step) * step
+    return Grid(lo=lo, step=step, n_bins=(hi - lo) // step + 1)
+
+
+def capacity_grids(plan: CompiledScenario) -> tuple[Grid, Grid]:
+    """Grids holding every possible total and largest-island capacity of `plan`."""
+    cap0 = to_units(plan.island_cap0)
+    delta = to_units(plan.cap_event_delta)
+    base = cap0.tolist()
+    total_lo = int(cap0.sum() + delta[delta < 0].sum())
+    total_hi = int(cap0.sum() + delta[delta > 0].sum())
+    island_lo = min(int(cap0[i] + delta[(plan.cap_event_island == i) & (delta < 0)].sum())
+                    for i in range(cap0.size))
+    island_hi = max(int(cap0[i] + delta[(plan.cap_event_island == i) & (delta > 0)].sum())
+                    for i in range(cap0.size))
+    return (_gcd_grid(base, delta, total_lo, total_hi),
+            _gcd_grid(base, delta, min(island_lo, 0), island_hi))
+
+
+def n_band_days(plan: CompiledScenario) -> int:
+    """Days 0 .. floor(H): floor(H) + 1 of them."""
+    return int(math.floor(plan.horizon)) + 1
+
+
+def capacity_pieces(plan: CompiledScenario, event_times: np.ndarray, n_days: int):
+    """(start, end, total, largest), each int64[b, k + 1]: capacity as pieces over days.
+
+    event_times: float64[b, k], the times of plan.cap_event_node of one strategy. An event
+    counts from day ceil(t) on (t <= d); events after the last day never count. Piece j holds
+    the capacity after the j-th event (by day) over days start .. end - 1; events on one day
+    make empty pieces, so they apply together. Capacities in micro-units.
+    """
+    b, k = event_times.shape
+    day = np.clip(np.ceil(event_times), 0, n_days)
+    day = np.where(np.isnan(day), n_days, day).astype(np.int64)
+    order = np.argsort(day, axis=1, kind="stable")
+    day = np.take_along_axis(day, order, axis=1)
+    cap0 = to_units(plan.island_cap0)
+    change = np.zeros((b, k, cap0.size), dtype=np.int64)
+    np.put_along_axis(change, plan.cap_event_island[order][:, :, None],
+                      to_units(plan.cap_event_delta)[order][:, :, None], axis=2)
+    islands = np.concatenate([np.broadcast_to(cap0, (b, 1, cap0.size)),
+                              cap0 + np.cumsum(change, axis=1)], axis=1)
+    start = np.concatenate([np.zeros((b, 1), np.int64), day], axis=1)
+    end = np.concatenate([day, np.full((b, 1), n_days, np.int64)], axis=1)
+    return start, end, islands.sum(axis=2), islands.max(axis=2)
+
+
+def hall_peak_draw(plan: CompiledScenario, s: int, node_times: np.ndarray) -> np.ndarray:
+    """float64[c, halls]: each hall's highest draw in kW at any time, strategy s.
+
+    Mirrors backends.reference.power_violation: events at one instant apply together, so the
+    draw is read only after the last event of a tie group.
+    """
+    c = node_times.shape[0]
+    times = node_times[:, plan.power_event_node]
+    order = np.argsort(times, axis=1, kind="stable")
+    times = np.take_along_axis(times, order, axis=1)
+    group_end = np.concatenate([times[:, 1:] != times[:, :-1], np.ones((c, 1), bool)], axis=1)
+    peak = np.empty((c, plan.hall_cap.size))
+    for h in range(plan.hall_cap.size):
+        delta = np.where(plan.power_event_hall[s] == h, plan.power_event_delta, 0.0)[order]
+        draw = plan.hall_draw0[h] + np.cumsum(delta, axis=1)
+        peak[:, h] = np.maximum(plan.hall_draw0[h], np.where(group_end, draw, -np.inf).max(axis=1))
+    return peak
+
+
+def exceeds_cap(plan: CompiledScenario, peak_kw: np.ndarray) -> np.ndarray:
+    """bool[c, halls]: peak above the hall's cap (same tolerance as the kernels)."""
+    return peak_kw > plan.hall_cap * (1.0 + REL_EPS)
+
+
+@dataclass(frozen=True)
+class HallPower:
+    hall: str
+    cap_kw: float
+    probability_over: float           # P(peak draw > cap)
+    peak_p50_kw: float
+    peak_p90_kw: float
+    peak_max_kw: float
+
+
+@dataclass(frozen=True)
+class CapacityBands:
+    """Bands per strategy: arrays [strategy, day] in H100-eq."""
+
+    strategy_names: tuple[str, ...]
+    days: np.ndarray                  # int64[d]
+    total: np.ndarray                 # float64[s, d, 3]  P10, P50, P90 of C(d)
+    largest: np.ndarray               # float64[s, d, 3]  ... of the largest island's capacity
+    p_below_baseline: np.ndarray      # float64[s, d]     P(C(d) < B)
+    samples: int
+
+
+class BandCollector:
+    """A simulate() chunk hook: capacity histograms per (strategy, day), peak draw per hall."""
+
+    def __init__(self, plan: CompiledScenario):
+        self.plan = plan
+        self.n_days = n_band_days(plan)
+        total_grid, island_grid = capacity_grids(plan)
+        s_count = plan.n_strategies
+        self.total = [ExactHistogram(self.n_days, total_grid) for _ in range(s_count)]
+        self.largest = [ExactHistogram(self.n_days, island_grid) for _ in range(s_count)]
+        self.peak = [[ExactHistogram(1) for _ in plan.hall_names] for _ in range(s_count)]
+        self.over = np.zeros((s_count, len(plan.hall_names)), dtype=np.int64)
+
+    def __call__(self, first: int, metrics: np.ndarray, world: np.ndarray,
+                 node_times: np.ndarray) -> None:
+        plan = self.plan
+        for s in range(plan.n_strategies):
+            times = node_times[:, s, :]
+            start, end, total, largest = capacity_pieces(plan, times[:, plan.cap_event_node],
+                                                         self.n_days)
+            self.total[s].add_pieces(start, end, total)
+            self.largest[s].add_pieces(start, end, largest)
+            peak = hall_peak_draw(plan, s, times)
+            self.over[s] += exceeds_cap(plan, peak).sum(axis=0)
+            for h, histogram in enumerate(self.peak[s]):
+                histogram.add(to_units(peak[:, h:h + 1]))
+
+    def bands(self) -> CapacityBands:
+        plan = self.plan
+        baseline = int(to_units(plan.island_cap0).sum())
+        return CapacityBands(
+            strategy_names=plan.strategy_names,
+            days=np.arange(self.n_days, dtype=np.int64),
+            total=np.stack([h.quantiles() for h in self.total]) / MICRO,
+            largest=np.stack([h.quantiles() for h in self.largest]) / MICRO,
+            p_below_baseline=np.stack([h.fraction_below(baseline) for h in self.total]),
+            samples=self.total[0].n if self.total else 0)
+
+    def hall_power(self) -> dict[str, list[HallPower]]:
+        """{strategy: [HallPower per hall]}; peak quantiles use 'inverted_cdf' too."""
+        plan = self.plan
+        out = {}
+        for s, name in enumerate(plan.strategy_names):
+            rows = []
+            for h, hall in enumerate(plan.hall_names):
+                histogram = self.peak[s][h]
+                p50, p90, top = histogram.quantiles((0.5, 0.9, 1.0))[0] / MICRO
+                rows.append(HallPower(hall, float(plan.hall_cap[h]),
+                                      float(self.over[s, h] / max(histogram.n, 1)),
+                                      float(p50), float(p90), float(top)))
+            out[name] = rows
+        return out

@@ -1,0 +1,48 @@
+"""What a run streams while it simulates: metrics.parquet and the capacity/power reductions."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..compile import CompiledScenario
+from .bands import BandCollector, CapacityBands, HallPower
+from .tables import BANDS_FILE, METRICS_FILE, MetricsWriter, write_bands
+
+
+@dataclass(frozen=True)
+class RunDetail:
+    """Streamed detail the report needs beyond summary.json."""
+
+    bands: CapacityBands
+    hall_power: dict[str, list[HallPower]]
+
+
+class RunCollector:
+    """Chunk hooks for simulate(); a context manager that drops the temp file on failure.
+
+        with RunCollector(plan, out) as collect:
+            simulate(..., chunk_hooks=collect.hooks)
+            paths = collect.commit()
+    """
+
+    def __init__(self, plan: CompiledScenario, out_dir: Path):
+        self.out_dir = Path(out_dir)
+        self.metrics = MetricsWriter(plan, self.out_dir / METRICS_FILE)
+        self.bands = BandCollector(plan)
+        self.hooks = (self.metrics, self.bands)
+        self._committed = False
+
+    def __enter__(self) -> "RunCollector":
+        return self
+
+    def __exit__(self, kind, value, traceback) -> None:
+        if not self._committed:
+            self.metrics.abort()
+
+    def commit(self) -> tuple[list[Path], RunDetail]:
+        """Rename metrics.parquet into place, write capacity_bands.parquet."""
+        detail = RunDetail(self.bands.bands(), self.bands.hall_power())
+        paths = [self.metrics.commit()]
+        self._committed = True
+        paths.append(write_bands(self.out_dir / BANDS_FILE, detail.bands))
+        return paths, detail

@@ -1,0 +1,296 @@
+"""Night-over-night comparison: what changed in the scenario file, and which metric changes
+are beyond Monte Carlo noise.
+
+Significance, per strategy, metric and statistic (P50, P90; probability for power):
+
+* paired, when both nights used the same seed and sample count, so scenario i drew the same
+  uniforms both nights (common random numbers; draws keyed by name, so inputs that did not
+  change keep their values): an exact McNemar test at the pooled quantile q of both nights.
+  With x = last night's values and y = tonight's, b = #(x below q, y above q) and
+  c = #(x above q, y below q); under "no change" b ~ Binomial(b + c, 1/2). Ties at q matter for
+  metrics with atoms (a trough depth of exactly 0 or 2,048), so "above" is tested both as > q
+  and as >= q, Bonferroni-corrected. Beyond noise when p < ALPHA, the quantile itself moved,
+  and the crossings go the way it moved (mass shifting behind an atom, with the quantile
+  staying put, is not a change of that quantile).
+* unpaired otherwise: the two nights' distribution-free 95% CIs (binomial order statistics,
+  as summary.json's p90_ci) do not overlap; for the power probability, Fisher's exact test.
+"""
+from __future__ import annotations
+
+import json
+import math
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+from scipy import stats
+
+from ..compile import METRICS
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+ALPHA = 0.01
+COMPARED_STATS = ("p50", "p90")
+_ID_KEYS = ("id", "name", "units")
+
+
+# -- the scenario file ------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class InputChange:
+    key: str                   # a path like shipments[S1].arrival.day
+    kind: str                  # "added" | "removed" | "changed"
+    old: object = None
+    new: object = None
+
+
+def _element_keys(items: list[dict]) -> list[str]:
+    """Labels for an array of tables: its id/name/units when unique, else the index."""
+    for key in _ID_KEYS:
+        labels = [item.get(key) for item in items]
+        if all(isinstance(x, str) for x in labels) and len(set(labels)) == len(labels):
+            return labels
+    return [str(i) for i in range(len(items))]
+
+
+def _flatten(value, path: str, out: dict) -> None:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            _flatten(item, f"{path}.{key}" if path else key, out)
+    elif isinstance(value, list) and value and all(isinstance(x, dict) for x in value):
+        for label, item in zip(_element_keys(value), value):
+            _flatten(item, f"{path}[{label}]", out)
+    else:
+        out[path] = value
+
+
+def render_value(value) -> str:
+    """A TOML value in one short line."""
+    text = json.dumps(value, default=str, ensure_ascii=False)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def toml_changes(old_text: str, new_text: str) -> list[InputChange]:
+    """Keys added, removed and changed between two scenario files, in the new file's order."""
+    old, new = {}, {}
+    _flatten(tomllib.loads(old_text), "", old)
+    _flatten(tomllib.loads(new_text), "", new)
+    changes = []
+    for key, value in new.items():
+        if key not in old:
+            changes.append(InputChange(key, "added", None, value))
+        elif old[key] != value:
+            changes.append(InputChange(key, "changed", old[key], value))
+    changes += [InputChange(key, "removed", value, None) for key, value in old.items()
+                if key not in new]
+    return changes
+
+
+# -- the numbers -------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class MetricChange:
+    strategy: str
+    metric: str
+    stat: str                  # p50 | p90 | probability
+    old: float
+    new: float
+    significant: bool | None   # None: not testable
+    method: str                # how significance was judged, in words
+    p_value: float | None = None
+
+    @property
+    def delta(self) -> float:
+        return self.new - self.old
+
+
+@dataclass(frozen=True)
+class NightDiff:
+    current: str
+    previous: str
+    paired: bool
+    pairing_note: str
+    same_file: bool
+    input_changes: list[InputChange]
+    changes: list[MetricChange]
+    deltas: dict = field(default_factory=dict)   # (strategy, metric, stat) -> delta, all stats
+    added_strategies: list[str] = field(default_factory=list)
+    removed_strategies: list[str] = field(default_factory=list)
+
+    def delta(self, strategy: str, metric: str, stat: str) -> float | None:
+        return self.deltas.get((strategy, metric, stat))
+
+    @property
+    def significant(self) -> list[MetricChange]:
+        return [c for c in self.changes if c.significant]
+
+
+def load_per_scenario(path: str | Path) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """{strategy: (scenario[n] int64, values[n, metric] float64)} from a metrics.parquet."""
+    table = pq.read_table(path, columns=["scenario", "strategy", *METRICS])
+    out = {}
+    for name in pc.unique(table["strategy"]).to_pylist():
+        rows = table.filter(pc.equal(table["strategy"], name))
+        scenario = rows["scenario"].to_numpy()
+        values = np.stack([rows[m].to_numpy().astype(np.float64) for m in METRICS], axis=1)
+        order = np.argsort(scenario, kind="stable")
+        out[name] = (scenario[order], values[order])
+    return out
+
+
+def quantile_ci(values: np.ndarray, p: float, confidence: float = 0.95) -> tuple[float, float]:
+    """Distribution-free CI of the p-quantile (binomial order statistics)."""
+    if values.min() == values.max():
+        return (float(values[0]), float(values[0]))
+    test = stats.quantile_test(values, q=float(np.quantile(values, p)), p=p)
+    low, high = test.confidence_interval(confidence_level=confidence)
+    return (float(low), float(high))
+
+
+def _mcnemar(b: int, c: int) -> float:
+    return 1.0 if b + c == 0 else float(stats.binomtest(b, b + c, 0.5).pvalue)
+
+
+def paired_quantile_test(x: np.ndarray, y: np.ndarray, p: float) -> tuple[float, int]:
+    """(p-value, direction) that the p-quantile moved from x to y (paired): see module doc.
+
+    direction is +1 when more pairs cross the pooled quantile upwards than downwards, -1 for
+    the reverse, 0 when as many do; the p-value is that of the form (> q or >= q) whose
+    direction agrees with the larger imbalance, Bonferroni-corrected for the two forms.
+    """
+    q = float(np.quantile(np.concatenate([x, y]), p))
+    best = (1.0, 0)
+    for above_x, above_y in ((x > q, y > q), (x >= q, y >= q)):
+        up, down = int(np.sum(~above_x & above_y)), int(np.sum(above_x & ~above_y))
+        if up != down:
+            p_value = min(1.0, 2.0 * _mcnemar(up, down))
+            best = min(best, (p_value, 1 if up > down else -1))
+    return best
+
+
+def _judge(x: np.ndarray, y: np.ndarray, stat: str, paired: bool):
+    """(significant, method, p_value) for one statistic."""
+    if stat == "probability":
+        xs, ys = x > 0.5, y > 0.5
+        if paired:
+            p = _mcnemar(int(np.sum(~xs & ys)), int(np.sum(xs & ~ys)))
+            return p < ALPHA, f"paired McNemar p={p:.2g}", p
+        table = [[int(xs.sum()), int((~xs).sum())], [int(ys.sum()), int((~ys).sum())]]
+        p = float(stats.fisher_exact(table).pvalue)
+        return p < ALPHA, f"Fisher exact p={p:.2g}", p
+    level = {"p50": 0.5, "p90": 0.9}[stat]
+    if paired:
+        # A quantile that did not move did not change, whatever happened around it (atoms).
+        moved = float(np.sign(np.quantile(y, level) - np.quantile(x, level)))
+        p, direction = paired_quantile_test(x, y, level)
+        if moved == 0 or direction != moved:
+            return False, (f"paired test p={p:.2g}" + (", quantile unchanged" if moved == 0
+                                                       else ", direction disagrees")), p
+        return p < ALPHA, f"paired test p={p:.2g}", p
+    a, b = quantile_ci(x, level), quantile_ci(y, level)
+    apart = a[1] < b[0] or b[1] < a[0]
+    return apart, (f"95% CIs [{a[0]:,.4g}, {a[1]:,.4g}] vs [{b[0]:,.4g}, {b[1]:,.4g}]"
+                   + (" apart" if apart else " overlap")), None
+
+
+def _pairing(prev_summary: dict, cur_summary: dict) -> tuple[bool, str]:
+    same_seed = prev_summary.get("seed") == cur_summary.get("seed")
+    same_n = prev_summary.get("samples") == cur_summary.get("samples")
+    if same_seed and same_n:
+        return True, ("paired: same seed and sample count, so each scenario index drew the "
+                      "same random numbers both nights")
+    why = []
+    if not same_seed:
+        why.append(f"seed {prev_summary.get('seed')} -> {cur_summary.get('seed')}")
+    if not same_n:
+        why.append(f"samples {prev_summary.get('samples'):,} -> {cur_summary.get('samples'):,}")
+    return False, "unpaired (" + ", ".join(why) + "): judged by non-overlapping 95% CIs"
+
+
+def compare_nights(current_id: str, current_dir: Path, previous_id: str,
+                   previous_dir: Path) -> NightDiff:
+    """Compare two run folders (each with summary.json, metrics.parquet, scenario.toml)."""
+    cur_summary = json.loads((current_dir / "summary.json").read_text())
+    prev_summary = json.loads((previous_dir / "summary.json").read_text())
+    cur_text = (current_dir / "scenario.toml").read_text()
+    prev_text = (previous_dir / "scenario.toml").read_text()
+    paired, note = _pairing(prev_summary, cur_summary)
+    cur = load_per_scenario(current_dir / "metrics.parquet")
+    prev = load_per_scenario(previous_dir / "metrics.parquet")
+    common = [n for n in cur_summary["strategies"] if n in prev_summary["strategies"]]
+    changes, deltas = [], {}
+    for name in common:
+        (xi, x), (yi, y) = prev[name], cur[name]
+        pair = paired and xi.shape == yi.shape and bool(np.array_equal(xi, yi))
+        for k, metric in enumerate(METRICS):
+            old, new = prev_summary["strategies"][name][metric], cur_summary["strategies"][name][metric]
+            for stat in new:
+                if stat in old and isinstance(new[stat], (int, float)):
+                    deltas[(name, metric, stat)] = float(new[stat]) - float(old[stat])
+            tested = ("probability",) if metric == "power_violation" else COMPARED_STATS
+            for stat in tested:
+                significant, method, p = _judge(x[:, k], y[:, k], stat, pair)
+                changes.append(MetricChange(name, metric, stat, float(old[stat]),
+                                            float(new[stat]), bool(significant), method, p))
+    return NightDiff(
+        current=current_id, previous=previous_id, paired=paired, pairing_note=note,
+        same_file=cur_summary.get("scenario_sha256") == prev_summary.get("scenario_sha256"),
+        input_changes=toml_changes(prev_text, cur_text), changes=changes, deltas=deltas,
+        added_strategies=[n for n in cur_summary["strategies"] if n not in prev_summary["strategies"]],
+        removed_strategies=[n for n in prev_summary["strategies"] if n not in cur_summary["strategies"]])
+
+
+def _num(value: float) -> str:
+    if value != value or math.isinf(value):
+        return str(value)
+    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:,.2f}".rstrip("0").rstrip(".")
+
+
+def _signed(value: float) -> str:
+    text = _num(abs(value))
+    return ("+" if value > 0 else "−" if value < 0 else "±") + text
+
+
+def _cell(text: str) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def diff_markdown(diff: NightDiff) -> str:
+    """diff.md: inputs that changed, metric changes beyond noise first, then all of them."""
+    lines = [f"# Night over night: {diff.current} vs {diff.previous}", "",
+             f"Comparison: {diff.pairing_note}. Beyond noise: p < {ALPHA} (paired) or "
+             "non-overlapping 95% CIs (unpaired).", "", "## Scenario inputs that changed", ""]
+    if diff.same_file:
+        lines.append("None: the scenario file is byte-for-byte the same (same sha256).")
+    elif not diff.input_changes:
+        lines.append("No keys changed (the file differs only in comments or layout).")
+    for change in diff.input_changes:
+        if change.kind == "changed":
+            lines.append(f"- changed `{change.key}`: {render_value(change.old)} -> "
+                         f"{render_value(change.new)}")
+        elif change.kind == "added":
+            lines.append(f"- added `{change.key}` = {render_value(change.new)}")
+        else:
+            lines.append(f"- removed `{change.key}` (was {render_value(change.old)})")
+    for label, names in (("added", diff.added_strategies), ("removed", diff.removed_strategies)):
+        if names:
+            lines.append(f"- strategies {label}: {', '.join(names)}")
+    lines += ["", "## Changes beyond Monte Carlo noise", ""]
+    if not diff.significant:
+        lines.append("None.")
+    for c in diff.significant:
+        lines.append(f"- **{c.strategy}** {c.metric} {c.stat.upper()}: {_num(c.old)} -> "
+                     f"{_num(c.new)} ({_signed(c.delta)}; {c.method})")
+    lines += ["", "## All compared statistics", "",
+              "| strategy | metric | stat | last night | tonight | change | beyond noise | how judged |",
+              "|---|---|---|---:|---:|---:|---|---|"]
+    for c in diff.changes:
+        lines.append(f"| {_cell(c.strategy)} | {c.metric} | {c.stat} | {_num(c.old)} | {_num(c.new)} | "
+                     f"{_signed(c.delta)} | {'**yes**' if c.significant else 'no'} | {c.method} |")
+    return "\n".join(lines) + "\n"
