@@ -26,7 +26,7 @@ new: +kW at install start, in the hall it is placed in, which depends on the str
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -83,7 +83,8 @@ class CompiledScenario:
     # capacity and power events
     cap_event_node: np.ndarray     # int32[k]
     cap_event_island: np.ndarray   # int32[k]
-    cap_event_delta: np.ndarray    # float64[k]  H100-eq
+    cap_event_delta: np.ndarray    # float64[k]  H100-eq (per H100-eq-per-GPU if scaled)
+    cap_event_scale_q: np.ndarray  # int32[k]    world quantity multiplying the delta, or -1
     island_cap0: np.ndarray        # float64[i]  capacity in service at day 0
     power_event_node: np.ndarray   # int32[p]
     power_event_hall: np.ndarray   # int32[s, p]
@@ -119,7 +120,7 @@ class CompiledScenario:
                 self.node_add_q, self.node_add_const, self.dep_ptr, self.dep_idx,
                 self.user_ptr, self.user_idx, self.topo,
                 self.n_crews, self.cap_event_node, self.cap_event_island,
-                self.cap_event_delta, self.island_cap0, self.power_event_node,
+                self.cap_event_delta, self.cap_event_scale_q, self.island_cap0, self.power_event_node,
                 self.power_event_hall, self.power_event_delta, self.hall_draw0,
                 self.hall_cap, self.completion_node, self.baseline, self.horizon,
                 self.largest_job, self.demand_day, self.demand_value)
@@ -180,32 +181,75 @@ def _compile_world(scenario: Scenario, retrofit_rows: list[str]) -> tuple[_World
     """Every quantity of the scenario; returns the builder and named handles into it."""
     w = _World()
     shared = {name: w.sample(f"shared.{name}", dist) for name, dist in scenario.shared_delays}
+    risks = _RiskTerms(w, scenario)
     handles: dict = {"arrival": {}, "energized": {}, "island_ready": {}, "drain": {},
-                     "removal": {}, "install": {}, "burn_in": {}, "retrofit": {}}
+                     "removal": {}, "install": {}, "burn_in": {}, "retrofit": {},
+                     "performance": {}}
     for ship in scenario.shipments:
-        handles["arrival"][ship.id] = w.date(f"shipment.{ship.id}.arrival", ship.arrival, shared)
+        handles["arrival"][ship.id] = w.date(f"shipment.{ship.id}.arrival", ship.arrival, shared,
+                                             risks.terms("arrival", ship.id))
     for hall in scenario.halls:
-        if hall.energized is not None:
-            handles["energized"][hall.id] = w.date(f"hall.{hall.id}.energized", hall.energized,
-                                                   shared)
+        at_risk = risks.terms("energized", hall.id)
+        if hall.energized is not None or at_risk:
+            handles["energized"][hall.id] = w.date(f"hall.{hall.id}.energized",
+                                                   hall.energized or DateSpec(0.0), shared,
+                                                   at_risk)
     for island in scenario.islands:
-        if island.delivery is not None:
+        at_risk = risks.terms("fabric", island.id)
+        if island.delivery is not None or at_risk:
             install = w.sample(f"island.{island.id}.install", island.install_days)
             handles["island_ready"][island.id] = w.date(
-                f"island.{island.id}.ready", island.delivery, shared, [install])
+                f"island.{island.id}.ready", island.delivery or DateSpec(0.0), shared,
+                [install] + at_risk)
+    for kind in scenario.unit_types:
+        if kind.performance is not None:
+            handles["performance"][kind.id] = w.sample(f"unit_type.{kind.id}.h100_eq_per_gpu",
+                                                       kind.performance)
     for unit in scenario.existing:
         kind = scenario.unit_type(unit.type)
         handles["drain"][unit.id] = w.sample(f"unit.{unit.id}.drain", kind.drain_days)
-        handles["removal"][unit.id] = w.sample(f"unit.{unit.id}.removal", kind.removal_days)
+        handles["removal"][unit.id] = risks.wrap(
+            "removal", unit.id, w.sample(f"unit.{unit.id}.removal", kind.removal_days))
     for unit in scenario.incoming:
         kind = scenario.unit_type(unit.type)
-        handles["install"][unit.id] = w.sample(f"unit.{unit.id}.install", kind.install_days)
+        handles["install"][unit.id] = risks.wrap(
+            "install", unit.id, w.sample(f"unit.{unit.id}.install", kind.install_days))
         if kind.burn_in is not None:
-            handles["burn_in"][unit.id] = w.burn_in(f"unit.{unit.id}.burn_in", kind.burn_in)
+            handles["burn_in"][unit.id] = risks.wrap(
+                "burn_in", unit.id, w.burn_in(f"unit.{unit.id}.burn_in", kind.burn_in))
     for row_id in retrofit_rows:
-        handles["retrofit"][row_id] = w.sample(f"row.{row_id}.retrofit", scenario.retrofit.days)
+        handles["retrofit"][row_id] = risks.wrap(
+            "retrofit", row_id, w.sample(f"row.{row_id}.retrofit", scenario.retrofit.days))
     _check_addresses(w)
     return w, handles
+
+
+class _RiskTerms:
+    """The enabled risks of a register as world quantities (`risk.<id>`: its impact with
+    its probability, else 0), and which activities and dates each one delays."""
+
+    def __init__(self, w: _World, scenario: Scenario):
+        self.w = w
+        self.targets: dict[tuple[str, str | None], list[int]] = {}
+        for risk in scenario.risks:
+            if not risk.enabled:
+                continue
+            q = w.sample(f"risk.{risk.id}",
+                         Distribution("chance", (risk.probability,), risk.impact))
+            for target in risk.applies_to:
+                kind, _, ident = target.partition(":")
+                self.targets.setdefault((kind, ident or None), []).append(q)
+
+    def terms(self, kind: str, ident: str) -> list[int]:
+        """Risk quantities that delay (kind, ident): those naming it and those naming all."""
+        return self.targets.get((kind, None), []) + self.targets.get((kind, ident), [])
+
+    def wrap(self, kind: str, ident: str, q: int) -> int:
+        """Quantity q, or q plus its risks as a new SUM quantity when any apply."""
+        extra = self.terms(kind, ident)
+        if not extra:
+            return q
+        return self.w.total(f"{self.w.names[q]}.with_risks", 0.0, [q] + extra)
 
 
 def _check_addresses(w: _World) -> None:
@@ -250,6 +294,10 @@ class _Nodes:
             self._add(("install", unit.id), f"{unit.id} install starts")
             self._add(("burned_in", unit.id), f"{unit.id} passes burn-in")
             self._add(("accepted", unit.id), f"{unit.id} accepted")
+        for unit in scenario.incoming:
+            ramp = scenario.unit_type(unit.type).ramp
+            for step in range(1, ramp.steps + 1) if ramp else ():
+                self._add(("ramp", unit.id, step), f"{unit.id} ramp step {step}")
 
     def _add(self, key: tuple, name: str, base_q: int = -1) -> None:
         self.id[key] = len(self.names)
@@ -269,6 +317,7 @@ def _strategy_plan(scenario: Scenario, strategy: Strategy, nodes: _Nodes, handle
         units_in_row.setdefault(unit.row, []).append(unit.id)
     shipment_of = {u: ship.id for ship in scenario.shipments for u in ship.units}
     island_of = {u.id: scenario.unit_type(u.type).island for u in scenario.incoming}
+    ramp_of = {u.id: scenario.unit_type(u.type).ramp for u in scenario.incoming}
     for unit_id, trigger in strategy.drains:
         v = node[("drain", unit_id)]
         plan["base_const"][v] = trigger.day if trigger.day is not None else 0.0
@@ -295,6 +344,11 @@ def _strategy_plan(scenario: Scenario, strategy: Strategy, nodes: _Nodes, handle
                                  handles["burn_in"].get(unit_id, -1)]
         accepted = node[("accepted", unit_id)]
         plan["deps"][accepted] = [burned, node[("island", island_of[unit_id])]]
+        ramp = ramp_of[unit_id]
+        for step in range(1, ramp.steps + 1) if ramp else ():
+            v = node[("ramp", unit_id, step)]
+            plan["deps"][v] = [accepted]
+            plan["add_const"][v] = ramp.days * step / ramp.steps
     plan["deps"] = [list(dict.fromkeys(ds)) for ds in plan["deps"]]  # a dep counts once
     plan["topo"] = _topological_order(plan["deps"], nodes.names, strategy.name)
     plan["hall_of_unit"] = {u: hall_of_row[r] for u, r in strategy.placement}
@@ -324,6 +378,37 @@ def _topological_order(deps: list[list[int]], names: list[str], strategy: str) -
     return order
 
 
+RISK_MODES = ("file", "off", "pre", "post")
+
+
+def select_risks(scenario: Scenario, mode: str = "file", disable: tuple[str, ...] = ()) -> Scenario:
+    """The scenario with its risk register set for a run.
+
+    file: as written (each risk's `enabled`, pre-mitigation values); off: no risks;
+    pre: every risk, pre-mitigation; post: every risk, mitigated values where given.
+    `disable` switches named risks off in any mode. Draws are addressed by risk id, so runs
+    in different modes with one seed are paired scenario by scenario.
+    """
+    if mode not in RISK_MODES:
+        raise ValueError(f"risk mode must be one of {RISK_MODES}, got {mode!r}")
+    unknown = set(disable) - {r.id for r in scenario.risks}
+    if unknown:
+        raise ValueError(f"unknown risk ids {sorted(unknown)}; the register has "
+                         f"{[r.id for r in scenario.risks]}")
+    risks = []
+    for risk in scenario.risks:
+        enabled = {"file": risk.enabled, "off": False}.get(mode, True) and risk.id not in disable
+        if mode == "post":
+            risk = replace(risk, probability=_first(risk.mitigated_probability, risk.probability),
+                           impact=_first(risk.mitigated_impact, risk.impact))
+        risks.append(replace(risk, enabled=enabled))
+    return replace(scenario, risks=tuple(risks))
+
+
+def _first(value, default):
+    return default if value is None else value
+
+
 def compile_scenario(scenario: Scenario) -> CompiledScenario:
     """Flatten a validated scenario and all its strategies into kernel arrays."""
     retrofit_rows = [row.id for row in scenario.rows()
@@ -331,7 +416,7 @@ def compile_scenario(scenario: Scenario) -> CompiledScenario:
     world, handles = _compile_world(scenario, retrofit_rows)
     nodes = _Nodes(scenario, handles)
     plans = [_strategy_plan(scenario, s, nodes, handles) for s in scenario.strategies]
-    return _assemble(scenario, world, nodes, plans)
+    return _assemble(scenario, world, nodes, plans, handles)
 
 
 def _csr(lists_by_strategy: list[list[list[int]]], n_nodes: int, width: int):
@@ -345,14 +430,15 @@ def _csr(lists_by_strategy: list[list[list[int]]], n_nodes: int, width: int):
     return ptr, idx
 
 
-def _assemble(scenario: Scenario, world: _World, nodes: _Nodes, plans: list[dict]) -> CompiledScenario:
+def _assemble(scenario: Scenario, world: _World, nodes: _Nodes, plans: list[dict],
+              handles: dict) -> CompiledScenario:
     n_nodes = len(nodes.names)
     node = nodes.id
     islands = [i.id for i in scenario.islands]
     halls = [h.id for h in scenario.halls]
     hall_of_row = {row.id: row.hall for row in scenario.rows()}
     # capacity and power events
-    cap_node, cap_island, cap_delta = [], [], []
+    cap_node, cap_island, cap_delta, cap_scale = [], [], [], []
     island_cap0 = np.zeros(len(islands))
     power_node, power_delta, power_hall = [], [], [[] for _ in plans]
     hall_draw0 = np.zeros(len(halls))
@@ -362,6 +448,7 @@ def _assemble(scenario: Scenario, world: _World, nodes: _Nodes, plans: list[dict
         cap_node.append(node[("drain", unit.id)])
         cap_island.append(islands.index(kind.island))
         cap_delta.append(-kind.capacity)
+        cap_scale.append(-1)
         hall = halls.index(hall_of_row[unit.row])
         hall_draw0[hall] += kind.power_kw
         power_node.append(node[("removed", unit.id)])
@@ -370,9 +457,19 @@ def _assemble(scenario: Scenario, world: _World, nodes: _Nodes, plans: list[dict
             hs.append(hall)
     for unit in scenario.incoming:
         kind = scenario.unit_type(unit.type)
-        cap_node.append(node[("accepted", unit.id)])
-        cap_island.append(islands.index(kind.island))
-        cap_delta.append(kind.capacity)
+        # capacity from acceptance (a ramp's start fraction), then each ramp step's share;
+        # with uncertain performance the delta is in GPUs and scaled by the drawn H100-eq/GPU
+        scale_q = handles["performance"].get(kind.id, -1)
+        per_unit = kind.gpus if scale_q >= 0 else kind.capacity
+        steps = [(node[("accepted", unit.id)], kind.ramp.start_fraction if kind.ramp else 1.0)]
+        if kind.ramp:
+            share = (1.0 - kind.ramp.start_fraction) / kind.ramp.steps
+            steps += [(node[("ramp", unit.id, j)], share) for j in range(1, kind.ramp.steps + 1)]
+        for v, fraction in steps:
+            cap_node.append(v)
+            cap_island.append(islands.index(kind.island))
+            cap_delta.append(fraction * per_unit)
+            cap_scale.append(scale_q)
         power_node.append(node[("install", unit.id)])
         power_delta.append(kind.power_kw)
         for hs, plan in zip(power_hall, plans):
@@ -424,6 +521,7 @@ def _assemble(scenario: Scenario, world: _World, nodes: _Nodes, plans: list[dict
         cap_event_node=np.array(cap_node, dtype=np.int32),
         cap_event_island=np.array(cap_island, dtype=np.int32),
         cap_event_delta=np.array(cap_delta, dtype=np.float64),
+        cap_event_scale_q=np.array(cap_scale, dtype=np.int32),
         island_cap0=island_cap0,
         power_event_node=np.array(power_node, dtype=np.int32),
         power_event_hall=np.array(power_hall, dtype=np.int32).reshape(len(plans), -1),

@@ -89,6 +89,13 @@ def encode(dist: Distribution, pert_tables: list[np.ndarray]) -> tuple[int, tupl
     raise ValueError(f"unknown distribution kind {dist.kind!r}")
 
 
+def median(dist: Distribution) -> float:
+    """The median of a (non-chance) distribution, from its own encoding."""
+    kind, params, _ = encode(dist, tables := [])
+    table = np.concatenate(tables) if tables else np.zeros(1)
+    return float(ppf(kind, np.array(params), table, np.array(0.5)))
+
+
 def ppf(kind: int, param: np.ndarray, pert_table_knots: np.ndarray, u: np.ndarray) -> np.ndarray:
     """Inverse CDF of an encoded (non-chance) distribution at uniforms u (any shape)."""
     u = np.asarray(u, dtype=np.float64)

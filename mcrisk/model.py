@@ -63,10 +63,21 @@ class BurnIn:
 
 
 @dataclass(frozen=True)
+class Ramp:
+    """Software maturity: a new unit delivers `start_fraction` of its capacity at acceptance,
+    rising linearly to all of it over `days`, modelled as `steps` equal steps taken at the
+    end of each 1/steps of the ramp (so capacity is never overstated)."""
+
+    start_fraction: float
+    days: float
+    steps: int = 4
+
+
+@dataclass(frozen=True)
 class UnitType:
     id: str
     gpus: int
-    h100_eq_per_gpu: float
+    h100_eq_per_gpu: float            # nominal (the median when `performance` is uncertain)
     power_kw: float
     cooling: str                      # "air" | "liquid"
     island: str
@@ -75,10 +86,12 @@ class UnitType:
     drain_days: Distribution = ZERO
     removal_days: Distribution = ZERO
     description: str = ""
+    performance: Distribution | None = None  # H100-eq per GPU, drawn once per scenario
+    ramp: Ramp | None = None
 
     @property
     def capacity(self) -> float:
-        """H100-eq of one unit."""
+        """Nominal H100-eq of one unit."""
         return self.gpus * self.h100_eq_per_gpu
 
 
@@ -135,6 +148,26 @@ class IncomingUnit:
 
 
 @dataclass(frozen=True)
+class Risk:
+    """A discrete event of a risk register: with `probability`, once per scenario, an impact
+    (days, drawn once) is added to every activity or date it `applies_to`.
+
+    Targets: "retrofit", "install", "removal", "burn_in" (every row's or unit's), or one of
+    them as "install:N07"; "arrival" (every shipment) or "arrival:S2"; "energized:B" (a hall);
+    "fabric:xdr" (an island's ready date). `mitigated_*` are the values after mitigation.
+    """
+
+    id: str
+    probability: float
+    impact: Distribution
+    applies_to: tuple[str, ...]
+    enabled: bool = True
+    mitigated_probability: float | None = None
+    mitigated_impact: Distribution | None = None
+    description: str = ""
+
+
+@dataclass(frozen=True)
 class Shipment:
     id: str
     units: tuple[str, ...]
@@ -182,6 +215,7 @@ class Scenario:
     shipments: tuple[Shipment, ...]
     strategies: tuple[Strategy, ...]
     description: str = ""
+    risks: tuple[Risk, ...] = ()
 
     def unit_type(self, type_id: str) -> UnitType:
         return next(t for t in self.unit_types if t.id == type_id)

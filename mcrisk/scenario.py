@@ -27,7 +27,8 @@ else:  # pragma: no cover - exercised on Python 3.10 only
 from mcrisk.errors import NO_VALUE, Problem, ScenarioError
 from mcrisk.model import (
     DISTRIBUTION_KINDS, ZERO, BurnIn, DateSpec, Demand, Distribution, ExistingUnit, Hall,
-    IncomingUnit, Island, Retrofit, Row, Scenario, Shipment, Strategy, Trigger, UnitType,
+    IncomingUnit, Island, Ramp, Retrofit, Risk, Row, Scenario, Shipment, Strategy, Trigger,
+    UnitType,
 )
 
 __all__ = ["load_scenario", "scenario_sha256"]
@@ -536,7 +537,7 @@ def _as_date(r, key, value, spec: _Spec):
 # Sections
 
 _TOP_KEYS = ("scenario", "demand", "unit_types", "islands", "halls", "retrofit", "existing",
-             "incoming", "shared_delays", "shipments", "strategies")
+             "incoming", "shared_delays", "shipments", "risks", "strategies")
 _DESCRIPTION = ('"..."', "one line for people")
 
 
@@ -567,6 +568,7 @@ def _read_document(r: _Reader, document: dict) -> dict:
     parts["existing"] = _read_existing(root)
     parts["incoming"] = _read_incoming(root)
     parts["shipments"] = _read_shipments(root)
+    parts["risks"] = _read_risks(root, parts["halls"])
     parts["strategies"] = _read_strategies(root)
     return parts
 
@@ -682,7 +684,8 @@ def _read_island(t: _Table) -> Island:
 
 
 _UNIT_TYPE_KEYS = ("id", "description", "gpus", "h100_eq_per_gpu", "power_kw", "cooling",
-                   "island", "install_days", "drain_days", "removal_days", "burn_in")
+                   "island", "install_days", "drain_days", "removal_days", "burn_in", "ramp")
+_RAMP_KEYS = ("start_fraction", "days", "steps")
 _BURN_IN_KEYS = ("attempt_days", "fail_first", "fail_retry", "fix_days", "rma_after_failures",
                  "rma_days")
 
@@ -700,8 +703,7 @@ def _read_unit_type(t: _Table) -> UnitType:
         id=_read_id(t, '"gb300-nvl72"', "the name fleets give in type"),
         description=_read_description(t),
         gpus=t.read("gpus", _as_integer, "72", "GPUs per unit", at_least=1),
-        h100_eq_per_gpu=t.read("h100_eq_per_gpu", _as_number, "2.5",
-                               "performance of one GPU relative to one H100", above=0),
+        h100_eq_per_gpu=(performance := _read_performance(t))[0],
         power_kw=t.read("power_kw", _as_number, "135", "the power one unit draws, in kW",
                         at_least=0),
         cooling=t.read("cooling", _as_choice, '"liquid"', "what the unit needs from its row",
@@ -713,8 +715,48 @@ def _read_unit_type(t: _Table) -> UnitType:
                       ("drain_days", "days from drain start to removal start"),
                       ("removal_days", "days to remove a drained unit")):
         fields[name] = t.read(name, _as_distribution, "2", why, default=ZERO)
+    fields["performance"] = performance[1]
     burn_in = t.table("burn_in", _BURN_IN_KEYS, "", default=None)
-    return UnitType(burn_in=burn_in and _read_burn_in(burn_in), **fields)
+    ramp = t.table("ramp", _RAMP_KEYS, "", default=None)
+    return UnitType(burn_in=burn_in and _read_burn_in(burn_in), ramp=ramp and _read_ramp(ramp),
+                    **fields)
+
+
+def _read_performance(t: _Table):
+    """h100_eq_per_gpu: a number, or a distribution drawn once per scenario for the type.
+
+    Returns (nominal value, the distribution or None); nominal is the median.
+    """
+    value = t.data.get("h100_eq_per_gpu")
+    if not isinstance(value, dict):
+        return t.read("h100_eq_per_gpu", _as_number, "2.5",
+                      "performance of one GPU relative to one H100", above=0), None
+    dist = t.read("h100_eq_per_gpu", _as_distribution, '{ dist = "triangular", min = 2.0, '
+                  'mode = 2.5, max = 2.6 }', "performance of one GPU relative to one H100")
+    if dist is None:
+        return None, None
+    if dist.kind == "chance":
+        t.r.report(t.at("h100_eq_per_gpu.dist"), "chance",
+                   "performance cannot be a chance (it would be 0 otherwise)",
+                   "use triangular, pert, uniform or lognormal")
+        return None, None
+    from mcrisk.distributions import median
+    nominal = median(dist)
+    if not nominal > 0:
+        t.r.report(t.at("h100_eq_per_gpu"), value, "must have a median above 0",
+                   "performance relative to one H100 is a positive number")
+        return None, None
+    return nominal, dist
+
+
+def _read_ramp(t: _Table) -> Ramp | None:
+    """[unit_types.ramp]: start_fraction of capacity at acceptance, all of it after days."""
+    start = t.read("start_fraction", _as_probability, "0.7",
+                   "the fraction of capacity a unit delivers when accepted")
+    days = t.read("days", _as_number, "90", "days from acceptance to full capacity", above=0)
+    steps = t.read("steps", _as_integer, "4", "steps the ramp is taken in", default=4,
+                   at_least=1)
+    return None if None in (start, days, steps) else Ramp(start, days, steps)
 
 
 def _read_burn_in(t: _Table) -> BurnIn:
@@ -830,6 +872,11 @@ def _read_existing_entry(t: _Table) -> list[ExistingUnit | None]:
                    "give one row for all units, or one row per unit in the same order")
         rows = None
     rows = (rows * len(unit_ids) if rows and len(rows) == 1 else rows) or [None] * len(unit_ids)
+    kind = (t.r.unit_types or {}).get(unit_type) if unit_type else None
+    if kind is not None and (kind.performance is not None or kind.ramp is not None):
+        t.r.report(t.at("type"), unit_type,
+                   "units in service at day 0 need a fixed h100_eq_per_gpu and no ramp: "
+                   "they define the baseline", "give existing units a unit type of their own")
     return [ExistingUnit(unit, unit_type, row) for unit, row in zip(unit_ids, rows)]
 
 
@@ -905,6 +952,99 @@ def _read_shipment(t: _Table, delivered_by: dict[str, str]) -> Shipment:
         delivered_by.setdefault(unit, ship_id)
     arrival = t.read("arrival", _as_date, "{ day = 75 }", "when the shipment arrives")
     return Shipment(ship_id, units, arrival)
+
+
+# --------------------------------------------------------------------------------------------
+# Risk register
+
+_RISK_KEYS = ("id", "description", "probability", "impact", "applies_to", "enabled",
+              "mitigated")
+# target kind -> (what it names, example id)
+RISK_TARGETS = {
+    "retrofit": ("row", "A1"), "install": ("incoming unit", "N07"),
+    "removal": ("existing unit", "SU3"), "burn_in": ("incoming unit", "N07"),
+    "arrival": ("shipment", "S2"), "energized": ("hall", "B"), "fabric": ("island", "xdr"),
+}
+
+
+def _read_risks(root: _Table, halls):
+    """[[risks]]: discrete events, each once per scenario with a probability, adding an
+    impact in days to every activity or date it applies to."""
+    hall_ids = {hall.id: hall for hall in halls or () if hall.id is not None}
+    risks, _ = _read_entries(root, "risks", _RISK_KEYS, lambda t: _read_risk(t, hall_ids),
+                             "risk id", "one per risk", default=None)
+    return risks or ()
+
+
+def _read_risk(t: _Table, hall_ids: dict) -> Risk:
+    risk_id = _read_id(t, '"cdu-recall"', "the name --disable-risk and reports use")
+    description = _read_description(t)
+    probability = t.read("probability", _as_probability, "0.1",
+                         "the chance the risk occurs in a scenario")
+    impact = _read_impact(t, "impact")
+    applies_to = t.read("applies_to", _as_targets, '["retrofit"]',
+                        "what the impact delays", hall_ids=hall_ids)
+    enabled = t.read("enabled", _as_bool, "true", "whether runs include it", default=True)
+    mitigated = t.table("mitigated", ("probability", "impact"), "", default=None)
+    m_probability = m_impact = None
+    if mitigated is not None:
+        m_probability = mitigated.read("probability", _as_probability, "0.02",
+                                       "the chance after mitigation", default=None)
+        m_impact = _read_impact(mitigated, "impact", required=False)
+        if "probability" not in mitigated.data and "impact" not in mitigated.data:
+            t.r.report(t.at("mitigated"), mitigated.data, "says nothing",
+                       "give probability and/or impact after mitigation, or remove it")
+    return Risk(risk_id, probability, impact, applies_to, enabled, m_probability, m_impact,
+                description)
+
+
+def _read_impact(t: _Table, name: str, required: bool = True):
+    impact = t.read(name, _as_distribution, _DIST_EXAMPLE, "the days the risk adds",
+                    **({} if required else {"default": None}))
+    if impact is not None and impact.kind == "chance":
+        t.r.report(t.at(f"{name}.dist"), "chance",
+                   "an impact cannot be a chance: the risk's probability already is one",
+                   "fold p into the risk's probability")
+        return None
+    return impact
+
+
+def _as_bool(r, key, value, spec: _Spec):
+    if not isinstance(value, bool):
+        r.report(key, value, f"must be true or false, not {_kind(value)}", spec.type_hint)
+        return None
+    return value
+
+
+def _as_targets(r, key, value, spec: _Spec, hall_ids: dict):
+    """Risk targets: "retrofit" (all rows) or "retrofit:A1", and so on for RISK_TARGETS."""
+    items = value if isinstance(value, list) else [value]
+    targets = []
+    for i, item in enumerate(items):
+        at = f"{key}[{i}]" if isinstance(value, list) else key
+        if not isinstance(item, str):
+            r.report(at, item, f"must be a string, not {_kind(item)}", spec.type_hint)
+            return None
+        kind, _, ident = item.partition(":")
+        if kind not in RISK_TARGETS:
+            r.report(at, item, "unknown risk target",
+                     _suggest(kind, tuple(RISK_TARGETS), "targets", compact=False)
+                     + '; add ":<id>" for one of them')
+            return None
+        if ident and not _target_known(r, at, kind, ident, hall_ids):
+            return None
+        targets.append(item)
+    if not targets:
+        r.report(key, value, "must name at least one target", spec.type_hint)
+        return None
+    return tuple(targets)
+
+
+def _target_known(r, key, kind: str, ident: str, hall_ids: dict) -> bool:
+    registry = {"retrofit": r.rows, "install": r.incoming, "burn_in": r.incoming,
+                "removal": r.existing, "arrival": r.shipments, "energized": hall_ids,
+                "fabric": r.islands}[kind]
+    return _check_ref(r, key, ident, registry, RISK_TARGETS[kind][0])
 
 
 # --------------------------------------------------------------------------------------------

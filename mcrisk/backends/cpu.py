@@ -368,9 +368,9 @@ def shortfall_area(demand_day, demand_value, lo, hi, capacity, k):
 
 
 @jit
-def capacity_metrics(cap_event_node, cap_event_island, cap_event_delta, island_cap0,
-                     baseline, horizon, largest_job, demand_day, demand_value, node_time,
-                     times, order, island_cap, out):
+def capacity_metrics(cap_event_node, cap_event_island, cap_event_delta, cap_event_scale_q,
+                     island_cap0, baseline, horizon, largest_job, demand_day, demand_value,
+                     world, node_time, times, order, island_cap, out):
     """out[0:4] = trough_depth, trough_days, shortfall_gpu_days, homeless_days."""
     n_events = cap_event_node.shape[0]
     for k in range(n_events):
@@ -407,7 +407,10 @@ def capacity_metrics(cap_event_node, cap_event_island, cap_event_delta, island_c
             lo = hi
         if j < n_events:
             k = order[j]
-            island_cap[cap_event_island[k]] += cap_event_delta[k]
+            delta = cap_event_delta[k]
+            if cap_event_scale_q[k] >= 0:
+                delta *= world[cap_event_scale_q[k]]
+            island_cap[cap_event_island[k]] += delta
             capacity = 0.0
             for i in range(n_islands):
                 capacity += island_cap[i]
@@ -453,7 +456,7 @@ def simulate_block(
         q_terms_ptr, q_terms, q_burnin, burnin_dist, burnin_fail, burnin_rma_after,
         node_base_q, node_kind, node_base_const, node_add_q, node_add_const, dep_ptr,
         dep_idx, user_ptr, user_idx, topo, n_crews, cap_event_node, cap_event_island,
-        cap_event_delta, island_cap0, power_event_node, power_event_hall, power_event_delta,
+        cap_event_delta, cap_event_scale_q, island_cap0, power_event_node, power_event_hall, power_event_delta,
         hall_draw0, hall_cap, completion_node, baseline, horizon, largest_job, demand_day,
         demand_value, seed_lo, seed_hi, first, begin, end, metrics, world, node_times,
         keep_nodes, status, node_time, waiting, stack, crew_ready_at, crew_nodes, crew_free,
@@ -473,9 +476,9 @@ def simulate_block(
             if not ok:
                 status[i] = 1
             capacity_metrics(cap_event_node, cap_event_island, cap_event_delta,
-                             island_cap0, baseline, horizon, largest_job, demand_day,
-                             demand_value, node_time, times, order, island_cap,
-                             metrics[i, s])
+                             cap_event_scale_q, island_cap0, baseline, horizon, largest_job,
+                             demand_day, demand_value, world[i], node_time, times, order,
+                             island_cap, metrics[i, s])
             metrics[i, s, 4] = completion_day(completion_node, node_time)
             metrics[i, s, 5] = power_violation(power_event_node, power_event_hall,
                                                power_event_delta, hall_draw0, hall_cap,
@@ -491,7 +494,7 @@ def simulate_chunk_kernel(
         q_terms_ptr, q_terms, q_burnin, burnin_dist, burnin_fail, burnin_rma_after,
         node_base_q, node_kind, node_base_const, node_add_q, node_add_const, dep_ptr,
         dep_idx, user_ptr, user_idx, topo, n_crews, cap_event_node, cap_event_island,
-        cap_event_delta, island_cap0, power_event_node, power_event_hall, power_event_delta,
+        cap_event_delta, cap_event_scale_q, island_cap0, power_event_node, power_event_hall, power_event_delta,
         hall_draw0, hall_cap, completion_node, baseline, horizon, largest_job, demand_day,
         demand_value, seed_lo, seed_hi, first, n_blocks, metrics, world, node_times,
         keep_nodes, status):
@@ -510,7 +513,7 @@ def simulate_chunk_kernel(
             q_const, q_terms_ptr, q_terms, q_burnin, burnin_dist, burnin_fail,
             burnin_rma_after, node_base_q, node_kind, node_base_const, node_add_q,
             node_add_const, dep_ptr, dep_idx, user_ptr, user_idx, topo, n_crews,
-            cap_event_node, cap_event_island, cap_event_delta, island_cap0,
+            cap_event_node, cap_event_island, cap_event_delta, cap_event_scale_q, island_cap0,
             power_event_node, power_event_hall, power_event_delta, hall_draw0, hall_cap,
             completion_node, baseline, horizon, largest_job, demand_day, demand_value,
             seed_lo, seed_hi, first, b * block, min(count, (b + 1) * block), metrics, world,

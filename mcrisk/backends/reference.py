@@ -188,7 +188,14 @@ def shortfall_area(plan: CompiledScenario, lo, hi, capacity):
     return total
 
 
-def capacity_metrics(plan: CompiledScenario, node_time: np.ndarray) -> tuple:
+def event_deltas(plan: CompiledScenario, world: np.ndarray) -> np.ndarray:
+    """H100-eq each capacity event adds, per scenario: [n, k] (scaled by drawn performance)."""
+    scale = np.where(plan.cap_event_scale_q >= 0, world[:, np.maximum(plan.cap_event_scale_q, 0)],
+                     1.0)
+    return plan.cap_event_delta * scale
+
+
+def capacity_metrics(plan: CompiledScenario, node_time: np.ndarray, world: np.ndarray) -> tuple:
     """trough_depth, trough_days, shortfall_gpu_days, homeless_days per scenario.
 
     Capacity is piecewise constant between events; events at one instant apply together
@@ -203,7 +210,9 @@ def capacity_metrics(plan: CompiledScenario, node_time: np.ndarray) -> tuple:
     # island capacity after each sorted event: [n, k, islands]
     delta = np.zeros((n, times.shape[1], n_islands))
     island = plan.cap_event_island[order]
-    np.put_along_axis(delta, island[:, :, None], plan.cap_event_delta[order][:, :, None], axis=2)
+    event_delta = event_deltas(plan, world)
+    np.put_along_axis(delta, island[:, :, None],
+                      np.take_along_axis(event_delta, order, axis=1)[:, :, None], axis=2)
     island_cap = np.concatenate([np.broadcast_to(plan.island_cap0, (n, 1, n_islands)),
                                  plan.island_cap0 + np.cumsum(delta, axis=1)], axis=1)
     bounds = np.concatenate([np.zeros((n, 1)), np.clip(times, 0.0, horizon),
@@ -248,7 +257,7 @@ def simulate_chunk(plan: CompiledScenario, seed: int, first: int, count: int,
     nodes = np.zeros((count, plan.n_strategies, plan.n_nodes)) if keep_nodes else None
     for s in range(plan.n_strategies):
         node_time = schedule_nodes(plan, s, world)
-        metrics[:, s, 0:4] = np.stack(capacity_metrics(plan, node_time), axis=1)
+        metrics[:, s, 0:4] = np.stack(capacity_metrics(plan, node_time, world), axis=1)
         metrics[:, s, 4] = node_time[:, plan.completion_node].max(axis=1)
         metrics[:, s, 5] = power_violation(plan, s, node_time)
         if keep_nodes:
