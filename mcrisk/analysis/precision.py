@@ -66,7 +66,7 @@ def simulate_to_precision(plan, seed: int, backend, target: PrecisionTarget,
 
     Returns (SimulationResult of all n scenarios, the last `worst_shortfall` report).
     """
-    from ..simulate import SimulationResult, simulate
+    from ..simulate import DEFAULT_KEEP_WORLD, SimulationResult, simulate
 
     n = min(target.start, target.max_samples)
     result = simulate(plan, n, seed, backend, chunk_size=chunk_size, progress=progress)
@@ -79,7 +79,7 @@ def simulate_to_precision(plan, seed: int, backend, target: PrecisionTarget,
             break
         grown = next_sample_count(n, worst, target)
         more = simulate(plan, grown - n, seed, backend, chunk_size=chunk_size, first=n,
-                        progress=progress)
+                        progress=progress, keep_world=max(0, DEFAULT_KEEP_WORLD - n))
         parts_metrics.append(more.metrics)
         parts_world.append(more.world)
         wall += more.wall_seconds
