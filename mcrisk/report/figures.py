@@ -137,6 +137,12 @@ def _curve(values: np.ndarray) -> np.ndarray:
     return np.quantile(values, _LEVELS, method="inverted_cdf")
 
 
+def _finite_range(values: np.ndarray) -> tuple[float, float]:
+    """Shared x-range of all strategies' curves, so each runs flat from edge to edge."""
+    finite = values[np.isfinite(values)]
+    return (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
+
+
 def _metric(metrics: np.ndarray, name: str) -> int:
     return METRICS.index(name)
 
@@ -147,10 +153,11 @@ def exceedance_chart(metrics: np.ndarray, names: tuple[str, ...], colors: dict[s
     fig, axes = plt.subplots(1, len(panels), figsize=(12, 3.8), squeeze=False)
     for ax, (metric, xlabel) in zip(axes.flat, panels):
         k = _metric(metrics, metric)
+        lo, hi = _finite_range(metrics[:, :, k])
         for s, name in enumerate(names):
-            x = _curve(metrics[:, s, k])
-            ax.step(x, 1.0 - _LEVELS, where="post", color=colors[name], linewidth=1.8,
-                    label=_short(name, 28))
+            x = np.concatenate([[lo], _curve(metrics[:, s, k]), [hi]])
+            y = np.concatenate([[1.0], 1.0 - _LEVELS, [0.0]])
+            ax.step(x, y, where="post", color=colors[name], linewidth=1.8, label=_short(name, 28))
         ax.axhline(0.10, color="#888888", linewidth=0.8, linestyle=":")
         ax.text(ax.get_xlim()[1], 0.10, " 1 in 10", va="bottom", ha="right", fontsize=8,
                 color="#555555")
@@ -178,9 +185,11 @@ def completion_chart(metrics: np.ndarray, names: tuple[str, ...], colors: dict[s
     """S-curves: P(completion_day <= x) per strategy."""
     fig, ax = plt.subplots(figsize=(12, 3.8))
     k = _metric(metrics, "completion_day")
+    lo, hi = _finite_range(metrics[:, :, k])
     for s, name in enumerate(names):
-        ax.step(_curve(metrics[:, s, k]), _LEVELS, where="post", color=colors[name],
-                linewidth=1.8, label=_short(name, 28))
+        x = np.concatenate([[lo], _curve(metrics[:, s, k]), [hi]])
+        y = np.concatenate([[0.0], _LEVELS, [1.0]])
+        ax.step(x, y, where="post", color=colors[name], linewidth=1.8, label=_short(name, 28))
     ax.axvline(horizon, label=f"horizon H = {horizon:,.0f} days", **_BASELINE_STYLE)
     for level in (0.5, 0.9):
         ax.axhline(level, color="#888888", linewidth=0.8, linestyle=":")

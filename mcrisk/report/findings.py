@@ -88,14 +88,15 @@ def _winner(ranking: list[str], st: dict, baseline: float) -> str:
         second = st[ranking[1]]
         key = next((k for k in ("trough_depth", "trough_days", "shortfall_gpu_days")
                     if second[k]["p90"] != m[k]["p90"]), "shortfall_gpu_days")
-        label = {"trough_depth": "trough depth", "trough_days": "days below baseline",
-                 "shortfall_gpu_days": "shortfall"}[key]
+        label, unit = {"trough_depth": ("trough depth", "H100-eq"),
+                       "trough_days": ("days below baseline", "days"),
+                       "shortfall_gpu_days": ("shortfall", "H100-eq x days")}[key]
         margin = second[key]["p90"] - m[key]["p90"]
         noise = ("the P90 confidence intervals overlap, so the lead is within Monte Carlo noise "
                  "at this sample count" if _overlap(m[key]["p90_ci"], second[key]["p90_ci"])
                  else "the P90 confidence intervals do not overlap, so the lead is beyond "
                       "Monte Carlo noise")
-        text += (f" The runner-up, {ranking[1]}, is {fmt(margin)} worse on P90 {label} "
+        text += (f" The runner-up, {ranking[1]}, is {fmt(margin)} {unit} worse on P90 {label} "
                  f"({fmt(second[key]['p90'])} against {fmt(m[key]['p90'])}); {noise}.")
     return text
 

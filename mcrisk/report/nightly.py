@@ -144,9 +144,9 @@ def run_nightly(scenario_path: str, history: str | Path, conditions: list[Condit
     Raises (and registers nothing) on failure; breached conditions are returned, not raised.
     """
     history = Path(history)
-    history.mkdir(parents=True, exist_ok=True)
     scenario = load_scenario(scenario_path)
     check_strategies(list(conditions), [s.name for s in scenario.strategies])
+    history.mkdir(parents=True, exist_ok=True)
     previous = previous_run(history, read_index(history), scenario.name)
     run_id, staging = _claim(history, run_id_for(now or _dt.datetime.now(_dt.timezone.utc)))
     try:

@@ -1,0 +1,144 @@
+"""Capacity bands by streaming (mcrisk.report.bands) against brute force and hand calculations.
+
+The brute force rebuilds C(d) for every scenario and day straight from the definition
+(capacity at day d = day-0 capacity + every event with time <= d) and takes
+numpy.quantile(method='inverted_cdf') over all scenarios at once.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mcrisk.backends import select_backend
+from mcrisk.compile import compile_scenario
+from mcrisk.report.bands import (BandCollector, ExactHistogram, Grid, hall_peak_draw,
+                                 inverted_cdf_index)
+from mcrisk.scenario import load_scenario
+from mcrisk.simulate import simulate
+
+QS = (0.1, 0.5, 0.9)
+
+
+def run_with_nodes(plan, samples, chunk_size, seed=5):
+    """(BandCollector fed chunk by chunk, node_times[n, s, v] kept whole for the brute force)."""
+    collector = BandCollector(plan)
+    kept = []
+    simulate(plan, samples, seed, select_backend("cpu"), chunk_size=chunk_size,
+             chunk_hooks=(collector, lambda first, m, w, nodes: kept.append(nodes.copy())))
+    return collector, np.concatenate(kept)
+
+
+def brute_force_capacity(plan, node_times, s):
+    """(total[n, d], largest_island[n, d]) at days 0 .. floor(H), by the definition."""
+    days = np.arange(int(np.floor(plan.horizon)) + 1)
+    applied = node_times[:, s, plan.cap_event_node][:, :, None] <= days[None, None, :]
+    islands = np.stack([
+        plan.island_cap0[i] + np.einsum("nkd,k->nd", applied.astype(float),
+                                        np.where(plan.cap_event_island == i,
+                                                 plan.cap_event_delta, 0.0))
+        for i in range(plan.island_cap0.size)])
+    return islands.sum(axis=0), islands.max(axis=0)
+
+
+def test_reference_bands_equal_numpy_inverted_cdf_on_the_full_matrix(reference_plan):
+    plan = reference_plan
+    collector, nodes = run_with_nodes(plan, samples=600, chunk_size=97)   # 7 uneven chunks
+    bands = collector.bands()
+    assert bands.samples == 600
+    assert bands.days.tolist() == list(range(541))
+    for s in range(plan.n_strategies):
+        total, largest = brute_force_capacity(plan, nodes, s)
+        np.testing.assert_allclose(bands.total[s],
+                                   np.quantile(total, QS, axis=0, method="inverted_cdf").T,
+                                   rtol=0, atol=1e-6)
+        np.testing.assert_allclose(bands.largest[s],
+                                   np.quantile(largest, QS, axis=0, method="inverted_cdf").T,
+                                   rtol=0, atol=1e-6)
+        np.testing.assert_allclose(bands.p_below_baseline[s],
+                                   (total < plan.baseline - 1e-6).mean(axis=0))
+
+
+def test_bands_of_fixed_durations_match_a_hand_calculation(tiny):
+    # swap-on-day: E1, E2 (128 each) drain at day 10. R3 is empty at day 0, retrofitted in
+    # 10 days; racks arrive at 20, install 2 days, one 5-day burn-in: accepted at day 27
+    # (fabric ready at 15 + 3 = 18). swap-gated: each E drains when its rack is accepted.
+    plan = compile_scenario(load_scenario(tiny()))
+    collector, _ = run_with_nodes(plan, samples=50, chunk_size=16)
+    bands = collector.bands()
+    days = bands.days
+    on_day = np.where(days < 10, 256.0, np.where(days < 27, 0.0, 360.0))
+    gated = np.where(days < 27, 256.0, 360.0)          # drain and acceptance apply together
+    for q in range(3):
+        np.testing.assert_array_equal(bands.total[0, :, q], on_day)
+        np.testing.assert_array_equal(bands.total[1, :, q], gated)
+        np.testing.assert_array_equal(bands.largest[0, :, q],
+                                      np.where(days < 10, 256.0, np.where(days < 27, 0.0, 360.0)))
+        np.testing.assert_array_equal(bands.largest[1, :, q], np.where(days < 27, 256.0, 360.0))
+
+
+def test_capacities_off_any_coarse_grid_use_the_exact_fallback(tiny):
+    path = tiny(delay='{ dist = "uniform", min = 0, max = 20 }',
+                attempt='{ dist = "triangular", min = 3, mode = 5, max = 9 }', fail_first=0.3)
+    path.write_text(path.read_text().replace("h100_eq_per_gpu = 2.5", "h100_eq_per_gpu = 2.3456789"))
+    plan = compile_scenario(load_scenario(path))
+    collector, nodes = run_with_nodes(plan, samples=400, chunk_size=64)
+    assert collector.total[0].grid is None          # a micro-unit grid would be too fine
+    bands = collector.bands()
+    for s in range(plan.n_strategies):
+        total, largest = brute_force_capacity(plan, nodes, s)
+        np.testing.assert_allclose(bands.total[s],
+                                   np.quantile(total, QS, axis=0, method="inverted_cdf").T,
+                                   rtol=0, atol=1e-6)
+        np.testing.assert_allclose(bands.largest[s],
+                                   np.quantile(largest, QS, axis=0, method="inverted_cdf").T,
+                                   rtol=0, atol=1e-6)
+
+
+def test_memory_holds_one_count_per_day_and_distinct_value(reference_plan):
+    small, _ = run_with_nodes(reference_plan, samples=200, chunk_size=200)
+    large, _ = run_with_nodes(reference_plan, samples=2000, chunk_size=500)
+    for s in range(reference_plan.n_strategies):
+        for histogram in (small.total[s], large.total[s]):
+            assert all(c.shape == (542,) for c in histogram.diff.values())
+        # distinct capacities are sums of unit capacities: at most 9 x 17 of them
+        assert len(large.total[s].diff) <= 9 * 17
+
+
+def test_peak_draw_per_hall_matches_the_definition(reference_plan):
+    plan = reference_plan
+    collector, nodes = run_with_nodes(plan, samples=300, chunk_size=128)
+    power = collector.hall_power()
+    for s, name in enumerate(plan.strategy_names):
+        times = nodes[:, s, plan.power_event_node]
+        for h, row in enumerate(power[name]):
+            # draw just after each event instant: every event with time <= that instant
+            mine = np.where(plan.power_event_hall[s] == h, plan.power_event_delta, 0.0)
+            after = plan.hall_draw0[h] + ((times[:, None, :] <= times[:, :, None]) * mine).sum(axis=2)
+            peak = np.maximum(plan.hall_draw0[h], after.max(axis=1))
+            assert row.peak_p90_kw == pytest.approx(np.quantile(peak, 0.9, method="inverted_cdf"),
+                                                    abs=1e-6)
+            assert row.peak_max_kw == pytest.approx(peak.max(), abs=1e-6)
+            assert row.probability_over == pytest.approx(np.mean(peak > row.cap_kw * (1 + 1e-9)))
+        np.testing.assert_allclose(hall_peak_draw(plan, s, nodes[:, s]).max(axis=1).shape, (300,))
+
+
+@pytest.mark.parametrize("grid", [None, Grid(lo=-6, step=3, n_bins=20)])
+def test_exact_histogram_quantiles_equal_numpy(grid):
+    rng = np.random.default_rng(0)
+    histogram = ExactHistogram(n_rows=4, grid=grid)
+    values = []
+    for size in (1, 9, 30, 60):        # sample counts where n * q is and is not whole
+        chunk = 3 * rng.integers(-2, 17, size=(size, 4)).astype(np.int64)
+        starts = np.zeros((size, 1), np.int64)
+        histogram.add_pieces(starts, np.full((size, 1), 4, np.int64), chunk[:, :1])
+        values.append(np.repeat(chunk[:, :1], 4, axis=1))
+        everything = np.concatenate(values)
+        expected = np.quantile(everything, [0.1, 0.5, 0.9, 1.0], axis=0, method="inverted_cdf").T
+        np.testing.assert_array_equal(histogram.quantiles((0.1, 0.5, 0.9, 1.0)), expected)
+
+
+def test_inverted_cdf_index_is_numpys():
+    for n in range(1, 60):
+        ranks = np.arange(n)
+        for q in (0.0, 0.1, 0.25, 0.5, 0.9, 0.99, 1.0):
+            assert inverted_cdf_index(n, q) == int(np.quantile(ranks, q, method="inverted_cdf"))

@@ -1,0 +1,100 @@
+"""metrics.parquet and capacity_bands.parquet (mcrisk.report.tables), and their atomic writing."""
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from pathlib import Path
+from mcrisk.compile import METRICS
+from mcrisk.report import bands as bands_module
+from mcrisk.report.tables import input_quantities
+from mcrisk.run import run_scenario
+
+MINIMAL = Path(__file__).resolve().parents[1] / "scenarios" / "minimal.toml"
+
+
+@pytest.fixture(scope="module")
+def minimal_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("tables")
+    return run_scenario(str(MINIMAL), samples=700, seed=4, backend="cpu", out_dir=out,
+                        chunk_size=256, report=False)
+
+
+def test_metrics_parquet_has_one_row_per_scenario_and_strategy(minimal_run):
+    run = minimal_run
+    path = run.out_dir / "metrics.parquet"
+    meta = pq.ParquetFile(path).metadata
+    assert meta.num_rows == 700 * 2
+    assert meta.num_row_groups == 3                      # one per chunk of 256
+    table = pq.read_table(path)
+    assert table.column_names[:8] == ["scenario", "strategy", *METRICS]
+    assert table.schema.field("power_violation").type == pa.bool_()
+    np.testing.assert_array_equal(table["scenario"].to_numpy(), np.repeat(np.arange(700), 2))
+    assert table["strategy"].to_pylist() == ["swap-gated", "drain-on-day"] * 700
+    for k, metric in enumerate(METRICS[:-1]):
+        np.testing.assert_array_equal(table[metric].to_numpy(),
+                                      run.result.metrics[:, :, k].ravel())
+    np.testing.assert_array_equal(table["power_violation"].to_numpy(),
+                                  run.result.metrics[:, :, -1].ravel() > 0.5)
+
+
+def test_metrics_parquet_carries_the_drawn_inputs(minimal_run):
+    run = minimal_run
+    table = pq.read_table(run.out_dir / "metrics.parquet")
+    names = run.plan.quantity_names
+    arrival = names.index("shipment.S1.arrival")
+    np.testing.assert_allclose(table["shipment.S1.arrival"].to_numpy()[::2],
+                               run.result.world[:, arrival], rtol=1e-6)
+    # each scenario's inputs repeat on every strategy's row
+    np.testing.assert_array_equal(table["shipment.S1.arrival"].to_numpy()[::2],
+                                  table["shipment.S1.arrival"].to_numpy()[1::2])
+    attempts = table["unit.N1.burn_in.attempts"].to_numpy()
+    assert table.schema.field("unit.N1.burn_in.attempts").type == pa.int32()
+    assert attempts.min() >= 1
+    assert "shipment.S1.arrival.delay" not in table.column_names
+
+
+def test_the_documented_input_subset_of_the_reference(reference_plan):
+    kept = {reference_plan.quantity_names[q] for q in input_quantities(reference_plan)}
+    for name in ("shared.vendor", "shipment.S4.arrival", "hall.B.energized", "island.xdr.ready",
+                 "unit.N16.burn_in", "unit.N16.burn_in.attempts", "row.A9.retrofit"):
+        assert name in kept
+    for name in ("shipment.S1.arrival.delay", "unit.SU1.drain", "unit.N01.install",
+                 "island.xdr.install"):
+        assert name not in kept
+    assert len(kept) == 1 + 4 + 1 + 1 + 16 * 2 + 9
+
+
+def test_capacity_bands_parquet_is_long_format(minimal_run):
+    table = pq.read_table(minimal_run.out_dir / "capacity_bands.parquet")
+    assert table.num_rows == 2 * 201                     # 2 strategies x days 0..200
+    assert table.column_names == ["strategy", "day", "capacity_p10", "capacity_p50",
+                                  "capacity_p90", "largest_island_p10", "largest_island_p50",
+                                  "largest_island_p90", "p_below_baseline"]
+    assert table.schema.metadata[b"quantile_method"] == b"inverted_cdf"
+    rows = table.to_pylist()
+    assert rows[0] == {**rows[0], "strategy": "swap-gated", "day": 0, "capacity_p50": 128.0}
+    p10, p50, p90 = (table[f"capacity_{q}"].to_numpy() for q in ("p10", "p50", "p90"))
+    assert np.all(p10 <= p50) and np.all(p50 <= p90)
+
+
+def test_a_failed_run_leaves_the_previous_tables_and_no_temp_files(tmp_path, monkeypatch):
+    run_scenario(str(MINIMAL), samples=300, seed=4, backend="cpu", out_dir=tmp_path,
+                 chunk_size=100, report=False)
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+
+    calls = []
+
+    def fail_on_second_chunk(self, first, metrics, world, node_times):
+        calls.append(first)
+        if len(calls) == 2:
+            raise RuntimeError("simulated crash mid-run")
+
+    monkeypatch.setattr(bands_module.BandCollector, "__call__", fail_on_second_chunk)
+    with pytest.raises(RuntimeError, match="mid-run"):
+        run_scenario(str(MINIMAL), samples=600, seed=9, backend="cpu", out_dir=tmp_path,
+                     chunk_size=100, report=False)
+    after = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    assert after == before                               # no temp file, nothing replaced
