@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# The GPU checks and measurements, in one prepared run on a lent GPU machine (an H200 here):
+#   1. what the machine is (nvidia-smi, CuPy's view of the device)
+#   2. pytest -m gpu: the CuPy kernels against the Numba backend, bit-exact random stream,
+#      device summary against mcrisk.aggregate, the GPU path really taken
+#   3. benchmarks/bench_gpu.py: kernel throughput at 1e6 and 1e7 scenarios on the reference,
+#      end-to-end 1e6 x 5 (sampling, metrics, percentiles, summary), GPU-vs-CPU differences
+# Everything it prints also goes to $OUT (the lent machine's folder that comes back), else to
+# benchmarks/gpu-check/. About 2-4 minutes on an H200, most of it Numba's first compile.
+#
+#   bash benchmarks/gpu_check.sh            # from the repository root, on the GPU machine
+#
+# Python packages: the machine's python3 is used if it has cupy, numba, scipy and pytest
+# (the workplace's CUDA image has them). Otherwise they are installed from wheels in .whl/
+# (the machine cannot reach a registry). Fetch them beforehand on a machine that can, into
+# the repository root (.whl/ is git-ignored), for the device's Python (3.12 there):
+#   python3 -m pip download --only-binary=:all: --python-version 3.12 \
+#       --platform manylinux2014_x86_64 -d .whl \
+#       cupy-cuda12x numba llvmlite scipy numpy pyarrow matplotlib pytest
+# (cupy-cuda13x for a CUDA 13 driver) and carry .whl along with the working tree.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+OUT="${OUT:-benchmarks/gpu-check}"
+mkdir -p "$OUT"
+export PYTHONUNBUFFERED=1
+export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"   # mcrisk from this checkout, no install
+
+PYTHON="${PYTHON:-python3}"
+if ! "$PYTHON" -c "import cupy, numba, scipy, pytest" 2>/dev/null; then
+    if ! ls .whl/*.whl >/dev/null 2>&1; then
+        echo "gpu_check: $PYTHON lacks cupy/numba/scipy/pytest and there is no .whl/ folder;" >&2
+        echo "fetch the wheels first (see the header of $0)" >&2
+        exit 2
+    fi
+    "$PYTHON" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+        --target /tmp/mcrisk-site .whl/*.whl
+    export PYTHONPATH="$PYTHONPATH:/tmp/mcrisk-site"
+fi
+
+{
+    echo "== machine"
+    nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv || true
+    "$PYTHON" - <<'EOF'
+import platform, cupy, numba
+from mcrisk.backends import gpu_unavailable_reason
+print("python", platform.python_version(), "cupy", cupy.__version__, "numba", numba.__version__,
+      "cuda runtime", cupy.cuda.runtime.runtimeGetVersion())
+print("gpu_unavailable_reason():", gpu_unavailable_reason())
+EOF
+} 2>&1 | tee "$OUT/machine.txt"
+
+echo "== pytest -m gpu"
+set +e
+"$PYTHON" -m pytest -q -m gpu -p no:cacheprovider tests/test_gpu_parity.py 2>&1 \
+    | tee "$OUT/pytest-gpu.txt"
+tests=${PIPESTATUS[0]}
+set -e
+
+echo "== benchmarks/bench_gpu.py"
+"$PYTHON" benchmarks/bench_gpu.py --out "$OUT" 2>&1 | tee "$OUT/bench-gpu.txt"
+
+echo "gpu_check: pytest -m gpu exit code $tests; results in $OUT"
+exit "$tests"

@@ -1,0 +1,131 @@
+// Distributions as inverse CDFs of uniforms. Mirrors ppf/ndtri/draw of mcrisk/backends/cpu.py
+// line by line (encoding: mcrisk/distributions.py).
+#ifndef MCRISK_DISTRIBUTIONS_CUH
+#define MCRISK_DISTRIBUTIONS_CUH
+
+#include "compat.cuh"
+#include "philox.cuh"
+
+namespace mcrisk {
+
+// mcrisk.distributions codes.
+static constexpr int KIND_FIXED = 0;
+static constexpr int KIND_UNIFORM = 1;
+static constexpr int KIND_TRIANGULAR = 2;
+static constexpr int KIND_PERT = 3;
+static constexpr int KIND_LOGNORMAL = 4;
+static constexpr int PERT_TABLE_SIZE = 4097;
+
+static constexpr double PI = 3.141592653589793;
+
+// Acklam's rational approximation of the normal quantile, refined by one Halley step on erfc
+// (cpu.py's _A, _B, _C, _D).
+static constexpr double A0 = -3.969683028665376e+01, A1 = 2.209460984245205e+02,
+                        A2 = -2.759285104469687e+02, A3 = 1.383577518672690e+02,
+                        A4 = -3.066479806614716e+01, A5 = 2.506628277459239e+00;
+static constexpr double B0 = -5.447609879822406e+01, B1 = 1.615858368580409e+02,
+                        B2 = -1.556989798598866e+02, B3 = 6.680131188771972e+01,
+                        B4 = -1.328068155288572e+01;
+static constexpr double C0 = -7.784894002430293e-03, C1 = -3.223964580411365e-01,
+                        C2 = -2.400758277161838e+00, C3 = -2.549732539343734e+00,
+                        C4 = 4.374664141464968e+00, C5 = 2.938163982698783e+00;
+static constexpr double D0 = 7.784695709041462e-03, D1 = 3.224671290700398e-01,
+                        D2 = 2.445134137142996e+00, D3 = 3.754408661907416e+00;
+
+// ndtri for p in (0, 0.5].
+MCRISK_HD double ndtri_lower(double p) {
+    double q, r, x;
+    if (p < 0.02425) {
+        q = sqrt(-2.0 * log(p));
+        x = (((((C0 * q + C1) * q + C2) * q + C3) * q + C4) * q + C5)
+            / ((((D0 * q + D1) * q + D2) * q + D3) * q + 1.0);
+    } else {
+        q = p - 0.5;
+        r = q * q;
+        x = (((((A0 * r + A1) * r + A2) * r + A3) * r + A4) * r + A5) * q
+            / (((((B0 * r + B1) * r + B2) * r + B3) * r + B4) * r + 1.0);
+    }
+    double e = 0.5 * erfc(-x / sqrt(2.0)) - p;
+    double u = e * sqrt(2.0 * PI) * exp(0.5 * x * x);
+    return x - u / (1.0 + 0.5 * x * u);
+}
+
+// Standard normal quantile for p in (0, 1); the upper half by symmetry, since 1 - p is exact
+// there and the Halley step is accurate only where erfc does not cancel.
+MCRISK_HD double ndtri(double p) {
+    if (p > 0.5) {
+        return -ndtri_lower(1.0 - p);
+    }
+    return ndtri_lower(p);
+}
+
+// Inverse CDF of distribution d (not `chance`) at u.
+MCRISK_HD double ppf(int kind, const double* dist_param, int d, const double* pert_table,
+                     double u) {
+    if (kind == KIND_FIXED) {
+        return dist_param[4 * d + 0];
+    }
+    if (kind == KIND_UNIFORM) {
+        return dist_param[4 * d + 0] + u * dist_param[4 * d + 1];
+    }
+    if (kind == KIND_TRIANGULAR) {
+        double low = dist_param[4 * d + 0], mode = dist_param[4 * d + 1],
+               high = dist_param[4 * d + 2];
+        double span = high - low;
+        if (span <= 0.0) {
+            return low;
+        }
+        if (u < (mode - low) / span) {
+            return low + sqrt(u * span * (mode - low));
+        }
+        return high - sqrt((1.0 - u) * span * (high - mode));
+    }
+    if (kind == KIND_PERT) {
+        // A table is PERT_TABLE_SIZE knots, then 1/alpha and 1/beta: the outermost interval
+        // at each end follows the Beta quantile's power law, the others are linear.
+        int offset = (int)dist_param[4 * d + 2];
+        int last = PERT_TABLE_SIZE - 1;
+        double position = u * last;
+        int knot = min((int)position, last - 1);
+        double frac = position - knot;
+        double y;
+        if (knot == 0) {
+            y = pert_table[offset + 1] * pow(position, pert_table[offset + last + 1]);
+        } else if (knot == last - 1) {
+            y = 1.0 - (1.0 - pert_table[offset + last - 1])
+                      * pow(last - position, pert_table[offset + last + 2]);
+        } else {
+            double lo = pert_table[offset + knot];
+            y = lo + frac * (pert_table[offset + knot + 1] - lo);
+        }
+        return dist_param[4 * d + 0] + dist_param[4 * d + 1] * y;
+    }
+    if (kind == KIND_LOGNORMAL) {
+        return exp(dist_param[4 * d + 0] + dist_param[4 * d + 1] * ndtri(u));
+    }
+    return not_a_number();
+}
+
+// The draw of distribution d at (seed, scenario, address, index): `chance` tosses u1 and
+// draws from u2, the others use u1; a fixed value costs no Philox block.
+MCRISK_HD double draw(const int* dist_kind, const double* dist_param, const double* dist_chance,
+                      const double* pert_table, int d, u32 seed_lo, u32 seed_hi, u64 scenario,
+                      u32 address, u32 index) {
+    int kind = dist_kind[d];
+    double chance = dist_chance[d];
+    if (kind == KIND_FIXED && chance >= 1.0) {
+        return dist_param[4 * d + 0];
+    }
+    Uniforms u = uniforms(seed_lo, seed_hi, scenario, address, index);
+    if (chance >= 1.0) {
+        return ppf(kind, dist_param, d, pert_table, u.u1);
+    }
+    if (u.u1 < chance) {
+        return ppf(kind, dist_param, d, pert_table, u.u2);
+    }
+    return 0.0;
+}
+
+}  // namespace mcrisk
+
+#endif  // MCRISK_DISTRIBUTIONS_CUH

@@ -1,0 +1,317 @@
+"""The CUDA backend: kernels/simulate.cu through CuPy, one thread per scenario.
+
+The kernel mirrors backends/cpu.py line by line (kernels/*.cuh keep its names, loop structure
+and constants); one thread samples its scenario's world once and then runs every strategy on
+it (common random numbers). Only metrics[i, s, 6] and world[i, q] leave the kernel (and
+node_times[i, s, v] when asked for). The same sources compile for the host with g++, which is
+how CI proves them equal to the Numba backend without a GPU (backends/hostcuda.py,
+tests/test_cuda_host.py).
+
+Importing this module does not import CuPy: the kernel's interface (argument list, compile
+options, source text) and the summary's rank logic are plain NumPy, shared with the host build
+and testable anywhere. CuPy is imported on first use.
+"""
+from __future__ import annotations
+
+import importlib.resources
+import re
+from pathlib import Path
+
+import numpy as np
+from scipy import stats
+
+from ..aggregate import CONTINUOUS_METRICS, PERCENTILES
+from ..compile import N_METRICS, CompiledScenario
+from ..rng import split_seed
+
+# The kernel's plan parameters: CompiledScenario.kernel_args() in order, then the shapes
+# Numba reads off the arrays. kernels/simulate.cu's MCRISK_PLAN_PARAMS lists the same names
+# and types (tests/test_cuda_host.py checks it). "T*" is an array of T, "T" a scalar.
+PLAN_PARAMETERS = (
+    ("dist_kind", "int32*"), ("dist_param", "float64*"), ("dist_chance", "float64*"),
+    ("pert_table", "float64*"), ("q_kind", "int32*"), ("q_dist", "int32*"),
+    ("q_address", "uint32*"), ("q_const", "float64*"), ("q_terms_ptr", "int32*"),
+    ("q_terms", "int32*"), ("q_burnin", "int32*"), ("burnin_dist", "int32*"),
+    ("burnin_fail", "float64*"), ("burnin_rma_after", "int32*"), ("node_base_q", "int32*"),
+    ("node_kind", "int32*"), ("node_base_const", "float64*"), ("node_add_q", "int32*"),
+    ("node_add_const", "float64*"), ("dep_ptr", "int32*"), ("dep_idx", "int32*"),
+    ("user_ptr", "int32*"), ("user_idx", "int32*"), ("topo", "int32*"), ("n_crews", "int32"),
+    ("cap_event_node", "int32*"), ("cap_event_island", "int32*"),
+    ("cap_event_delta", "float64*"), ("cap_event_scale_q", "int32*"), ("island_cap0", "float64*"),
+    ("power_event_node", "int32*"), ("power_event_hall", "int32*"),
+    ("power_event_delta", "float64*"), ("hall_draw0", "float64*"), ("hall_cap", "float64*"),
+    ("completion_node", "int32*"), ("baseline", "float64"), ("horizon", "float64"),
+    ("largest_job", "float64"), ("demand_day", "float64*"), ("demand_value", "float64*"),
+    # shapes
+    ("n_quantities", "int32"), ("n_strategies", "int32"), ("n_nodes", "int32"),
+    ("dep_width", "int32"), ("user_width", "int32"), ("n_cap_events", "int32"),
+    ("n_islands", "int32"), ("n_power_events", "int32"), ("n_halls", "int32"),
+    ("n_completion", "int32"), ("n_demand", "int32"),
+)
+N_KERNEL_ARGS = 41                  # how many of PLAN_PARAMETERS come from kernel_args()
+# The chunk parameters that follow them (simulate_chunk_kernel and host_simulate_chunk alike).
+CHUNK_PARAMETERS = (
+    ("seed_lo", "uint32"), ("seed_hi", "uint32"), ("first", "uint64"), ("count", "int64"),
+    ("metrics", "float64*"), ("world", "float64*"), ("node_times", "float64*"),
+    ("keep_nodes", "int32"), ("status", "int8*"),
+)
+LIMIT_NAMES = ("MAX_QUANTITIES", "MAX_NODES", "MAX_EVENTS", "MAX_ISLANDS", "MAX_HALLS",
+               "MAX_CREWS")
+# NVRTC options. --fmad=false: no multiply-add contraction, so the device rounds like the CPU
+# backends (a parity choice; the kernel is bound by memory and branches, not by FP64 FMAs).
+NVRTC_OPTIONS = ("-std=c++17", "--fmad=false")
+BLOCK_SIZE = 128
+KERNEL_NAME = "simulate_chunk_kernel"
+PROBE_KERNELS = ("philox_kernel", "uniforms_kernel", "ndtri_kernel")
+
+_INCLUDE = re.compile(r'^#include "([\w.]+)"\s*$', re.MULTILINE)
+
+
+# ---- the kernel's interface, without CuPy ------------------------------------------------
+
+def kernel_file(name: str) -> str:
+    """Text of kernels/<name>, the package data of mcrisk.kernels (or the source checkout)."""
+    try:
+        return importlib.resources.files("mcrisk.kernels").joinpath(name).read_text()
+    except (ModuleNotFoundError, FileNotFoundError):
+        # Run from a source checkout without installing: kernels/ sits next to mcrisk/.
+        return (Path(__file__).resolve().parents[2] / "kernels" / name).read_text()
+
+
+def kernel_source(name: str = "simulate.cu") -> str:
+    """kernels/<name> with its local #includes inlined, each header once.
+
+    Inlined rather than passed as -I: CuPy's on-disk kernel cache is keyed by the code string
+    and options, so a header edited later must change the code string to be recompiled.
+    """
+    seen: set[str] = set()
+
+    def expand(text: str) -> str:
+        def include(match: re.Match) -> str:
+            header = match.group(1)
+            if header in seen:
+                return f"// {header}: already included"
+            seen.add(header)
+            return f"// ---- {header} ----\n" + expand(kernel_file(header))
+        return _INCLUDE.sub(include, text)
+
+    return expand(kernel_file(name))
+
+
+def plan_shapes(plan: CompiledScenario) -> dict[str, int]:
+    """The shape parameters of the kernel (what Numba reads off the arrays)."""
+    return {
+        "n_quantities": plan.n_quantities, "n_strategies": plan.n_strategies,
+        "n_nodes": plan.n_nodes, "dep_width": plan.dep_idx.shape[1],
+        "user_width": plan.user_idx.shape[1], "n_cap_events": plan.cap_event_node.shape[0],
+        "n_islands": plan.island_cap0.shape[0], "n_power_events": plan.power_event_node.shape[0],
+        "n_halls": plan.hall_cap.shape[0], "n_completion": plan.completion_node.shape[0],
+        "n_demand": plan.demand_day.shape[0],
+    }
+
+
+def plan_limits(plan: CompiledScenario) -> dict[str, int]:
+    """Compile-time scratch sizes (-D MAX_*) that fit this plan exactly (at least 1 each)."""
+    shapes = plan_shapes(plan)
+    needs = (shapes["n_quantities"], shapes["n_nodes"],
+             max(shapes["n_cap_events"], shapes["n_power_events"]), shapes["n_islands"],
+             shapes["n_halls"], plan.n_crews)
+    return {name: max(1, int(n)) for name, n in zip(LIMIT_NAMES, needs)}
+
+
+def compile_options(plan: CompiledScenario) -> tuple[str, ...]:
+    """NVRTC options for this plan's shape: the fixed ones and -DMAX_*=n."""
+    return NVRTC_OPTIONS + tuple(f"-D{k}={v}" for k, v in plan_limits(plan).items())
+
+
+def typed_arguments(parameters: tuple, values) -> list:
+    """values as the C types of `parameters`: arrays (NumPy or CuPy) checked for dtype and
+    C order, scalars converted to NumPy scalars of the type (CuPy passes them by that type)."""
+    out = []
+    for (name, kind), value in zip(parameters, values, strict=True):
+        dtype = np.dtype(kind.rstrip("*"))
+        if kind.endswith("*"):
+            if value.dtype != dtype or not value.flags.c_contiguous:
+                raise TypeError(f"{name} is {value.dtype} (C order: {value.flags.c_contiguous}); "
+                                f"the kernel takes C-ordered {dtype}")
+            out.append(value)
+        else:
+            out.append(dtype.type(value))
+    return out
+
+
+def plan_arguments(plan: CompiledScenario) -> list:
+    """The plan parameters: C-ordered NumPy arrays and NumPy scalars of the kernel's types."""
+    values = list(plan.kernel_args()) + list(plan_shapes(plan).values())
+    return typed_arguments(PLAN_PARAMETERS, [np.ascontiguousarray(v) if isinstance(v, np.ndarray)
+                                             else v for v in values])
+
+
+def chunk_arguments(seed: int, first: int, count: int, metrics, world, node_times,
+                    keep_nodes: bool, status) -> list:
+    """The chunk parameters that follow the plan's, typed (outputs NumPy or CuPy)."""
+    seed_lo, seed_hi = split_seed(seed)
+    return typed_arguments(CHUNK_PARAMETERS, (seed_lo, seed_hi, first, count, metrics, world,
+                                              node_times, int(bool(keep_nodes)), status))
+
+
+# ---- the summary's ranks, without CuPy -------------------------------------------------------
+
+def quantile_position(n: int, q: float) -> tuple[int, int, float]:
+    """(previous, next, gamma) of numpy.quantile's default 'linear' method for n values."""
+    virtual = (n - 1) * q                       # numpy: (n - 1) * quantiles
+    if virtual >= n - 1:                        # numpy: both neighbours are index -1, the
+        return n - 1, n - 1, virtual - (-1)     # last value, and gamma is taken from -1
+    previous = int(np.floor(virtual))
+    return previous, previous + 1, virtual - previous
+
+
+def lerp(a: float, b: float, t: float) -> float:
+    """numpy's _lerp, the same operations in the same order (so the same float)."""
+    a, b = np.float64(a), np.float64(b)
+    diff_b_a = b - a
+    if t >= 0.5:
+        return float(b - diff_b_a * (1 - t))
+    return float(a + diff_b_a * t)
+
+
+def p90_ci_ranks(n: int, confidence: float = 0.95) -> tuple[int | None, int | None]:
+    """0-based order statistics of the P90's two-sided CI (None: that side is undefined).
+
+    Exactly scipy.stats.quantile_test(...).confidence_interval(confidence) with p = 0.9:
+    the ranks depend on n only, so they are found here once and gathered on the device.
+    """
+    binom = stats.binom(n, 0.9)
+    p = (1 - confidence) / 2
+    low_index = int(binom.ppf(p)) - 1
+    high_index = int(binom.isf(p))
+    return (low_index if low_index >= 0 else None, high_index if high_index < n else None)
+
+
+def summarize_with(xp, metrics, strategy_names: tuple[str, ...]) -> dict:
+    """aggregate.summarize's document from metrics[scenario, strategy, metric] in module xp.
+
+    xp is numpy or cupy: sort and means run in xp (on the device for cupy); only the few
+    order statistics that the percentiles and CIs need come back, and the interpolation runs
+    on the host with numpy's formula, so percentiles and CIs equal aggregate.summarize's
+    exactly (a device lerp could be contracted into an FMA). Means agree to rounding.
+    """
+    n = int(metrics.shape[0])
+    if n < 1:
+        raise ValueError("no scenarios to summarize")
+    n_continuous = len(CONTINUOUS_METRICS)
+    # [strategy, metric, scenario]: each row contiguous, sorted along the last axis.
+    rows = xp.ascontiguousarray(xp.moveaxis(metrics[:, :, :n_continuous], 0, -1))
+    means = _to_numpy(xp.mean(rows, axis=-1))
+    ordered = xp.sort(rows, axis=-1)
+    positions = {key: quantile_position(n, q) for key, q in PERCENTILES}
+    low, high = p90_ci_ranks(n)
+    wanted = sorted({0, n - 1} | {i for p in positions.values() for i in p[:2]}
+                    | {r for r in (low, high) if r is not None})
+    column = {rank: j for j, rank in enumerate(wanted)}
+    stats_ = _to_numpy(ordered[:, :, xp.asarray(wanted)])         # [strategy, metric, k]
+    violations = _to_numpy(xp.count_nonzero(metrics[:, :, -1] > 0.5, axis=0))
+    out = {}
+    for s, name in enumerate(strategy_names):
+        per = {}
+        for m, metric in enumerate(CONTINUOUS_METRICS):
+            values = stats_[s, m]
+            summary = {"mean": float(means[s, m])}
+            for key, (prev, nxt, gamma) in positions.items():
+                summary[key] = lerp(values[column[prev]], values[column[nxt]], gamma)
+            if np.isnan(values[column[n - 1]]):           # numpy: NaNs sort last, NaN out
+                for key, _ in PERCENTILES:
+                    summary[key] = float("nan")
+            first, last = float(values[column[0]]), float(values[column[n - 1]])
+            if first == last:
+                summary["p90_ci"] = [first, first]
+            else:
+                summary["p90_ci"] = [float(values[column[r]]) if r is not None else float("nan")
+                                     for r in (low, high)]
+            per[metric] = summary
+        per["power_violation"] = {"probability": int(violations[s]) / n}
+        out[name] = per
+    return out
+
+
+def _to_numpy(array) -> np.ndarray:
+    return array.get() if hasattr(array, "get") else np.asarray(array)
+
+
+# ---- CuPy ----------------------------------------------------------------------------------
+
+_modules: dict[tuple[str, ...], object] = {}     # compile options -> cupy.RawModule
+_device_plan: dict = {"plan": None, "args": None}
+launch_count = 0                                  # simulate_chunk_kernel launches, for tests
+
+
+def _cupy():
+    try:
+        import cupy
+    except ImportError as exc:
+        raise RuntimeError("the GPU backend needs CuPy (pip install '.[gpu]'); "
+                           "select it with mcrisk.backends.select_backend('gpu')") from exc
+    return cupy
+
+
+def module_for(plan: CompiledScenario):
+    """The compiled cupy.RawModule for this plan's shape (compiled once per shape)."""
+    options = compile_options(plan)
+    module = _modules.get(options)
+    if module is None:
+        cupy = _cupy()
+        module = cupy.RawModule(code=kernel_source(), options=options)
+        module.compile()
+        _modules[options] = module
+    return module
+
+
+def _device_arguments(plan: CompiledScenario) -> list:
+    """The plan's arrays on the device, uploaded once per plan object."""
+    if _device_plan["plan"] is not plan:
+        cupy = _cupy()
+        args = [cupy.asarray(a) if isinstance(a, np.ndarray) else a
+                for a in plan_arguments(plan)]
+        _device_plan.update(plan=plan, args=args)
+    return _device_plan["args"]
+
+
+def simulate_chunk_device(plan: CompiledScenario, seed: int, first: int, count: int,
+                          keep_nodes: bool = False):
+    """(metrics[count, s, 6], world[count, q], node_times[count, s, v] or None) as CuPy arrays
+    for scenarios first .. first + count - 1; the device-resident form of simulate_chunk."""
+    global launch_count
+    if count < 1:
+        raise ValueError(f"count must be >= 1, got {count}")
+    cupy = _cupy()
+    kernel = module_for(plan).get_function(KERNEL_NAME)
+    metrics = cupy.zeros((count, plan.n_strategies, N_METRICS), dtype=cupy.float64)
+    world = cupy.zeros((count, plan.n_quantities), dtype=cupy.float64)
+    node_times = cupy.zeros((count if keep_nodes else 1, plan.n_strategies, plan.n_nodes),
+                            dtype=cupy.float64)
+    status = cupy.zeros(count, dtype=cupy.int8)
+    grid = ((count + BLOCK_SIZE - 1) // BLOCK_SIZE,)
+    kernel(grid, (BLOCK_SIZE,),
+           (*_device_arguments(plan),
+            *chunk_arguments(seed, first, count, metrics, world, node_times, keep_nodes, status)))
+    launch_count += 1
+    worst = int(status.max())
+    if worst == 2:
+        raise RuntimeError("the kernel module's MAX_* sizes do not fit the plan (a bug in "
+                           "mcrisk.backends.gpu.plan_limits)")
+    if worst == 1:
+        raise RuntimeError("schedule_nodes left nodes unscheduled: a deadlock past validation")
+    return metrics, world, (node_times if keep_nodes else None)
+
+
+def simulate_chunk(plan: CompiledScenario, seed: int, first: int, count: int,
+                   keep_nodes: bool = False):
+    """Same contract as backends.reference.simulate_chunk (NumPy arrays back)."""
+    metrics, world, node_times = simulate_chunk_device(plan, seed, first, count, keep_nodes)
+    return metrics.get(), world.get(), (node_times.get() if keep_nodes else None)
+
+
+def summarize_on_device(metrics_gpu, strategy_names: tuple[str, ...]) -> dict:
+    """aggregate.summarize's document from a CuPy metrics[scenario, strategy, metric] array:
+    sorting, means and counts on the device; see summarize_with."""
+    return summarize_with(_cupy(), metrics_gpu, strategy_names)

@@ -1,0 +1,176 @@
+"""The CUDA kernel's sources compiled for the host: parity with the CPU on every CI run.
+
+All per-scenario logic of kernels/simulate.cu is `__host__ __device__` (kernels/*.cuh), and
+kernels/compat.cuh turns the CUDA qualifiers into nothing outside nvcc. So g++ compiles the
+very text that NVRTC compiles for the GPU (gpu.kernel_source(), includes inlined) as C++ into
+a shared library, which ctypes loads. Its entry points run the same per-scenario function in a
+plain loop, and expose the random stream and the normal quantile as probes.
+
+Not a backend: it is single-threaded and exists so tests can hold the CUDA code to the Numba
+backend without a GPU. Build flags keep the host arithmetic the CPU backends' (no FMA
+contraction, no fast-math), so the two agree bit for bit on x86-64 with glibc.
+"""
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+
+from ..compile import N_METRICS, CompiledScenario
+from ..rng import split_seed
+from . import gpu
+
+# Scratch sizes of the host build: generous, so one build serves every test plan (the GPU
+# compiles one module per plan shape instead). Scratch lives on the heap (simulate.cu).
+HOST_LIMITS = {"MAX_QUANTITIES": 4096, "MAX_NODES": 4096, "MAX_EVENTS": 4096,
+               "MAX_ISLANDS": 256, "MAX_HALLS": 256, "MAX_CREWS": 256}
+# -ffp-contract=off: no fused multiply-add (GCC contracts by default where the target has FMA,
+# e.g. aarch64); Numba's LLVM does not contract either.
+HOST_FLAGS = ("-x", "c++", "-std=c++17", "-O2", "-fPIC", "-shared", "-ffp-contract=off",
+              "-Wall", "-Wextra")
+
+_CTYPES = {"int32": ctypes.c_int32, "uint32": ctypes.c_uint32, "int64": ctypes.c_int64,
+           "uint64": ctypes.c_uint64, "float64": ctypes.c_double}
+
+
+class HostBuildError(RuntimeError):
+    """The host compiler is missing or rejected kernels/simulate.cu."""
+
+
+def host_compiler() -> str | None:
+    """Path of the C++ compiler ($CXX, else g++), or None when there is none."""
+    return shutil.which(os.environ.get("CXX", "g++"))
+
+
+def build_host_library(build_dir: str | Path) -> tuple[Path, str]:
+    """Compile kernels/simulate.cu for the host into build_dir; (library path, compiler log).
+
+    The library's name carries a hash of the source text and flags, so a build is reused
+    until a kernel file changes.
+    """
+    compiler = host_compiler()
+    if compiler is None:
+        raise HostBuildError("no C++ compiler found (set $CXX or install g++)")
+    source = gpu.kernel_source()
+    defines = tuple(f"-D{k}={v}" for k, v in HOST_LIMITS.items())
+    key = hashlib.sha256("\0".join((source, compiler) + HOST_FLAGS + defines).encode())
+    build_dir = Path(build_dir)
+    build_dir.mkdir(parents=True, exist_ok=True)
+    library = build_dir / f"libmcrisk_host_{key.hexdigest()[:16]}.so"
+    log_file = library.with_suffix(".log")
+    if library.exists():
+        return library, log_file.read_text() if log_file.exists() else ""
+    source_file = build_dir / "simulate_host.cu"
+    source_file.write_text(source)
+    partial = library.with_suffix(f".{os.getpid()}.tmp")
+    done = subprocess.run([compiler, *HOST_FLAGS, *defines, str(source_file), "-o", str(partial)],
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        raise HostBuildError(f"{compiler} could not compile kernels/simulate.cu for the host:\n"
+                             f"{done.stderr}")
+    log_file.write_text(done.stderr)
+    os.replace(partial, library)   # atomic: a concurrent build never loads half a file
+    return library, done.stderr
+
+
+def _pointer(array: np.ndarray) -> ctypes.c_void_p:
+    return ctypes.c_void_p(array.ctypes.data)
+
+
+class HostLibrary:
+    """kernels/simulate.cu built for the host, loaded with ctypes."""
+
+    def __init__(self, path: str | Path, build_log: str = ""):
+        self.path = Path(path)
+        self.build_log = build_log
+        lib = ctypes.CDLL(str(self.path))
+        lib.host_simulate_chunk.argtypes = [
+            ctypes.c_void_p if kind.endswith("*") else _CTYPES[kind]
+            for _, kind in gpu.PLAN_PARAMETERS + gpu.CHUNK_PARAMETERS]
+        lib.host_simulate_chunk.restype = ctypes.c_int
+        lib.host_limits.argtypes = [ctypes.c_void_p]
+        lib.host_philox.argtypes = [ctypes.c_void_p] * 3 + [ctypes.c_longlong]
+        lib.host_uniforms.argtypes = ([ctypes.c_uint32, ctypes.c_uint32] + [ctypes.c_void_p] * 4
+                                      + [ctypes.c_longlong])
+        lib.host_ndtri.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_longlong]
+        self._lib = lib
+        limits = np.zeros(len(gpu.LIMIT_NAMES), dtype=np.int32)
+        lib.host_limits(_pointer(limits))
+        self.limits = dict(zip(gpu.LIMIT_NAMES, (int(n) for n in limits)))
+
+    def simulate_chunk(self, plan: CompiledScenario, seed: int, first: int, count: int,
+                       keep_nodes: bool = False):
+        """Same contract as backends.cpu.simulate_chunk."""
+        if count < 1:
+            raise ValueError(f"count must be >= 1, got {count}")
+        needs = gpu.plan_limits(plan)
+        too_big = [f"{k} {needs[k]} > {self.limits[k]}" for k in needs if needs[k] > self.limits[k]]
+        if too_big:
+            raise ValueError(f"plan too large for the host build: {', '.join(too_big)}")
+        metrics = np.zeros((count, plan.n_strategies, N_METRICS))
+        world = np.zeros((count, plan.n_quantities))
+        node_times = np.zeros((count if keep_nodes else 1, plan.n_strategies, plan.n_nodes))
+        status = np.zeros(count, dtype=np.int8)
+        if self.launch(gpu.plan_arguments(plan) + gpu.chunk_arguments(
+                seed, first, count, metrics, world, node_times, keep_nodes, status)) != 0:
+            raise RuntimeError("host_simulate_chunk refused the plan (MAX_* sizes)")
+        if status.any():
+            raise RuntimeError("schedule_nodes left nodes unscheduled: a deadlock past validation")
+        return metrics, world, (node_times if keep_nodes else None)
+
+    def launch(self, arguments: list) -> int:
+        """host_simulate_chunk on the kernel's typed argument list (gpu.plan_arguments +
+        gpu.chunk_arguments, NumPy arrays); returns its code (0, or -1: too large)."""
+        return self._lib.host_simulate_chunk(
+            *(_pointer(a) if isinstance(a, np.ndarray) else a.item() for a in arguments))
+
+    def philox4x32_10(self, counters: np.ndarray, keys: np.ndarray) -> np.ndarray:
+        """words[n, 4] of Philox4x32-10 at counters[n, 4] under keys[n, 2] (uint32)."""
+        counters = np.ascontiguousarray(counters, dtype=np.uint32).reshape(-1, 4)
+        keys = np.ascontiguousarray(keys, dtype=np.uint32).reshape(-1, 2)
+        words = np.zeros_like(counters)
+        self._lib.host_philox(_pointer(counters), _pointer(keys), _pointer(words),
+                              counters.shape[0])
+        return words
+
+    def uniforms(self, seed: int, scenario, address, draw_index) -> np.ndarray:
+        """u[n, 2]: the two uniforms of each draw address (arrays of equal length)."""
+        seed_lo, seed_hi = split_seed(seed)
+        scenario = np.ascontiguousarray(scenario, dtype=np.uint64)
+        address = np.ascontiguousarray(address, dtype=np.uint32)
+        draw_index = np.ascontiguousarray(draw_index, dtype=np.uint32)
+        out = np.zeros((scenario.shape[0], 2))
+        self._lib.host_uniforms(seed_lo, seed_hi, _pointer(scenario), _pointer(address),
+                                _pointer(draw_index), _pointer(out), scenario.shape[0])
+        return out
+
+    def ndtri(self, p) -> np.ndarray:
+        """The kernel's normal quantile (Acklam + one Halley step) at each p."""
+        p = np.ascontiguousarray(p, dtype=np.float64)
+        out = np.zeros_like(p)
+        self._lib.host_ndtri(_pointer(p), _pointer(out), p.size)
+        return out
+
+
+_default: HostLibrary | None = None
+
+
+def default_library() -> HostLibrary:
+    """The host build in $MCRISK_CACHE_DIR (default ~/.cache/mcrisk), built on first use."""
+    global _default
+    if _default is None:
+        cache = Path(os.environ.get("MCRISK_CACHE_DIR", Path.home() / ".cache" / "mcrisk"))
+        _default = HostLibrary(*build_host_library(cache))
+    return _default
+
+
+def host_simulate_chunk(plan: CompiledScenario, seed: int, first: int, count: int,
+                        keep_nodes: bool = False, library: HostLibrary | None = None):
+    """The CUDA kernel's code run on the host: (metrics, world, node_times or None), the same
+    contract as backends.cpu.simulate_chunk."""
+    return (library or default_library()).simulate_chunk(plan, seed, first, count, keep_nodes)

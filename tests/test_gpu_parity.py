@@ -1,0 +1,305 @@
+"""The GPU backend: the CuPy kernel equals the CPU backend, and the device summary equals
+mcrisk.aggregate's.
+
+Tests marked `gpu` need CuPy and a CUDA device and skip cleanly without them
+(`pytest -m gpu` runs only those; benchmarks/gpu_check.sh runs them on a lent GPU). The rest
+runs everywhere: the summary's rank logic through NumPy (the very code the device path uses),
+importing without CuPy, and the error for `--backend gpu` on a machine without one.
+"""
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from mcrisk import aggregate
+from mcrisk.backends import cpu, gpu, gpu_unavailable_reason, select_backend
+from mcrisk.errors import BackendUnavailable
+
+from .test_cuda_host import KAT_PHILOX4X32_10, host, random_scenario_text  # noqa: F401
+
+NO_GPU = gpu_unavailable_reason()
+# GPU against Numba: the device's exp/log/erfc/pow differ from glibc by an ulp or two, so world
+# quantities differ at rounding level and metrics (integrals of them) slightly more.
+WORLD_RTOL = 1e-13
+METRIC_RTOL, METRIC_ATOL = 1e-9, 1e-6
+
+
+def assert_same_document(got, expected, mean_rtol: float = 0.0):
+    """Two summarize() documents: equal floats (NaN equals NaN), means within mean_rtol."""
+    assert got.keys() == expected.keys()
+    for strategy in expected:
+        assert got[strategy].keys() == expected[strategy].keys()
+        for metric, summary in expected[strategy].items():
+            for key, value in summary.items():
+                mine = got[strategy][metric][key]
+                where = f"{strategy}.{metric}.{key}"
+                if key == "mean":
+                    assert mine == pytest.approx(value, rel=mean_rtol, nan_ok=True), where
+                elif key == "p90_ci":
+                    assert [float(v) for v in mine] == pytest.approx(value, rel=0, abs=0,
+                                                                      nan_ok=True), where
+                else:
+                    assert mine == pytest.approx(value, rel=0, abs=0, nan_ok=True), where
+
+
+# ---- everywhere -----------------------------------------------------------------------------
+
+def test_importing_mcrisk_never_imports_cupy():
+    code = ("import sys, mcrisk, mcrisk.cli, mcrisk.backends.gpu, mcrisk.backends.hostcuda; "
+            "assert 'cupy' not in sys.modules, 'cupy was imported'")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+
+
+def test_gpu_without_cupy_names_cause_and_fix(monkeypatch):
+    monkeypatch.setitem(sys.modules, "cupy", None)        # import cupy -> ImportError
+    with pytest.raises(BackendUnavailable) as caught:
+        select_backend("gpu")
+    message = str(caught.value)
+    assert "--backend gpu cannot run here" in message
+    assert "CuPy is not installed" in message and "pip install" in message
+
+
+def test_gpu_without_a_device_names_cause_and_fix():
+    if NO_GPU is None:
+        pytest.skip("a GPU is present here")
+    with pytest.raises(BackendUnavailable, match="--backend gpu cannot run here") as caught:
+        select_backend("gpu")
+    assert NO_GPU in str(caught.value)
+    assert any(fix in str(caught.value) for fix in ("pip install", "--backend cpu", "driver"))
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 9, 10, 11, 100, 101, 999, 1000, 1001, 65_537])
+def test_quantile_positions_reproduce_numpy_quantile(n):
+    gen = np.random.default_rng(n)
+    values = np.sort(np.round(gen.lognormal(size=n), 1))   # ties included
+    for _, q in aggregate.PERCENTILES:
+        prev, nxt, gamma = gpu.quantile_position(n, q)
+        assert gpu.lerp(values[prev], values[nxt], gamma) == np.quantile(values, q)
+
+
+@pytest.mark.parametrize("n", [2, 3, 10, 20, 29, 30, 31, 59, 100, 1000, 20_000])
+def test_p90_ci_ranks_reproduce_quantile_test(n):
+    values = np.random.default_rng(n).normal(size=n)
+    ci = stats.quantile_test(values, q=float(np.quantile(values, 0.9)), p=0.9)
+    low, high = ci.confidence_interval(confidence_level=0.95)
+    ordered = np.sort(values)
+    ranks = gpu.p90_ci_ranks(n)
+    got = [ordered[r] if r is not None else math.nan for r in ranks]
+    assert got == pytest.approx([low, high], rel=0, abs=0, nan_ok=True)
+
+
+@pytest.mark.parametrize("n", [1, 2, 7, 40, 1000, 4321])
+def test_device_summary_logic_equals_aggregate_on_the_cpu(n):
+    gen = np.random.default_rng(n)
+    metrics = gen.gamma(2.0, 30.0, size=(n, 3, 6))
+    metrics[:, 1, 0] = 0.0                                # a constant column: CI collapses
+    metrics[:, 2, 1] = np.round(metrics[:, 2, 1], -1)     # many ties
+    metrics[:, :, 5] = gen.random((n, 3)) < 0.2           # power_violation, 0.0 or 1.0
+    names = ("a", "b", "c")
+    assert_same_document(gpu.summarize_with(np, metrics, names),
+                         aggregate.summarize(metrics, names))
+
+
+def test_device_summary_logic_equals_aggregate_on_simulated_metrics(reference_plan):
+    metrics, _, _ = cpu.simulate_chunk(reference_plan, 3, 0, 3000)
+    names = reference_plan.strategy_names
+    assert_same_document(gpu.summarize_with(np, metrics, names),
+                         aggregate.summarize(metrics, names))
+
+
+class _HostArray(np.ndarray):
+    """A NumPy array that answers .get() like a CuPy array."""
+
+    def get(self):
+        return np.asarray(self)
+
+
+class HostStandInForCupy:
+    """Just enough of CuPy for gpu.py, with simulate_chunk_kernel run by the host build: the
+    backend's own plumbing (module cache, argument list and types, grid, status, outputs)
+    runs on every CI, not only on a lent GPU."""
+
+    def __init__(self, host):
+        self.host = host
+        self.compiled = []
+
+    def __getattr__(self, name):                 # sort, mean, moveaxis, ...: NumPy's
+        return getattr(np, name)
+
+    def zeros(self, shape, dtype):
+        return np.zeros(shape, dtype).view(_HostArray)
+
+    def asarray(self, array):
+        return np.asarray(array).view(_HostArray)
+
+    def RawModule(self, code, options):
+        self.compiled.append(options)
+        assert code == gpu.kernel_source()
+        return _HostModule(self.host)
+
+
+class _HostModule:
+    def __init__(self, host):
+        self.host = host
+
+    def compile(self):
+        pass
+
+    def get_function(self, name):
+        assert name == gpu.KERNEL_NAME
+        return self.launch
+
+    def launch(self, grid, block, args):
+        parameters = gpu.PLAN_PARAMETERS + gpu.CHUNK_PARAMETERS
+        for (name, kind), value in zip(parameters, args, strict=True):
+            if not kind.endswith("*"):               # CuPy passes a scalar by its NumPy type
+                assert type(value) is np.dtype(kind).type, name
+        count = int(args[len(gpu.PLAN_PARAMETERS) + 3])
+        assert (grid[0] - 1) * block[0] < count <= grid[0] * block[0]
+        arrays = [np.asarray(a) if isinstance(a, np.ndarray) else a for a in args]
+        assert self.host.launch(gpu.typed_arguments(parameters, arrays)) == 0
+
+
+def test_gpu_backend_plumbing_through_a_host_stand_in(monkeypatch, host, reference_plan):
+    stand_in = HostStandInForCupy(host)
+    monkeypatch.setattr(gpu, "_cupy", lambda: stand_in)
+    monkeypatch.setattr(gpu, "_modules", {})
+    monkeypatch.setattr(gpu, "_device_plan", {"plan": None, "args": None})
+    before = gpu.launch_count
+    for first, count in ((0, 1000), (2 ** 33, 129)):
+        got = gpu.simulate_chunk(reference_plan, 4, first, count, keep_nodes=True)
+        expected = cpu.simulate_chunk(reference_plan, 4, first, count, keep_nodes=True)
+        for a, b in zip(got, expected):
+            assert type(a) is np.ndarray
+            np.testing.assert_array_equal(a, b)
+    assert gpu.simulate_chunk(reference_plan, 4, 0, 10)[2] is None
+    assert gpu.launch_count == before + 3
+    assert stand_in.compiled == [gpu.compile_options(reference_plan)]   # one module per shape
+    metrics, _, _ = gpu.simulate_chunk_device(reference_plan, 4, 0, 500)
+    assert_same_document(gpu.summarize_on_device(metrics, reference_plan.strategy_names),
+                         aggregate.summarize(np.asarray(metrics), reference_plan.strategy_names))
+
+
+def test_compile_options_carry_the_plan_shape(reference_plan):
+    options = gpu.compile_options(reference_plan)
+    assert "--fmad=false" in options
+    assert f"-DMAX_NODES={reference_plan.n_nodes}" in options
+    assert f"-DMAX_QUANTITIES={reference_plan.n_quantities}" in options
+    assert "-DMAX_EVENTS=24" in options and "-DMAX_CREWS=1" in options
+
+
+# ---- on a GPU -------------------------------------------------------------------------------
+
+@pytest.fixture
+def cupy():
+    if NO_GPU is not None:
+        pytest.skip(f"no usable GPU: {NO_GPU}")
+    import cupy
+    return cupy
+
+
+def probe(cupy, plan, name, args, n):
+    kernel = gpu.module_for(plan).get_function(name)
+    kernel(((n + 127) // 128,), (128,), (*args, np.int64(n)))
+    cupy.cuda.Device().synchronize()
+
+
+@pytest.mark.gpu
+def test_gpu_philox_matches_random123_and_the_specification(cupy, minimal_plan):
+    from mcrisk import rng
+    gen = np.random.default_rng(3)
+    counters = gen.integers(0, 2 ** 32, size=(10_000, 4), dtype=np.uint64)
+    keys = gen.integers(0, 2 ** 32, size=(10_000, 2), dtype=np.uint64)
+    counters[:3] = [c for c, _, _ in KAT_PHILOX4X32_10]
+    keys[:3] = [k for _, k, _ in KAT_PHILOX4X32_10]
+    words = cupy.zeros((10_000, 4), dtype=cupy.uint32)
+    probe(cupy, minimal_plan, "philox_kernel",
+          (cupy.asarray(counters.astype(np.uint32)), cupy.asarray(keys.astype(np.uint32)), words),
+          10_000)
+    words = words.get()
+    assert [tuple(int(w) for w in row) for row in words[:3]] == [e for _, _, e in
+                                                                 KAT_PHILOX4X32_10]
+    np.testing.assert_array_equal(words, np.stack(rng.philox4x32_10(counters.T, keys.T), axis=1))
+
+
+@pytest.mark.gpu
+def test_gpu_uniforms_are_bit_identical(cupy, minimal_plan):
+    from mcrisk import rng
+    gen = np.random.default_rng(4)
+    n = 10_000
+    scenario = gen.integers(0, 2 ** 64, size=n, dtype=np.uint64)
+    address = gen.integers(0, 2 ** 32, size=n, dtype=np.uint64)
+    draw_index = gen.integers(0, 2 ** 32, size=n, dtype=np.uint64)
+    seed = 0x0123_4567_89AB_CDEF
+    out = cupy.zeros((n, 2), dtype=cupy.float64)
+    lo, hi = seed & 0xFFFFFFFF, seed >> 32
+    probe(cupy, minimal_plan, "uniforms_kernel",
+          (np.uint32(lo), np.uint32(hi), cupy.asarray(scenario),
+           cupy.asarray(address.astype(np.uint32)), cupy.asarray(draw_index.astype(np.uint32)),
+           out), n)
+    u1, u2 = rng.uniforms(seed, scenario, address, draw_index)
+    np.testing.assert_array_equal(out.get(), np.stack([u1, u2], axis=1))
+
+
+@pytest.mark.gpu
+def test_gpu_ndtri_is_within_rounding_of_the_cpu(cupy, minimal_plan):
+    p = np.concatenate([np.random.default_rng(6).random(20_000), [1e-300, 1e-15, 0.5]])
+    out = cupy.zeros_like(cupy.asarray(p))
+    probe(cupy, minimal_plan, "ndtri_kernel", (cupy.asarray(p), out), p.size)
+    np.testing.assert_allclose(out.get(), [cpu.ndtri(x) for x in p], rtol=1e-14, atol=1e-300)
+
+
+def assert_gpu_parity(plan, seed, first, count):
+    got = gpu.simulate_chunk(plan, seed, first, count, keep_nodes=True)
+    expected = cpu.simulate_chunk(plan, seed, first, count, keep_nodes=True)
+    np.testing.assert_allclose(got[1], expected[1], rtol=WORLD_RTOL, atol=0)
+    np.testing.assert_allclose(got[2], expected[2], rtol=WORLD_RTOL, atol=0)
+    np.testing.assert_allclose(got[0], expected[0], rtol=METRIC_RTOL, atol=METRIC_ATOL)
+    np.testing.assert_array_equal(got[0][:, :, 5], expected[0][:, :, 5])   # power_violation
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("first", [0, 2 ** 40 + 17])
+def test_gpu_matches_cpu_on_the_reference(cupy, reference_plan, first):
+    assert_gpu_parity(reference_plan, 1, first, 20_000)
+
+
+@pytest.mark.gpu
+def test_gpu_matches_cpu_on_minimal(cupy, minimal_plan):
+    assert_gpu_parity(minimal_plan, 123, 0, 20_000)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("case", range(0, 20, 4))
+def test_gpu_matches_cpu_on_random_scenarios(cupy, tmp_path, case):
+    from mcrisk.compile import compile_scenario
+    from mcrisk.scenario import load_scenario
+    path = tmp_path / f"random-{case}.toml"
+    path.write_text(random_scenario_text(case))
+    assert_gpu_parity(compile_scenario(load_scenario(path)), case, 0, 4000)
+
+
+@pytest.mark.gpu
+def test_the_gpu_path_really_ran(cupy, reference_plan):
+    backend = select_backend("gpu")
+    assert backend.name == "gpu" and backend.module is gpu
+    before = gpu.launch_count
+    metrics, world, nodes = backend.simulate_chunk(reference_plan, 1, 0, 1000)
+    assert gpu.launch_count == before + 1
+    assert gpu.compile_options(reference_plan) in gpu._modules     # compiled once, cached
+    assert nodes is None and metrics.shape == (1000, reference_plan.n_strategies, 6)
+    assert isinstance(metrics, np.ndarray) and isinstance(world, np.ndarray)
+
+
+@pytest.mark.gpu
+def test_summarize_on_device_equals_aggregate(cupy, reference_plan):
+    metrics, _, _ = gpu.simulate_chunk_device(reference_plan, 2, 0, 50_000)
+    names = reference_plan.strategy_names
+    assert_same_document(gpu.summarize_on_device(metrics, names),
+                         aggregate.summarize(metrics.get(), names), mean_rtol=1e-12)
