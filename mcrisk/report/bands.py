@@ -162,19 +162,25 @@ def capacity_pieces(plan: CompiledScenario, event_times: np.ndarray, n_days: int
     make empty pieces, so they apply together. Capacities in micro-units.
     """
     b, k = event_times.shape
-    day = np.clip(np.ceil(event_times), 0, n_days)
-    day = np.where(np.isnan(day), n_days, day).astype(np.int64)
+    day = np.ceil(event_times)
+    day[~(day < n_days)] = n_days                      # later than the last day, inf, nan
+    day = np.maximum(day, 0).astype(np.int64)
     order = np.argsort(day, axis=1, kind="stable")
     day = np.take_along_axis(day, order, axis=1)
     cap0 = to_units(plan.island_cap0)
-    change = np.zeros((b, k, cap0.size), dtype=np.int64)
-    np.put_along_axis(change, plan.cap_event_island[order][:, :, None],
-                      to_units(plan.cap_event_delta)[order][:, :, None], axis=2)
-    islands = np.concatenate([np.broadcast_to(cap0, (b, 1, cap0.size)),
-                              cap0 + np.cumsum(change, axis=1)], axis=1)
-    start = np.concatenate([np.zeros((b, 1), np.int64), day], axis=1)
+    delta = to_units(plan.cap_event_delta)[order]      # [b, k], by day
+    island = plan.cap_event_island[order]
+    zero = np.zeros((b, 1), np.int64)
+    # performance: 2-D cumsums per island, not one over [b, k, islands] (tiny last axis)
+    total = int(cap0.sum()) + np.concatenate([zero, np.cumsum(delta, axis=1)], axis=1)
+    largest = None
+    for i in range(cap0.size):
+        mine = np.where(island == i, delta, 0)
+        cap = cap0[i] + np.concatenate([zero, np.cumsum(mine, axis=1)], axis=1)
+        largest = cap if largest is None else np.maximum(largest, cap)
+    start = np.concatenate([zero, day], axis=1)
     end = np.concatenate([day, np.full((b, 1), n_days, np.int64)], axis=1)
-    return start, end, islands.sum(axis=2), islands.max(axis=2)
+    return start, end, total, largest
 
 
 def hall_peak_draw(plan: CompiledScenario, s: int, node_times: np.ndarray) -> np.ndarray:
