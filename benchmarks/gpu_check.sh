@@ -8,7 +8,7 @@
 # Everything it prints also goes to $OUT (the lent machine's folder that comes back), else to
 # benchmarks/gpu-check/. About 2-4 minutes on an H200, most of it Numba's first compile.
 #
-#   bash benchmarks/gpu_check.sh            # from the repository root, on the GPU machine
+#   bash benchmarks/gpu_check.sh [bench_gpu.py options]     # on the GPU machine
 #
 # Python packages: the machine's python3 is used if it has cupy, numba, scipy and pytest
 # (the workplace's CUDA image has them). Otherwise they are installed from wheels in .whl/
@@ -58,7 +58,7 @@ tests=${PIPESTATUS[0]}
 set -e
 
 echo "== benchmarks/bench_gpu.py"
-"$PYTHON" benchmarks/bench_gpu.py --out "$OUT" 2>&1 | tee "$OUT/bench-gpu.txt"
+"$PYTHON" benchmarks/bench_gpu.py --out "$OUT" "$@" 2>&1 | tee "$OUT/bench-gpu.txt"
 
 echo "gpu_check: pytest -m gpu exit code $tests; results in $OUT"
 exit "$tests"
