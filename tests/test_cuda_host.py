@@ -15,6 +15,7 @@ import random
 import re
 import shutil
 import subprocess
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -125,6 +126,18 @@ def test_kernel_constants_are_the_python_ones():
     for letter, values in (("A", cpu._A), ("B", cpu._B), ("C", cpu._C), ("D", cpu._D)):
         expected.update({f"{letter}{j}": v for j, v in enumerate(values)})
     assert {k: got.get(k) for k in expected} == expected
+
+
+def test_kernel_functions_have_the_cpu_names():
+    # Read side by side: every Numba function has a CUDA namesake (simulate_block's loop body
+    # is simulate_scenario, one thread's work), and simulate_chunk_kernel is the entry point.
+    source = gpu.kernel_source()
+    numba_names = re.findall(r"^@(?:jit|nb\.njit\(.*?\))\s*\ndef (\w+)\(",
+                             (Path(cpu.__file__)).read_text(), re.M)
+    assert len(numba_names) > 15
+    missing = [name for name in numba_names if name != "simulate_block"
+               and not re.search(rf"\b{name}\(", source)]
+    assert missing == []
 
 
 def test_device_code_needs_no_standard_header():
