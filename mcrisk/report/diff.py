@@ -174,25 +174,29 @@ def paired_quantile_test(x: np.ndarray, y: np.ndarray, p: float) -> tuple[float,
     return best
 
 
+def _p(value: float) -> str:
+    return "p<1e-300" if value < 1e-300 else f"p={value:.2g}"
+
+
 def _judge(x: np.ndarray, y: np.ndarray, stat: str, paired: bool):
     """(significant, method, p_value) for one statistic."""
     if stat == "probability":
         xs, ys = x > 0.5, y > 0.5
         if paired:
             p = _mcnemar(int(np.sum(~xs & ys)), int(np.sum(xs & ~ys)))
-            return p < ALPHA, f"paired McNemar p={p:.2g}", p
+            return p < ALPHA, f"paired McNemar {_p(p)}", p
         table = [[int(xs.sum()), int((~xs).sum())], [int(ys.sum()), int((~ys).sum())]]
         p = float(stats.fisher_exact(table).pvalue)
-        return p < ALPHA, f"Fisher exact p={p:.2g}", p
+        return p < ALPHA, f"Fisher exact {_p(p)}", p
     level = {"p50": 0.5, "p90": 0.9}[stat]
     if paired:
         # A quantile that did not move did not change, whatever happened around it (atoms).
         moved = float(np.sign(np.quantile(y, level) - np.quantile(x, level)))
         p, direction = paired_quantile_test(x, y, level)
         if moved == 0 or direction != moved:
-            return False, (f"paired test p={p:.2g}" + (", quantile unchanged" if moved == 0
+            return False, (f"paired test {_p(p)}" + (", quantile unchanged" if moved == 0
                                                        else ", direction disagrees")), p
-        return p < ALPHA, f"paired test p={p:.2g}", p
+        return p < ALPHA, f"paired test {_p(p)}", p
     a, b = quantile_ci(x, level), quantile_ci(y, level)
     apart = a[1] < b[0] or b[1] < a[0]
     return apart, (f"95% CIs [{a[0]:,.4g}, {a[1]:,.4g}] vs [{b[0]:,.4g}, {b[1]:,.4g}]"

@@ -111,7 +111,7 @@ def power_table(hall_power: dict, colors: dict[str, str]) -> str:
 
 def diff_html(diff: NightDiff) -> str:
     """The night-over-night section, rendered from the same data as diff.md."""
-    parts = [f"<p>Compared with <code>{escape(diff.previous)}</code>. {escape(diff.pairing_note)}. "
+    parts = [f"<p>Compared with <code>{escape(diff.previous)}</code> ({escape(diff.pairing_note)}). "
              f"Beyond noise: p &lt; {ALPHA} (paired) or non-overlapping 95% CIs (unpaired).</p>",
              "<h3>Scenario inputs that changed</h3>"]
     if diff.same_file:
