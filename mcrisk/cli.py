@@ -1,6 +1,8 @@
 """The command line: the only place that prints or exits.
 
     mcrisk run SCENARIO [--samples N] [--seed S] [--backend auto|numpy|cpu|gpu] [--out DIR]
+               [--risks file|off|pre|post] [--disable-risk ID ...] [--precision 2%]
+    mcrisk compare SCENARIO A B [--samples N] [--seed S] [--backend B] [--risks MODE]
     mcrisk nightly SCENARIO --history DIR [--samples N] [--seed S] [--backend B]
                    [--fail-if EXPR ...]
     mcrisk validate SCENARIO [SCENARIO ...]
@@ -16,7 +18,9 @@ import time
 from pathlib import Path
 
 from . import __version__
+from .analysis.precision import PrecisionTarget, parse_precision
 from .backends import BACKEND_NAMES
+from .compile import RISK_MODES
 from .errors import McriskError, ScenarioError
 from .run import DEFAULT_SAMPLES, DEFAULT_SEED, RunResult, run_scenario
 from .scenario import load_scenario
@@ -45,6 +49,41 @@ def _seed(text: str) -> int:
     return value
 
 
+def _precision(text: str) -> float:
+    try:
+        return parse_precision(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def _nonnegative_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {text}")
+    return value
+
+
+def _add_world_options(command: argparse.ArgumentParser) -> None:
+    """Options that choose the sampled worlds: samples, seed, backend, risk register."""
+    command.add_argument("--samples", type=_positive_int, default=DEFAULT_SAMPLES,
+                         help=f"Monte Carlo scenarios (default {DEFAULT_SAMPLES:,})")
+    command.add_argument("--seed", type=_seed, default=DEFAULT_SEED,
+                         help=f"random seed in [0, 2**64) (default {DEFAULT_SEED})")
+    command.add_argument("--backend", choices=BACKEND_NAMES, default="auto",
+                         help="auto picks the GPU when CuPy and a device are present, else cpu")
+    command.add_argument("--chunk-size", type=_positive_int, default=DEFAULT_CHUNK,
+                         help="scenarios per kernel call; results do not depend on it")
+    command.add_argument("--risks", choices=RISK_MODES, default="file",
+                         help="risk register: as in the file (default), off, every risk "
+                              "pre-mitigation, or post-mitigation")
+    command.add_argument("--disable-risk", action="append", default=[], metavar="ID",
+                         help="switch one risk of the register off (repeatable)")
+    command.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mcrisk",
@@ -53,17 +92,26 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser("run", help="simulate every strategy of a scenario and report")
     run.add_argument("scenario", help="scenario TOML file, e.g. scenarios/reference-2048.toml")
-    run.add_argument("--samples", type=_positive_int, default=DEFAULT_SAMPLES,
-                     help=f"Monte Carlo scenarios (default {DEFAULT_SAMPLES:,})")
-    run.add_argument("--seed", type=_seed, default=DEFAULT_SEED,
-                     help=f"random seed in [0, 2**64) (default {DEFAULT_SEED})")
-    run.add_argument("--backend", choices=BACKEND_NAMES, default="auto",
-                     help="auto picks the GPU when CuPy and a device are present, else cpu")
+    _add_world_options(run)
     run.add_argument("--out", type=Path, default=None,
                      help="output folder (default out/<scenario file stem>)")
-    run.add_argument("--chunk-size", type=_positive_int, default=DEFAULT_CHUNK,
-                     help="scenarios per kernel call; results do not depend on it")
-    run.add_argument("--quiet", action="store_true", help="no progress bar")
+    run.add_argument("--precision", type=_precision, default=None, metavar="FRACTION",
+                     help="instead of --samples: sample until every P90's 95%% interval "
+                          "half-width is under this fraction of it, e.g. 2%%")
+    run.add_argument("--precision-floor", type=_nonnegative_float, default=0.5,
+                     metavar="ABS", help="...or under this, in the metric's unit "
+                                         "(for values near 0; default 0.5)")
+    run.add_argument("--max-samples", type=_positive_int, default=10_000_000,
+                     help="cap for --precision (default 10,000,000)")
+    compare = commands.add_parser(
+        "compare", help="paired comparison of two strategies on the same sampled worlds",
+        description="Simulate SCENARIO and compare strategy A with strategy B scenario by "
+                    "scenario (common random numbers): the distribution of A - B per metric, "
+                    "its P90 with a 95%% interval, and P(A worse than B).")
+    compare.add_argument("scenario", help="scenario TOML file")
+    compare.add_argument("a", help="strategy A")
+    compare.add_argument("b", help="strategy B")
+    _add_world_options(compare)
     nightly = commands.add_parser(
         "nightly", help="a dated run in a history folder, compared with the previous night",
         description="Run SCENARIO into a new dated folder of --history, compare it with the "
@@ -158,13 +206,85 @@ def _print_run(run: RunResult) -> None:
             print(f"wrote {path}")
 
 
+def format_drivers(summary: dict, top: int = 3) -> str:
+    """For each strategy, what drives its P90 trough (trough days; shortfall if no trough)."""
+    lines = []
+    for name in summary["ranking"]:
+        per_metric = summary["drivers"]["strategies"][name]
+        metric = next((m for m in ("trough_days", "shortfall_gpu_days") if per_metric[m]), None)
+        if metric is None:
+            lines.append(f"  {name}: no metric varies")
+            continue
+        parts = [f"{d['label']} (rank corr {d['spearman']:+.2f}, {d['shift']:+,.1f} near P90)"
+                 for d in per_metric[metric][:top]]
+        lines.append(f"  {name} [{metric.replace('_', ' ')}]: " + "; ".join(parts))
+    return "\n".join(lines)
+
+
+def _print_drivers(summary: dict) -> None:
+    print()
+    print(f"drivers of the P90 trough (over {summary['drivers']['scenarios']:,} scenarios; "
+          "near P90 = mean shift of the input in scenarios ranked 85-95%):")
+    print(format_drivers(summary))
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     out = args.out if args.out is not None else Path("out") / Path(args.scenario).stem
     progress = _Progress(enabled=not args.quiet and sys.stderr.isatty())
+    precision = None
+    if args.precision is not None:
+        precision = PrecisionTarget(relative=args.precision, floor=args.precision_floor,
+                                    start=min(args.samples, 10_000), max_samples=args.max_samples)
     run = run_scenario(args.scenario, samples=args.samples, seed=args.seed,
                        backend=args.backend, out_dir=out, chunk_size=args.chunk_size,
-                       progress=progress)
+                       progress=progress, risks=args.risks,
+                       disable_risks=tuple(args.disable_risk), precision=precision)
     _print_run(run)
+    _print_drivers(run.summary)
+    if precision is not None:
+        p = run.summary["precision"]
+        w = p["widest"]
+        state = "met" if p["met"] else f"NOT met (stopped at --max-samples {p['max_samples']:,})"
+        print(f"\nprecision {p['relative']:.1%} (floor {p['floor']}): {state} after "
+              f"{p['samples']:,} scenarios; widest P90 interval: {w['strategy']} {w['metric']} "
+              f"+-{w['half_width']:,.3g} of {w['p90']:,.6g} (allowed {w['allowed']:,.3g})")
+    return EXIT_OK
+
+
+def format_comparison(a: str, b: str, comparison: dict) -> str:
+    """One line per metric of the paired difference A - B."""
+    lines = [f"{'metric (A - B)':22} {'mean [95% CI]':>30} {'P50':>10} {'P90 [95% CI]':>34} "
+             f"{'P(A worse)':>11} {'P(A better)':>12}"]
+    for metric, d in comparison.items():
+        mean = f"{_fmt(d['mean'])} [{_fmt(d['mean_ci'][0])}, {_fmt(d['mean_ci'][1])}]"
+        p90 = f"{_fmt(d['p90'])} [{_fmt(d['p90_ci'][0])}, {_fmt(d['p90_ci'][1])}]"
+        lines.append(f"{metric:22} {mean:>30} {_fmt(d['p50']):>10} {p90:>34} "
+                     f"{d['p_a_worse']:>11.1%} {d['p_a_better']:>12.1%}")
+    return "\n".join(lines)
+
+
+def _cmd_compare(args: argparse.Namespace) -> int:
+    from .analysis.compare import compare_strategies
+    from .backends import select_backend
+    from .run import prepare
+    from .simulate import simulate
+
+    scenario, plan = prepare(args.scenario, args.risks, tuple(args.disable_risk))
+    for name in (args.a, args.b):
+        if name not in plan.strategy_names:
+            raise McriskError(f"{args.scenario}: no strategy {name!r}; the file has "
+                              f"{', '.join(plan.strategy_names)}")
+    backend = select_backend(args.backend)
+    progress = _Progress(enabled=not args.quiet and sys.stderr.isatty())
+    result = simulate(plan, args.samples, args.seed, backend, chunk_size=args.chunk_size,
+                      progress=progress, keep_world=0)
+    comparison = compare_strategies(result.metrics, list(plan.strategy_names), args.a, args.b)
+    print(f"mcrisk {__version__}  {args.scenario}: {args.a} (A) against {args.b} (B) on the same "
+          f"{args.samples:,} sampled worlds (seed {args.seed}, backend {backend.name}, "
+          f"risks {args.risks})")
+    print("A - B per scenario; positive = A worse (deeper, longer, later)")
+    print()
+    print(format_comparison(args.a, args.b, comparison))
     return EXIT_OK
 
 
@@ -218,6 +338,8 @@ def main(argv: list[str] | None = None) -> int:
             return _cmd_run(args)
         if args.command == "nightly":
             return _cmd_nightly(args)
+        if args.command == "compare":
+            return _cmd_compare(args)
         return _cmd_validate(args)
     except McriskError as error:
         print(f"mcrisk: {error}" if not isinstance(error, ScenarioError) else str(error),

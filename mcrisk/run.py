@@ -8,8 +8,12 @@ from typing import TYPE_CHECKING, Callable
 
 from . import __version__
 from .aggregate import rank, summarize
+from .analysis.compare import against_leader
+from .analysis.drivers import drivers_summary
+from .analysis.precision import PrecisionTarget, simulate_to_precision
 from .backends import Backend, select_backend
-from .compile import CompiledScenario, compile_scenario
+from .compile import CompiledScenario, compile_scenario, select_risks
+from .errors import McriskError
 from .model import Scenario
 from .outputs import write_json
 from .rng import RNG_NAME
@@ -35,10 +39,16 @@ class RunResult:
     detail: "RunDetail | None" = None       # streamed bands and hall power (when out_dir)
 
 
+DRIVERS_TOP = 5
+
+
 def build_summary(scenario: Scenario, backend: Backend, result: SimulationResult,
-                  chunk_size: int) -> dict:
-    """The summary.json document (schema: ../shared/REFERENCE-SCENARIO.md)."""
+                  chunk_size: int, precision: dict | None = None) -> dict:
+    """The summary.json document (schema: ../shared/REFERENCE-SCENARIO.md), plus keys of its
+    own: risks, drivers (of every metric, per strategy), paired (each strategy against the
+    leader on the same scenarios) and, for --precision runs, precision."""
     strategies = summarize(result.metrics, result.plan.strategy_names)
+    ranking = rank(strategies)
     return {
         "scenario": scenario.path,
         "scenario_name": scenario.name,
@@ -54,37 +64,71 @@ def build_summary(scenario: Scenario, backend: Backend, result: SimulationResult
         "baseline_h100_eq": result.plan.baseline,
         "wall_seconds": round(result.wall_seconds, 3),
         "created_utc": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        "ranking": rank(strategies),
+        "ranking": ranking,
         "strategies": strategies,
+        "risks": {"enabled": [r.id for r in scenario.risks if r.enabled],
+                  "disabled": [r.id for r in scenario.risks if not r.enabled]},
+        "drivers": {"scenarios": int(result.world.shape[0]),
+                    "strategies": drivers_summary(result.plan, result.metrics, result.world,
+                                                  top=DRIVERS_TOP)},
+        "paired": against_leader(result.metrics, result.plan.strategy_names, ranking),
+        **({"precision": precision} if precision else {}),
     }
+
+
+def prepare(path: str, risks: str = "file", disable_risks: tuple[str, ...] = ()):
+    """Load the scenario, set its risk register for this run, and compile it."""
+    scenario = load_scenario(path)
+    try:
+        scenario = select_risks(scenario, risks, tuple(disable_risks))
+    except ValueError as error:
+        raise McriskError(f"{path}: {error}") from None
+    return scenario, compile_scenario(scenario)
+
+
+def _simulate(plan, samples, seed, backend, chunk_size, progress, precision, hooks=()):
+    """simulate(), or grow the run until `precision` is met; returns (result, report)."""
+    if precision is None:
+        return simulate(plan, samples, seed, backend, chunk_size=chunk_size, progress=progress,
+                        chunk_hooks=hooks), None
+    result, worst = simulate_to_precision(plan, seed, backend, precision, chunk_size,
+                                          progress, hooks)
+    report = {"relative": precision.relative, "floor": precision.floor,
+              "max_samples": precision.max_samples, "met": bool(worst["met"]),
+              "samples": result.samples,
+              "widest": {k: worst[k] for k in ("strategy", "metric", "p90", "half_width",
+                                               "allowed")}}
+    return result, report
 
 
 def run_scenario(path: str, samples: int = DEFAULT_SAMPLES, seed: int = DEFAULT_SEED,
                  backend: str = "auto", out_dir: str | Path | None = None,
                  chunk_size: int = DEFAULT_CHUNK,
                  progress: Callable[[int, int], None] | None = None,
-                 report: bool = True) -> RunResult:
+                 report: bool = True, risks: str = "file", disable_risks: tuple[str, ...] = (),
+                 precision: PrecisionTarget | None = None) -> RunResult:
     """Run every strategy of the scenario at `path`.
 
     With out_dir, writes summary.json, metrics.parquet and capacity_bands.parquet there (the
     parquet files streamed chunk by chunk), then, if `report`, report.html and summary.md.
-    Every file goes through a temporary name and a rename.
+    Every file goes through a temporary name and a rename. `risks` and `disable_risks` set the
+    risk register (mcrisk.compile.select_risks); with `precision`, `samples` is ignored and the
+    run grows until every P90 is known to the target.
     """
-    scenario = load_scenario(path)
+    scenario, plan = prepare(path, risks, disable_risks)
     chosen = select_backend(backend)
-    plan = compile_scenario(scenario)
     if out_dir is None:
-        result = simulate(plan, samples, seed, chosen, chunk_size=chunk_size, progress=progress)
-        summary = build_summary(scenario, chosen, result, chunk_size)
+        result, reached = _simulate(plan, samples, seed, chosen, chunk_size, progress, precision)
+        summary = build_summary(scenario, chosen, result, chunk_size, reached)
         return RunResult(scenario, plan, chosen, result, summary, None)
     from .report.collect import RunCollector  # the report stack loads only when asked for
 
     out = Path(out_dir)
     with RunCollector(plan, out) as collect:
-        result = simulate(plan, samples, seed, chosen, chunk_size=chunk_size, progress=progress,
-                          chunk_hooks=collect.hooks)
+        result, reached = _simulate(plan, samples, seed, chosen, chunk_size, progress,
+                                    precision, collect.hooks)
         tables, detail = collect.commit()
-    summary = build_summary(scenario, chosen, result, chunk_size)
+    summary = build_summary(scenario, chosen, result, chunk_size, reached)
     files = (write_json(out / "summary.json", summary), *tables)
     run = RunResult(scenario, plan, chosen, result, summary, out, files, detail)
     if report:

@@ -113,3 +113,49 @@ def test_bad_flags_are_usage_errors(capsys):
         main(["run", str(MINIMAL), "--samples", "0"])
     assert exit_info.value.code == 2
     assert "must be >= 1" in capsys.readouterr().err
+
+
+def test_run_prints_the_drivers_of_each_strategys_p90_trough(tmp_path, capsys):
+    assert main(["run", str(REFERENCE), "--samples", "5000", "--out", str(tmp_path),
+                 "--quiet"]) == 0
+    out = capsys.readouterr().out
+    line = next(l for l in out.splitlines() if l.strip().startswith("hybrid-on-delivery ["))
+    assert "hall B energization slip" in line.split(";")[0]     # its first driver
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["drivers"]["scenarios"] == 5000
+    assert summary["paired"]["leader"] == summary["ranking"][0]
+
+
+def test_risk_modes_from_the_command_line(tmp_path, capsys):
+    done = {}
+    for mode in ("file", "pre", "post"):
+        out = tmp_path / mode
+        assert main(["run", str(REFERENCE), "--samples", "3000", "--risks", mode,
+                     "--out", str(out), "--quiet"]) == 0
+        summary = json.loads((out / "summary.json").read_text())
+        done[mode] = summary["strategies"]["hybrid-gated"]["completion_day"]["mean"]
+        assert (summary["risks"]["enabled"] == []) == (mode == "file")
+    assert done["pre"] > done["post"] > done["file"]
+    assert main(["run", str(REFERENCE), "--samples", "10", "--disable-risk", "nope",
+                 "--out", str(tmp_path / "x"), "--quiet"]) == 2
+    assert "unknown risk ids ['nope']" in capsys.readouterr().err
+
+
+def test_compare_prints_the_paired_difference(capsys):
+    assert main(["compare", str(REFERENCE), "hybrid-on-delivery", "hybrid-gated",
+                 "--samples", "4000", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    row = next(l for l in out.splitlines() if l.startswith("trough_depth"))
+    assert "100.0%" in row                         # on-delivery is never better on depth
+    assert main(["compare", str(REFERENCE), "hybrid-gated", "nope", "--samples", "10",
+                 "--quiet"]) == 2
+    assert "no strategy 'nope'" in capsys.readouterr().err
+
+
+def test_precision_run_reports_how_many_scenarios_it_took(tmp_path, capsys):
+    assert main(["run", str(MINIMAL), "--precision", "5%", "--samples", "2000",
+                 "--out", str(tmp_path), "--quiet"]) == 0
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["precision"]["met"] and summary["samples"] >= 2000
+    assert summary["samples"] == summary["precision"]["samples"]
+    assert "precision 5.0%" in capsys.readouterr().out

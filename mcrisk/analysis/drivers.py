@@ -46,7 +46,13 @@ class Driver:
 def _label(name: str) -> str:
     """A readable label for a quantity name."""
     rules = [
+        (r"^unit\.\*\.burn_in$", "burn-in days of every unit"),
+        (r"^unit\.\*\.(install|removal|drain)$", r"\1 days of every unit"),
+        (r"^unit\.\*\.(.+)$", r"\1 of every unit"),
+        (r"^row\.\*\.retrofit$", "retrofit days of every row"),
         (r"^shared\.(.+)$", r"shared delay '\1'"),
+        (r"^risk\.(.+)$", r"risk '\1'"),
+        (r"^unit_type\.(.+)\.h100_eq_per_gpu$", r"\1 performance per GPU"),
         (r"^shipment\.(.+)\.arrival\.delay$", r"shipment \1's own delay"),
         (r"^hall\.(.+)\.energized\.delay$", r"hall \1 energization slip"),
         (r"^island\.(.+)\.ready\.delay$", r"\1 fabric delivery delay"),
@@ -82,22 +88,24 @@ def driver_inputs(plan: CompiledScenario, world: np.ndarray) -> tuple[list[str],
     for group, members in groups.items():
         if len(members) > 1:
             names.append(group)
-            what = _label(plan.quantity_names[members[0]]).split(" ", 1)[1]
-            labels.append(f"{what} (sum over {len(members)})")
+            labels.append(f"{_label(group)} (sum over {len(members)})")
             columns.append(world[:, members].sum(axis=1))
     values = np.stack(columns, axis=1) if columns else np.zeros((world.shape[0], 0))
     return names, labels, values
 
 
-def _spearman_columns(metric: np.ndarray, values: np.ndarray) -> np.ndarray:
+def centred_ranks(values: np.ndarray) -> np.ndarray:
+    """Average ranks of each column, centred: what Spearman's correlation correlates."""
+    ranks = stats.rankdata(values, axis=0)
+    return ranks - ranks.mean(axis=0)
+
+
+def _spearman_columns(metric: np.ndarray, value_ranks: np.ndarray) -> np.ndarray:
     """Spearman correlation of one metric with every column (Pearson of average ranks)."""
-    r_metric = stats.rankdata(metric)
-    r_values = stats.rankdata(values, axis=0)
-    r_metric = r_metric - r_metric.mean()
-    r_values = r_values - r_values.mean(axis=0)
-    denom = np.sqrt((r_metric ** 2).sum() * (r_values ** 2).sum(axis=0))
+    r_metric = centred_ranks(metric)
+    denom = np.sqrt((r_metric ** 2).sum() * (value_ranks ** 2).sum(axis=0))
     with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(denom > 0, (r_metric @ r_values) / denom, np.nan)
+        return np.where(denom > 0, (r_metric @ value_ranks) / denom, np.nan)
 
 
 def near_p90_rows(metric: np.ndarray) -> np.ndarray:
@@ -108,11 +116,15 @@ def near_p90_rows(metric: np.ndarray) -> np.ndarray:
     return order[low:max(high, low + 1)]
 
 
-def metric_drivers(metric: np.ndarray, names, labels, values, top: int | None = None) -> list[Driver]:
-    """Drivers of one metric, strongest rank correlation first; none if the metric is constant."""
+def metric_drivers(metric: np.ndarray, names, labels, values, top: int | None = None,
+                   value_ranks: np.ndarray | None = None) -> list[Driver]:
+    """Drivers of one metric, strongest rank correlation first; none if the metric is constant.
+
+    value_ranks (centred_ranks(values)) may be passed in when several metrics share inputs.
+    """
     if values.shape[1] == 0 or np.all(metric == metric[0]):
         return []
-    rho = _spearman_columns(metric, values)
+    rho = _spearman_columns(metric, centred_ranks(values) if value_ranks is None else value_ranks)
     near = near_p90_rows(metric)
     means, near_means = values.mean(axis=0), values[near].mean(axis=0)
     drivers = [Driver(names[k], labels[k], float(rho[k]), float(means[k]), float(near_means[k]))
@@ -124,11 +136,13 @@ def metric_drivers(metric: np.ndarray, names, labels, values, top: int | None = 
 def drivers_summary(plan: CompiledScenario, metrics: np.ndarray, world: np.ndarray,
                     top: int = 8) -> dict:
     """{strategy: {metric: [driver dicts]}} for the summary and report."""
+    n = world.shape[0]                      # the scenarios whose inputs were kept
     names, labels, values = driver_inputs(plan, world)
+    ranks = centred_ranks(values) if values.shape[1] else values
     out = {}
     for s, strategy in enumerate(plan.strategy_names):
         out[strategy] = {
-            metric: [d.as_dict() for d in metric_drivers(metrics[:, s, METRICS.index(metric)],
-                                                          names, labels, values, top)]
+            metric: [d.as_dict() for d in metric_drivers(
+                metrics[:n, s, METRICS.index(metric)], names, labels, values, top, ranks)]
             for metric in DRIVER_METRICS}
     return out

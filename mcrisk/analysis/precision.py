@@ -61,7 +61,7 @@ def next_sample_count(current: int, worst: dict, target: PrecisionTarget) -> int
 
 
 def simulate_to_precision(plan, seed: int, backend, target: PrecisionTarget,
-                          chunk_size: int, progress=None):
+                          chunk_size: int, progress=None, chunk_hooks=()):
     """Simulate scenarios 0 .. n - 1, growing n until `target` is met or max_samples is hit.
 
     Returns (SimulationResult of all n scenarios, the last `worst_shortfall` report).
@@ -69,7 +69,8 @@ def simulate_to_precision(plan, seed: int, backend, target: PrecisionTarget,
     from ..simulate import DEFAULT_KEEP_WORLD, SimulationResult, simulate
 
     n = min(target.start, target.max_samples)
-    result = simulate(plan, n, seed, backend, chunk_size=chunk_size, progress=progress)
+    result = simulate(plan, n, seed, backend, chunk_size=chunk_size, progress=progress,
+                      chunk_hooks=chunk_hooks)
     parts_metrics, parts_world = [result.metrics], [result.world]
     wall = result.wall_seconds
     metrics = result.metrics
@@ -79,7 +80,8 @@ def simulate_to_precision(plan, seed: int, backend, target: PrecisionTarget,
             break
         grown = next_sample_count(n, worst, target)
         more = simulate(plan, grown - n, seed, backend, chunk_size=chunk_size, first=n,
-                        progress=progress, keep_world=max(0, DEFAULT_KEEP_WORLD - n))
+                        progress=progress, keep_world=max(0, DEFAULT_KEEP_WORLD - n),
+                        chunk_hooks=chunk_hooks)
         parts_metrics.append(more.metrics)
         parts_world.append(more.world)
         wall += more.wall_seconds

@@ -60,7 +60,8 @@ def findings(scenario: Scenario, summary: dict, largest_job: float | None = None
         if depth > 0:
             out.append(f"{name} loses {fmt(depth)} H100-eq at P90 for {fmt(days)} days "
                           f"(P90 of time below baseline) and falls a further {fmt(extra)} "
-                          f"H100-eq x days short of demand: {why(scenario, scenario.strategy(name))}.")
+                          f"H100-eq x days short of demand: {why(scenario, scenario.strategy(name))}."
+                          + _driven_by(summary, name, "trough_days"))
         else:
             later = m["completion_day"]["p50"] - best["completion_day"]["p50"]
             out.append(f"{name} keeps the baseline at P90 too, but its P90 shortfall is "
@@ -70,6 +71,15 @@ def findings(scenario: Scenario, summary: dict, largest_job: float | None = None
     out.append(_homeless(ranking, st, largest_job))
     out.append(_power(ranking, st, hall_power))
     return [p for p in out if p]
+
+
+def _driven_by(summary: dict, name: str, metric: str) -> str:
+    """' Its P90 trough is driven by X, then Y.' from the run's drivers, if any."""
+    drivers = summary.get("drivers", {}).get("strategies", {}).get(name, {}).get(metric, [])
+    rising = [d["label"] for d in drivers if d["spearman"] > 0][:2]
+    if not rising:
+        return ""
+    return f" Its P90 {metric.replace('_', ' ')} are driven by {', then '.join(rising)}."
 
 
 def _winner(ranking: list[str], st: dict, baseline: float) -> str:

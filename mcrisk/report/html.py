@@ -109,6 +109,44 @@ def power_table(hall_power: dict, colors: dict[str, str]) -> str:
             + "".join(rows) + "</table>")
 
 
+def drivers_table(summary: dict, colors: dict[str, str], top: int = 3) -> str:
+    """Per strategy, the inputs that drive its P90 trough (trough days, else shortfall)."""
+    rows = []
+    for name in summary["ranking"]:
+        per_metric = summary["drivers"]["strategies"][name]
+        metric = next((m for m in ("trough_days", "shortfall_gpu_days") if per_metric[m]), None)
+        drivers = per_metric[metric][:top] if metric else []
+        cells = "".join(
+            f"<td>{escape(d['label'])}<br><span class='ci'>rank corr {d['spearman']:+.2f}; "
+            f"{d['shift']:+,.1f} vs mean near P90</span></td>" for d in drivers)
+        cells += "<td></td>" * (top - len(drivers))
+        label = escape(_LABELS[metric]) if metric else "no metric varies"
+        rows.append(f"<tr><td class='name'>{_swatch(name, colors)}</td><td>{label}</td>{cells}</tr>")
+    head = "".join(f"<th>driver {k + 1}</th>" for k in range(top))
+    return (f"<div class='scroll'><table><tr><th>strategy</th><th>metric</th>{head}</tr>"
+            + "".join(rows) + "</table></div>")
+
+
+def paired_table(summary: dict, colors: dict[str, str]) -> str:
+    """Each strategy against the leader, scenario by scenario (common random numbers)."""
+    paired = summary["paired"]
+    rows = []
+    for name, per_metric in paired["strategies"].items():
+        for metric in ("trough_depth", "trough_days", "shortfall_gpu_days"):
+            d = per_metric[metric]
+            rows.append(
+                f"<tr><td class='name'>{_swatch(name, colors)}</td><td>{escape(_LABELS[metric])}</td>"
+                f"<td class='n'>{fmt(d['mean'])} <span class='ci'>[{fmt(d['mean_ci'][0])}, "
+                f"{fmt(d['mean_ci'][1])}]</span></td><td class='n'>{fmt(d['p90'])} "
+                f"<span class='ci'>[{fmt(d['p90_ci'][0])}, {fmt(d['p90_ci'][1])}]</span></td>"
+                f"<td class='n'>{d['p_a_worse']:.1%}</td></tr>")
+    return (f"<p>Each strategy minus the leader, <b>{escape(paired['leader'])}</b>, in the same "
+            "sampled worlds (positive: worse). Pairing removes the world-to-world spread that two "
+            "independent runs would carry.</p><div class='scroll'><table><tr><th>strategy</th>"
+            "<th>metric</th><th class='n'>mean [95% CI]</th><th class='n'>P90 [95% CI]</th>"
+            "<th class='n'>P(worse)</th></tr>" + "".join(rows) + "</table></div>")
+
+
 def diff_html(diff: NightDiff) -> str:
     """The night-over-night section, rendered from the same data as diff.md."""
     parts = [f"<p>Compared with <code>{escape(diff.previous)}</code> ({escape(diff.pairing_note)}). "
@@ -190,8 +228,8 @@ def render_report(run, figures: dict[str, bytes], paragraphs: list[str], colors:
             f'{escape(s.get("created_utc", ""))}'
             + (f" · nightly run <code>{escape(run_label)}</code>" if run_label else "") + "</p>",
             "<nav>" + "".join(f'<a href="#{a}">{t}</a>' for a, t in (
-                ("findings", "Findings"), ("ranking", "Ranking"), *((("diff", "Night over night"),)
-                                                                    if diff else ()),
+                ("findings", "Findings"), ("ranking", "Ranking"), ("drivers", "Drivers"),
+                *((("diff", "Night over night"),) if diff else ()),
                 ("capacity", "Capacity"), ("trough", "Trough"), ("completion", "Completion"),
                 ("homeless", "Largest job"), ("power", "Power"), ("strategies", "Strategies"),
                 ("provenance", "Provenance"))) + "</nav>",
@@ -201,7 +239,13 @@ def render_report(run, figures: dict[str, bytes], paragraphs: list[str], colors:
             '<h2 id="ranking">Ranking</h2>'
             "<p>Best first: by P90 trough depth, then P90 trough days, then P90 shortfall. Bold: "
             "the P90s; grey: their distribution-free 95% confidence intervals.</p>",
-            ranking_table(s, colors)]
+            ranking_table(s, colors),
+            '<h2 id="drivers">What drives the P90 trough</h2>'
+            "<p>Inputs ranked by their rank correlation with the metric over "
+            f"{s['drivers']['scenarios']:,} scenarios, and how far each sits from its mean (its "
+            "own unit, days) in the scenarios ranked 85–95% on the metric.</p>",
+            drivers_table(s, colors),
+            '<h3>Against the leader, world by world</h3>', paired_table(s, colors)]
     if diff is not None:
         body += ['<h2 id="diff">Night over night</h2>', diff_html(diff)]
     body += ['<h2 id="capacity">Capacity over time</h2>',
