@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..compile import METRICS, Q_ATTEMPTS, CompiledScenario
-from ..outputs import write_atomic
+from ..outputs import default_mode, write_atomic
 from .bands import CapacityBands
 
 METRICS_FILE = "metrics.parquet"
@@ -90,6 +90,7 @@ class AtomicParquetWriter:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp",
                                    dir=self.path.parent)
+        os.fchmod(fd, default_mode())   # mkstemp's 0600 would survive the rename
         os.close(fd)
         self.tmp = Path(tmp)
         self.writer = pq.ParquetWriter(self.tmp, schema, compression="zstd")
