@@ -132,7 +132,7 @@ def test_kernel_functions_have_the_cpu_names():
     # Read side by side: every Numba function has a CUDA namesake (simulate_block's loop body
     # is simulate_scenario, one thread's work), and simulate_chunk_kernel is the entry point.
     source = gpu.kernel_source()
-    numba_names = re.findall(r"^@(?:jit|nb\.njit\(.*?\))\s*\ndef (\w+)\(",
+    numba_names = re.findall(r"^@(?:jit|jit_inline|nb\.njit\(.*?\))\s*\ndef (\w+)\(",
                              (Path(cpu.__file__)).read_text(), re.M)
     assert len(numba_names) > 15
     missing = [name for name in numba_names if name != "simulate_block"
