@@ -18,7 +18,9 @@
     const double* R burnin_fail, const int* R burnin_rma_after, const int* R node_base_q,       \
     const int* R node_kind, const double* R node_base_const, const int* R node_add_q,           \
     const double* R node_add_const, const int* R dep_ptr, const int* R dep_idx,                 \
-    const int* R user_ptr, const int* R user_idx, const int* R topo, int n_crews,               \
+    int n_crews, const int* R block_ptr, const int* R block_node, const int* R block_wait,      \
+    const int* R n_ready_blocks, const int* R crew_node, const int* R n_crew_rows,              \
+    const int* R unlock_ptr, const int* R unlock_block,                                         \
     const int* R cap_event_node, const int* R cap_event_island,                                \
     const double* R cap_event_delta, const int* R cap_event_scale_q,                           \
     const double* R island_cap0,                                                                \
@@ -26,20 +28,21 @@
     const double* R power_event_delta, const double* R hall_draw0, const double* R hall_cap,    \
     const int* R completion_node, double baseline, double horizon, double largest_job,          \
     const double* R demand_day, const double* R demand_value,                                   \
-    int n_quantities, int n_strategies, int n_nodes, int dep_width, int user_width,             \
-    int n_cap_events, int n_islands, int n_power_events, int n_halls, int n_completion,         \
-    int n_demand
+    int n_quantities, int n_strategies, int n_nodes, int dep_width, int crew_width,             \
+    int unlock_width, int n_cap_events, int n_islands, int n_power_events, int n_halls,         \
+    int n_completion, int n_demand
 
 #define MCRISK_PLAN_VALUES                                                                      \
     {dist_kind, dist_param, dist_chance, pert_table, q_kind, q_dist, q_address, q_const,        \
      q_terms_ptr, q_terms, q_burnin, burnin_dist, burnin_fail, burnin_rma_after, node_base_q,   \
-     node_kind, node_base_const, node_add_q, node_add_const, dep_ptr, dep_idx, user_ptr,        \
-     user_idx, topo, n_crews, cap_event_node, cap_event_island, cap_event_delta,                \
+     node_kind, node_base_const, node_add_q, node_add_const, dep_ptr, dep_idx, n_crews,         \
+     block_ptr, block_node, block_wait, n_ready_blocks, crew_node, n_crew_rows, unlock_ptr,     \
+     unlock_block, cap_event_node, cap_event_island, cap_event_delta,                           \
      cap_event_scale_q, island_cap0,                                                            \
      power_event_node, power_event_hall, power_event_delta, hall_draw0, hall_cap,               \
      completion_node, baseline, horizon, largest_job, demand_day, demand_value,                 \
-     n_quantities, n_strategies, n_nodes, dep_width, user_width, n_cap_events, n_islands,       \
-     n_power_events, n_halls, n_completion, n_demand}
+     n_quantities, n_strategies, n_nodes, dep_width, crew_width, unlock_width, n_cap_events,    \
+     n_islands, n_power_events, n_halls, n_completion, n_demand}
 
 // Whether the plan's shapes fit the scratch sizes this build was compiled with.
 MCRISK_HD bool plan_fits(const mcrisk::Plan& p) {

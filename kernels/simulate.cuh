@@ -3,7 +3,7 @@
 // names, loop structure and constants, so the two can be read side by side:
 //
 //     sample_world      -> world[q]               (once per scenario: common random numbers)
-//     schedule_nodes    -> node_time[v]           (per strategy; worklist + crews)
+//     schedule_nodes    -> node_time[v]           (per strategy; crew schedule blocks)
 //     capacity_metrics  -> trough depth/days, shortfall, homeless days
 //     power_violation, completion_day
 //
@@ -58,10 +58,15 @@ struct Plan {
     const double* node_add_const;  // [s, v]
     const int* dep_ptr;            // [s, v + 1]
     const int* dep_idx;            // [s, dep_width]
-    const int* user_ptr;           // [s, v + 1]
-    const int* user_idx;           // [s, user_width]
-    const int* topo;               // [s, v]
     int n_crews;
+    const int* block_ptr;          // [s, v + 1]  the crew schedule: b block, r crew row
+    const int* block_node;         // [s, v]
+    const int* block_wait;         // [s, v]
+    const int* n_ready_blocks;     // [s]
+    const int* crew_node;          // [s, crew_width]
+    const int* n_crew_rows;        // [s]
+    const int* unlock_ptr;         // [s, crew_width + 1]
+    const int* unlock_block;       // [s, unlock_width]
     const int* cap_event_node;     // [k]
     const int* cap_event_island;   // [k]
     const double* cap_event_delta; // [k]
@@ -79,8 +84,8 @@ struct Plan {
     const double* demand_day;      // [knots]
     const double* demand_value;    // [knots]
     // shapes
-    int n_quantities, n_strategies, n_nodes, dep_width, user_width, n_cap_events, n_islands,
-        n_power_events, n_halls, n_completion, n_demand;
+    int n_quantities, n_strategies, n_nodes, dep_width, crew_width, unlock_width, n_cap_events,
+        n_islands, n_power_events, n_halls, n_completion, n_demand;
 };
 
 // Per-scenario scratch (cpu.py allocates the same arrays once per block of scenarios).
@@ -88,9 +93,7 @@ struct Scratch {
     double world[MAX_QUANTITIES];
     double node_time[MAX_NODES];
     int waiting[MAX_NODES];
-    int stack[MAX_NODES];
     double crew_ready_at[MAX_NODES];
-    int crew_nodes[MAX_NODES];
     double crew_free[MAX_CREWS];
     double times[MAX_EVENTS];
     int order[MAX_EVENTS];
@@ -181,85 +184,63 @@ MCRISK_HD double _node_time(const Plan& p, int s, int v, const double* world, do
     return t;
 }
 
-// v is scheduled: its users wait on one node fewer. A user now free to go is pushed, or, if it
-// needs a crew, gets its ready time (fixed from now on) to compete for one.
-MCRISK_HD int _release_users(const Plan& p, int s, int v, const double* world,
-                             const double* node_time, int* waiting, int* stack, int n_stack,
-                             double* crew_ready_at) {
-    const int* user_ptr = p.user_ptr + s * (p.n_nodes + 1);
-    for (int j = user_ptr[v]; j < user_ptr[v + 1]; ++j) {
-        int u = p.user_idx[s * p.user_width + j];
-        waiting[u] -= 1;
-        if (waiting[u] == 0) {
-            if (p.node_kind[s * p.n_nodes + u] == NODE_CREW) {
-                crew_ready_at[u] = _node_start(p, s, u, world, node_time);
-            } else {
-                stack[n_stack] = u;
-                n_stack += 1;
-            }
-        }
+// Block b's deps are all timed: a crew row gets its ready time (fixed from now on) to compete
+// for a crew; other nodes get their times, in order. Returns how many it timed.
+MCRISK_HD int _time_block(const Plan& p, int s, int b, const double* world, double* node_time,
+                          double* crew_ready_at) {
+    const int* block_ptr = p.block_ptr + s * (p.n_nodes + 1);
+    const int* block_node = p.block_node + s * p.n_nodes;
+    int first = block_ptr[b];
+    int v = block_node[first];
+    if (p.node_kind[s * p.n_nodes + v] == NODE_CREW) {
+        crew_ready_at[v] = _node_start(p, s, v, world, node_time);
+        return 0;
     }
-    return n_stack;
+    for (int j = first; j < block_ptr[b + 1]; ++j) {
+        v = block_node[j];
+        double start = _node_start(p, s, v, world, node_time);
+        node_time[v] = _node_time(p, s, v, world, start);
+    }
+    return block_ptr[b + 1] - first;
 }
 
 // node_time[v] of strategy s; false on a deadlock (ruled out by validation). Nodes without a
-// crew go as soon as their deps are known; only when none is left does the earliest-ready row
-// get a crew. Performance shortcut (as on the CPU): a worklist with dependency counts.
+// crew are timed as soon as their deps are; only when none is left does the earliest-ready row
+// get a crew. Performance shortcut (as on the CPU): the blocks of the compiled crew schedule.
 MCRISK_HD bool schedule_nodes(const Plan& p, int s, const double* world, double* node_time,
-                              int* waiting, int* stack, double* crew_ready_at,
-                              int* crew_nodes, double* crew_free) {
-    int n_nodes = p.n_nodes;
-    const int* dep_ptr = p.dep_ptr + s * (n_nodes + 1);
-    const int* node_kind = p.node_kind + s * n_nodes;
-    int n_stack = 0;
-    int n_crew_nodes = 0;
-    for (int v = 0; v < n_nodes; ++v) {
-        waiting[v] = dep_ptr[v + 1] - dep_ptr[v];
-        crew_ready_at[v] = infinity();
-        if (node_kind[v] == NODE_CREW) {
-            crew_nodes[n_crew_nodes] = v;  // ascending ids: the tie-break order
-            n_crew_nodes += 1;
-        }
+                              int* waiting, double* crew_ready_at, double* crew_free) {
+    const int* crew_node = p.crew_node + s * p.crew_width;
+    const int* unlock_ptr = p.unlock_ptr + s * (p.crew_width + 1);
+    int n_rows = p.n_crew_rows[s];
+    for (int r = 0; r < n_rows; ++r) {
+        crew_ready_at[crew_node[r]] = infinity();
     }
-    for (int i = n_nodes - 1; i >= 0; --i) {
-        int v = p.topo[s * n_nodes + i];
-        if (waiting[v] == 0) {
-            if (node_kind[v] == NODE_CREW) {
-                crew_ready_at[v] = _node_start(p, s, v, world, node_time);
-            } else {
-                stack[n_stack] = v;
-                n_stack += 1;
-            }
-        }
+    for (int b = 0; b < p.n_nodes; ++b) {
+        waiting[b] = p.block_wait[s * p.n_nodes + b];
+    }
+    int n_done = 0;
+    for (int b = 0; b < p.n_ready_blocks[s]; ++b) {
+        n_done += _time_block(p, s, b, world, node_time, crew_ready_at);
     }
     for (int c = 0; c < p.n_crews; ++c) {
         crew_free[c] = 0.0;
     }
-    int n_done = 0;
     while (true) {
-        while (n_stack > 0) {
-            n_stack -= 1;
-            int v = stack[n_stack];
-            double start = _node_start(p, s, v, world, node_time);
-            node_time[v] = _node_time(p, s, v, world, start);
-            n_done += 1;
-            n_stack = _release_users(p, s, v, world, node_time, waiting, stack, n_stack,
-                                     crew_ready_at);
-        }
-        // The next row for a crew: the earliest-ready among rows whose deps are all known.
+        // The next row for a crew: the earliest-ready among rows whose deps are all timed.
         int pick = -1;
         double picked_ready = infinity();
-        for (int c = 0; c < n_crew_nodes; ++c) {
-            int v = crew_nodes[c];
-            if (crew_ready_at[v] < picked_ready) {
-                pick = v;
-                picked_ready = crew_ready_at[v];
+        for (int r = 0; r < n_rows; ++r) {
+            double ready = crew_ready_at[crew_node[r]];
+            if (ready < picked_ready) {
+                pick = r;
+                picked_ready = ready;
             }
         }
         if (pick < 0) {
             break;
         }
-        crew_ready_at[pick] = infinity();
+        int v = crew_node[pick];
+        crew_ready_at[v] = infinity();
         int crew = 0;
         for (int c = 1; c < p.n_crews; ++c) {
             if (crew_free[c] < crew_free[crew]) {
@@ -267,13 +248,18 @@ MCRISK_HD bool schedule_nodes(const Plan& p, int s, const double* world, double*
             }
         }
         double begin = max(picked_ready, crew_free[crew]);
-        node_time[pick] = _node_time(p, s, pick, world, begin);
-        crew_free[crew] = node_time[pick];
+        node_time[v] = _node_time(p, s, v, world, begin);
+        crew_free[crew] = node_time[v];
         n_done += 1;
-        n_stack = _release_users(p, s, pick, world, node_time, waiting, stack, n_stack,
-                                 crew_ready_at);
+        for (int j = unlock_ptr[pick]; j < unlock_ptr[pick + 1]; ++j) {
+            int b = p.unlock_block[s * p.unlock_width + j];
+            waiting[b] -= 1;
+            if (waiting[b] == 0) {
+                n_done += _time_block(p, s, b, world, node_time, crew_ready_at);
+            }
+        }
     }
-    return n_done == n_nodes;
+    return n_done == p.block_ptr[s * (p.n_nodes + 1) + p.n_nodes];  // every node in a block
 }
 
 // Stable insertion sort of the first n event indices by time (a few dozen events).
@@ -455,8 +441,8 @@ MCRISK_HD void simulate_scenario(const Plan& p, u32 seed_lo, u32 seed_hi, u64 fi
         world[i * p.n_quantities + q] = x.world[q];
     }
     for (int s = 0; s < p.n_strategies; ++s) {
-        bool ok = schedule_nodes(p, s, x.world, x.node_time, x.waiting, x.stack,
-                                 x.crew_ready_at, x.crew_nodes, x.crew_free);
+        bool ok = schedule_nodes(p, s, x.world, x.node_time, x.waiting, x.crew_ready_at,
+                                 x.crew_free);
         if (!ok) {
             status[i] = 1;
         }

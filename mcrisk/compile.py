@@ -1,6 +1,6 @@
 """Compile a validated Scenario into flat arrays: the only thing the kernels see.
 
-Two layers:
+Two layers, and a schedule derived from the second:
 
 * The **world**: quantities drawn or derived once per scenario, shared by every strategy
   (common random numbers). Quantity q is one of
@@ -19,6 +19,16 @@ Two layers:
   (a missing base or add quantity is -1 and contributes nothing). A CREW node (a row's
   retrofit) additionally waits for a free crew; crews take rows in the order they become
   ready (ties: lower node id, which is file order of rows).
+
+* The **crew schedule** of each strategy (performance: it lets the kernels time nodes without
+  a worklist). Every node but a crew row is a max-plus function of its deps, so it can be
+  timed as soon as every crew row it waits for (through any path) has a crew. A strategy's
+  nodes therefore fall into blocks: each crew row alone, and the other nodes grouped by the
+  set of crew rows they wait for, in topological order. The kernels time the blocks that
+  wait for no crew row, then give the earliest-ready crew row a crew, time the blocks that
+  were waiting for it last, and repeat. Blocks are sorted by how many crew rows they wait
+  for, crew rows after the other blocks of that count, so the blocks one crew row frees are
+  timed in dependency order.
 
 Capacity changes happen at node times (existing unit: -capacity at its drain start; new
 unit: +capacity at acceptance); power draw changes likewise (existing: -kW at removal end;
@@ -76,10 +86,17 @@ class CompiledScenario:
     node_add_const: np.ndarray     # float64[s, v]
     dep_ptr: np.ndarray            # int32[s, v + 1]
     dep_idx: np.ndarray            # int32[s, max deps]
-    user_ptr: np.ndarray           # int32[s, v + 1]  reverse edges: nodes that wait on v
-    user_idx: np.ndarray           # int32[s, max deps]
     topo: np.ndarray               # int32[s, v]
     n_crews: int
+    # the crew schedule; b block, r crew row
+    block_ptr: np.ndarray          # int32[s, v + 1]  block b: block_node[s, ptr[b]:ptr[b + 1]]
+    block_node: np.ndarray         # int32[s, v]      every node once, block by block
+    block_wait: np.ndarray         # int32[s, v]      how many crew rows block b waits for
+    n_ready_blocks: np.ndarray     # int32[s]         blocks 0 .. n - 1 wait for none
+    crew_node: np.ndarray          # int32[s, r]      crew rows (NODE_CREW nodes), ascending ids
+    n_crew_rows: np.ndarray        # int32[s]
+    unlock_ptr: np.ndarray         # int32[s, r + 1]  blocks that wait for crew row r, ascending:
+    unlock_block: np.ndarray       # int32[s, max]    unlock_block[s, ptr[r]:ptr[r + 1]]
     # capacity and power events
     cap_event_node: np.ndarray     # int32[k]
     cap_event_island: np.ndarray   # int32[k]
@@ -118,8 +135,9 @@ class CompiledScenario:
                 self.q_terms, self.q_burnin, self.burnin_dist, self.burnin_fail,
                 self.burnin_rma_after, self.node_base_q, self.node_kind, self.node_base_const,
                 self.node_add_q, self.node_add_const, self.dep_ptr, self.dep_idx,
-                self.user_ptr, self.user_idx, self.topo,
-                self.n_crews, self.cap_event_node, self.cap_event_island,
+                self.n_crews, self.block_ptr, self.block_node, self.block_wait,
+                self.n_ready_blocks, self.crew_node, self.n_crew_rows, self.unlock_ptr,
+                self.unlock_block, self.cap_event_node, self.cap_event_island,
                 self.cap_event_delta, self.cap_event_scale_q, self.island_cap0, self.power_event_node,
                 self.power_event_hall, self.power_event_delta, self.hall_draw0,
                 self.hall_cap, self.completion_node, self.baseline, self.horizon,
@@ -351,8 +369,30 @@ def _strategy_plan(scenario: Scenario, strategy: Strategy, nodes: _Nodes, handle
             plan["add_const"][v] = ramp.days * step / ramp.steps
     plan["deps"] = [list(dict.fromkeys(ds)) for ds in plan["deps"]]  # a dep counts once
     plan["topo"] = _topological_order(plan["deps"], nodes.names, strategy.name)
+    plan.update(_crew_schedule(plan["deps"], plan["kind"], plan["topo"]))
     plan["hall_of_unit"] = {u: hall_of_row[r] for u, r in strategy.placement}
     return plan
+
+
+def _crew_schedule(deps: list[list[int]], kind: list[int], topo: list[int]) -> dict:
+    """Blocks of one strategy's nodes, its crew rows, and the blocks that wait for each."""
+    position = {v: i for i, v in enumerate(topo)}
+    waits_for: list[frozenset] = [frozenset()] * len(topo)   # the crew rows upstream of v
+    for v in topo:
+        waits_for[v] = frozenset().union(
+            *(waits_for[d] | ({d} if kind[d] == NODE_CREW else set()) for d in deps[v]))
+    groups: dict[tuple, list[int]] = {}
+    for v in topo:
+        key = ("crew row", v) if kind[v] == NODE_CREW else ("nodes", waits_for[v])
+        groups.setdefault(key, []).append(v)
+    blocks = sorted(groups.values(), key=lambda b: (len(waits_for[b[0]]),
+                                                     kind[b[0]] == NODE_CREW, position[b[0]]))
+    crew_rows = sorted(v for v in topo if kind[v] == NODE_CREW)
+    return {"blocks": blocks,
+            "block_wait": [len(waits_for[b[0]]) for b in blocks],
+            "crew_rows": crew_rows,
+            "unlocks": [[j for j, b in enumerate(blocks) if r in waits_for[b[0]]]
+                        for r in crew_rows]}
 
 
 def _topological_order(deps: list[list[int]], names: list[str], strategy: str) -> list[int]:
@@ -419,15 +459,26 @@ def compile_scenario(scenario: Scenario) -> CompiledScenario:
     return _assemble(scenario, world, nodes, plans, handles)
 
 
-def _csr(lists_by_strategy: list[list[list[int]]], n_nodes: int, width: int):
-    """(ptr[s, v + 1], idx[s, width]) of per-strategy adjacency lists."""
-    ptr = np.zeros((len(lists_by_strategy), n_nodes + 1), dtype=np.int32)
+def _csr(lists_by_strategy: list[list[list[int]]], n_lists: int):
+    """(ptr[s, n_lists + 1], idx[s, width]) of per-strategy lists of lists; a strategy with
+    fewer lists gets empty ones at the end; width is the longest total (at least 1)."""
+    width = max(1, max(sum(len(ds) for ds in lists) for lists in lists_by_strategy))
+    ptr = np.zeros((len(lists_by_strategy), n_lists + 1), dtype=np.int32)
     idx = np.zeros((len(lists_by_strategy), width), dtype=np.int32)
     for s, lists in enumerate(lists_by_strategy):
         flat = [d for ds in lists for d in ds]
         idx[s, :len(flat)] = flat
-        ptr[s, 1:] = np.cumsum([len(ds) for ds in lists])
+        ptr[s, 1:len(lists) + 1] = np.cumsum([len(ds) for ds in lists])
+        ptr[s, len(lists) + 1:] = len(flat)
     return ptr, idx
+
+
+def _padded(rows: list[list], width: int) -> np.ndarray:
+    """int32[len(rows), width]: each row, zero-padded."""
+    out = np.zeros((len(rows), width), dtype=np.int32)
+    for s, row in enumerate(rows):
+        out[s, :len(row)] = row
+    return out
 
 
 def _assemble(scenario: Scenario, world: _World, nodes: _Nodes, plans: list[dict],
@@ -476,11 +527,10 @@ def _assemble(scenario: Scenario, world: _World, nodes: _Nodes, plans: list[dict
             hs.append(halls.index(plan["hall_of_unit"][unit.id]))
     completion = ([node[("removed", u.id)] for u in scenario.existing]
                   + [node[("accepted", u.id)] for u in scenario.incoming])
-    max_deps = max(1, max(sum(len(d) for d in p["deps"]) for p in plans))
-    dep_ptr, dep_idx = _csr([p["deps"] for p in plans], n_nodes, max_deps)
-    users = [[[u for u in range(n_nodes) if v in p["deps"][u]] for v in range(n_nodes)]
-             for p in plans]
-    user_ptr, user_idx = _csr(users, n_nodes, max_deps)
+    dep_ptr, dep_idx = _csr([p["deps"] for p in plans], n_nodes)
+    block_ptr, block_node = _csr([p["blocks"] for p in plans], n_nodes)
+    max_crew_rows = max(1, max(len(p["crew_rows"]) for p in plans))
+    unlock_ptr, unlock_block = _csr([p["unlocks"] for p in plans], max_crew_rows)
     terms = [t for row in world.rows for t in row["terms"]]
     burnins = world.burnins or [((0, 0, 0), (0.0, 0.0), 1)]
     dists = world.dists or [(0, (0.0, 0.0, 0.0, 0.0), 1.0)]
@@ -514,10 +564,16 @@ def _assemble(scenario: Scenario, world: _World, nodes: _Nodes, plans: list[dict
         node_add_const=np.array([p["add_const"] for p in plans], dtype=np.float64),
         dep_ptr=dep_ptr,
         dep_idx=dep_idx,
-        user_ptr=user_ptr,
-        user_idx=user_idx,
         topo=np.array([p["topo"] for p in plans], dtype=np.int32),
         n_crews=int(scenario.retrofit.crews) if scenario.retrofit else 1,
+        block_ptr=block_ptr,
+        block_node=block_node,
+        block_wait=_padded([p["block_wait"] for p in plans], n_nodes),
+        n_ready_blocks=np.array([p["block_wait"].count(0) for p in plans], dtype=np.int32),
+        crew_node=_padded([p["crew_rows"] for p in plans], max_crew_rows),
+        n_crew_rows=np.array([len(p["crew_rows"]) for p in plans], dtype=np.int32),
+        unlock_ptr=unlock_ptr,
+        unlock_block=unlock_block,
         cap_event_node=np.array(cap_node, dtype=np.int32),
         cap_event_island=np.array(cap_island, dtype=np.int32),
         cap_event_delta=np.array(cap_delta, dtype=np.float64),

@@ -13,6 +13,7 @@ from mcrisk.scenario import load_scenario
 from mcrisk.simulate import simulate
 
 from .conftest import REFERENCE, ROOT
+from .test_cuda_host import random_scenario_text
 
 GOLDEN = ROOT / "tests" / "data" / "reference-seed1-first8.json"
 
@@ -22,6 +23,20 @@ def test_numba_matches_numpy_per_scenario(request, plan_name):
     plan = request.getfixturevalue(plan_name)
     a_metrics, a_world, a_nodes = reference.simulate_chunk(plan, 11, 1000, 1500, keep_nodes=True)
     b_metrics, b_world, b_nodes = cpu.simulate_chunk(plan, 11, 1000, 1500, keep_nodes=True)
+    np.testing.assert_allclose(b_world, a_world, rtol=1e-13, atol=1e-12)
+    np.testing.assert_allclose(b_nodes, a_nodes, rtol=1e-13, atol=1e-10)
+    np.testing.assert_allclose(b_metrics, a_metrics, rtol=1e-9, atol=1e-6)
+
+
+@pytest.mark.parametrize("case", range(0, 20, 2))
+def test_numba_matches_numpy_on_random_scenarios(tmp_path, case):
+    # Crews chained through gated drains, several crews, ramps, risks: the kernels' compiled
+    # crew schedule against the reference's plain sweeps (tests/test_cuda_host.py generator).
+    path = tmp_path / f"random-{case}.toml"
+    path.write_text(random_scenario_text(case))
+    plan = compile_scenario(load_scenario(path))
+    a_metrics, a_world, a_nodes = reference.simulate_chunk(plan, case, 500 * case, 400, True)
+    b_metrics, b_world, b_nodes = cpu.simulate_chunk(plan, case, 500 * case, 400, True)
     np.testing.assert_allclose(b_world, a_world, rtol=1e-13, atol=1e-12)
     np.testing.assert_allclose(b_nodes, a_nodes, rtol=1e-13, atol=1e-10)
     np.testing.assert_allclose(b_metrics, a_metrics, rtol=1e-9, atol=1e-6)

@@ -225,88 +225,76 @@ def _node_time(node_add_q, node_add_const, s, v, world, start):
     return t
 
 
-@jit
-def _release_users(node_base_q, node_kind, node_base_const, dep_ptr, dep_idx, user_ptr,
-                   user_idx, s, v, world, node_time, waiting, stack, n_stack, crew_ready_at):
-    """v is scheduled: its users wait on one node fewer. A user now free to go is pushed,
-    or, if it needs a crew, gets its ready time (fixed from now on) to compete for one."""
-    for j in range(user_ptr[s, v], user_ptr[s, v + 1]):
-        u = user_idx[s, j]
-        waiting[u] -= 1
-        if waiting[u] == 0:
-            if node_kind[s, u] == NODE_CREW:
-                crew_ready_at[u] = _node_start(node_base_q, node_base_const, dep_ptr, dep_idx,
-                                               s, u, world, node_time)
-            else:
-                stack[n_stack] = u
-                n_stack += 1
-    return n_stack
+@jit_inline
+def _time_block(node_base_q, node_kind, node_base_const, node_add_q, node_add_const, dep_ptr,
+                dep_idx, block_ptr, block_node, s, b, world, node_time, crew_ready_at):
+    """Block b's deps are all timed: a crew row gets its ready time (fixed from now on) to
+    compete for a crew; other nodes get their times, in order. Returns how many it timed."""
+    first = block_ptr[s, b]
+    v = block_node[s, first]
+    if node_kind[s, v] == NODE_CREW:
+        crew_ready_at[v] = _node_start(node_base_q, node_base_const, dep_ptr, dep_idx, s, v,
+                                       world, node_time)
+        return 0
+    for j in range(first, block_ptr[s, b + 1]):
+        v = block_node[s, j]
+        start = _node_start(node_base_q, node_base_const, dep_ptr, dep_idx, s, v, world,
+                            node_time)
+        node_time[v] = _node_time(node_add_q, node_add_const, s, v, world, start)
+    return block_ptr[s, b + 1] - first
 
 
 @jit
 def schedule_nodes(node_base_q, node_kind, node_base_const, node_add_q, node_add_const,
-                   dep_ptr, dep_idx, user_ptr, user_idx, topo, n_crews, s, world, node_time,
-                   waiting, stack, crew_ready_at, crew_nodes, crew_free):
+                   dep_ptr, dep_idx, n_crews, block_ptr, block_node, block_wait,
+                   n_ready_blocks, crew_node, n_crew_rows, unlock_ptr, unlock_block, s, world,
+                   node_time, waiting, crew_ready_at, crew_free):
     """node_time[v] of strategy s; returns False on a deadlock (ruled out by validation).
 
-    Same result as the NumPy reference's sweeps: nodes without a crew are scheduled as soon
-    as their deps are, and only when none is left does the earliest-ready row get a crew.
-    Performance shortcut: a worklist with dependency counts instead of repeated sweeps.
+    Same result as the NumPy reference's sweeps: nodes without a crew are timed as soon as
+    their deps are, and only when none is left does the earliest-ready row get a crew.
+    Performance shortcut: the blocks of the compiled crew schedule instead of sweeps.
     """
-    n_nodes = topo.shape[1]
-    n_stack = 0
-    n_crew_nodes = 0
-    for v in range(n_nodes):
-        waiting[v] = dep_ptr[s, v + 1] - dep_ptr[s, v]
-        crew_ready_at[v] = math.inf
-        if node_kind[s, v] == NODE_CREW:
-            crew_nodes[n_crew_nodes] = v     # ascending ids: the tie-break order
-            n_crew_nodes += 1
-    for i in range(n_nodes - 1, -1, -1):
-        v = topo[s, i]
-        if waiting[v] == 0:
-            if node_kind[s, v] == NODE_CREW:
-                crew_ready_at[v] = _node_start(node_base_q, node_base_const, dep_ptr, dep_idx,
-                                               s, v, world, node_time)
-            else:
-                stack[n_stack] = v
-                n_stack += 1
+    n_rows = n_crew_rows[s]
+    for r in range(n_rows):
+        crew_ready_at[crew_node[s, r]] = math.inf
+    for b in range(block_wait.shape[1]):
+        waiting[b] = block_wait[s, b]
+    n_done = 0
+    for b in range(n_ready_blocks[s]):
+        n_done += _time_block(node_base_q, node_kind, node_base_const, node_add_q,
+                              node_add_const, dep_ptr, dep_idx, block_ptr, block_node, s, b,
+                              world, node_time, crew_ready_at)
     for c in range(n_crews):
         crew_free[c] = 0.0
-    n_done = 0
     while True:
-        while n_stack > 0:
-            n_stack -= 1
-            v = stack[n_stack]
-            start = _node_start(node_base_q, node_base_const, dep_ptr, dep_idx, s, v, world,
-                                node_time)
-            node_time[v] = _node_time(node_add_q, node_add_const, s, v, world, start)
-            n_done += 1
-            n_stack = _release_users(node_base_q, node_kind, node_base_const, dep_ptr,
-                                     dep_idx, user_ptr, user_idx, s, v, world, node_time,
-                                     waiting, stack, n_stack, crew_ready_at)
-        # The next row for a crew: the earliest-ready among rows whose deps are all known.
+        # The next row for a crew: the earliest-ready among rows whose deps are all timed.
         pick = -1
         picked_ready = math.inf
-        for c in range(n_crew_nodes):
-            v = crew_nodes[c]
-            if crew_ready_at[v] < picked_ready:
-                pick, picked_ready = v, crew_ready_at[v]
+        for r in range(n_rows):
+            ready = crew_ready_at[crew_node[s, r]]
+            if ready < picked_ready:
+                pick, picked_ready = r, ready
         if pick < 0:
             break
-        crew_ready_at[pick] = math.inf
+        v = crew_node[s, pick]
+        crew_ready_at[v] = math.inf
         crew = 0
         for c in range(1, n_crews):
             if crew_free[c] < crew_free[crew]:
                 crew = c
         begin = max(picked_ready, crew_free[crew])
-        node_time[pick] = _node_time(node_add_q, node_add_const, s, pick, world, begin)
-        crew_free[crew] = node_time[pick]
+        node_time[v] = _node_time(node_add_q, node_add_const, s, v, world, begin)
+        crew_free[crew] = node_time[v]
         n_done += 1
-        n_stack = _release_users(node_base_q, node_kind, node_base_const, dep_ptr, dep_idx,
-                                 user_ptr, user_idx, s, pick, world, node_time, waiting, stack,
-                                 n_stack, crew_ready_at)
-    return n_done == n_nodes
+        for j in range(unlock_ptr[s, pick], unlock_ptr[s, pick + 1]):
+            b = unlock_block[s, j]
+            waiting[b] -= 1
+            if waiting[b] == 0:
+                n_done += _time_block(node_base_q, node_kind, node_base_const, node_add_q,
+                                      node_add_const, dep_ptr, dep_idx, block_ptr, block_node,
+                                      s, b, world, node_time, crew_ready_at)
+    return n_done == node_base_q.shape[0]
 
 
 @jit
@@ -459,14 +447,15 @@ def simulate_block(
         dist_kind, dist_param, dist_chance, pert_table, q_kind, q_dist, q_address, q_const,
         q_terms_ptr, q_terms, q_burnin, burnin_dist, burnin_fail, burnin_rma_after,
         node_base_q, node_kind, node_base_const, node_add_q, node_add_const, dep_ptr,
-        dep_idx, user_ptr, user_idx, topo, n_crews, cap_event_node, cap_event_island,
+        dep_idx, n_crews, block_ptr, block_node, block_wait, n_ready_blocks, crew_node,
+        n_crew_rows, unlock_ptr, unlock_block, cap_event_node, cap_event_island,
         cap_event_delta, cap_event_scale_q, island_cap0, power_event_node, power_event_hall, power_event_delta,
         hall_draw0, hall_cap, completion_node, baseline, horizon, largest_job, demand_day,
         demand_value, seed_lo, seed_hi, first, begin, end, metrics, world, node_times,
-        keep_nodes, status, node_time, waiting, stack, crew_ready_at, crew_nodes, crew_free,
-        times, order, island_cap, draw_kw):
+        keep_nodes, status, node_time, waiting, crew_ready_at, crew_free, times, order,
+        island_cap, draw_kw):
     """Scenarios begin .. end - 1 of the chunk, every strategy, with the given scratch."""
-    n_strategies = topo.shape[0]
+    n_strategies = node_kind.shape[0]
     for i in range(begin, end):
         scenario = first + np.uint64(i)
         sample_world(dist_kind, dist_param, dist_chance, pert_table, q_kind, q_dist,
@@ -474,9 +463,10 @@ def simulate_block(
                      burnin_fail, burnin_rma_after, seed_lo, seed_hi, scenario, world[i])
         for s in range(n_strategies):
             ok = schedule_nodes(node_base_q, node_kind, node_base_const, node_add_q,
-                                node_add_const, dep_ptr, dep_idx, user_ptr, user_idx,
-                                topo, n_crews, s, world[i], node_time, waiting, stack,
-                                crew_ready_at, crew_nodes, crew_free)
+                                node_add_const, dep_ptr, dep_idx, n_crews, block_ptr,
+                                block_node, block_wait, n_ready_blocks, crew_node,
+                                n_crew_rows, unlock_ptr, unlock_block, s, world[i],
+                                node_time, waiting, crew_ready_at, crew_free)
             if not ok:
                 status[i] = 1
             capacity_metrics(cap_event_node, cap_event_island, cap_event_delta,
@@ -497,7 +487,8 @@ def simulate_chunk_kernel(
         dist_kind, dist_param, dist_chance, pert_table, q_kind, q_dist, q_address, q_const,
         q_terms_ptr, q_terms, q_burnin, burnin_dist, burnin_fail, burnin_rma_after,
         node_base_q, node_kind, node_base_const, node_add_q, node_add_const, dep_ptr,
-        dep_idx, user_ptr, user_idx, topo, n_crews, cap_event_node, cap_event_island,
+        dep_idx, n_crews, block_ptr, block_node, block_wait, n_ready_blocks, crew_node,
+        n_crew_rows, unlock_ptr, unlock_block, cap_event_node, cap_event_island,
         cap_event_delta, cap_event_scale_q, island_cap0, power_event_node, power_event_hall, power_event_delta,
         hall_draw0, hall_cap, completion_node, baseline, horizon, largest_job, demand_day,
         demand_value, seed_lo, seed_hi, first, n_blocks, metrics, world, node_times,
@@ -508,7 +499,7 @@ def simulate_chunk_kernel(
     without reference counting (performance: see `jit`).
     """
     count = metrics.shape[0]
-    n_nodes = topo.shape[1]
+    n_nodes = node_base_q.shape[0]
     n_events = max(cap_event_node.shape[0], power_event_node.shape[0])
     block = (count + n_blocks - 1) // n_blocks
     for b in nb.prange(n_blocks):
@@ -516,15 +507,15 @@ def simulate_chunk_kernel(
             dist_kind, dist_param, dist_chance, pert_table, q_kind, q_dist, q_address,
             q_const, q_terms_ptr, q_terms, q_burnin, burnin_dist, burnin_fail,
             burnin_rma_after, node_base_q, node_kind, node_base_const, node_add_q,
-            node_add_const, dep_ptr, dep_idx, user_ptr, user_idx, topo, n_crews,
-            cap_event_node, cap_event_island, cap_event_delta, cap_event_scale_q, island_cap0,
+            node_add_const, dep_ptr, dep_idx, n_crews, block_ptr, block_node, block_wait,
+            n_ready_blocks, crew_node, n_crew_rows, unlock_ptr, unlock_block, cap_event_node,
+            cap_event_island, cap_event_delta, cap_event_scale_q, island_cap0,
             power_event_node, power_event_hall, power_event_delta, hall_draw0, hall_cap,
             completion_node, baseline, horizon, largest_job, demand_day, demand_value,
             seed_lo, seed_hi, first, b * block, min(count, (b + 1) * block), metrics, world,
             node_times, keep_nodes, status,
-            np.empty(n_nodes), np.empty(n_nodes, dtype=np.int32),
-            np.empty(n_nodes, dtype=np.int32), np.empty(n_nodes),
-            np.empty(n_nodes, dtype=np.int32), np.empty(max(n_crews, 1)),
+            np.empty(n_nodes), np.empty(n_nodes, dtype=np.int32), np.empty(n_nodes),
+            np.empty(max(n_crews, 1)),
             np.empty(n_events), np.empty(n_events, dtype=np.int64),
             np.empty(island_cap0.shape[0]), np.empty(hall_cap.shape[0]))
 

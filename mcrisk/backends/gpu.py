@@ -35,7 +35,9 @@ PLAN_PARAMETERS = (
     ("burnin_fail", "float64*"), ("burnin_rma_after", "int32*"), ("node_base_q", "int32*"),
     ("node_kind", "int32*"), ("node_base_const", "float64*"), ("node_add_q", "int32*"),
     ("node_add_const", "float64*"), ("dep_ptr", "int32*"), ("dep_idx", "int32*"),
-    ("user_ptr", "int32*"), ("user_idx", "int32*"), ("topo", "int32*"), ("n_crews", "int32"),
+    ("n_crews", "int32"), ("block_ptr", "int32*"), ("block_node", "int32*"),
+    ("block_wait", "int32*"), ("n_ready_blocks", "int32*"), ("crew_node", "int32*"),
+    ("n_crew_rows", "int32*"), ("unlock_ptr", "int32*"), ("unlock_block", "int32*"),
     ("cap_event_node", "int32*"), ("cap_event_island", "int32*"),
     ("cap_event_delta", "float64*"), ("cap_event_scale_q", "int32*"), ("island_cap0", "float64*"),
     ("power_event_node", "int32*"), ("power_event_hall", "int32*"),
@@ -44,11 +46,12 @@ PLAN_PARAMETERS = (
     ("largest_job", "float64"), ("demand_day", "float64*"), ("demand_value", "float64*"),
     # shapes
     ("n_quantities", "int32"), ("n_strategies", "int32"), ("n_nodes", "int32"),
-    ("dep_width", "int32"), ("user_width", "int32"), ("n_cap_events", "int32"),
+    ("dep_width", "int32"), ("crew_width", "int32"), ("unlock_width", "int32"),
+    ("n_cap_events", "int32"),
     ("n_islands", "int32"), ("n_power_events", "int32"), ("n_halls", "int32"),
     ("n_completion", "int32"), ("n_demand", "int32"),
 )
-N_KERNEL_ARGS = 41                  # how many of PLAN_PARAMETERS come from kernel_args()
+N_KERNEL_ARGS = 46                  # how many of PLAN_PARAMETERS come from kernel_args()
 # The chunk parameters that follow them (simulate_chunk_kernel and host_simulate_chunk alike).
 CHUNK_PARAMETERS = (
     ("seed_lo", "uint32"), ("seed_hi", "uint32"), ("first", "uint64"), ("count", "int64"),
@@ -103,7 +106,8 @@ def plan_shapes(plan: CompiledScenario) -> dict[str, int]:
     return {
         "n_quantities": plan.n_quantities, "n_strategies": plan.n_strategies,
         "n_nodes": plan.n_nodes, "dep_width": plan.dep_idx.shape[1],
-        "user_width": plan.user_idx.shape[1], "n_cap_events": plan.cap_event_node.shape[0],
+        "crew_width": plan.crew_node.shape[1], "unlock_width": plan.unlock_block.shape[1],
+        "n_cap_events": plan.cap_event_node.shape[0],
         "n_islands": plan.island_cap0.shape[0], "n_power_events": plan.power_event_node.shape[0],
         "n_halls": plan.hall_cap.shape[0], "n_completion": plan.completion_node.shape[0],
         "n_demand": plan.demand_day.shape[0],
