@@ -28,7 +28,9 @@ Two layers, and a schedule derived from the second:
   wait for no crew row, then give the earliest-ready crew row a crew, time the blocks that
   were waiting for it last, and repeat. Blocks are sorted by how many crew rows they wait
   for, crew rows after the other blocks of that count, so the blocks one crew row frees are
-  timed in dependency order.
+  timed in dependency order. The kernels simulate the strategies in file order on one
+  world, so a node defined as in the strategy before, with deps that are all such nodes,
+  already has its time: it is in no block.
 
 Capacity changes happen at node times (existing unit: -capacity at its drain start; new
 unit: +capacity at acceptance); power draw changes likewise (existing: -kW at removal end;
@@ -369,13 +371,35 @@ def _strategy_plan(scenario: Scenario, strategy: Strategy, nodes: _Nodes, handle
             plan["add_const"][v] = ramp.days * step / ramp.steps
     plan["deps"] = [list(dict.fromkeys(ds)) for ds in plan["deps"]]  # a dep counts once
     plan["topo"] = _topological_order(plan["deps"], nodes.names, strategy.name)
-    plan.update(_crew_schedule(plan["deps"], plan["kind"], plan["topo"]))
     plan["hall_of_unit"] = {u: hall_of_row[r] for u, r in strategy.placement}
     return plan
 
 
-def _crew_schedule(deps: list[list[int]], kind: list[int], topo: list[int]) -> dict:
-    """Blocks of one strategy's nodes, its crew rows, and the blocks that wait for each."""
+def _unchanged_nodes(before: dict | None, plan: dict) -> set[int]:
+    """Nodes that `plan` times exactly as `before` (the strategy simulated just before it, on
+    the same world) does: same definition, and deps that are all unchanged nodes."""
+    unchanged: set[int] = set()
+    if before is None:
+        return unchanged
+    for v in plan["topo"]:
+        if (plan["kind"][v] == before["kind"][v] == NODE_MAX
+                and _same_bits(plan["base_const"][v], before["base_const"][v])
+                and _same_bits(plan["add_const"][v], before["add_const"][v])
+                and plan["add_q"][v] == before["add_q"][v]
+                and plan["deps"][v] == before["deps"][v]
+                and all(d in unchanged for d in plan["deps"][v])):
+            unchanged.add(v)
+    return unchanged
+
+
+def _same_bits(a: float, b: float) -> bool:
+    return np.float64(a).tobytes() == np.float64(b).tobytes()
+
+
+def _crew_schedule(deps: list[list[int]], kind: list[int], topo: list[int],
+                   unchanged: set[int]) -> dict:
+    """Blocks of one strategy's nodes (but the unchanged ones), its crew rows, and the blocks
+    that wait for each crew row."""
     position = {v: i for i, v in enumerate(topo)}
     waits_for: list[frozenset] = [frozenset()] * len(topo)   # the crew rows upstream of v
     for v in topo:
@@ -383,6 +407,8 @@ def _crew_schedule(deps: list[list[int]], kind: list[int], topo: list[int]) -> d
             *(waits_for[d] | ({d} if kind[d] == NODE_CREW else set()) for d in deps[v]))
     groups: dict[tuple, list[int]] = {}
     for v in topo:
+        if v in unchanged:
+            continue
         key = ("crew row", v) if kind[v] == NODE_CREW else ("nodes", waits_for[v])
         groups.setdefault(key, []).append(v)
     blocks = sorted(groups.values(), key=lambda b: (len(waits_for[b[0]]),
@@ -456,6 +482,9 @@ def compile_scenario(scenario: Scenario) -> CompiledScenario:
     world, handles = _compile_world(scenario, retrofit_rows)
     nodes = _Nodes(scenario, handles)
     plans = [_strategy_plan(scenario, s, nodes, handles) for s in scenario.strategies]
+    for before, plan in zip([None] + plans[:-1], plans):
+        plan.update(_crew_schedule(plan["deps"], plan["kind"], plan["topo"],
+                                   _unchanged_nodes(before, plan)))
     return _assemble(scenario, world, nodes, plans, handles)
 
 

@@ -294,7 +294,7 @@ def schedule_nodes(node_base_q, node_kind, node_base_const, node_add_q, node_add
                 n_done += _time_block(node_base_q, node_kind, node_base_const, node_add_q,
                                       node_add_const, dep_ptr, dep_idx, block_ptr, block_node,
                                       s, b, world, node_time, crew_ready_at)
-    return n_done == node_base_q.shape[0]
+    return n_done == block_ptr[s, block_ptr.shape[1] - 1]   # every node in a block
 
 
 @jit
