@@ -25,7 +25,9 @@
     const double* R cap_event_delta, const int* R cap_event_scale_q,                           \
     const double* R island_cap0,                                                                \
     const int* R power_event_node, const int* R power_event_hall,                               \
-    const double* R power_event_delta, const double* R hall_draw0, const double* R hall_cap,    \
+    const double* R power_event_delta, const int* R cap_event_order,                           \
+    const int* R power_event_order, const int* R n_power_checked,                               \
+    const double* R hall_draw0, const double* R hall_cap,                                       \
     const int* R completion_node, double baseline, double horizon, double largest_job,          \
     const double* R demand_day, const double* R demand_value,                                   \
     int n_quantities, int n_strategies, int n_nodes, int dep_width, int crew_width,             \
@@ -39,7 +41,8 @@
      block_ptr, block_node, block_wait, n_ready_blocks, crew_node, n_crew_rows, unlock_ptr,     \
      unlock_block, cap_event_node, cap_event_island, cap_event_delta,                           \
      cap_event_scale_q, island_cap0,                                                            \
-     power_event_node, power_event_hall, power_event_delta, hall_draw0, hall_cap,               \
+     power_event_node, power_event_hall, power_event_delta, cap_event_order,                    \
+     power_event_order, n_power_checked, hall_draw0, hall_cap,                                  \
      completion_node, baseline, horizon, largest_job, demand_day, demand_value,                 \
      n_quantities, n_strategies, n_nodes, dep_width, crew_width, unlock_width, n_cap_events,    \
      n_islands, n_power_events, n_halls, n_completion, n_demand}

@@ -75,6 +75,9 @@ struct Plan {
     const int* power_event_node;   // [p]
     const int* power_event_hall;   // [s, p]
     const double* power_event_delta;  // [p]
+    const int* cap_event_order;    // [s, k]  likely time order
+    const int* power_event_order;  // [s, p]  the first n_power_checked[s]: halls that could pass
+    const int* n_power_checked;    // [s]
     const double* hall_draw0;      // [h]
     const double* hall_cap;        // [h]
     const int* completion_node;    // [c]
@@ -262,19 +265,21 @@ MCRISK_HD bool schedule_nodes(const Plan& p, int s, const double* world, double*
     return n_done == p.block_ptr[s * (p.n_nodes + 1) + p.n_nodes];  // every node in a block
 }
 
-// Stable insertion sort of the first n event indices by time (a few dozen events).
-MCRISK_HD void _sort_events(const double* times, int* order, int n) {
-    for (int i = 0; i < n; ++i) {
-        order[i] = i;
-    }
+// Sort the first n (time, event) pairs by time, ties by event index: the order a stable sort of
+// the events by time gives. Insertion sort of a few dozen pairs (performance: they arrive in a
+// likely time order, so it has little to move).
+MCRISK_HD void _sort_events(double* times, int* order, int n) {
     for (int i = 1; i < n; ++i) {
+        double t = times[i];
+        int k = order[i];
         int j = i;
-        int current = order[i];
-        while (j > 0 && times[order[j - 1]] > times[current]) {
+        while (j > 0 && (times[j - 1] > t || (times[j - 1] == t && order[j - 1] > k))) {
+            times[j] = times[j - 1];
             order[j] = order[j - 1];
             j -= 1;
         }
-        order[j] = current;
+        times[j] = t;
+        order[j] = k;
     }
 }
 
@@ -331,11 +336,13 @@ MCRISK_HD double shortfall_area(const double* demand_day, const double* demand_v
 }
 
 // out[0:4] = trough_depth, trough_days, shortfall_gpu_days, homeless_days.
-MCRISK_HD void capacity_metrics(const Plan& p, const double* world, const double* node_time,
-                                double* times, int* order, double* island_cap, double* out) {
+MCRISK_HD void capacity_metrics(const Plan& p, int s, const double* world,
+                                const double* node_time, double* times, int* order,
+                                double* island_cap, double* out) {
     int n_events = p.n_cap_events;
-    for (int k = 0; k < n_events; ++k) {
-        times[k] = node_time[p.cap_event_node[k]];
+    for (int j = 0; j < n_events; ++j) {
+        order[j] = p.cap_event_order[s * n_events + j];
+        times[j] = node_time[p.cap_event_node[order[j]]];
     }
     _sort_events(times, order, n_events);
     int n_islands = p.n_islands;
@@ -354,7 +361,7 @@ MCRISK_HD void capacity_metrics(const Plan& p, const double* world, const double
     double below_limit = baseline - REL_EPS * baseline;
     double job_limit = largest_job - REL_EPS * max(largest_job, 1.0);
     for (int j = 0; j < n_events + 1; ++j) {
-        double hi = j == n_events ? horizon : min(max(times[order[j]], 0.0), horizon);
+        double hi = j == n_events ? horizon : min(max(times[j], 0.0), horizon);
         double width = hi - lo;
         if (width > 0.0) {
             depth = max(depth, baseline - capacity);
@@ -395,9 +402,10 @@ MCRISK_HD void capacity_metrics(const Plan& p, const double* world, const double
 // 1.0 if some hall's draw exceeds its cap at any time (not only before the horizon).
 MCRISK_HD double power_violation(const Plan& p, int s, const double* node_time, double* times,
                                  int* order, double* draw) {
-    int n_events = p.n_power_events;
-    for (int k = 0; k < n_events; ++k) {
-        times[k] = node_time[p.power_event_node[k]];
+    int n_events = p.n_power_checked[s];
+    for (int j = 0; j < n_events; ++j) {
+        order[j] = p.power_event_order[s * p.n_power_events + j];
+        times[j] = node_time[p.power_event_node[order[j]]];
     }
     _sort_events(times, order, n_events);
     for (int h = 0; h < p.n_halls; ++h) {
@@ -408,8 +416,8 @@ MCRISK_HD double power_violation(const Plan& p, int s, const double* node_time, 
     }
     for (int j = 0; j < n_events; ++j) {
         int k = order[j];
-        draw[p.power_event_hall[s * n_events + k]] += p.power_event_delta[k];
-        bool group_end = j == n_events - 1 || times[order[j + 1]] != times[k];
+        draw[p.power_event_hall[s * p.n_power_events + k]] += p.power_event_delta[k];
+        bool group_end = j == n_events - 1 || times[j + 1] != times[j];
         if (group_end) {
             for (int h = 0; h < p.n_halls; ++h) {
                 if (draw[h] > p.hall_cap[h] + REL_EPS * p.hall_cap[h]) {
@@ -447,7 +455,7 @@ MCRISK_HD void simulate_scenario(const Plan& p, u32 seed_lo, u32 seed_hi, u64 fi
             status[i] = 1;
         }
         double* out = metrics + (i * p.n_strategies + s) * N_METRICS;
-        capacity_metrics(p, x.world, x.node_time, x.times, x.order, x.island_cap, out);
+        capacity_metrics(p, s, x.world, x.node_time, x.times, x.order, x.island_cap, out);
         out[4] = completion_day(p, x.node_time);
         out[5] = power_violation(p, s, x.node_time, x.times, x.order, x.draw_kw);
         if (keep_nodes) {

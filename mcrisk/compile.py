@@ -39,6 +39,7 @@ new: +kW at install start, in the hall it is placed in, which depends on the str
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from fractions import Fraction
 
 import numpy as np
 
@@ -108,6 +109,13 @@ class CompiledScenario:
     power_event_node: np.ndarray   # int32[p]
     power_event_hall: np.ndarray   # int32[s, p]
     power_event_delta: np.ndarray  # float64[p]  kW
+    # performance: per strategy, the events in topological order of their nodes, a likely
+    # time order (the kernels' stable sort has little to move), and only the power events
+    # of halls whose draw could pass their cap (another hall's events cannot change the
+    # result: group ends only matter for the halls that are checked)
+    cap_event_order: np.ndarray    # int32[s, k]
+    power_event_order: np.ndarray  # int32[s, p]  the first n_power_checked[s] are used
+    n_power_checked: np.ndarray    # int32[s]
     hall_draw0: np.ndarray         # float64[h]
     hall_cap: np.ndarray           # float64[h]
     completion_node: np.ndarray    # int32[c]
@@ -141,7 +149,8 @@ class CompiledScenario:
                 self.n_ready_blocks, self.crew_node, self.n_crew_rows, self.unlock_ptr,
                 self.unlock_block, self.cap_event_node, self.cap_event_island,
                 self.cap_event_delta, self.cap_event_scale_q, self.island_cap0, self.power_event_node,
-                self.power_event_hall, self.power_event_delta, self.hall_draw0,
+                self.power_event_hall, self.power_event_delta, self.cap_event_order,
+                self.power_event_order, self.n_power_checked, self.hall_draw0,
                 self.hall_cap, self.completion_node, self.baseline, self.horizon,
                 self.largest_job, self.demand_day, self.demand_value)
 
@@ -510,6 +519,25 @@ def _padded(rows: list[list], width: int) -> np.ndarray:
     return out
 
 
+def _halls_that_could_pass_their_cap(hall_of_event: list[int], delta: list[float],
+                                     draw0: np.ndarray, cap: list[float]) -> set[int]:
+    """Halls whose draw, summed in floats in any order of its events, could exceed its cap.
+
+    A hall cannot when its initial draw plus all its increases, plus a bound on the rounding
+    of a float sum of those terms (n * 2**-52 * sum |term|), stays within its finite cap;
+    worked out exactly on the float values.
+    """
+    could = set()
+    for h, cap_kw in enumerate(cap):
+        terms = [Fraction(float(draw0[h]))] + [Fraction(d) for d, at in zip(delta, hall_of_event)
+                                               if at == h]
+        peak = terms[0] + sum(t for t in terms[1:] if t > 0)
+        rounding = len(terms) * Fraction(2.0 ** -52) * sum(abs(t) for t in terms)
+        if peak + rounding > Fraction(cap_kw):
+            could.add(h)
+    return could
+
+
 def _assemble(scenario: Scenario, world: _World, nodes: _Nodes, plans: list[dict],
               handles: dict) -> CompiledScenario:
     n_nodes = len(nodes.names)
@@ -554,6 +582,15 @@ def _assemble(scenario: Scenario, world: _World, nodes: _Nodes, plans: list[dict
         power_delta.append(kind.power_kw)
         for hs, plan in zip(power_hall, plans):
             hs.append(halls.index(plan["hall_of_unit"][unit.id]))
+    cap_order, power_order = [], []
+    for plan, hall_of_event in zip(plans, power_hall):
+        position = {v: i for i, v in enumerate(plan["topo"])}
+        cap_order.append(sorted(range(len(cap_node)), key=lambda k: position[cap_node[k]]))
+        could = _halls_that_could_pass_their_cap(hall_of_event, power_delta, hall_draw0,
+                                                 [h.power_cap_kw for h in scenario.halls])
+        power_order.append(sorted((k for k in range(len(power_node))
+                                   if hall_of_event[k] in could),
+                                  key=lambda k: position[power_node[k]]))
     completion = ([node[("removed", u.id)] for u in scenario.existing]
                   + [node[("accepted", u.id)] for u in scenario.incoming])
     dep_ptr, dep_idx = _csr([p["deps"] for p in plans], n_nodes)
@@ -611,6 +648,9 @@ def _assemble(scenario: Scenario, world: _World, nodes: _Nodes, plans: list[dict
         power_event_node=np.array(power_node, dtype=np.int32),
         power_event_hall=np.array(power_hall, dtype=np.int32).reshape(len(plans), -1),
         power_event_delta=np.array(power_delta, dtype=np.float64),
+        cap_event_order=np.array(cap_order, dtype=np.int32).reshape(len(plans), -1),
+        power_event_order=_padded(power_order, max(1, len(power_node))),
+        n_power_checked=np.array([len(o) for o in power_order], dtype=np.int32),
         hall_draw0=hall_draw0,
         hall_cap=np.array([h.power_cap_kw for h in scenario.halls], dtype=np.float64),
         completion_node=np.array(completion, dtype=np.int32),

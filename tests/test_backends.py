@@ -1,5 +1,6 @@
 """Backends agree per scenario, and results depend only on (scenario, seed), not on how
 the run was cut into chunks or which other strategies were simulated alongside."""
+import dataclasses
 import json
 import re
 
@@ -12,7 +13,7 @@ from mcrisk.errors import BackendUnavailable
 from mcrisk.scenario import load_scenario
 from mcrisk.simulate import simulate
 
-from .conftest import REFERENCE, ROOT
+from .conftest import MINIMAL, REFERENCE, ROOT
 from .test_cuda_host import random_scenario_text
 
 GOLDEN = ROOT / "tests" / "data" / "reference-seed1-first8.json"
@@ -40,6 +41,29 @@ def test_numba_matches_numpy_on_random_scenarios(tmp_path, case):
     np.testing.assert_allclose(b_world, a_world, rtol=1e-13, atol=1e-12)
     np.testing.assert_allclose(b_nodes, a_nodes, rtol=1e-13, atol=1e-10)
     np.testing.assert_allclose(b_metrics, a_metrics, rtol=1e-9, atol=1e-6)
+
+
+@pytest.mark.parametrize("case", ["reference", "hall A capped at 2800 kW", "minimal"])
+def test_event_orders_and_power_shortcut_change_nothing(tmp_path, case):
+    # The compiled event orders only speed up the kernels' stable sort, and skipping the power
+    # events of halls that cannot pass their cap is exact: natural orders, every event.
+    # With hall A at 2800 kW, swing-gated passes its cap and hall B is skipped in two plans.
+    path = MINIMAL if case == "minimal" else tmp_path / "case.toml"
+    if case != "minimal":
+        cap = "3000" if case == "reference" else "2800"
+        path.write_text(REFERENCE.read_text().replace("power_cap_kw = 3000",
+                                                      f"power_cap_kw = {cap}"))
+    plan = compile_scenario(load_scenario(path))
+    n_s, n_cap, n_power = (plan.n_strategies, plan.cap_event_node.shape[0],
+                           plan.power_event_node.shape[0])
+    natural = dataclasses.replace(
+        plan, cap_event_order=np.tile(np.arange(n_cap, dtype=np.int32), (n_s, 1)),
+        power_event_order=np.tile(np.arange(n_power, dtype=np.int32), (n_s, 1)),
+        n_power_checked=np.full(n_s, n_power, dtype=np.int32))
+    fast = cpu.simulate_chunk(plan, 3, 0, 3000)[0]
+    np.testing.assert_array_equal(cpu.simulate_chunk(natural, 3, 0, 3000)[0], fast)
+    if case == "hall A capped at 2800 kW":
+        assert fast[:, :, 5].max() == 1.0 and (plan.n_power_checked < n_power).any()
 
 
 def test_the_numba_path_really_ran(reference_plan):

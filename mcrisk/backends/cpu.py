@@ -299,16 +299,19 @@ def schedule_nodes(node_base_q, node_kind, node_base_const, node_add_q, node_add
 
 @jit_inline
 def _sort_events(times, order, n):
-    """Stable insertion sort of the first n event indices by time (a few dozen events)."""
-    for i in range(n):
-        order[i] = i
+    """Sort the first n (time, event) pairs by time, ties by event index: the order a stable
+    sort of the events by time gives. Insertion sort of a few dozen pairs (performance: they
+    arrive in a likely time order, so it has little to move)."""
     for i in range(1, n):
+        t = times[i]
+        k = order[i]
         j = i
-        current = order[i]
-        while j > 0 and times[order[j - 1]] > times[current]:
+        while j > 0 and (times[j - 1] > t or (times[j - 1] == t and order[j - 1] > k)):
+            times[j] = times[j - 1]
             order[j] = order[j - 1]
             j -= 1
-        order[j] = current
+        times[j] = t
+        order[j] = k
 
 
 @jit_inline
@@ -361,12 +364,13 @@ def shortfall_area(demand_day, demand_value, lo, hi, capacity, k):
 
 @jit_inline
 def capacity_metrics(cap_event_node, cap_event_island, cap_event_delta, cap_event_scale_q,
-                     island_cap0, baseline, horizon, largest_job, demand_day, demand_value,
-                     world, node_time, times, order, island_cap, out):
+                     cap_event_order, island_cap0, baseline, horizon, largest_job, demand_day,
+                     demand_value, s, world, node_time, times, order, island_cap, out):
     """out[0:4] = trough_depth, trough_days, shortfall_gpu_days, homeless_days."""
     n_events = cap_event_node.shape[0]
-    for k in range(n_events):
-        times[k] = node_time[cap_event_node[k]]
+    for j in range(n_events):
+        order[j] = cap_event_order[s, j]
+        times[j] = node_time[cap_event_node[order[j]]]
     _sort_events(times, order, n_events)
     n_islands = island_cap0.shape[0]
     capacity = 0.0
@@ -382,7 +386,7 @@ def capacity_metrics(cap_event_node, cap_event_island, cap_event_delta, cap_even
     below_limit = baseline - REL_EPS * baseline
     job_limit = largest_job - REL_EPS * max(largest_job, 1.0)
     for j in range(n_events + 1):
-        hi = horizon if j == n_events else min(max(times[order[j]], 0.0), horizon)
+        hi = horizon if j == n_events else min(max(times[j], 0.0), horizon)
         width = hi - lo
         if width > 0.0:
             depth = max(depth, baseline - capacity)
@@ -413,11 +417,13 @@ def capacity_metrics(cap_event_node, cap_event_island, cap_event_delta, cap_even
 
 
 @jit_inline
-def power_violation(power_event_node, power_event_hall, power_event_delta, hall_draw0,
-                    hall_cap, s, node_time, times, order, draw):
-    n_events = power_event_node.shape[0]
-    for k in range(n_events):
-        times[k] = node_time[power_event_node[k]]
+def power_violation(power_event_node, power_event_hall, power_event_delta,
+                    power_event_order, n_power_checked, hall_draw0, hall_cap, s, node_time,
+                    times, order, draw):
+    n_events = n_power_checked[s]
+    for j in range(n_events):
+        order[j] = power_event_order[s, j]
+        times[j] = node_time[power_event_node[order[j]]]
     _sort_events(times, order, n_events)
     for h in range(hall_cap.shape[0]):
         draw[h] = hall_draw0[h]
@@ -426,7 +432,7 @@ def power_violation(power_event_node, power_event_hall, power_event_delta, hall_
     for j in range(n_events):
         k = order[j]
         draw[power_event_hall[s, k]] += power_event_delta[k]
-        group_end = j == n_events - 1 or times[order[j + 1]] != times[k]
+        group_end = j == n_events - 1 or times[j + 1] != times[j]
         if group_end:
             for h in range(hall_cap.shape[0]):
                 if draw[h] > hall_cap[h] + REL_EPS * hall_cap[h]:
@@ -449,9 +455,10 @@ def simulate_block(
         node_base_q, node_kind, node_base_const, node_add_q, node_add_const, dep_ptr,
         dep_idx, n_crews, block_ptr, block_node, block_wait, n_ready_blocks, crew_node,
         n_crew_rows, unlock_ptr, unlock_block, cap_event_node, cap_event_island,
-        cap_event_delta, cap_event_scale_q, island_cap0, power_event_node, power_event_hall, power_event_delta,
-        hall_draw0, hall_cap, completion_node, baseline, horizon, largest_job, demand_day,
-        demand_value, seed_lo, seed_hi, first, begin, end, metrics, world, node_times,
+        cap_event_delta, cap_event_scale_q, island_cap0, power_event_node, power_event_hall,
+        power_event_delta, cap_event_order, power_event_order, n_power_checked, hall_draw0,
+        hall_cap, completion_node, baseline, horizon, largest_job, demand_day, demand_value,
+        seed_lo, seed_hi, first, begin, end, metrics, world, node_times,
         keep_nodes, status, node_time, waiting, crew_ready_at, crew_free, times, order,
         island_cap, draw_kw):
     """Scenarios begin .. end - 1 of the chunk, every strategy, with the given scratch."""
@@ -470,13 +477,14 @@ def simulate_block(
             if not ok:
                 status[i] = 1
             capacity_metrics(cap_event_node, cap_event_island, cap_event_delta,
-                             cap_event_scale_q, island_cap0, baseline, horizon, largest_job,
-                             demand_day, demand_value, world[i], node_time, times, order,
-                             island_cap, metrics[i, s])
+                             cap_event_scale_q, cap_event_order, island_cap0, baseline,
+                             horizon, largest_job, demand_day, demand_value, s, world[i],
+                             node_time, times, order, island_cap, metrics[i, s])
             metrics[i, s, 4] = completion_day(completion_node, node_time)
             metrics[i, s, 5] = power_violation(power_event_node, power_event_hall,
-                                               power_event_delta, hall_draw0, hall_cap,
-                                               s, node_time, times, order, draw_kw)
+                                               power_event_delta, power_event_order,
+                                               n_power_checked, hall_draw0, hall_cap, s,
+                                               node_time, times, order, draw_kw)
             if keep_nodes:
                 for v in range(node_time.shape[0]):
                     node_times[i, s, v] = node_time[v]
@@ -489,9 +497,10 @@ def simulate_chunk_kernel(
         node_base_q, node_kind, node_base_const, node_add_q, node_add_const, dep_ptr,
         dep_idx, n_crews, block_ptr, block_node, block_wait, n_ready_blocks, crew_node,
         n_crew_rows, unlock_ptr, unlock_block, cap_event_node, cap_event_island,
-        cap_event_delta, cap_event_scale_q, island_cap0, power_event_node, power_event_hall, power_event_delta,
-        hall_draw0, hall_cap, completion_node, baseline, horizon, largest_job, demand_day,
-        demand_value, seed_lo, seed_hi, first, n_blocks, metrics, world, node_times,
+        cap_event_delta, cap_event_scale_q, island_cap0, power_event_node, power_event_hall,
+        power_event_delta, cap_event_order, power_event_order, n_power_checked, hall_draw0,
+        hall_cap, completion_node, baseline, horizon, largest_job, demand_day, demand_value,
+        seed_lo, seed_hi, first, n_blocks, metrics, world, node_times,
         keep_nodes, status):
     """Fill metrics[i, s, m] and world[i, q] (node_times[i, s, v] if keep_nodes).
 
@@ -510,10 +519,11 @@ def simulate_chunk_kernel(
             node_add_const, dep_ptr, dep_idx, n_crews, block_ptr, block_node, block_wait,
             n_ready_blocks, crew_node, n_crew_rows, unlock_ptr, unlock_block, cap_event_node,
             cap_event_island, cap_event_delta, cap_event_scale_q, island_cap0,
-            power_event_node, power_event_hall, power_event_delta, hall_draw0, hall_cap,
-            completion_node, baseline, horizon, largest_job, demand_day, demand_value,
-            seed_lo, seed_hi, first, b * block, min(count, (b + 1) * block), metrics, world,
-            node_times, keep_nodes, status,
+            power_event_node, power_event_hall, power_event_delta, cap_event_order,
+            power_event_order, n_power_checked, hall_draw0, hall_cap, completion_node,
+            baseline, horizon, largest_job, demand_day, demand_value, seed_lo, seed_hi,
+            first, b * block, min(count, (b + 1) * block), metrics, world, node_times,
+            keep_nodes, status,
             np.empty(n_nodes), np.empty(n_nodes, dtype=np.int32), np.empty(n_nodes),
             np.empty(max(n_crews, 1)),
             np.empty(n_events), np.empty(n_events, dtype=np.int64),

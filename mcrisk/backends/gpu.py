@@ -41,7 +41,9 @@ PLAN_PARAMETERS = (
     ("cap_event_node", "int32*"), ("cap_event_island", "int32*"),
     ("cap_event_delta", "float64*"), ("cap_event_scale_q", "int32*"), ("island_cap0", "float64*"),
     ("power_event_node", "int32*"), ("power_event_hall", "int32*"),
-    ("power_event_delta", "float64*"), ("hall_draw0", "float64*"), ("hall_cap", "float64*"),
+    ("power_event_delta", "float64*"), ("cap_event_order", "int32*"),
+    ("power_event_order", "int32*"), ("n_power_checked", "int32*"),
+    ("hall_draw0", "float64*"), ("hall_cap", "float64*"),
     ("completion_node", "int32*"), ("baseline", "float64"), ("horizon", "float64"),
     ("largest_job", "float64"), ("demand_day", "float64*"), ("demand_value", "float64*"),
     # shapes
@@ -51,7 +53,7 @@ PLAN_PARAMETERS = (
     ("n_islands", "int32"), ("n_power_events", "int32"), ("n_halls", "int32"),
     ("n_completion", "int32"), ("n_demand", "int32"),
 )
-N_KERNEL_ARGS = 46                  # how many of PLAN_PARAMETERS come from kernel_args()
+N_KERNEL_ARGS = 49                  # how many of PLAN_PARAMETERS come from kernel_args()
 # The chunk parameters that follow them (simulate_chunk_kernel and host_simulate_chunk alike).
 CHUNK_PARAMETERS = (
     ("seed_lo", "uint32"), ("seed_hi", "uint32"), ("first", "uint64"), ("count", "int64"),
