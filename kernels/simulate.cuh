@@ -210,6 +210,8 @@ MCRISK_HD int _time_block(const Plan& p, int s, int b, const double* world, doub
 // node_time[v] of strategy s; false on a deadlock (ruled out by validation). Nodes without a
 // crew are timed as soon as their deps are; only when none is left does the earliest-ready row
 // get a crew. Performance shortcut (as on the CPU): the blocks of the compiled crew schedule.
+// For s > 0, node_time must hold strategy s - 1's times on the same world: the nodes it shares
+// with s are in no block.
 MCRISK_HD bool schedule_nodes(const Plan& p, int s, const double* world, double* node_time,
                               int* waiting, double* crew_ready_at, double* crew_free) {
     const int* crew_node = p.crew_node + s * p.crew_width;

@@ -253,7 +253,9 @@ def schedule_nodes(node_base_q, node_kind, node_base_const, node_add_q, node_add
 
     Same result as the NumPy reference's sweeps: nodes without a crew are timed as soon as
     their deps are, and only when none is left does the earliest-ready row get a crew.
-    Performance shortcut: the blocks of the compiled crew schedule instead of sweeps.
+    Performance shortcut: the blocks of the compiled crew schedule instead of sweeps. For
+    s > 0, node_time must hold strategy s - 1's times on the same world: the nodes it shares
+    with s are in no block.
     """
     n_rows = n_crew_rows[s]
     for r in range(n_rows):
