@@ -26,16 +26,8 @@ from mcrisk.backends import cpu, gpu, hostcuda, reference
 from mcrisk.compile import compile_scenario
 from mcrisk.scenario import load_scenario
 
-# Random123 tests/kat_vectors, the three "philox4x32 10" lines (v1.14.0):
-# counter[4] key[2] -> output[4]. The same vectors as tests/test_rng.py.
-KAT_PHILOX4X32_10 = [
-    ((0x00000000, 0x00000000, 0x00000000, 0x00000000), (0x00000000, 0x00000000),
-     (0x6627E8D5, 0xE169C58D, 0xBC57AC4C, 0x9B00DBD8)),
-    ((0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF), (0xFFFFFFFF, 0xFFFFFFFF),
-     (0x408F276D, 0x41C83B0E, 0xA20BC7C6, 0x6D5451FD)),
-    ((0x243F6A88, 0x85A308D3, 0x13198A2E, 0x03707344), (0xA4093822, 0x299F31D0),
-     (0xD16CFE09, 0x94FDCCEB, 0x5001E420, 0x24126EA1)),
-]
+from .test_rng import KAT_PHILOX4X32_10  # Random123 known answers, one copy
+
 # Where the same compiler and libm evaluate the same operations (x86-64, glibc): no rounding
 # may differ at all.
 BIT_IDENTICAL_PLATFORM = platform.machine() in ("x86_64", "AMD64") and platform.libc_ver()[0] == "glibc"
