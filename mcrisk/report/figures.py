@@ -2,10 +2,12 @@
 
 One colour per strategy, in scenario order, the same in every figure. Distributions over
 scenarios are drawn from 401 quantiles ('inverted_cdf'), so a figure costs the same at 10^3
-and 10^6 samples.
+and 10^6 samples. Every figure is drawn with mathtext and TeX off, so that names and ids are
+shown as written: a `$` in a hall id is a dollar sign, not the start of a formula.
 """
 from __future__ import annotations
 
+import functools
 import io
 import math
 
@@ -21,6 +23,7 @@ from matplotlib.ticker import FuncFormatter, PercentFormatter  # noqa: E402
 from ..backends.reference import demand_at  # noqa: E402
 from ..compile import METRICS, CompiledScenario  # noqa: E402
 from .bands import CapacityBands, HallPower  # noqa: E402
+from .text import visible  # noqa: E402
 
 # Okabe-Ito-like, distinguishable for most colour-blind readers, then tab10 for more.
 _PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#8C564B",
@@ -33,6 +36,21 @@ _THOUSANDS = FuncFormatter(lambda x, _: f"{x:,.0f}")
 # Large values as 200k, 1.5M, so that tick labels do not run into each other.
 _COMPACT = FuncFormatter(lambda x, _: (f"{x / 1e6:,.3g}M" if abs(x) >= 1e6 else
                                        f"{x / 1e3:,.3g}k" if abs(x) >= 1e4 else f"{x:,.0f}"))
+
+
+def _literal_text(draw):
+    """Run a figure function with mathtext and usetex off for every text it creates.
+
+    matplotlib reads text between two `$` as mathtext (and, with usetex, all of it as TeX);
+    a user's `$x^$` would then raise inside savefig, after other files were written. Text
+    objects take parse_math from rcParams when they are created, and savefig runs inside
+    the function, so the context covers titles, labels, legends and tick labels alike.
+    """
+    @functools.wraps(draw)
+    def literal(*args, **kwargs):
+        with plt.rc_context({"text.parse_math": False, "text.usetex": False}):
+            return draw(*args, **kwargs)
+    return literal
 
 
 def strategy_colors(names: tuple[str, ...]) -> dict[str, str]:
@@ -58,11 +76,12 @@ def _grid(n: int, width: float = 12.0, height: float = 3.2):
 
 
 def _short(name: str, limit: int = 40) -> str:
-    """A strategy name as a label: shortened, and with $ escaped (matplotlib reads $...$ as TeX)."""
-    name = name if len(name) <= limit else name[:limit - 1] + "…"
-    return name.replace("$", r"\$")
+    """A strategy name as a label: on one line, invisible characters escaped, shortened."""
+    name = visible(name)
+    return name if len(name) <= limit else name[:limit - 1] + "…"
 
 
+@_literal_text
 def fan_chart(plan: CompiledScenario, bands: CapacityBands, colors: dict[str, str]) -> bytes:
     """Total capacity per strategy: P10-P90 band, P50 line, baseline and demand."""
     fig, axes = _grid(len(bands.strategy_names))
@@ -98,6 +117,7 @@ def _key_legend(fig, title: str, handles: list, labels: list[str]) -> None:
                frameon=False)
 
 
+@_literal_text
 def largest_island_chart(plan: CompiledScenario, bands: CapacityBands,
                          colors: dict[str, str]) -> bytes:
     """The largest island's capacity per strategy against the largest job's size."""
@@ -147,6 +167,7 @@ def _metric(metrics: np.ndarray, name: str) -> int:
     return METRICS.index(name)
 
 
+@_literal_text
 def exceedance_chart(metrics: np.ndarray, names: tuple[str, ...], colors: dict[str, str],
                      panels: tuple[tuple[str, str], ...], title: str) -> bytes:
     """P(metric > x) per strategy, one panel per (metric, x-axis label)."""
@@ -180,6 +201,7 @@ def _strategy_legend(fig, ax, title: str) -> None:
                ncol=min(len(labels), 6), fontsize=9, frameon=False)
 
 
+@_literal_text
 def completion_chart(metrics: np.ndarray, names: tuple[str, ...], colors: dict[str, str],
                      horizon: float) -> bytes:
     """S-curves: P(completion_day <= x) per strategy."""
@@ -202,6 +224,7 @@ def completion_chart(metrics: np.ndarray, names: tuple[str, ...], colors: dict[s
     return _png(fig)
 
 
+@_literal_text
 def power_chart(power: dict[str, list[HallPower]], colors: dict[str, str]) -> bytes:
     """P90 peak draw per hall and strategy against each hall's cap."""
     names = list(power)
@@ -217,7 +240,7 @@ def power_chart(power: dict[str, list[HallPower]], colors: dict[str, str]) -> by
                    label=f"cap {rows[0].cap_kw:,.0f} kW")
         ax.set_yticks(y, [_short(n, 24) for n in names], fontsize=8)
         ax.invert_yaxis()
-        ax.set_xlabel(f"hall {halls[h]}: P90 peak draw (kW)")
+        ax.set_xlabel(f"hall {_short(halls[h], 24)}: P90 peak draw (kW)")
         ax.xaxis.set_major_formatter(_THOUSANDS)
         ax.grid(alpha=0.3, axis="x")
         ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=2,
