@@ -109,8 +109,8 @@ MCRISK_HD double ppf(int kind, const double* dist_param, int d, const double* pe
 // The draw of distribution d at (seed, scenario, address, index): `chance` tosses u1 and
 // draws from u2, the others use u1; a fixed value costs no Philox block.
 MCRISK_HD double draw(const int* dist_kind, const double* dist_param, const double* dist_chance,
-                      const double* pert_table, int d, u32 seed_lo, u32 seed_hi, u64 scenario,
-                      u32 address, u32 index) {
+                      const double* pert_table, int d, u32 seed_lo, u32 seed_hi, u32 scenario,
+                      u64 address, u32 index) {
     int kind = dist_kind[d];
     double chance = dist_chance[d];
     if (kind == KIND_FIXED && chance >= 1.0) {

@@ -1,9 +1,11 @@
 // The random stream: Philox4x32-10 with every draw at an address. Mirrors mcrisk/rng.py (the
 // specification) and the Philox functions of mcrisk/backends/cpu.py line by line.
 //
-// Counter (scenario_lo, scenario_hi, address_id, draw_index), key (seed_lo, seed_hi). The CPU
-// holds 32-bit words in uint64 and masks; here they are u32, and the 32 x 32 -> 64 multiply is
-// __umulhi on the device and a 64-bit product on the host: bit-identical words either way.
+// Counter (scenario, address_lo, address_hi, draw_index), key (seed_lo, seed_hi): the scenario
+// index is below 2**32 (the Python entry points refuse larger ones) and the address is the
+// 64-bit id of the drawn thing's name. The CPU holds 32-bit words in uint64 and masks; here
+// they are u32, and the 32 x 32 -> 64 multiply is __umulhi on the device and a 64-bit product
+// on the host: bit-identical words either way.
 #ifndef MCRISK_PHILOX_CUH
 #define MCRISK_PHILOX_CUH
 
@@ -64,9 +66,9 @@ MCRISK_HD double words_to_uniform(u32 word_a, u32 word_b) {
 }
 
 // The two uniforms of the draw at (seed, scenario, address, draw_index).
-MCRISK_HD Uniforms uniforms(u32 seed_lo, u32 seed_hi, u64 scenario, u32 address,
+MCRISK_HD Uniforms uniforms(u32 seed_lo, u32 seed_hi, u32 scenario, u64 address,
                             u32 draw_index) {
-    Words w = philox4x32_10((u32)scenario, (u32)(scenario >> 32), address, draw_index,
+    Words w = philox4x32_10(scenario, (u32)address, (u32)(address >> 32), draw_index,
                             seed_lo, seed_hi);
     Uniforms u = {words_to_uniform(w.w0, w.w1), words_to_uniform(w.w2, w.w3)};
     return u;

@@ -13,7 +13,7 @@
 #define MCRISK_PLAN_PARAMS(R)                                                                   \
     const int* R dist_kind, const double* R dist_param, const double* R dist_chance,            \
     const double* R pert_table, const int* R q_kind, const int* R q_dist,                       \
-    const mcrisk::u32* R q_address, const double* R q_const, const int* R q_terms_ptr,          \
+    const mcrisk::u64* R q_address, const double* R q_const, const int* R q_terms_ptr,          \
     const int* R q_terms, const int* R q_burnin, const int* R burnin_dist,                      \
     const double* R burnin_fail, const int* R burnin_rma_after, const int* R node_base_q,       \
     const int* R node_kind, const double* R node_base_const, const int* R node_add_q,           \
@@ -61,7 +61,7 @@ MCRISK_HD bool plan_fits(const mcrisk::Plan& p) {
 // thread; status[i] = 1 on a deadlock, 2 if the plan does not fit this module's MAX_* sizes.
 extern "C" __global__ void simulate_chunk_kernel(
         MCRISK_PLAN_PARAMS(__restrict__), mcrisk::u32 seed_lo, mcrisk::u32 seed_hi,
-        mcrisk::u64 first, long long count, double* __restrict__ metrics,
+        mcrisk::u32 first, long long count, double* __restrict__ metrics,
         double* __restrict__ world, double* __restrict__ node_times, int keep_nodes,
         signed char* __restrict__ status) {
     long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
@@ -92,8 +92,8 @@ extern "C" __global__ void philox_kernel(const mcrisk::u32* counters, const mcri
 }
 
 extern "C" __global__ void uniforms_kernel(mcrisk::u32 seed_lo, mcrisk::u32 seed_hi,
-                                           const mcrisk::u64* scenario,
-                                           const mcrisk::u32* address,
+                                           const mcrisk::u32* scenario,
+                                           const mcrisk::u64* address,
                                            const mcrisk::u32* draw_index, double* out,
                                            long long n) {
     long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
@@ -116,7 +116,7 @@ extern "C" __global__ void ndtri_kernel(const double* p, double* out, long long 
 
 // Returns 0, or -1 if the plan does not fit this build's MAX_* sizes (nothing is written).
 extern "C" int host_simulate_chunk(
-        MCRISK_PLAN_PARAMS(), mcrisk::u32 seed_lo, mcrisk::u32 seed_hi, mcrisk::u64 first,
+        MCRISK_PLAN_PARAMS(), mcrisk::u32 seed_lo, mcrisk::u32 seed_hi, mcrisk::u32 first,
         long long count, double* metrics, double* world, double* node_times, int keep_nodes,
         signed char* status) {
     const mcrisk::Plan p = MCRISK_PLAN_VALUES;
@@ -149,7 +149,7 @@ extern "C" void host_philox(const mcrisk::u32* counters, const mcrisk::u32* keys
 }
 
 extern "C" void host_uniforms(mcrisk::u32 seed_lo, mcrisk::u32 seed_hi,
-                              const mcrisk::u64* scenario, const mcrisk::u32* address,
+                              const mcrisk::u32* scenario, const mcrisk::u64* address,
                               const mcrisk::u32* draw_index, double* out, long long n) {
     for (long long i = 0; i < n; ++i) {
         mcrisk::Uniforms u = mcrisk::uniforms(seed_lo, seed_hi, scenario[i], address[i],

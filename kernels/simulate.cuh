@@ -43,7 +43,7 @@ struct Plan {
     const double* pert_table;      // [knots]
     const int* q_kind;             // [q]
     const int* q_dist;             // [q]
-    const u32* q_address;          // [q, 4]
+    const u64* q_address;          // [q, 4]
     const double* q_const;         // [q]
     const int* q_terms_ptr;        // [q + 1]
     const int* q_terms;            // [n_terms]
@@ -105,15 +105,15 @@ struct Scratch {
 };
 
 // Days from install end to a passed burn-in; its number of attempts goes to `attempts`.
-MCRISK_HD double burn_in_days(const Plan& p, int q, u32 seed_lo, u32 seed_hi, u64 scenario,
+MCRISK_HD double burn_in_days(const Plan& p, int q, u32 seed_lo, u32 seed_hi, u32 scenario,
                               double& attempts) {
     int b = p.q_burnin[q];
     int attempt_dist = p.burnin_dist[3 * b + 0], fix_dist = p.burnin_dist[3 * b + 1],
         rma_dist = p.burnin_dist[3 * b + 2];
     double fail_first = p.burnin_fail[2 * b + 0], fail_retry = p.burnin_fail[2 * b + 1];
     int rma_after = p.burnin_rma_after[b];
-    u32 a_attempt = p.q_address[4 * q + 0], a_outcome = p.q_address[4 * q + 1];
-    u32 a_fix = p.q_address[4 * q + 2], a_rma = p.q_address[4 * q + 3];
+    u64 a_attempt = p.q_address[4 * q + 0], a_outcome = p.q_address[4 * q + 1];
+    u64 a_fix = p.q_address[4 * q + 2], a_rma = p.q_address[4 * q + 3];
     double days = 0.0;
     int fails_in_row = 0;
     int rma_count = 0;
@@ -142,7 +142,7 @@ MCRISK_HD double burn_in_days(const Plan& p, int q, u32 seed_lo, u32 seed_hi, u6
 }
 
 // world[q] of one scenario, in dependency order.
-MCRISK_HD void sample_world(const Plan& p, u32 seed_lo, u32 seed_hi, u64 scenario,
+MCRISK_HD void sample_world(const Plan& p, u32 seed_lo, u32 seed_hi, u32 scenario,
                             double* world) {
     for (int q = 0; q < p.n_quantities; ++q) {
         int kind = p.q_kind[q];
@@ -441,11 +441,11 @@ MCRISK_HD double completion_day(const Plan& p, const double* node_time) {
 
 // Scenario first + i, every strategy: the body of cpu.py's simulate_block loop. Fills
 // metrics[i, s, :], world[i, :] and, if keep_nodes, node_times[i, s, :]; status[i] = 1 on a
-// deadlock.
-MCRISK_HD void simulate_scenario(const Plan& p, u32 seed_lo, u32 seed_hi, u64 first, long long i,
+// deadlock. first + i < 2**32: the Python entry points check it (mcrisk.rng.check_scenarios).
+MCRISK_HD void simulate_scenario(const Plan& p, u32 seed_lo, u32 seed_hi, u32 first, long long i,
                                  Scratch& x, double* metrics, double* world, double* node_times,
                                  int keep_nodes, signed char* status) {
-    u64 scenario = first + (u64)i;
+    u32 scenario = first + (u32)i;
     sample_world(p, seed_lo, seed_hi, scenario, x.world);
     for (int q = 0; q < p.n_quantities; ++q) {
         world[i * p.n_quantities + q] = x.world[q];

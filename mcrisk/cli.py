@@ -20,7 +20,7 @@ from pathlib import Path
 from . import __version__
 from .analysis.precision import PrecisionTarget, parse_precision
 from .backends import BACKEND_NAMES
-from .compile import RISK_MODES
+from .compile import RISK_MODES, compile_scenario, select_risks
 from .errors import McriskError, ScenarioError
 from .run import DEFAULT_SAMPLES, DEFAULT_SEED, RunResult, run_scenario
 from .scenario import load_scenario
@@ -322,6 +322,9 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     for path in args.scenario:
         try:
             scenario = load_scenario(path)
+            # Compiled too, so that what `run` would find (two names sharing a random-stream
+            # address) is found here; with every risk enabled, as some --risks mode may do.
+            compile_scenario(select_risks(scenario, "pre"))
         except ScenarioError as error:
             failed = True
             print(str(error), file=sys.stderr)

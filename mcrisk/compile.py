@@ -4,7 +4,8 @@ Two layers, and a schedule derived from the second:
 
 * The **world**: quantities drawn or derived once per scenario, shared by every strategy
   (common random numbers). Quantity q is one of
-    SAMPLE   a draw of distribution q_dist[q] at address q_address[q, 0]
+    SAMPLE   a draw of distribution q_dist[q] at address q_address[q, 0] (a 64-bit
+             rng.address_id of the quantity's name; no two addresses of a plan are equal)
     SUM      q_const[q] + sum of earlier quantities q_terms[q_terms_ptr[q]:q_terms_ptr[q+1]]
     BURNIN   the days a unit's burn-in takes (attempts, fixes, RMAs); addresses
              q_address[q, 0..3] = attempt, outcome, fix, rma; the next quantity holds its
@@ -45,6 +46,7 @@ import numpy as np
 
 from . import rng
 from .distributions import encode
+from .errors import Problem, ScenarioError
 from .model import DateSpec, Distribution, Scenario, Strategy
 
 Q_SAMPLE, Q_SUM, Q_BURNIN, Q_ATTEMPTS = 0, 1, 2, 3
@@ -73,7 +75,7 @@ class CompiledScenario:
     # world quantities
     q_kind: np.ndarray             # int32[q]
     q_dist: np.ndarray             # int32[q]      (SAMPLE, and BURNIN: attempt dist)
-    q_address: np.ndarray          # uint32[q, 4]
+    q_address: np.ndarray          # uint64[q, 4]
     q_const: np.ndarray            # float64[q]    (SUM)
     q_terms_ptr: np.ndarray        # int32[q + 1]
     q_terms: np.ndarray            # int32[n_terms]
@@ -175,14 +177,15 @@ class _World:
             raise ValueError(f"quantity {name!r} compiled twice")
         self.index[name] = len(self.names)
         self.names.append(name)
-        base = dict(kind=Q_SAMPLE, dist=-1, address=(0, 0, 0, 0), const=0.0, terms=(), burnin=-1)
+        base = dict(kind=Q_SAMPLE, dist=-1, address=(0, 0, 0, 0), address_names=(), const=0.0,
+                    terms=(), burnin=-1)
         base.update(row)
         self.rows.append(base)
         return self.index[name]
 
     def sample(self, name: str, dist: Distribution) -> int:
         return self._add(name, kind=Q_SAMPLE, dist=self._dist(dist),
-                         address=(rng.address_id(name), 0, 0, 0))
+                         address=(rng.address_id(name), 0, 0, 0), address_names=(name,))
 
     def total(self, name: str, const: float, terms: list[int]) -> int:
         return self._add(name, kind=Q_SUM, const=float(const), terms=tuple(terms))
@@ -198,9 +201,9 @@ class _World:
                  self._dist(burn_in.rma_days))
         self.burnins.append((dists, (burn_in.fail_first, burn_in.fail_retry),
                              burn_in.rma_after_failures))
-        address = tuple(rng.address_id(f"{name}.{part}")
-                        for part in ("attempt", "outcome", "fix", "rma"))
-        q = self._add(name, kind=Q_BURNIN, dist=dists[0], address=address,
+        names = tuple(f"{name}.{part}" for part in ("attempt", "outcome", "fix", "rma"))
+        q = self._add(name, kind=Q_BURNIN, dist=dists[0],
+                      address=tuple(rng.address_id(n) for n in names), address_names=names,
                       burnin=len(self.burnins) - 1)
         self._add(f"{name}.attempts", kind=Q_ATTEMPTS)
         return q
@@ -249,7 +252,7 @@ def _compile_world(scenario: Scenario, retrofit_rows: list[str]) -> tuple[_World
     for row_id in retrofit_rows:
         handles["retrofit"][row_id] = risks.wrap(
             "retrofit", row_id, w.sample(f"row.{row_id}.retrofit", scenario.retrofit.days))
-    _check_addresses(w)
+    _check_addresses(w, scenario)
     return w, handles
 
 
@@ -281,13 +284,55 @@ class _RiskTerms:
         return self.w.total(f"{self.w.names[q]}.with_risks", 0.0, [q] + extra)
 
 
-def _check_addresses(w: _World) -> None:
+def _check_addresses(w: _World, scenario: Scenario) -> None:
+    """Raise ScenarioError if two names of the plan hash to one address.
+
+    Two such names would get the same draws in every scenario. With 64-bit ids this takes
+    about 2**32 names to happen by chance, so it is a guard, found by `mcrisk validate`;
+    the fix is to rename one of the two things.
+    """
+    owners = _address_owners(scenario)
     seen: dict[int, str] = {}
-    for name, row in zip(w.names, w.rows):
-        for address in row["address"]:
-            if address and seen.setdefault(address, name) != name:
-                raise ValueError(f"address ids of {name!r} and {seen[address]!r} collide; "
-                                 "rename one of them")
+    problems = []
+    for row in w.rows:
+        for name, address in zip(row["address_names"], row["address"]):
+            first = seen.setdefault(address, name)
+            if first != name:
+                problems.append(_collision(scenario.path, owners, first, name))
+    if problems:
+        raise ScenarioError(problems)
+
+
+def _address_owners(scenario: Scenario) -> dict[str, tuple[str, str]]:
+    """Name prefix of every thing that has draws -> (its key in the file, its id)."""
+    owners = {f"shared.{name}": (f"shared_delays.{name}", name)
+              for name, _ in scenario.shared_delays}
+    for prefix, key, things in (("shipment", "shipments", scenario.shipments),
+                                ("island", "islands", scenario.islands),
+                                ("unit_type", "unit_types", scenario.unit_types),
+                                ("risk", "risks", scenario.risks),
+                                ("hall", "halls", scenario.halls)):
+        owners.update({f"{prefix}.{t.id}": (f"{key}[{i}].id", t.id) for i, t in enumerate(things)})
+    for h, hall in enumerate(scenario.halls):
+        owners.update({f"row.{row.id}": (f"halls[{h}].rows[{r}].id", row.id)
+                       for r, row in enumerate(hall.rows)})
+    for fleet, units in (("existing", scenario.existing), ("incoming", scenario.incoming)):
+        owners.update({f"unit.{u.id}": (f"{fleet}.units", u.id) for u in units})
+    return owners
+
+
+def _collision(file: str, owners: dict[str, tuple[str, str]], first: str, name: str) -> Problem:
+    """The Problem of `name` hashing to the address of `first`, located at name's owner."""
+    def owner(quantity: str) -> tuple[str, str]:
+        prefixes = [p for p in owners if quantity == p or quantity.startswith(p + ".")]
+        return owners[max(prefixes, key=len)] if prefixes else (quantity, quantity)
+
+    (key, ident), (first_key, first_ident) = owner(name), owner(first)
+    return Problem(file, key, ident,
+                   f"the draws of {name!r} would be those of {first!r} ({first_key} = "
+                   f"{first_ident!r}): their 64-bit random-stream addresses (hashes of the "
+                   "names) collide",
+                   f"rename {ident!r} or {first_ident!r}")
 
 
 def _needs_retrofit(scenario: Scenario, strategy: Strategy) -> set[str]:
@@ -615,7 +660,7 @@ def _assemble(scenario: Scenario, world: _World, nodes: _Nodes, plans: list[dict
                     else np.zeros(1, dtype=np.float64)),
         q_kind=np.array([r["kind"] for r in world.rows], dtype=np.int32),
         q_dist=np.array([r["dist"] for r in world.rows], dtype=np.int32),
-        q_address=np.array([r["address"] for r in world.rows], dtype=np.uint32).reshape(-1, 4),
+        q_address=np.array([r["address"] for r in world.rows], dtype=np.uint64).reshape(-1, 4),
         q_const=np.array([r["const"] for r in world.rows], dtype=np.float64),
         q_terms_ptr=np.concatenate([[0], np.cumsum([len(r["terms"]) for r in world.rows])]).astype(np.int32),
         q_terms=np.array(terms if terms else [0], dtype=np.int32),

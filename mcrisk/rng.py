@@ -1,11 +1,17 @@
 """The random stream: Philox4x32-10 with every draw at an address.
 
 A draw's address is (seed, scenario index, the uncertain thing's name, draw index). The name
-is hashed to a 32-bit `address_id` once, at compile time. The Philox counter is
-(scenario_lo, scenario_hi, address_id, draw_index) and the key is (seed_lo, seed_hi), so a
-draw is a pure function of its address: results do not depend on chunk size, thread count,
-backend or which strategy is simulated, and every strategy sees the same world in scenario i
+is hashed to a 64-bit `address_id` once, at compile time (wide enough that two names of one
+scenario share an id with probability about n**2 / 2**65; compile checks that none do). The
+Philox counter is (scenario, address_lo, address_hi, draw_index) and the key is
+(seed_lo, seed_hi), so a draw is a pure function of its address: results do not depend on
+chunk size, thread count or which strategy is simulated, adding or renaming one uncertain
+thing changes no other thing's draws, and every strategy sees the same world in scenario i
 (common random numbers).
+
+The counter has room for 32 bits of the scenario index: scenario indices are in
+[0, 2**32) (`SCENARIO_LIMIT`), and every backend refuses a chunk that reaches past it rather
+than wrap around to scenario 0's numbers. Draw indices (burn-in attempts) are in [0, 2**32).
 
 One Philox block gives four 32-bit words; a draw turns words 0-1 into its first uniform and
 words 2-3 into its second (only `chance` distributions use the second). This module is the
@@ -28,11 +34,26 @@ PHILOX_ROUNDS = 10
 
 MASK32 = 0xFFFFFFFF
 TWO_POW_M52 = 2.0 ** -52
+SCENARIO_LIMIT = 2 ** 32   # scenario indices are below it: the counter holds 32 bits of them
 
 
 def address_id(name: str) -> int:
-    """32-bit id of an uncertain thing's name (first 4 bytes of BLAKE2b, little endian)."""
-    return int.from_bytes(hashlib.blake2b(name.encode("utf-8"), digest_size=4).digest(), "little")
+    """64-bit id of an uncertain thing's name: BLAKE2b with an 8-byte digest, little endian."""
+    return int.from_bytes(hashlib.blake2b(name.encode("utf-8"), digest_size=8).digest(), "little")
+
+
+def check_scenarios(first: int, count: int) -> None:
+    """Raise ValueError unless scenarios first .. first + count - 1 are valid stream indices.
+
+    Every backend calls this on entry: an index of 2**32 or more would wrap around in the
+    counter and silently repeat the worlds of scenarios 0, 1, ...
+    """
+    if count < 0 or first < 0:
+        raise ValueError(f"a chunk needs first >= 0 and count >= 0, got first={first}, "
+                         f"count={count}")
+    if first + count > SCENARIO_LIMIT:
+        raise ValueError(f"scenario indices must be below 2**32 (the random stream's counter "
+                         f"holds 32 bits of them); this chunk reaches {first + count - 1}")
 
 
 def split_seed(seed: int) -> tuple[int, int]:
@@ -78,15 +99,19 @@ def words_to_uniform(word_a: np.ndarray, word_b: np.ndarray) -> np.ndarray:
     return (k.astype(np.float64) + 0.5) * TWO_POW_M52
 
 
-def uniforms(seed: int, scenario_index, address: int, draw_index) -> tuple[np.ndarray, np.ndarray]:
+def uniforms(seed: int, scenario_index, address, draw_index) -> tuple[np.ndarray, np.ndarray]:
     """The two uniforms of the draw at (seed, scenario_index, address, draw_index).
 
-    scenario_index and draw_index may be integer arrays (broadcast together).
+    scenario_index (in [0, 2**32)), the 64-bit address and draw_index may be integer arrays
+    (broadcast together).
     """
     seed_lo, seed_hi = split_seed(seed)
     scenario = np.asarray(scenario_index, dtype=np.uint64)
+    if scenario.size and scenario.max() >= SCENARIO_LIMIT:
+        raise ValueError(f"scenario indices must be below 2**32, got {int(scenario.max())}")
+    address = np.asarray(address, dtype=np.uint64)
     w0, w1, w2, w3 = philox4x32_10(
-        (scenario & np.uint64(MASK32), scenario >> np.uint64(32), address, draw_index),
+        (scenario, address & np.uint64(MASK32), address >> np.uint64(32), draw_index),
         (seed_lo, seed_hi),
     )
     return words_to_uniform(w0, w1), words_to_uniform(w2, w3)

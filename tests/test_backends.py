@@ -14,7 +14,7 @@ from mcrisk.scenario import load_scenario
 from mcrisk.simulate import simulate
 
 from .conftest import MINIMAL, REFERENCE, ROOT
-from .test_cuda_host import random_scenario_text
+from .test_cuda_host import host, random_scenario_text  # noqa: F401 (host: a fixture)
 
 GOLDEN = ROOT / "tests" / "data" / "reference-seed1-first8.json"
 
@@ -118,6 +118,40 @@ def test_golden_numbers_are_stable_across_machines_and_versions(reference_plan):
     assert golden["strategies"] == list(reference_plan.strategy_names)
     np.testing.assert_allclose(metrics, np.array(golden["metrics"]), rtol=1e-9, atol=1e-9)
     np.testing.assert_allclose(world, np.array(golden["world"]), rtol=1e-12, atol=1e-12)
+
+
+def chunk_function(request, name: str):
+    """simulate_chunk of a backend by name; the host build of the CUDA sources included."""
+    if name == "host CUDA":
+        return request.getfixturevalue("host").simulate_chunk
+    return {"numpy": reference.simulate_chunk, "numba": cpu.simulate_chunk}[name]
+
+
+@pytest.mark.parametrize("name", ["numpy", "numba", "host CUDA"])
+@pytest.mark.parametrize("keep_nodes", [False, True])
+def test_zero_scenarios_give_empty_results_on_every_backend(request, minimal_plan, name,
+                                                            keep_nodes):
+    # Issue 8: numpy and numba returned empty arrays, the CUDA code raised. Now all agree
+    # (the GPU: tests/test_gpu_parity.py).
+    plan = minimal_plan
+    metrics, world, nodes = chunk_function(request, name)(plan, 1, 5, 0, keep_nodes)
+    assert metrics.shape == (0, plan.n_strategies, 6) and world.shape == (0, plan.n_quantities)
+    if keep_nodes:
+        assert nodes.shape == (0, plan.n_strategies, plan.n_nodes)
+    else:
+        assert nodes is None
+
+
+@pytest.mark.parametrize("name", ["numpy", "numba", "host CUDA"])
+def test_scenario_indices_past_2_to_the_32_are_refused_not_wrapped(request, minimal_plan, name):
+    # The counter holds 32 bits of the scenario index: scenario 2**32 would replay scenario 0.
+    simulate_chunk = chunk_function(request, name)
+    last, _, _ = simulate_chunk(minimal_plan, 1, 2 ** 32 - 1, 1)
+    first, _, _ = simulate_chunk(minimal_plan, 1, 0, 1)
+    assert last.shape == first.shape
+    for begin, count in ((2 ** 32 - 1, 2), (2 ** 32, 1), (-1, 1), (0, -1)):
+        with pytest.raises(ValueError):
+            simulate_chunk(minimal_plan, 1, begin, count)
 
 
 def test_backend_selection_never_falls_back_silently():

@@ -172,7 +172,7 @@ def test_gpu_backend_plumbing_through_a_host_stand_in(monkeypatch, host, referen
     monkeypatch.setattr(gpu, "_modules", {})
     monkeypatch.setattr(gpu, "_device_plan", {"plan": None, "args": None})
     before = gpu.launch_count
-    for first, count in ((0, 1000), (2 ** 33, 129)):
+    for first, count in ((0, 1000), (2 ** 32 - 129, 129)):   # the first and last scenarios
         got = gpu.simulate_chunk(reference_plan, 4, first, count, keep_nodes=True)
         expected = cpu.simulate_chunk(reference_plan, 4, first, count, keep_nodes=True)
         for a, b in zip(got, expected):
@@ -184,6 +184,26 @@ def test_gpu_backend_plumbing_through_a_host_stand_in(monkeypatch, host, referen
     metrics, _, _ = gpu.simulate_chunk_device(reference_plan, 4, 0, 500)
     assert_same_document(gpu.summarize_on_device(metrics, reference_plan.strategy_names),
                          aggregate.summarize(np.asarray(metrics), reference_plan.strategy_names))
+
+
+@pytest.mark.parametrize("keep_nodes", [False, True])
+def test_gpu_backend_with_zero_scenarios_launches_nothing(monkeypatch, host, minimal_plan,
+                                                          keep_nodes):
+    # Same behaviour as every other backend (tests/test_backends.py): arrays with no scenario.
+    stand_in = HostStandInForCupy(host)
+    monkeypatch.setattr(gpu, "_cupy", lambda: stand_in)
+    monkeypatch.setattr(gpu, "_modules", {})
+    before = gpu.launch_count
+    metrics, world, nodes = gpu.simulate_chunk(minimal_plan, 1, 0, 0, keep_nodes=keep_nodes)
+    assert metrics.shape == (0, minimal_plan.n_strategies, 6)
+    assert world.shape == (0, minimal_plan.n_quantities)
+    if keep_nodes:
+        assert nodes.shape == (0, minimal_plan.n_strategies, minimal_plan.n_nodes)
+    else:
+        assert nodes is None
+    assert gpu.launch_count == before and stand_in.compiled == []
+    with pytest.raises(ValueError, match="below 2"):
+        gpu.simulate_chunk(minimal_plan, 1, 2 ** 32 - 1, 2)
 
 
 def test_compile_options_carry_the_plan_shape(reference_plan):
@@ -233,16 +253,15 @@ def test_gpu_uniforms_are_bit_identical(cupy, minimal_plan):
     from mcrisk import rng
     gen = np.random.default_rng(4)
     n = 10_000
-    scenario = gen.integers(0, 2 ** 64, size=n, dtype=np.uint64)
-    address = gen.integers(0, 2 ** 32, size=n, dtype=np.uint64)
+    scenario = gen.integers(0, 2 ** 32, size=n, dtype=np.uint64)
+    address = gen.integers(0, 2 ** 64, size=n, dtype=np.uint64)
     draw_index = gen.integers(0, 2 ** 32, size=n, dtype=np.uint64)
     seed = 0x0123_4567_89AB_CDEF
     out = cupy.zeros((n, 2), dtype=cupy.float64)
     lo, hi = seed & 0xFFFFFFFF, seed >> 32
     probe(cupy, minimal_plan, "uniforms_kernel",
-          (np.uint32(lo), np.uint32(hi), cupy.asarray(scenario),
-           cupy.asarray(address.astype(np.uint32)), cupy.asarray(draw_index.astype(np.uint32)),
-           out), n)
+          (np.uint32(lo), np.uint32(hi), cupy.asarray(scenario.astype(np.uint32)),
+           cupy.asarray(address), cupy.asarray(draw_index.astype(np.uint32)), out), n)
     u1, u2 = rng.uniforms(seed, scenario, address, draw_index)
     np.testing.assert_array_equal(out.get(), np.stack([u1, u2], axis=1))
 
@@ -265,7 +284,7 @@ def assert_gpu_parity(plan, seed, first, count):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("first", [0, 2 ** 40 + 17])
+@pytest.mark.parametrize("first", [0, 2 ** 32 - 20_000])   # the first and last scenarios
 def test_gpu_matches_cpu_on_the_reference(cupy, reference_plan, first):
     assert_gpu_parity(reference_plan, 1, first, 20_000)
 
@@ -283,6 +302,14 @@ def test_gpu_matches_cpu_on_random_scenarios(cupy, tmp_path, case):
     path = tmp_path / f"random-{case}.toml"
     path.write_text(random_scenario_text(case))
     assert_gpu_parity(compile_scenario(load_scenario(path)), case, 0, 4000)
+
+
+@pytest.mark.gpu
+def test_gpu_gives_empty_results_for_zero_scenarios(cupy, minimal_plan):
+    metrics, world, nodes = gpu.simulate_chunk(minimal_plan, 1, 0, 0, keep_nodes=True)
+    assert metrics.shape == (0, minimal_plan.n_strategies, 6)
+    assert world.shape == (0, minimal_plan.n_quantities)
+    assert nodes.shape == (0, minimal_plan.n_strategies, minimal_plan.n_nodes)
 
 
 @pytest.mark.gpu

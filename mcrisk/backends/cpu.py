@@ -14,7 +14,7 @@ import numpy as np
 from ..compile import NODE_CREW, Q_ATTEMPTS, Q_BURNIN, Q_SAMPLE, Q_SUM, CompiledScenario
 from ..distributions import (KIND_FIXED, KIND_LOGNORMAL, KIND_PERT, KIND_TRIANGULAR,
                              KIND_UNIFORM, PERT_TABLE_SIZE)
-from ..rng import PHILOX_M0, PHILOX_M1, PHILOX_W0, PHILOX_W1, split_seed
+from ..rng import PHILOX_M0, PHILOX_M1, PHILOX_W0, PHILOX_W1, check_scenarios, split_seed
 from .reference import MAX_BURNIN_ATTEMPTS, REL_EPS
 
 _M0 = np.uint64(PHILOX_M0)
@@ -58,8 +58,12 @@ def words_to_uniform(word_a, word_b):
 
 @jit_inline
 def uniforms(seed_lo, seed_hi, scenario, address, draw_index):
-    w0, w1, w2, w3 = philox4x32_10(scenario & _MASK32, scenario >> np.uint64(32),
-                                   np.uint64(address), np.uint64(draw_index), seed_lo, seed_hi)
+    """Counter (scenario, address_lo, address_hi, draw_index): scenario < 2**32 (checked by
+    simulate_chunk), the 64-bit address in two words."""
+    address = np.uint64(address)
+    w0, w1, w2, w3 = philox4x32_10(scenario & _MASK32, address & _MASK32,
+                                   address >> np.uint64(32), np.uint64(draw_index),
+                                   seed_lo, seed_hi)
     return words_to_uniform(w0, w1), words_to_uniform(w2, w3)
 
 
@@ -535,6 +539,7 @@ def simulate_chunk_kernel(
 def simulate_chunk(plan: CompiledScenario, seed: int, first: int, count: int,
                    keep_nodes: bool = False):
     """Same contract as backends.reference.simulate_chunk."""
+    check_scenarios(first, count)
     seed_lo, seed_hi = split_seed(seed)
     metrics = np.zeros((count, plan.n_strategies, _N_METRICS))
     world = np.zeros((count, plan.n_quantities))

@@ -22,7 +22,7 @@ from scipy import stats
 
 from ..aggregate import CONTINUOUS_METRICS, PERCENTILES
 from ..compile import N_METRICS, CompiledScenario
-from ..rng import split_seed
+from ..rng import check_scenarios, split_seed
 
 # The kernel's plan parameters: CompiledScenario.kernel_args() in order, then the shapes
 # Numba reads off the arrays. kernels/simulate.cu's MCRISK_PLAN_PARAMS lists the same names
@@ -30,7 +30,7 @@ from ..rng import split_seed
 PLAN_PARAMETERS = (
     ("dist_kind", "int32*"), ("dist_param", "float64*"), ("dist_chance", "float64*"),
     ("pert_table", "float64*"), ("q_kind", "int32*"), ("q_dist", "int32*"),
-    ("q_address", "uint32*"), ("q_const", "float64*"), ("q_terms_ptr", "int32*"),
+    ("q_address", "uint64*"), ("q_const", "float64*"), ("q_terms_ptr", "int32*"),
     ("q_terms", "int32*"), ("q_burnin", "int32*"), ("burnin_dist", "int32*"),
     ("burnin_fail", "float64*"), ("burnin_rma_after", "int32*"), ("node_base_q", "int32*"),
     ("node_kind", "int32*"), ("node_base_const", "float64*"), ("node_add_q", "int32*"),
@@ -56,7 +56,7 @@ PLAN_PARAMETERS = (
 N_KERNEL_ARGS = 49                  # how many of PLAN_PARAMETERS come from kernel_args()
 # The chunk parameters that follow them (simulate_chunk_kernel and host_simulate_chunk alike).
 CHUNK_PARAMETERS = (
-    ("seed_lo", "uint32"), ("seed_hi", "uint32"), ("first", "uint64"), ("count", "int64"),
+    ("seed_lo", "uint32"), ("seed_hi", "uint32"), ("first", "uint32"), ("count", "int64"),
     ("metrics", "float64*"), ("world", "float64*"), ("node_times", "float64*"),
     ("keep_nodes", "int32"), ("status", "int8*"),
 )
@@ -285,16 +285,18 @@ def _device_arguments(plan: CompiledScenario) -> list:
 def simulate_chunk_device(plan: CompiledScenario, seed: int, first: int, count: int,
                           keep_nodes: bool = False):
     """(metrics[count, s, 6], world[count, q], node_times[count, s, v] or None) as CuPy arrays
-    for scenarios first .. first + count - 1; the device-resident form of simulate_chunk."""
+    for scenarios first .. first + count - 1 (below 2**32); the device-resident form of
+    simulate_chunk. count = 0 gives arrays with no scenario, as on every backend."""
     global launch_count
-    if count < 1:
-        raise ValueError(f"count must be >= 1, got {count}")
+    check_scenarios(first, count)
     cupy = _cupy()
-    kernel = module_for(plan).get_function(KERNEL_NAME)
     metrics = cupy.zeros((count, plan.n_strategies, N_METRICS), dtype=cupy.float64)
     world = cupy.zeros((count, plan.n_quantities), dtype=cupy.float64)
     node_times = cupy.zeros((count if keep_nodes else 1, plan.n_strategies, plan.n_nodes),
                             dtype=cupy.float64)
+    if count == 0:                              # a launch needs at least one block
+        return metrics, world, (node_times if keep_nodes else None)
+    kernel = module_for(plan).get_function(KERNEL_NAME)
     status = cupy.zeros(count, dtype=cupy.int8)
     grid = ((count + BLOCK_SIZE - 1) // BLOCK_SIZE,)
     kernel(grid, (BLOCK_SIZE,),

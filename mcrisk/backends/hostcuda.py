@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from ..compile import N_METRICS, CompiledScenario
-from ..rng import split_seed
+from ..rng import SCENARIO_LIMIT, check_scenarios, split_seed
 from . import gpu
 
 # Scratch sizes of the host build: generous, so one build serves every test plan (the GPU
@@ -105,9 +105,8 @@ class HostLibrary:
 
     def simulate_chunk(self, plan: CompiledScenario, seed: int, first: int, count: int,
                        keep_nodes: bool = False):
-        """Same contract as backends.cpu.simulate_chunk."""
-        if count < 1:
-            raise ValueError(f"count must be >= 1, got {count}")
+        """Same contract as backends.cpu.simulate_chunk (count = 0: no scenario, no call)."""
+        check_scenarios(first, count)
         needs = gpu.plan_limits(plan)
         too_big = [f"{k} {needs[k]} > {self.limits[k]}" for k in needs if needs[k] > self.limits[k]]
         if too_big:
@@ -116,6 +115,8 @@ class HostLibrary:
         world = np.zeros((count, plan.n_quantities))
         node_times = np.zeros((count if keep_nodes else 1, plan.n_strategies, plan.n_nodes))
         status = np.zeros(count, dtype=np.int8)
+        if count == 0:
+            return metrics, world, (node_times if keep_nodes else None)
         if self.launch(gpu.plan_arguments(plan) + gpu.chunk_arguments(
                 seed, first, count, metrics, world, node_times, keep_nodes, status)) != 0:
             raise RuntimeError("host_simulate_chunk refused the plan (MAX_* sizes)")
@@ -139,10 +140,14 @@ class HostLibrary:
         return words
 
     def uniforms(self, seed: int, scenario, address, draw_index) -> np.ndarray:
-        """u[n, 2]: the two uniforms of each draw address (arrays of equal length)."""
+        """u[n, 2]: the two uniforms of each draw address (arrays of equal length; scenario
+        indices below 2**32, 64-bit addresses)."""
         seed_lo, seed_hi = split_seed(seed)
-        scenario = np.ascontiguousarray(scenario, dtype=np.uint64)
-        address = np.ascontiguousarray(address, dtype=np.uint32)
+        scenario = np.asarray(scenario, dtype=np.uint64)
+        if scenario.size and scenario.max() >= SCENARIO_LIMIT:
+            raise ValueError(f"scenario indices must be below 2**32, got {int(scenario.max())}")
+        scenario = np.ascontiguousarray(scenario, dtype=np.uint32)
+        address = np.ascontiguousarray(address, dtype=np.uint64)
         draw_index = np.ascontiguousarray(draw_index, dtype=np.uint32)
         out = np.zeros((scenario.shape[0], 2))
         self._lib.host_uniforms(seed_lo, seed_hi, _pointer(scenario), _pointer(address),

@@ -251,7 +251,9 @@ def power_violation(plan: CompiledScenario, s: int, node_time: np.ndarray) -> np
 
 def simulate_chunk(plan: CompiledScenario, seed: int, first: int, count: int,
                    keep_nodes: bool = False):
-    """metrics[i, s, m] (and world[i, q], and node_time[i, s, v] if keep_nodes)."""
+    """metrics[i, s, m] (and world[i, q], and node_time[i, s, v] if keep_nodes) for scenarios
+    first .. first + count - 1, all below 2**32 (count = 0: arrays with no scenario)."""
+    rng.check_scenarios(first, count)
     world = sample_world(plan, seed, first, count)
     metrics = np.zeros((count, plan.n_strategies, 6))
     nodes = np.zeros((count, plan.n_strategies, plan.n_nodes)) if keep_nodes else None
