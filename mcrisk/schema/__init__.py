@@ -1,0 +1,23 @@
+"""JSON Schemas of the documents mcrisk writes, shipped as package data.
+
+summary.schema.json (JSON Schema draft 2020-12) describes summary.json: the stable keys of the
+contract are required with their types, every other key mcrisk writes today is described, and
+keys may be added. docs/metrics.md explains each key in words. Validating needs a JSON Schema
+library (the `jsonschema` package, in the `test` extra); mcrisk itself only ships the file:
+
+    import jsonschema
+    from mcrisk.schema import summary_schema
+    jsonschema.validate(document, summary_schema())
+"""
+from __future__ import annotations
+
+import json
+from importlib import resources
+
+SUMMARY_SCHEMA = "summary.schema.json"
+
+
+def summary_schema() -> dict:
+    """The JSON Schema of summary.json, parsed (a new dict on every call)."""
+    text = resources.files(__name__).joinpath(SUMMARY_SCHEMA).read_text(encoding="utf-8")
+    return json.loads(text)
