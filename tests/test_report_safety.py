@@ -6,16 +6,23 @@ the fix it guards.
 """
 from __future__ import annotations
 
+import datetime as dt
 import re
 from pathlib import Path
 
 import matplotlib.text
-import pytest
 
 from mcrisk.cli import main
 from mcrisk.report import figures as figures_module
+from mcrisk.report.alerts import evaluate, parse_condition
+from mcrisk.report.diff import InputChange, MetricChange, NightDiff, diff_markdown
+from mcrisk.report.html import diff_html
+from mcrisk.report.markdown import summary_markdown
+from mcrisk.report.nightly import run_nightly
+from mcrisk.report.text import html_text, md_code, md_text, visible
 
 MINIMAL = Path(__file__).resolve().parents[1] / "scenarios" / "minimal.toml"
+NOW = dt.datetime(2026, 12, 2, 3, 15, 0, tzinfo=dt.timezone.utc)
 
 # What mathtext, TeX, Markdown and printf-style formatting would read: a formula, a lone
 # superscript (mathtext raises on it), a backslash, an underscore and a percent sign.
@@ -79,3 +86,113 @@ def test_every_user_string_in_a_figure_is_drawn_literally(tmp_path, monkeypatch)
     page = (out / "report.html").read_text()
     for name in ("H", "swap-gated", "drain-on-day", "minimal"):
         assert PREFIX + name in page
+
+
+# -- Markdown, HTML and terminal text (item 11) ------------------------------------------------
+
+HOSTILE = "<script>alert(1)</script> | <img src=x onerror=alert(2)> [a](javascript:x) `x` *b*"
+INVISIBLE = "\x00\x1b[31mred\nnext line\u202e"
+
+
+def hostile_diff() -> NightDiff:
+    """A comparison whose every user string is hostile, as if read back from a history."""
+    name = HOSTILE + INVISIBLE
+    change = MetricChange(name, "trough_days", "p90", 1.0, 20.0, True, "paired test p=1e-05",
+                          1e-5)
+    return NightDiff(
+        current="2026-12-03T031500Z" + INVISIBLE, previous="<u>prev</u>" + INVISIBLE,
+        paired=True, pairing_note="paired", same_file=False,
+        input_changes=[InputChange("strategies[" + name + "].description", "changed",
+                                   HOSTILE, INVISIBLE),
+                       InputChange("a`b``c" + INVISIBLE, "added", None, name)],
+        changes=[change], added_strategies=[name], removed_strategies=["<s>old</s>"])
+
+
+def assert_literal(text: str) -> None:
+    """No markup of a user string survives, and no invisible character gets through raw."""
+    for raw in ("<script", "<img", "<u>", "<s>"):
+        assert raw not in text
+    assert not any(c in text for c in "\x00\x1b\u202e")
+
+
+def outside_code_spans(md: str) -> str:
+    """Markdown without its code spans (whose content Markdown shows literally anyway)."""
+    return re.sub(r"(?<![`\\])(`+)(?!`).*?(?<!`)\1(?!`)", "CODE", md)
+
+
+def test_diff_md_shows_every_user_string_literally():
+    md = diff_markdown(hostile_diff())
+    assert_literal(outside_code_spans(md))
+    assert not re.search(r"(?<!\\)\]\(javascript", outside_code_spans(md))   # a live link
+    assert not any(c in md for c in "\x00\x1b\u202e")
+    assert "\\x1b\\[31mred\\\\nnext line" in md          # visible, and Markdown-escaped
+    assert "&lt;script&gt;alert(1)&lt;/script&gt; \\| &lt;img" in md
+    # the strategy's row of the table is one line, with the 9 borders of the table's 8 cells
+    rows = [line for line in md.splitlines() if line.startswith("| ") and "trough_days" in line]
+    assert len(rows) == 1 and len(re.findall(r"(?<!\\)\|", rows[0])) == 9
+    assert "- added ```a`b``c\\x00" in md                    # a fence longer than any run
+
+
+def test_report_html_diff_section_shows_every_user_string_literally():
+    page = diff_html(hostile_diff())
+    assert_literal(page)
+    assert "\\x1b[31mred\\nnext line\\u202e" in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+
+
+def test_text_helpers_escape_what_each_output_would_interpret():
+    assert visible("a\x00b\x1b\n\t\u202ec\u2028") == "a\\x00b\\x1b\\n\\t\\u202ec\\u2028"
+    assert visible("ordinary $x^2$ \\ _ % é 漢") == "ordinary $x^2$ \\ _ % é 漢"
+    assert html_text("<a href='x'>&\x00") == "&lt;a href=&#x27;x&#x27;&gt;&amp;\\x00"
+    assert md_text("# a_b*c|d") == "\\# a\\_b\\*c\\|d"
+    assert md_text("1. x") == "1\\. x" and md_text("x 1. y") == "x 1. y"
+    assert md_code("a`b") == "``a`b``" and md_code("`a") == "`` `a ``"
+
+
+def test_a_hostile_description_change_reaches_diff_md_escaped(tmp_path):
+    """diff.md wrote changed values raw: an <img onerror> in a description was live HTML."""
+    history = tmp_path / "h"
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(MINIMAL.read_text())
+    night_kwargs = dict(samples=200, seed=1, backend="cpu")
+    run_nightly(str(scenario), history, now=NOW, **night_kwargs)
+    scenario.write_text(MINIMAL.read_text().replace(
+        'description = "Both racks', 'description = "<img src=x onerror=alert(2)> Both racks', 1))
+    second = run_nightly(str(scenario), history, now=NOW + dt.timedelta(days=1), **night_kwargs)
+    md = (second.folder / "diff.md").read_text()
+    assert "changed `strategies[swap-gated].description`" in md
+    assert "<img" not in md and "&lt;img src=x onerror=alert(2)&gt; Both racks" in md
+    assert "<img src=x" not in (second.folder / "report.html").read_text()
+
+
+def summary_with(name: str) -> dict:
+    """A summary.json-shaped dict with one strategy called `name`."""
+    stats = {"mean": 1.0, "p50": 1.0, "p90": 2.0, "p99": 3.0, "p90_ci": [1.5, 2.5]}
+    metrics = {m: dict(stats) for m in ("trough_depth", "trough_days", "shortfall_gpu_days",
+                                         "homeless_days", "completion_day")}
+    metrics["power_violation"] = {"probability": 0.0}
+    return {"scenario": "s.toml", "scenario_name": name, "scenario_sha256": "0" * 64,
+            "samples": 100, "seed": 1, "backend": "cpu", "mcrisk_version": "0",
+            "ranking": [name], "strategies": {name: metrics}}
+
+
+def test_summary_md_shows_names_and_paragraphs_literally():
+    name = HOSTILE + INVISIBLE
+    md = summary_markdown(summary_with(name), [f"{name} wins", "# not a heading"],
+                          run_label="<u>run</u>\x1b", notes=("skipped " + name,))
+    assert_literal(outside_code_spans(md))
+    assert not any(c in md for c in "\x00\x1b\u202e")
+    assert "\n\\# not a heading\n" in md
+    row = next(line for line in md.splitlines() if line.startswith("| 1 |"))
+    assert len(re.findall(r"(?<!\\)\|", row)) == 9
+
+
+def test_breaches_and_notes_for_the_terminal_show_invisible_characters_escaped():
+    name = "evil\x1b[2J\nname"
+    summary = summary_with(name)
+    conditions = [parse_condition("any.trough_depth.p90 > 0"),
+                  parse_condition("any.trough_depth.p90.delta > 0")]
+    diff = NightDiff("b", "a", True, "", True, [], [], deltas={})
+    breaches, notes = evaluate(conditions, summary, diff)
+    for text in [str(b) for b in breaches] + notes:
+        assert "\x1b" not in text and "\n" not in text and "evil\\x1b[2J\\nname" in text

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from ..compile import METRICS
 from ..errors import McriskError
 from .diff import NightDiff
+from .text import visible
 
 CONTINUOUS_STATS = ("mean", "p50", "p90", "p99")
 PROBABILITY_STATS = ("probability",)
@@ -61,7 +62,8 @@ class Breach:
 
     def __str__(self) -> str:
         c = self.condition
-        return f"{c.label(self.strategy)} = {self.value:,.6g} {c.op} {c.threshold:g}  (--fail-if {c.text!r})"
+        return (f"{visible(c.label(self.strategy))} = {self.value:,.6g} {c.op} {c.threshold:g}  "
+                f"(--fail-if {c.text!r})")
 
 
 def _suggest(word: str, choices) -> str:
@@ -118,7 +120,8 @@ def evaluate(conditions: list[Condition], summary: dict,
             if c.delta:
                 value = diff.delta(name, c.metric, c.stat)
                 if value is None:
-                    notes.append(f"--fail-if {c.text!r}: skipped for {name}, not in the previous run")
+                    notes.append(f"--fail-if {c.text!r}: skipped for {visible(name)}, not in the "
+                                 "previous run")
                     continue
             else:
                 value = float(summary["strategies"][name][c.metric][c.stat])

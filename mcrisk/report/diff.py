@@ -29,6 +29,7 @@ import pyarrow.parquet as pq
 from scipy import stats
 
 from ..compile import METRICS
+from .text import md_code, md_text
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -261,13 +262,13 @@ def _signed(value: float) -> str:
     return ("+" if value > 0 else "−" if value < 0 else "±") + text
 
 
-def _cell(text: str) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
-
-
 def diff_markdown(diff: NightDiff) -> str:
-    """diff.md: inputs that changed, metric changes beyond noise first, then all of them."""
-    lines = [f"# Night over night: {diff.current} vs {diff.previous}", "",
+    """diff.md: inputs that changed, metric changes beyond noise first, then all of them.
+
+    Run ids, keys, values and strategy names come from scenario files and the history: each
+    goes through md_text or md_code, so that it renders literally.
+    """
+    lines = [f"# Night over night: {md_text(diff.current)} vs {md_text(diff.previous)}", "",
              f"Comparison: {diff.pairing_note}. Beyond noise: p < {ALPHA} (paired) or "
              "non-overlapping 95% CIs (unpaired).", "", "## Scenario inputs that changed", ""]
     if diff.same_file:
@@ -276,25 +277,26 @@ def diff_markdown(diff: NightDiff) -> str:
         lines.append("No keys changed (the file differs only in comments or layout).")
     for change in diff.input_changes:
         if change.kind == "changed":
-            lines.append(f"- changed `{change.key}`: {render_value(change.old)} -> "
-                         f"{render_value(change.new)}")
+            lines.append(f"- changed {md_code(change.key)}: {md_text(render_value(change.old))} "
+                         f"-> {md_text(render_value(change.new))}")
         elif change.kind == "added":
-            lines.append(f"- added `{change.key}` = {render_value(change.new)}")
+            lines.append(f"- added {md_code(change.key)} = {md_text(render_value(change.new))}")
         else:
-            lines.append(f"- removed `{change.key}` (was {render_value(change.old)})")
+            lines.append(f"- removed {md_code(change.key)} (was "
+                         f"{md_text(render_value(change.old))})")
     for label, names in (("added", diff.added_strategies), ("removed", diff.removed_strategies)):
         if names:
-            lines.append(f"- strategies {label}: {', '.join(names)}")
+            lines.append(f"- strategies {label}: {', '.join(md_text(n) for n in names)}")
     lines += ["", "## Changes beyond Monte Carlo noise", ""]
     if not diff.significant:
         lines.append("None.")
     for c in diff.significant:
-        lines.append(f"- **{c.strategy}** {c.metric} {c.stat.upper()}: {_num(c.old)} -> "
+        lines.append(f"- **{md_text(c.strategy)}** {c.metric} {c.stat.upper()}: {_num(c.old)} -> "
                      f"{_num(c.new)} ({_signed(c.delta)}; {c.method})")
     lines += ["", "## All compared statistics", "",
               "| strategy | metric | stat | last night | tonight | change | beyond noise | how judged |",
               "|---|---|---|---:|---:|---:|---|---|"]
     for c in diff.changes:
-        lines.append(f"| {_cell(c.strategy)} | {c.metric} | {c.stat} | {_num(c.old)} | {_num(c.new)} | "
+        lines.append(f"| {md_text(c.strategy)} | {c.metric} | {c.stat} | {_num(c.old)} | {_num(c.new)} | "
                      f"{_signed(c.delta)} | {'**yes**' if c.significant else 'no'} | {c.method} |")
     return "\n".join(lines) + "\n"

@@ -1,14 +1,15 @@
 """report.html: one self-contained page (inline CSS, figures as base64 PNG, no scripts, no
-network). Every string that comes from the scenario file is escaped with html.escape."""
+network). Every string that comes from the scenario file or a history is written through
+text.html_text: HTML-escaped, with control and other invisible characters shown as escapes."""
 from __future__ import annotations
 
 import base64
 import datetime as _dt
-from html import escape
 
 from ..compile import METRICS
 from .diff import ALPHA, NightDiff, render_value
 from .findings import fmt
+from .text import html_text
 
 _CSS = """
 :root { --ink: #1b1f24; --muted: #5b6470; --line: #d8dde3; --band: #f5f7f9; }
@@ -50,12 +51,12 @@ _LABELS = {"trough_depth": "trough depth (H100-eq)", "trough_days": "trough days
 
 def _img(png: bytes, alt: str, caption: str) -> str:
     data = base64.b64encode(png).decode("ascii")
-    return (f'<figure><img alt="{escape(alt)}" src="data:image/png;base64,{data}">'
-            f"<figcaption>{escape(caption)}</figcaption></figure>")
+    return (f'<figure><img alt="{html_text(alt)}" src="data:image/png;base64,{data}">'
+            f"<figcaption>{html_text(caption)}</figcaption></figure>")
 
 
 def _swatch(name: str, colors: dict[str, str]) -> str:
-    return f'<span class="swatch" style="background:{colors[name]}"></span>{escape(name)}'
+    return f'<span class="swatch" style="background:{colors[name]}"></span>{html_text(name)}'
 
 
 def _ci(m: dict) -> str:
@@ -65,7 +66,7 @@ def _ci(m: dict) -> str:
 
 def ranking_table(summary: dict, colors: dict[str, str]) -> str:
     head = ("<tr><th class='n'>rank</th><th>strategy</th>"
-            + "".join(f'<th class="n" colspan="2">{escape(_LABELS[m])}</th>'
+            + "".join(f'<th class="n" colspan="2">{html_text(_LABELS[m])}</th>'
                       for m in ("trough_depth", "trough_days", "shortfall_gpu_days"))
             + f'<th class="n">{_LABELS["homeless_days"]}</th>'
             f'<th class="n" colspan="2">{_LABELS["completion_day"]}</th>'
@@ -99,7 +100,7 @@ def power_table(hall_power: dict, colors: dict[str, str]) -> str:
         for i, h in enumerate(halls):
             first = f'<td class="name" rowspan="{len(halls)}">{_swatch(name, colors)}</td>' if i == 0 else ""
             flag = " yes" if h.probability_over > 0 else ""
-            rows.append(f"<tr>{first}<td>{escape(h.hall)}</td><td class='n'>{fmt(h.cap_kw)}</td>"
+            rows.append(f"<tr>{first}<td>{html_text(h.hall)}</td><td class='n'>{fmt(h.cap_kw)}</td>"
                         f"<td class='n'>{fmt(h.peak_p50_kw)}</td><td class='n'>{fmt(h.peak_p90_kw)}</td>"
                         f"<td class='n'>{fmt(h.peak_max_kw)}</td>"
                         f"<td class='n{flag}'>{h.probability_over:.2%}</td></tr>")
@@ -117,10 +118,10 @@ def drivers_table(summary: dict, colors: dict[str, str], top: int = 3) -> str:
         metric = next((m for m in ("trough_days", "shortfall_gpu_days") if per_metric[m]), None)
         drivers = per_metric[metric][:top] if metric else []
         cells = "".join(
-            f"<td>{escape(d['label'])}<br><span class='ci'>rank corr {d['spearman']:+.2f}; "
+            f"<td>{html_text(d['label'])}<br><span class='ci'>rank corr {d['spearman']:+.2f}; "
             f"{d['shift']:+,.1f} vs mean near P90</span></td>" for d in drivers)
         cells += "<td></td>" * (top - len(drivers))
-        label = escape(_LABELS[metric]) if metric else "no metric varies"
+        label = html_text(_LABELS[metric]) if metric else "no metric varies"
         rows.append(f"<tr><td class='name'>{_swatch(name, colors)}</td><td>{label}</td>{cells}</tr>")
     head = "".join(f"<th>driver {k + 1}</th>" for k in range(top))
     return (f"<div class='scroll'><table><tr><th>strategy</th><th>metric</th>{head}</tr>"
@@ -135,12 +136,12 @@ def paired_table(summary: dict, colors: dict[str, str]) -> str:
         for metric in ("trough_depth", "trough_days", "shortfall_gpu_days"):
             d = per_metric[metric]
             rows.append(
-                f"<tr><td class='name'>{_swatch(name, colors)}</td><td>{escape(_LABELS[metric])}</td>"
+                f"<tr><td class='name'>{_swatch(name, colors)}</td><td>{html_text(_LABELS[metric])}</td>"
                 f"<td class='n'>{fmt(d['mean'])} <span class='ci'>[{fmt(d['mean_ci'][0])}, "
                 f"{fmt(d['mean_ci'][1])}]</span></td><td class='n'>{fmt(d['p90'])} "
                 f"<span class='ci'>[{fmt(d['p90_ci'][0])}, {fmt(d['p90_ci'][1])}]</span></td>"
                 f"<td class='n'>{d['p_a_worse']:.1%}</td></tr>")
-    return (f"<p>Each strategy minus the leader, <b>{escape(paired['leader'])}</b>, in the same "
+    return (f"<p>Each strategy minus the leader, <b>{html_text(paired['leader'])}</b>, in the same "
             "sampled worlds (positive: worse). Pairing removes the world-to-world spread that two "
             "independent runs would carry.</p><div class='scroll'><table><tr><th>strategy</th>"
             "<th>metric</th><th class='n'>mean [95% CI]</th><th class='n'>P90 [95% CI]</th>"
@@ -149,7 +150,7 @@ def paired_table(summary: dict, colors: dict[str, str]) -> str:
 
 def diff_html(diff: NightDiff) -> str:
     """The night-over-night section, rendered from the same data as diff.md."""
-    parts = [f"<p>Compared with <code>{escape(diff.previous)}</code> ({escape(diff.pairing_note)}). "
+    parts = [f"<p>Compared with <code>{html_text(diff.previous)}</code> ({html_text(diff.pairing_note)}). "
              f"Beyond noise: p &lt; {ALPHA} (paired) or non-overlapping 95% CIs (unpaired).</p>",
              "<h3>Scenario inputs that changed</h3>"]
     if diff.same_file:
@@ -160,31 +161,31 @@ def diff_html(diff: NightDiff) -> str:
         items = []
         for c in diff.input_changes:
             if c.kind == "changed":
-                items.append(f"<li>changed <code>{escape(c.key)}</code>: "
-                             f"{escape(render_value(c.old))} → {escape(render_value(c.new))}</li>")
+                items.append(f"<li>changed <code>{html_text(c.key)}</code>: "
+                             f"{html_text(render_value(c.old))} → {html_text(render_value(c.new))}</li>")
             elif c.kind == "added":
-                items.append(f"<li>added <code>{escape(c.key)}</code> = {escape(render_value(c.new))}</li>")
+                items.append(f"<li>added <code>{html_text(c.key)}</code> = {html_text(render_value(c.new))}</li>")
             else:
-                items.append(f"<li>removed <code>{escape(c.key)}</code> (was "
-                             f"{escape(render_value(c.old))})</li>")
+                items.append(f"<li>removed <code>{html_text(c.key)}</code> (was "
+                             f"{html_text(render_value(c.old))})</li>")
         parts.append("<ul>" + "".join(items) + "</ul>")
     for label, names in (("added", diff.added_strategies), ("removed", diff.removed_strategies)):
         if names:
-            parts.append(f"<p>Strategies {label}: {escape(', '.join(names))}</p>")
+            parts.append(f"<p>Strategies {label}: {html_text(', '.join(names))}</p>")
     parts.append("<h3>Changes beyond Monte Carlo noise</h3>")
     if not diff.significant:
         parts.append("<p>None.</p>")
     else:
         parts.append("<ul>" + "".join(
-            f"<li><b>{escape(c.strategy)}</b> {escape(c.metric)} {c.stat.upper()}: "
+            f"<li><b>{html_text(c.strategy)}</b> {html_text(c.metric)} {c.stat.upper()}: "
             f"{fmt(c.old)} → {fmt(c.new)} ({'+' if c.delta > 0 else ''}{fmt(c.delta)}; "
-            f"{escape(c.method)})</li>" for c in diff.significant) + "</ul>")
+            f"{html_text(c.method)})</li>" for c in diff.significant) + "</ul>")
     rows = "".join(
-        f"<tr><td>{escape(c.strategy)}</td><td>{escape(c.metric)}</td><td>{c.stat}</td>"
+        f"<tr><td>{html_text(c.strategy)}</td><td>{html_text(c.metric)}</td><td>{c.stat}</td>"
         f"<td class='n'>{fmt(c.old)}</td><td class='n'>{fmt(c.new)}</td>"
         f"<td class='n'>{'+' if c.delta > 0 else ''}{fmt(c.delta)}</td>"
         f"<td class='{'yes' if c.significant else ''}'>{'yes' if c.significant else 'no'}</td>"
-        f"<td class='ci'>{escape(c.method)}</td></tr>" for c in diff.changes)
+        f"<td class='ci'>{html_text(c.method)}</td></tr>" for c in diff.changes)
     parts.append("<details><summary>All compared statistics</summary><div class='scroll'><table>"
                  "<tr><th>strategy</th><th>metric</th><th>stat</th><th class='n'>last night</th>"
                  "<th class='n'>tonight</th><th class='n'>change</th><th>beyond noise</th>"
@@ -194,19 +195,19 @@ def diff_html(diff: NightDiff) -> str:
 
 def _provenance(run, report_seconds: float | None, run_label: str | None) -> str:
     s = run.summary
-    rows = [("scenario", f"<code>{escape(s['scenario'])}</code>"),
-            ("scenario sha256", f"<code>{escape(s['scenario_sha256'])}</code>"),
-            ("scenario name", escape(s.get("scenario_name", ""))),
-            ("samples", f"{s['samples']:,}"), ("seed", escape(str(s["seed"]))),
-            ("backend", f"{escape(s['backend'])} ({escape(s.get('backend_reason', ''))})"),
-            ("mcrisk version", escape(s["mcrisk_version"])), ("random numbers", escape(s["rng"])),
+    rows = [("scenario", f"<code>{html_text(s['scenario'])}</code>"),
+            ("scenario sha256", f"<code>{html_text(s['scenario_sha256'])}</code>"),
+            ("scenario name", html_text(s.get("scenario_name", ""))),
+            ("samples", f"{s['samples']:,}"), ("seed", html_text(str(s["seed"]))),
+            ("backend", f"{html_text(s['backend'])} ({html_text(s.get('backend_reason', ''))})"),
+            ("mcrisk version", html_text(s["mcrisk_version"])), ("random numbers", html_text(s["rng"])),
             ("chunk size", f"{s.get('chunk_size', 0):,}"),
             ("simulation wall time", f"{s['wall_seconds']:.2f} s (incl. streaming the tables)"),
-            ("run created (UTC)", escape(s.get("created_utc", "")))]
+            ("run created (UTC)", html_text(s.get("created_utc", "")))]
     if report_seconds is not None:
         rows.append(("report wall time", f"{report_seconds:.2f} s"))
     if run_label:
-        rows.insert(0, ("nightly run", f"<code>{escape(run_label)}</code>"))
+        rows.insert(0, ("nightly run", f"<code>{html_text(run_label)}</code>"))
     rows.append(("percentiles", "P50/P90/P99 over scenarios as numpy.quantile's default (linear); "
                  "P90 CI: distribution-free, binomial order statistics; capacity bands: "
                  "numpy 'inverted_cdf' at integer days (events at time ≤ d count)"))
@@ -220,13 +221,13 @@ def render_report(run, figures: dict[str, bytes], paragraphs: list[str], colors:
     s, scenario, plan = run.summary, run.scenario, run.plan
     title = f"mcrisk report: {scenario.name}"
     warn = [p for p in paragraphs if p.startswith("WARNING")]
-    body = [f"<h1>{escape(title)}</h1>",
-            f'<p class="sub">{escape(scenario.description)}</p>' if scenario.description else "",
+    body = [f"<h1>{html_text(title)}</h1>",
+            f'<p class="sub">{html_text(scenario.description)}</p>' if scenario.description else "",
             f'<p class="sub">{s["samples"]:,} scenarios × {len(s["strategies"])} strategies · '
-            f'seed {escape(str(s["seed"]))} · backend {escape(s["backend"])} · '
+            f'seed {html_text(str(s["seed"]))} · backend {html_text(s["backend"])} · '
             f'baseline {fmt(plan.baseline)} H100-eq · horizon {fmt(plan.horizon)} days · '
-            f'{escape(s.get("created_utc", ""))}'
-            + (f" · nightly run <code>{escape(run_label)}</code>" if run_label else "") + "</p>",
+            f'{html_text(s.get("created_utc", ""))}'
+            + (f" · nightly run <code>{html_text(run_label)}</code>" if run_label else "") + "</p>",
             "<nav>" + "".join(f'<a href="#{a}">{t}</a>' for a, t in (
                 ("findings", "Findings"), ("ranking", "Ranking"), ("drivers", "Drivers"),
                 *((("diff", "Night over night"),) if diff else ()),
@@ -234,7 +235,7 @@ def render_report(run, figures: dict[str, bytes], paragraphs: list[str], colors:
                 ("homeless", "Largest job"), ("power", "Power"), ("strategies", "Strategies"),
                 ("provenance", "Provenance"))) + "</nav>",
             '<h2 id="findings">Findings</h2><div class="findings">'
-            + "".join(f'<p class="{"warn" if p in warn else ""}">{escape(p)}</p>'
+            + "".join(f'<p class="{"warn" if p in warn else ""}">{html_text(p)}</p>'
                       for p in paragraphs) + "</div>",
             '<h2 id="ranking">Ranking</h2>'
             "<p>Best first: by P90 trough depth, then P90 trough days, then P90 shortfall. Bold: "
@@ -272,13 +273,13 @@ def render_report(run, figures: dict[str, bytes], paragraphs: list[str], colors:
                   "highest in any scenario; red line: the hall's cap."),
              '<h2 id="strategies">Strategies</h2>',
              "<table><tr><th>strategy</th><th>plan</th></tr>" + "".join(
-                 f"<tr><td class='name'>{_swatch(st.name, colors)}</td><td>{escape(st.description)}</td></tr>"
+                 f"<tr><td class='name'>{_swatch(st.name, colors)}</td><td>{html_text(st.description)}</td></tr>"
                  for st in scenario.strategies) + "</table>",
              '<h2 id="provenance">Provenance</h2>', _provenance(run, report_seconds, run_label),
              f'<p class="sub">Generated {_dt.datetime.now(_dt.timezone.utc):%Y-%m-%d %H:%M UTC} by '
-             f"mcrisk {escape(s['mcrisk_version'])}. Metric definitions: "
+             f"mcrisk {html_text(s['mcrisk_version'])}. Metric definitions: "
              f"{', '.join(METRICS)}.</p>"]
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
-            f"<title>{escape(title)}</title><style>{_CSS}</style></head>"
+            f"<title>{html_text(title)}</title><style>{_CSS}</style></head>"
             f"<body><main>{''.join(body)}</main></body></html>\n")

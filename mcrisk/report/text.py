@@ -16,9 +16,11 @@ Figures need visible only: they are drawn with mathtext off (see figures.py).
 from __future__ import annotations
 
 import html
+import re
 
 _MARKDOWN_SPECIAL = {"\\": "\\\\", "`": "\\`", "*": "\\*", "_": "\\_", "[": "\\[", "]": "\\]",
                      "|": "\\|", "<": "&lt;", ">": "&gt;", "&": "&amp;"}
+_BLOCK_START = re.compile(r"[#+=-]|\d{1,9}(?=[.)])")
 _NAMED_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
@@ -50,8 +52,17 @@ def html_text(text: object) -> str:
 
 
 def md_text(text: object) -> str:
-    """A user string for Markdown prose or a table cell, rendered literally."""
-    return "".join(_MARKDOWN_SPECIAL.get(c, c) for c in visible(text))
+    """A user string for Markdown prose or a table cell, rendered literally.
+
+    Also where it starts a line: a leading `#`, `+`, `-`, `=` or `12.` would make a heading,
+    a list item or an underline of the line above.
+    """
+    escaped = "".join(_MARKDOWN_SPECIAL.get(c, c) for c in visible(text))
+    start = _BLOCK_START.match(escaped)
+    if start is None:
+        return escaped
+    at = start.end() if start[0][0].isdigit() else 0     # 12\. or \#
+    return f"{escaped[:at]}\\{escaped[at:]}"
 
 
 def md_code(text: object) -> str:
