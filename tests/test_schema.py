@@ -1,7 +1,8 @@
 """summary.json against its shipped JSON Schema (mcrisk/schema/summary.schema.json).
 
-Real runs write the documents (the minimal scenario, the reference, a --precision run, and a
-2-scenario run whose P90 intervals cannot be computed); each must be strict JSON and valid. The
+Real runs write the documents (the minimal scenario, the reference, a --precision run, a
+2-scenario run whose P90 intervals cannot be computed, and a 1-scenario run without an interval
+of the paired mean either); each must be strict JSON and valid. The
 schema must also reject what the contract forbids, so that these checks can fail.
 """
 from __future__ import annotations
@@ -25,6 +26,7 @@ RUNS = {
     "precision": dict(path=MINIMAL, precision=PrecisionTarget(relative=0.05, floor=0.5,
                                                               start=100, max_samples=2_000)),
     "two-samples": dict(path=MINIMAL, samples=2),
+    "one-sample": dict(path=MINIMAL, samples=1),
 }
 
 
@@ -81,6 +83,8 @@ def test_runs_cover_the_optional_shapes(documents):
     metric = documents["two-samples"]["strategies"]["drain-on-day"]["trough_days"]
     assert metric["p90_ci"] is None and metric["p90_ci_unavailable"]
     assert documents["minimal"]["strategies"]["drain-on-day"]["trough_days"]["p90_ci"] is not None
+    paired = documents["one-sample"]["paired"]["strategies"]["drain-on-day"]["trough_days"]
+    assert paired["mean_ci"] is None and paired["mean_ci_unavailable"]
 
 
 def _set(document, path, value):
@@ -102,6 +106,8 @@ BROKEN = {
     "p90_ci of one number": (METRIC + ("p90_ci",), [1.0]),
     "null p90_ci without a reason": (METRIC + ("p90_ci",), None),
     "missing p99": (METRIC + ("p99",), DELETE),
+    "null paired mean_ci without a reason": (("paired", "strategies", "drain-on-day",
+                                              "trough_days", "mean_ci"), None),
     "missing power_violation": (("strategies", "drain-on-day", "power_violation"), DELETE),
     "probability above 1": (("strategies", "drain-on-day", "power_violation", "probability"), 1.5),
     "missing scenario_sha256": (("scenario_sha256",), DELETE),
