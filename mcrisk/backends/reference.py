@@ -8,6 +8,14 @@ CUDA kernel (kernels/simulate.cu) mirror its stage names and loop structure:
     schedule_nodes    -> node_time[scenario, node]   (one strategy)
     capacity_metrics  -> trough depth/days, shortfall, homeless days
     power_violation, completion_day
+
+Sums are added in the kernels' order, one term at a time (`sum_in_order`; NumPy's `sum`
+adds pairwise, and float addition is not associative), and every other operation is the
+kernels' too, so this backend's numbers are theirs bit for bit, except where a draw goes
+through a transcendental function that NumPy and SciPy compute with their own routines: the
+lognormal's exp(mu + sigma * ndtri(u)) and the power law of PERT's outermost table intervals.
+Those differ from the kernels' libm and Acklam ndtri by an ulp or so, which moves metrics by
+about 1e-15 of their scale (tests/test_backends.py holds them to 1e-12).
 """
 from __future__ import annotations
 
@@ -21,6 +29,13 @@ from ..distributions import KIND_FIXED, sample
 # of floats (72 x 2.5 ...), so exact comparisons would turn rounding into phantom troughs.
 REL_EPS = 1e-9
 MAX_BURNIN_ATTEMPTS = 100_000   # a guard; validation rules out burn-ins that cannot pass
+
+
+def sum_in_order(terms: np.ndarray) -> np.ndarray:
+    """Sum over the last axis strictly left to right, as the kernels' loops add."""
+    if terms.shape[-1] == 0:
+        return np.zeros(terms.shape[:-1])
+    return np.add.accumulate(terms, axis=-1)[..., -1]
 
 
 def draw(plan: CompiledScenario, d: int, seed: int, scenario: np.ndarray, address: int,
@@ -85,7 +100,8 @@ def sample_world(plan: CompiledScenario, seed: int, first: int, count: int) -> n
             world[:, q] = draw(plan, plan.q_dist[q], seed, scenario, int(plan.q_address[q, 0]), 0)
         elif kind == Q_SUM:
             terms = plan.q_terms[plan.q_terms_ptr[q]:plan.q_terms_ptr[q + 1]]
-            world[:, q] = plan.q_const[q] + world[:, terms].sum(axis=1)
+            constant = np.full((count, 1), plan.q_const[q])
+            world[:, q] = sum_in_order(np.concatenate([constant, world[:, terms]], axis=1))
         elif kind == Q_BURNIN:
             world[:, q], world[:, q + 1] = burn_in_days(plan, q, seed, scenario)
         elif kind != Q_ATTEMPTS:
@@ -173,17 +189,28 @@ def demand_at(plan: CompiledScenario, t):
     return np.interp(t, plan.demand_day, plan.demand_value)
 
 
+def demand_on_segment(plan: CompiledScenario, k: int, t):
+    """D(t) for t in demand segment k: k = 0 before the first point, k = n after the last,
+    else the line from point k - 1 to point k (the kernels' formula, so their floats)."""
+    day, value = plan.demand_day, plan.demand_value
+    n = day.shape[0]
+    if k == 0 or k == n:
+        return np.full(np.shape(t), value[0] if k == 0 else value[n - 1])
+    slope = (value[k] - value[k - 1]) / (day[k] - day[k - 1])
+    return value[k - 1] + (t - day[k - 1]) * slope
+
+
 def shortfall_area(plan: CompiledScenario, lo, hi, capacity):
-    """Integral over [lo, hi] of max(0, D(t) - capacity), splitting at demand knots."""
+    """Integral over [lo, hi] of max(0, D(t) - capacity), demand segment by segment."""
     cuts = [-np.inf] + list(plan.demand_day) + [np.inf]
     total = np.zeros(np.shape(lo))
-    for a, b in zip(cuts[:-1], cuts[1:]):
+    for k, (a, b) in enumerate(zip(cuts[:-1], cuts[1:])):
         seg_lo = np.maximum(lo, a)
         seg_hi = np.minimum(hi, b)
         ok = seg_hi > seg_lo
         seg_lo, seg_hi = np.where(ok, seg_lo, 0.0), np.where(ok, seg_hi, 0.0)
-        f_lo = demand_at(plan, seg_lo) - capacity
-        f_hi = demand_at(plan, seg_hi) - capacity
+        f_lo = demand_on_segment(plan, k, seg_lo) - capacity
+        f_hi = demand_on_segment(plan, k, seg_hi) - capacity
         total += np.where(ok, positive_area(seg_lo, seg_hi, f_lo, f_hi), 0.0)
     return total
 
@@ -207,28 +234,29 @@ def capacity_metrics(plan: CompiledScenario, node_time: np.ndarray, world: np.nd
     order = np.argsort(times, axis=1, kind="stable")
     times = np.take_along_axis(times, order, axis=1)
     n_islands = plan.island_cap0.shape[0]
-    # island capacity after each sorted event: [n, k, islands]
+    # island capacity before and after each sorted event, added event by event: [n, k + 1, i]
     delta = np.zeros((n, times.shape[1], n_islands))
     island = plan.cap_event_island[order]
     event_delta = event_deltas(plan, world)
     np.put_along_axis(delta, island[:, :, None],
                       np.take_along_axis(event_delta, order, axis=1)[:, :, None], axis=2)
-    island_cap = np.concatenate([np.broadcast_to(plan.island_cap0, (n, 1, n_islands)),
-                                 plan.island_cap0 + np.cumsum(delta, axis=1)], axis=1)
+    island_cap = np.add.accumulate(
+        np.concatenate([np.broadcast_to(plan.island_cap0, (n, 1, n_islands)), delta], axis=1),
+        axis=1)
     bounds = np.concatenate([np.zeros((n, 1)), np.clip(times, 0.0, horizon),
                              np.full((n, 1), horizon)], axis=1)
     lo, hi = bounds[:, :-1], bounds[:, 1:]
     width = hi - lo
-    capacity = island_cap.sum(axis=2)
+    capacity = sum_in_order(island_cap)
     baseline = plan.baseline
     below = capacity < baseline - REL_EPS * baseline
     depth = np.where(width > 0, np.maximum(0.0, baseline - capacity), 0.0).max(axis=1)
     depth = np.where(depth > REL_EPS * baseline, depth, 0.0)
-    trough_days = np.where(below, width, 0.0).sum(axis=1)
-    shortfall = shortfall_area(plan, lo, hi, capacity).sum(axis=1)
+    trough_days = sum_in_order(np.where(below, width, 0.0))
+    shortfall = sum_in_order(shortfall_area(plan, lo, hi, capacity))
     job = plan.largest_job
     homeless = island_cap.max(axis=2) < job - REL_EPS * max(job, 1.0)
-    homeless_days = np.where(homeless, width, 0.0).sum(axis=1)
+    homeless_days = sum_in_order(np.where(homeless, width, 0.0))
     return depth, trough_days, shortfall, homeless_days
 
 
@@ -244,7 +272,8 @@ def power_violation(plan: CompiledScenario, s: int, node_time: np.ndarray) -> np
     for h, cap in enumerate(plan.hall_cap):
         limit = cap + REL_EPS * cap
         delta = np.where(plan.power_event_hall[s] == h, plan.power_event_delta, 0.0)[order]
-        draw = plan.hall_draw0[h] + np.cumsum(delta, axis=1)
+        start = np.full((n, 1), plan.hall_draw0[h])
+        draw = np.add.accumulate(np.concatenate([start, delta], axis=1), axis=1)[:, 1:]
         violated |= (plan.hall_draw0[h] > limit) | ((draw > limit) & group_end).any(axis=1)
     return violated.astype(np.float64)
 
