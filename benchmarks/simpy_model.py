@@ -2,14 +2,15 @@
 
     python benchmarks/simpy_model.py [--samples 3000] [--seed 1] [--compare 20000] [--workers 1]
 
-Written the way a capacity planner would write it in SimPy, straight from the contract
-(shared/REFERENCE-SCENARIO.md): one process per shipment, per old SU, per new rack and per row
-retrofit, hall B energization and the xdr fabric as events, the single retrofit crew as a
-`simpy.Resource`, random draws on the fly from a numpy Generator. Only the strategies
-(placement and drain triggers) are read from the TOML, through `mcrisk.scenario.load_scenario`;
-durations, fleets and facility are the contract's constants written out below. Nothing of
-mcrisk's compile step, random generator or backends is used, so agreement with `mcrisk run` is
-statistical (different draws) and checks the engine against a second reading of the contract.
+Written the way a capacity planner would write it in SimPy, straight from the description of
+the reference scenario and its metrics (docs/metrics.md): one process per shipment, per old SU,
+per new rack and per row retrofit, hall B energization and the xdr fabric as events, the single
+retrofit crew as a `simpy.Resource`, random draws on the fly from a numpy Generator. Only the
+strategies (placement and drain triggers) are read from the TOML, through
+`mcrisk.scenario.load_scenario`; durations, fleets and facility are the reference's constants
+written out below. Nothing of mcrisk's compile step, random generator or backends is used, so
+agreement with `mcrisk run` is statistical (different draws) and checks the engine against a
+second reading of the definitions.
 
 With --compare N it also runs the Numba backend on N scenarios and prints, per strategy and
 metric, P50 and P90 of both with the 95% intervals (binomial order statistics) and whether they
@@ -38,9 +39,9 @@ REFERENCE = ROOT / "scenarios" / "reference-2048.toml"
 METRICS = ("trough_depth", "trough_days", "shortfall_gpu_days", "homeless_days",
            "completion_day", "power_violation")
 
-# --- The contract's constants (shared/REFERENCE-SCENARIO.md), in days, H100-eq and kW. -------
+# --- The reference scenario's constants (docs/metrics.md), in days, H100-eq and kW. ----------
 HORIZON = 540.0
-Z90 = 1.2815516                      # the contract's Phi^-1(0.9)
+Z90 = 1.2815516                      # Phi^-1(0.9), rounded to 7 decimals
 OLD_SUS = tuple(f"SU{k}" for k in range(1, 9))
 ROW_OF_SU = {f"SU{k}": f"A{k}" for k in range(1, 9)}
 SU_CAPACITY, SU_POWER = 256.0, 326.4          # island ndr

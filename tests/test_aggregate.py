@@ -14,7 +14,7 @@ def test_percentiles_are_numpy_quantile_defaults():
 
 
 def test_p90_ci_is_the_binomial_order_statistic_interval():
-    # n = 10^4: the 95% interval spans about +-59 ranks around rank 9000 (DOMAIN.md).
+    # n = 10^4: the 95% interval spans about +-1.96 x sqrt(n x 0.9 x 0.1) = +-59 ranks around 9000.
     values = np.random.default_rng(1).random(10_000)
     low, high = p90_confidence_interval(values)
     ordered = np.sort(values)

@@ -1,6 +1,6 @@
 """The NumPy reference backend: the readable specification of the simulation.
 
-Vectorized over scenarios, written to read like ../shared/REFERENCE-SCENARIO.md and the
+Vectorized over scenarios, written to read like docs/metrics.md and the
 compiled-plan description in mcrisk/compile.py. The Numba kernel (backends/cpu.py) and the
 CUDA kernel (kernels/simulate.cu) mirror its stage names and loop structure:
 
