@@ -189,6 +189,8 @@ def test_uniforms_are_bit_identical_to_the_specification(host):
         np.testing.assert_array_equal(got[:, 0], u1)
         np.testing.assert_array_equal(got[:, 1], u2)
         assert 0.0 < got.min() and got.max() < 1.0
+    with pytest.raises(ValueError, match="below 2"):      # never cut to 32 bits silently
+        host.uniforms(1, np.array([2 ** 32], dtype=np.uint64), [0], [0])
 
 
 def test_ndtri_is_the_cpu_ndtri(host):
