@@ -53,6 +53,7 @@ def two_nights(tmp_path_factory):
     return history, first, second
 
 
+@pytest.mark.slow
 def test_first_night_is_registered_without_a_diff(two_nights):
     history, first, _ = two_nights
     assert first.run_id == "2026-12-02T031500Z"
@@ -64,6 +65,7 @@ def test_first_night_is_registered_without_a_diff(two_nights):
     assert not (folder / "diff.md").exists()
 
 
+@pytest.mark.slow
 def test_index_lists_both_nights_oldest_first(two_nights):
     history, first, second = two_nights
     runs = read_index(history)["runs"]
@@ -74,6 +76,7 @@ def test_index_lists_both_nights_oldest_first(two_nights):
     assert not list(history.glob(".partial-*"))
 
 
+@pytest.mark.slow
 def test_a_changed_shipment_date_is_found_in_the_inputs(two_nights):
     history, _, second = two_nights
     changes = second.diff.input_changes
@@ -83,6 +86,7 @@ def test_a_changed_shipment_date_is_found_in_the_inputs(two_nights):
     assert "changed `shipments[S1].arrival.day`: 30 -> 45" in diff_md
 
 
+@pytest.mark.slow
 def test_a_changed_shipment_date_moves_the_metrics_beyond_noise(two_nights):
     _, first, second = two_nights
     diff = second.diff
@@ -104,6 +108,7 @@ def test_a_changed_shipment_date_moves_the_metrics_beyond_noise(two_nights):
     assert "Night over night" in page and "shipments[S1].arrival.day" in page
 
 
+@pytest.mark.slow
 def test_the_same_inputs_again_show_no_change_beyond_noise(tmp_path):
     history = tmp_path / "h"
     scenario = scenario_copy(tmp_path)
@@ -117,6 +122,7 @@ def test_the_same_inputs_again_show_no_change_beyond_noise(tmp_path):
     assert unpaired.diff.significant == []
 
 
+@pytest.mark.slow
 def test_two_runs_in_the_same_second_get_distinct_folders(tmp_path):
     history = tmp_path / "h"
     scenario = scenario_copy(tmp_path)
@@ -127,6 +133,7 @@ def test_two_runs_in_the_same_second_get_distinct_folders(tmp_path):
 
 
 @pytest.mark.parametrize("where", ["mid-simulation", "report", "interrupt"])
+@pytest.mark.slow
 def test_a_failed_night_leaves_the_history_as_it_was(tmp_path, monkeypatch, where):
     history = tmp_path / "h"
     scenario = scenario_copy(tmp_path)
@@ -153,11 +160,12 @@ def test_a_corrupt_index_is_an_error_that_says_what_to_do(tmp_path):
     history = tmp_path / "h"
     history.mkdir()
     (history / "index.json").write_text("{not json")
-    with pytest.raises(HistoryError, match="move it aside"):
+    with pytest.raises(HistoryError, match="move index.json aside"):
         night(scenario_copy(tmp_path), history, samples=100)
     assert list(history.iterdir()) == [history / "index.json"]
 
 
+@pytest.mark.slow
 def test_nightly_cli_reports_the_comparison(tmp_path, capsys):
     history = tmp_path / "h"
     scenario = scenario_copy(tmp_path)

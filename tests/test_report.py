@@ -11,6 +11,7 @@ import matplotlib.image
 import pytest
 
 from mcrisk.cli import main
+from mcrisk.outputs import MANIFEST_FILE
 from mcrisk.report.findings import fmt
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
@@ -27,6 +28,7 @@ def minimal_out(tmp_path_factory):
     return out
 
 
+@pytest.mark.slow
 def test_run_writes_and_prints_every_output(tmp_path, capsys):
     out = tmp_path / "o"
     assert main(["run", str(MINIMAL), "--samples", "200", "--out", str(out), "--quiet"]) == 0
@@ -35,7 +37,8 @@ def test_run_writes_and_prints_every_output(tmp_path, capsys):
                  "summary.md"):
         assert (out / name).is_file()
         assert f"wrote {out / name}" in printed
-    assert not [p for p in out.iterdir() if p.name.startswith(".")]   # no temp files left
+    hidden = [p.name for p in out.iterdir() if p.name.startswith(".")]
+    assert hidden == [MANIFEST_FILE]                  # the run's list of files; no temp files
 
 
 def test_report_is_self_contained(minimal_out):
@@ -91,6 +94,7 @@ def test_summary_md_has_the_ranking_table(minimal_out):
     assert [row.split("|")[2].strip() for row in rows] == summary["ranking"]
 
 
+@pytest.mark.slow
 def test_scenario_strings_are_escaped(tmp_path):
     text = MINIMAL.read_text()
     text = text.replace('name = "swap-gated"', f'name = "{EVIL_NAME}"', 1)

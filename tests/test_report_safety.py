@@ -7,18 +7,24 @@ the fix it guards.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import re
+import shutil
 from pathlib import Path
 
 import matplotlib.text
+import pytest
 
 from mcrisk.cli import main
 from mcrisk.report import figures as figures_module
+from mcrisk.report import nightly as nightly_module
+from mcrisk.report import tables as tables_module
 from mcrisk.report.alerts import evaluate, parse_condition
 from mcrisk.report.diff import InputChange, MetricChange, NightDiff, diff_markdown
 from mcrisk.report.html import diff_html
 from mcrisk.report.markdown import summary_markdown
-from mcrisk.report.nightly import run_nightly
+from mcrisk.report.nightly import _ENTRY_FIELDS as ENTRY_FIELDS
+from mcrisk.report.nightly import check_index, read_index, run_nightly
 from mcrisk.report.text import html_text, md_code, md_text, visible
 
 MINIMAL = Path(__file__).resolve().parents[1] / "scenarios" / "minimal.toml"
@@ -61,6 +67,7 @@ def test_a_hostile_scenario_is_read_with_its_ids_as_written(tmp_path):
     assert [h.id for h in scenario.halls] == [PREFIX + "H"]
 
 
+@pytest.mark.slow
 def test_every_user_string_in_a_figure_is_drawn_literally(tmp_path, monkeypatch):
     """Mathtext used to read `$^$` in a hall id and raise in savefig, after summary.json and
     the Parquet files were written; names with `$` were drawn as formulas."""
@@ -149,6 +156,7 @@ def test_text_helpers_escape_what_each_output_would_interpret():
     assert md_code("a`b") == "``a`b``" and md_code("`a") == "`` `a ``"
 
 
+@pytest.mark.slow
 def test_a_hostile_description_change_reaches_diff_md_escaped(tmp_path):
     """diff.md wrote changed values raw: an <img onerror> in a description was live HTML."""
     history = tmp_path / "h"
@@ -196,3 +204,185 @@ def test_breaches_and_notes_for_the_terminal_show_invisible_characters_escaped()
     breaches, notes = evaluate(conditions, summary, diff)
     for text in [str(b) for b in breaches] + notes:
         assert "\x1b" not in text and "\n" not in text and "evil\\x1b[2J\\nname" in text
+
+
+# -- a damaged history index (item 9) ----------------------------------------------------------
+
+ENTRY = {"id": "2026-12-01T031500Z", "folder": "2026-12-01T031500Z", "status": "ok",
+         "scenario_name": "minimal"}
+
+
+def snapshot(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*"))
+            if p.is_file()}
+
+
+def nightly_cli(scenario: Path, history: Path, *extra: str) -> list[str]:
+    return ["nightly", str(scenario), "--history", str(history), "--samples", "100",
+            "--backend", "cpu", "--quiet", *extra]
+
+
+@pytest.mark.parametrize("index, where, what", [
+    ({"runs": [1, 2]}, ": schema", "missing"),
+    ({"schema": 1, "runs": [1, 2]}, ": runs[0]", "must be an object"),
+    ({"schema": 1, "runs": [{k: v for k, v in ENTRY.items() if k != "folder"}]},
+     ": runs[0].folder", "missing"),
+    ({"schema": 1, "runs": [{**ENTRY, "folder": 5}]}, ": runs[0].folder = 5", "must be text"),
+    ({"schema": 2, "runs": []}, ": schema = 2", "unknown history schema"),
+    ({"schema": 1, "runs": {"a": 1}}, ": runs", "must be a list"),
+    ({"schema": 1, "runs": [ENTRY, {**ENTRY, "seed": "one"}]}, ": runs[1].seed = 'one'",
+     "must be a whole number"),
+    ({"schema": 1, "runs": [{**ENTRY, "folder": "../elsewhere"}]},
+     ": runs[0].folder = '../elsewhere'", "inside the history"),
+    ({"schema": 1, "runs": [{**ENTRY, "folder": "/tmp"}]}, ": runs[0].folder = '/tmp'",
+     "inside the history"),
+    ([], " = []", "must be a JSON object"),
+])
+def test_a_malformed_index_is_exit_2_naming_the_entry(tmp_path, capsys, index, where, what):
+    """These crashed nightly with a traceback (exit 1), or followed a folder out of the
+    history; now: exit 2, the entry, what is wrong and what to do, and nothing changed."""
+    history = tmp_path / "h"
+    history.mkdir()
+    (history / "index.json").write_text(json.dumps(index))
+    before = snapshot(history)
+    assert main(nightly_cli(MINIMAL, history)) == 2
+    err = capsys.readouterr().err
+    assert f"index.json{where}" in err and what in err
+    assert "move index.json aside to start a new history" in err
+    assert "Traceback" not in err
+    assert snapshot(history) == before and sorted(p.name for p in history.iterdir()) == \
+        ["index.json"]
+
+
+def test_an_index_entry_never_leads_out_of_the_history(tmp_path, capsys):
+    """A folder "../elsewhere", or a link to it, used to be compared with as a night."""
+    history = tmp_path / "h"
+    first = run_nightly(str(MINIMAL), history, samples=200, backend="cpu", now=NOW)
+    elsewhere = tmp_path / "elsewhere"
+    (history / first.run_id).rename(elsewhere)
+    index = json.loads((history / "index.json").read_text())
+    for folder in ("../elsewhere", "link"):
+        if folder == "link":
+            (history / "link").symlink_to(elsewhere)
+        index["runs"][0]["folder"] = folder
+        (history / "index.json").write_text(json.dumps(index))
+        assert main(nightly_cli(MINIMAL, history)) == 2
+        err = capsys.readouterr().err
+        assert f"runs[0].folder = '{folder}'" in err and "history" in err
+        assert not list(history.glob("*partial-*"))
+
+
+def test_nightly_accepts_the_index_it_writes(tmp_path):
+    history = tmp_path / "h"
+    run_nightly(str(MINIMAL), history, samples=200, backend="cpu", now=NOW)
+    index = json.loads((history / "index.json").read_text())
+    assert check_index(history, index) == []
+    assert set(index["runs"][0]) == set(ENTRY_FIELDS)
+
+
+# -- a damaged earlier night (item 10) ---------------------------------------------------------
+
+def _corrupt(path: Path) -> None:
+    path.write_bytes(b"\x00garbage{[" + path.read_bytes()[:40])
+
+
+DAMAGE = {
+    "summary.json corrupt": ("summary.json", _corrupt),
+    "summary.json missing": ("summary.json", Path.unlink),
+    "summary.json of the wrong shape": ("summary.json", lambda p: p.write_text('{"seed": 1}')),
+    "scenario.toml corrupt": ("scenario.toml", _corrupt),
+    "scenario.toml missing": ("scenario.toml", Path.unlink),
+    "metrics.parquet corrupt": ("metrics.parquet", _corrupt),
+    "metrics.parquet missing": ("metrics.parquet", Path.unlink),
+    "run folder missing": ("", lambda p: shutil.rmtree(p)),
+}
+
+
+@pytest.fixture(scope="module")
+def two_good_nights(tmp_path_factory):
+    """A history with two nights of minimal.toml (S1 promised on day 30, then day 40)."""
+    base = tmp_path_factory.mktemp("damaged")
+    history = base / "history"
+    scenario = base / "minimal.toml"
+    scenario.write_text(MINIMAL.read_text())
+    first = run_nightly(str(scenario), history, samples=200, backend="cpu", now=NOW)
+    scenario.write_text(MINIMAL.read_text().replace("arrival = { day = 30,", "arrival = { day = 40,"))
+    second = run_nightly(str(scenario), history, samples=200, backend="cpu",
+                         now=NOW + dt.timedelta(days=1))
+    return history, scenario, first.run_id, second.run_id
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("damage", list(DAMAGE))
+def test_a_damaged_night_is_skipped_and_the_last_readable_one_compared(
+        two_good_nights, tmp_path, capsys, damage):
+    """A damaged previous night made every later night crash (the pipeline stayed down)."""
+    source, scenario, first, second = two_good_nights
+    history = tmp_path / "history"
+    shutil.copytree(source, history)
+    name, spoil = DAMAGE[damage]
+    spoil(history / second / name if name else history / second)
+    assert main(nightly_cli(scenario, history)) == 0
+    out = capsys.readouterr().out
+    assert f"note: comparison with {second} skipped: " in out
+    if name:
+        assert f"{second}/{name}" in out
+    assert f"compared with {first}:" in out
+    runs = json.loads((history / "index.json").read_text())["runs"]
+    assert [r["previous"] for r in runs] == [None, first, first]
+    tonight = history / runs[-1]["folder"]
+    diff_md = (tonight / "diff.md").read_text()
+    assert f"vs {first}" in diff_md and f"comparison with {second} skipped" in diff_md
+    assert "changed `shipments[S1].arrival.day`: 30 -> 40" in diff_md   # against the first
+    assert f"comparison with {second} skipped" in (tonight / "report.html").read_text()
+    assert json.loads((tonight / "alerts.json").read_text())["notes"][0].startswith(
+        f"comparison with {second} skipped")
+
+
+def test_with_no_readable_night_the_run_still_completes_and_says_why(two_good_nights, tmp_path,
+                                                                      capsys):
+    source, scenario, first, second = two_good_nights
+    history = tmp_path / "history"
+    shutil.copytree(source, history)
+    for run_id in (first, second):
+        _corrupt(history / run_id / "summary.json")
+    assert main(nightly_cli(scenario, history,
+                            "--fail-if", "any.trough_days.p90.delta > 0")) == 0
+    out = capsys.readouterr().out
+    assert out.count("skipped: ") == 2 and "no earlier run of this scenario could be read" in out
+    runs = json.loads((history / "index.json").read_text())["runs"]
+    tonight = history / runs[-1]["folder"]
+    assert runs[-1]["previous"] is None and not (tonight / "diff.md").exists()
+    for name in ("report.html", "summary.md"):
+        assert f"comparison with {second} skipped" in (tonight / name).read_text()
+
+
+# -- a stop inside the nightly (SIGTERM unwinds like KeyboardInterrupt) --------------------------
+
+@pytest.mark.slow
+@pytest.mark.parametrize("stop, where", [(KeyboardInterrupt, "simulation"),
+                                         (KeyboardInterrupt, "report"),
+                                         (KeyboardInterrupt, "register"),
+                                         (SystemExit, "register")])
+def test_a_stopped_night_leaves_no_partial_folder_and_the_index_intact(
+        two_good_nights, tmp_path, monkeypatch, stop, where):
+    """A stop (Ctrl-C, the CLI's SIGTERM, which unwinds as a KeyboardInterrupt, or
+    sys.exit) anywhere in a night removes its folders and registers nothing."""
+    source, scenario, first, second = two_good_nights
+    history = tmp_path / "history"
+    shutil.copytree(source, history)
+    before = snapshot(history)
+
+    def halt(*args, **kwargs):
+        raise stop()
+
+    target = {"simulation": (tables_module, "metrics_batch"),
+              "report": (nightly_module, "write_report"),
+              "register": (nightly_module, "_register")}[where]
+    monkeypatch.setattr(*target, halt)
+    with pytest.raises(stop):
+        run_nightly(str(scenario), history, samples=100, backend="cpu",
+                    now=NOW + dt.timedelta(days=2))
+    assert not [p for p in history.iterdir() if "partial" in p.name or "staging" in p.name]
+    assert snapshot(history) == before
+    assert [r["id"] for r in read_index(history)["runs"]] == [first, second]

@@ -51,15 +51,19 @@ def report_parts(run) -> tuple[dict[str, bytes], list[str], dict[str, str]]:
     return pictures, paragraphs, colors
 
 
-def write_report(run, diff: NightDiff | None = None, run_label: str | None = None) -> list[Path]:
-    """Write report.html and summary.md into run.out_dir; returns their paths."""
+def write_report(run, diff: NightDiff | None = None, run_label: str | None = None,
+                 notes: tuple[str, ...] = ()) -> list[Path]:
+    """Write report.html and summary.md into run.out_dir; returns their paths.
+
+    `notes`: nightly remarks shown in both, e.g. why no earlier night could be compared with.
+    """
     from .html import render_report
     from .markdown import summary_markdown
 
     started = time.perf_counter()
     pictures, paragraphs, colors = report_parts(run)
-    md = summary_markdown(run.summary, paragraphs, diff, run_label)
+    md = summary_markdown(run.summary, paragraphs, diff, run_label, notes)
     page = render_report(run, pictures, paragraphs, colors, diff, run_label,
-                         report_seconds=time.perf_counter() - started)
+                         report_seconds=time.perf_counter() - started, notes=notes)
     out = Path(run.out_dir)
     return [write_atomic(out / REPORT_FILE, page), write_atomic(out / SUMMARY_MD_FILE, md)]

@@ -14,6 +14,10 @@ Significance, per strategy, metric and statistic (P50, P90; probability for powe
   staying put, is not a change of that quantile).
 * unpaired otherwise: the two nights' distribution-free 95% CIs (binomial order statistics,
   as summary.json's p90_ci) do not overlap; for the power probability, Fisher's exact test.
+
+A night is read with read_night, which checks what the comparison relies on and raises
+NightUnreadable (naming the file and what is wrong) for a folder that is damaged, so that the
+nightly can say so and compare with an earlier night instead.
 """
 from __future__ import annotations
 
@@ -24,12 +28,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from scipy import stats
 
 from ..compile import METRICS
-from .text import md_code, md_text
+from .text import md_code, md_text, visible
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -77,11 +82,20 @@ def render_value(value) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
+def scenario_keys(text: str) -> dict:
+    """A scenario file as {key path: value}, arrays of tables keyed by their id."""
+    keys = {}
+    _flatten(tomllib.loads(text), "", keys)
+    return keys
+
+
 def toml_changes(old_text: str, new_text: str) -> list[InputChange]:
     """Keys added, removed and changed between two scenario files, in the new file's order."""
-    old, new = {}, {}
-    _flatten(tomllib.loads(old_text), "", old)
-    _flatten(tomllib.loads(new_text), "", new)
+    return key_changes(scenario_keys(old_text), scenario_keys(new_text))
+
+
+def key_changes(old: dict, new: dict) -> list[InputChange]:
+    """Keys added, removed and changed between two flattened scenario files (scenario_keys)."""
     changes = []
     for key, value in new.items():
         if key not in old:
@@ -123,6 +137,7 @@ class NightDiff:
     deltas: dict = field(default_factory=dict)   # (strategy, metric, stat) -> delta, all stats
     added_strategies: list[str] = field(default_factory=list)
     removed_strategies: list[str] = field(default_factory=list)
+    skipped: tuple[str, ...] = ()                # later nights not compared with, and why
 
     def delta(self, strategy: str, metric: str, stat: str) -> float | None:
         return self.deltas.get((strategy, metric, stat))
@@ -130,6 +145,98 @@ class NightDiff:
     @property
     def significant(self) -> list[MetricChange]:
         return [c for c in self.changes if c.significant]
+
+
+# -- reading a night ---------------------------------------------------------------------------
+
+class NightUnreadable(Exception):
+    """A run folder that cannot be compared with: which file, and what is wrong with it."""
+
+
+@dataclass(frozen=True)
+class Night:
+    """What a comparison needs of one run folder, read and checked."""
+
+    run_id: str
+    summary: dict                                  # summary.json
+    scenario_keys: dict                            # scenario.toml, flattened (scenario_keys)
+    per_scenario: dict                             # metrics.parquet (load_per_scenario)
+
+
+# What a damaged file can raise while it is read: I/O, JSON, TOML, UTF-8 and Parquet errors
+# (all OSError or ValueError), and the lookups of a document of the wrong shape.
+_READ_ERRORS = (OSError, ValueError, KeyError, TypeError, IndexError, RecursionError,
+                pa.ArrowException)
+
+
+def read_night(run_id: str, folder: Path) -> Night:
+    """A run folder's summary.json, scenario.toml and metrics.parquet, checked.
+
+    NightUnreadable when one is missing, cannot be parsed, or does not hold what mcrisk
+    writes there (the fields and strategies the comparison uses).
+    """
+    summary = _read(folder / "summary.json", _load_summary)
+    keys = _read(folder / "scenario.toml", lambda path: scenario_keys(path.read_text("utf-8")))
+    per_scenario = _read(folder / "metrics.parquet", _load_metrics)
+    missing = [name for name in summary["strategies"] if name not in per_scenario]
+    if missing:
+        raise NightUnreadable(f"{folder / 'metrics.parquet'}: no rows for strategy "
+                              f"{visible(missing[0])!r}, which summary.json lists")
+    return Night(run_id, summary, keys, per_scenario)
+
+
+def _read(path: Path, load):
+    try:
+        if not path.is_file():
+            raise NightUnreadable(f"{path}: missing")
+        return load(path)
+    except _READ_ERRORS as error:
+        text = " ".join(str(error).split()) or "no details"
+        text = text if len(text) <= 160 else text[:157] + "..."
+        raise NightUnreadable(f"{path}: cannot be read ({type(error).__name__}: "
+                              f"{visible(text)})") from None
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _load_summary(path: Path) -> dict:
+    summary = json.loads(path.read_text("utf-8"))
+    problem = _summary_problem(summary)
+    if problem:
+        raise NightUnreadable(f"{path}: {problem}")
+    return summary
+
+
+def _summary_problem(summary) -> str | None:
+    """What in a summary.json the comparison cannot use, or None."""
+    if not isinstance(summary, dict):
+        return "not a JSON object"
+    for key, wanted, test in (("seed", "an integer", lambda v: isinstance(v, int)),
+                              ("samples", "an integer", lambda v: isinstance(v, int)),
+                              ("scenario_sha256", "text", lambda v: isinstance(v, str)),
+                              ("strategies", "an object", lambda v: isinstance(v, dict))):
+        value = summary.get(key)
+        if isinstance(value, bool) or not test(value):
+            return f"{key} is {'missing' if key not in summary else 'not ' + wanted}"
+    for name, metrics in summary["strategies"].items():
+        for metric in METRICS:
+            found = metrics.get(metric) if isinstance(metrics, dict) else None
+            tested = ("probability",) if metric == "power_violation" else COMPARED_STATS
+            if not isinstance(found, dict) or not all(
+                    _is_number(found.get(s)) or found.get(s) is None for s in tested):
+                return (f"strategies.{visible(name)}.{metric} is missing or lacks "
+                        f"{'/'.join(tested)}")
+    return None
+
+
+def _load_metrics(path: Path) -> dict:
+    per_scenario = load_per_scenario(path)
+    for name, (_, values) in per_scenario.items():
+        if not isinstance(name, str) or np.isnan(values).any():
+            raise NightUnreadable(f"{path}: strategy {visible(name)!r} has missing values")
+    return per_scenario
 
 
 def load_per_scenario(path: str | Path) -> dict[str, tuple[np.ndarray, np.ndarray]]:
@@ -218,16 +325,17 @@ def _pairing(prev_summary: dict, cur_summary: dict) -> tuple[bool, str]:
     return False, "unpaired (" + ", ".join(why) + "): judged by non-overlapping 95% CIs"
 
 
-def compare_nights(current_id: str, current_dir: Path, previous_id: str,
-                   previous_dir: Path) -> NightDiff:
-    """Compare two run folders (each with summary.json, metrics.parquet, scenario.toml)."""
-    cur_summary = json.loads((current_dir / "summary.json").read_text())
-    prev_summary = json.loads((previous_dir / "summary.json").read_text())
-    cur_text = (current_dir / "scenario.toml").read_text()
-    prev_text = (previous_dir / "scenario.toml").read_text()
+def _value(metric_stats: dict, stat: str) -> float:
+    """A statistic as a float; NaN where summary.json holds null (it could not be computed)."""
+    value = metric_stats.get(stat)
+    return float(value) if _is_number(value) else math.nan
+
+
+def compare_nights(current: Night, previous: Night) -> NightDiff:
+    """Compare two nights read with read_night: inputs, and every metric's P50/P90 change."""
+    cur_summary, prev_summary = current.summary, previous.summary
     paired, note = _pairing(prev_summary, cur_summary)
-    cur = load_per_scenario(current_dir / "metrics.parquet")
-    prev = load_per_scenario(previous_dir / "metrics.parquet")
+    cur, prev = current.per_scenario, previous.per_scenario
     common = [n for n in cur_summary["strategies"] if n in prev_summary["strategies"]]
     changes, deltas = [], {}
     for name in common:
@@ -235,18 +343,19 @@ def compare_nights(current_id: str, current_dir: Path, previous_id: str,
         pair = paired and xi.shape == yi.shape and bool(np.array_equal(xi, yi))
         for k, metric in enumerate(METRICS):
             old, new = prev_summary["strategies"][name][metric], cur_summary["strategies"][name][metric]
-            for stat in new:
-                if stat in old and isinstance(new[stat], (int, float)):
-                    deltas[(name, metric, stat)] = float(new[stat]) - float(old[stat])
+            for stat, value in new.items():
+                if _is_number(value) and _is_number(old.get(stat)):
+                    deltas[(name, metric, stat)] = float(value) - float(old[stat])
             tested = ("probability",) if metric == "power_violation" else COMPARED_STATS
             for stat in tested:
                 significant, method, p = _judge(x[:, k], y[:, k], stat, pair)
-                changes.append(MetricChange(name, metric, stat, float(old[stat]),
-                                            float(new[stat]), bool(significant), method, p))
+                changes.append(MetricChange(name, metric, stat, _value(old, stat),
+                                            _value(new, stat), bool(significant), method, p))
     return NightDiff(
-        current=current_id, previous=previous_id, paired=paired, pairing_note=note,
+        current=current.run_id, previous=previous.run_id, paired=paired, pairing_note=note,
         same_file=cur_summary.get("scenario_sha256") == prev_summary.get("scenario_sha256"),
-        input_changes=toml_changes(prev_text, cur_text), changes=changes, deltas=deltas,
+        input_changes=key_changes(previous.scenario_keys, current.scenario_keys),
+        changes=changes, deltas=deltas,
         added_strategies=[n for n in cur_summary["strategies"] if n not in prev_summary["strategies"]],
         removed_strategies=[n for n in prev_summary["strategies"] if n not in cur_summary["strategies"]])
 
@@ -270,7 +379,11 @@ def diff_markdown(diff: NightDiff) -> str:
     """
     lines = [f"# Night over night: {md_text(diff.current)} vs {md_text(diff.previous)}", "",
              f"Comparison: {diff.pairing_note}. Beyond noise: p < {ALPHA} (paired) or "
-             "non-overlapping 95% CIs (unpaired).", "", "## Scenario inputs that changed", ""]
+             "non-overlapping 95% CIs (unpaired).", ""]
+    if diff.skipped:
+        lines += ["Later runs that could not be compared with:", "",
+                  *(f"- {md_text(note)}" for note in diff.skipped), ""]
+    lines += ["## Scenario inputs that changed", ""]
     if diff.same_file:
         lines.append("None: the scenario file is byte-for-byte the same (same sha256).")
     elif not diff.input_changes:

@@ -59,8 +59,12 @@ def _swatch(name: str, colors: dict[str, str]) -> str:
     return f'<span class="swatch" style="background:{colors[name]}"></span>{html_text(name)}'
 
 
-def _ci(m: dict) -> str:
-    low, high = m["p90_ci"]
+def _ci(m: dict, key: str = "p90_ci") -> str:
+    """[low, high] of the interval m[key], or [n/a] where summary.json has none (null: too
+    few scenarios for it to exist)."""
+    if m.get(key) is None:
+        return "[n/a]"
+    low, high = m[key]
     return f"[{fmt(low)}, {fmt(high)}]"
 
 
@@ -137,9 +141,8 @@ def paired_table(summary: dict, colors: dict[str, str]) -> str:
             d = per_metric[metric]
             rows.append(
                 f"<tr><td class='name'>{_swatch(name, colors)}</td><td>{html_text(_LABELS[metric])}</td>"
-                f"<td class='n'>{fmt(d['mean'])} <span class='ci'>[{fmt(d['mean_ci'][0])}, "
-                f"{fmt(d['mean_ci'][1])}]</span></td><td class='n'>{fmt(d['p90'])} "
-                f"<span class='ci'>[{fmt(d['p90_ci'][0])}, {fmt(d['p90_ci'][1])}]</span></td>"
+                f"<td class='n'>{fmt(d['mean'])} <span class='ci'>{_ci(d, 'mean_ci')}</span></td>"
+                f"<td class='n'>{fmt(d['p90'])} <span class='ci'>{_ci(d)}</span></td>"
                 f"<td class='n'>{d['p_a_worse']:.1%}</td></tr>")
     return (f"<p>Each strategy minus the leader, <b>{html_text(paired['leader'])}</b>, in the same "
             "sampled worlds (positive: worse). Pairing removes the world-to-world spread that two "
@@ -152,7 +155,7 @@ def diff_html(diff: NightDiff) -> str:
     """The night-over-night section, rendered from the same data as diff.md."""
     parts = [f"<p>Compared with <code>{html_text(diff.previous)}</code> ({html_text(diff.pairing_note)}). "
              f"Beyond noise: p &lt; {ALPHA} (paired) or non-overlapping 95% CIs (unpaired).</p>",
-             "<h3>Scenario inputs that changed</h3>"]
+             _notes_html(diff.skipped), "<h3>Scenario inputs that changed</h3>"]
     if diff.same_file:
         parts.append("<p>None: the scenario file is byte-for-byte the same.</p>")
     elif not diff.input_changes:
@@ -193,6 +196,14 @@ def diff_html(diff: NightDiff) -> str:
     return "".join(parts)
 
 
+def _notes_html(notes) -> str:
+    """Nightly remarks (an earlier night that could not be compared with, and why)."""
+    if not notes:
+        return ""
+    return ('<div class="warn"><ul>' + "".join(f"<li>{html_text(n)}</li>" for n in notes)
+            + "</ul></div>")
+
+
 def _provenance(run, report_seconds: float | None, run_label: str | None) -> str:
     s = run.summary
     rows = [("scenario", f"<code>{html_text(s['scenario'])}</code>"),
@@ -216,8 +227,10 @@ def _provenance(run, report_seconds: float | None, run_label: str | None) -> str
 
 def render_report(run, figures: dict[str, bytes], paragraphs: list[str], colors: dict[str, str],
                   diff: NightDiff | None = None, run_label: str | None = None,
-                  report_seconds: float | None = None) -> str:
-    """The whole page as a string. `run` is a RunResult with detail; figures as PNG bytes."""
+                  report_seconds: float | None = None, notes: tuple[str, ...] = ()) -> str:
+    """The whole page as a string. `run` is a RunResult with detail; figures as PNG bytes.
+
+    `notes`: nightly remarks without a comparison (why no earlier night could be read)."""
     s, scenario, plan = run.summary, run.scenario, run.plan
     title = f"mcrisk report: {scenario.name}"
     warn = [p for p in paragraphs if p.startswith("WARNING")]
@@ -230,7 +243,7 @@ def render_report(run, figures: dict[str, bytes], paragraphs: list[str], colors:
             + (f" · nightly run <code>{html_text(run_label)}</code>" if run_label else "") + "</p>",
             "<nav>" + "".join(f'<a href="#{a}">{t}</a>' for a, t in (
                 ("findings", "Findings"), ("ranking", "Ranking"), ("drivers", "Drivers"),
-                *((("diff", "Night over night"),) if diff else ()),
+                *((("diff", "Night over night"),) if diff or notes else ()),
                 ("capacity", "Capacity"), ("trough", "Trough"), ("completion", "Completion"),
                 ("homeless", "Largest job"), ("power", "Power"), ("strategies", "Strategies"),
                 ("provenance", "Provenance"))) + "</nav>",
@@ -249,6 +262,8 @@ def render_report(run, figures: dict[str, bytes], paragraphs: list[str], colors:
             '<h3>Against the leader, world by world</h3>', paired_table(s, colors)]
     if diff is not None:
         body += ['<h2 id="diff">Night over night</h2>', diff_html(diff)]
+    elif notes:
+        body += ['<h2 id="diff">Night over night</h2>', _notes_html(notes)]
     body += ['<h2 id="capacity">Capacity over time</h2>',
              _img(figures["fan"], "fan charts of capacity over time per strategy",
                   "Shaded: P10–P90 of capacity in service at each day over all scenarios; line: "

@@ -9,8 +9,14 @@ succeeded, and a comparison with the previous one.
 
 A run is built in .partial-<id>/ (every file written through a temporary name and a rename),
 renamed to <id>/ when complete, and only then added to index.json (rewritten atomically under
-a lock). A run that fails or is interrupted removes its .partial folder and leaves the index
-and every earlier folder as they were; it is never registered.
+a lock). A run that fails or is interrupted (KeyboardInterrupt, SystemExit, the CLI's SIGTERM)
+removes its .partial folder and leaves the index and every earlier folder as they were; it is
+never registered.
+
+The index is checked field by field before it is used, and a run folder it names must be a
+plain folder name inside the history: a damaged index is a HistoryError (exit 2) that names
+the entry and what to do. A damaged earlier night (a run folder with a missing or corrupt
+file) is not: the comparison skips it, says why, and uses the latest night it can read.
 """
 from __future__ import annotations
 
@@ -25,13 +31,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable
 
-from ..errors import McriskError
-from ..outputs import write_atomic, write_json
+from ..errors import NO_VALUE, McriskError, Problem
+from ..outputs import signals_held, write_atomic, write_json
 from ..run import RunResult, run_scenario
 from ..scenario import load_scenario
 from . import write_report
 from .alerts import Breach, Condition, check_strategies, evaluate
-from .diff import NightDiff, compare_nights, diff_markdown
+from .diff import NightDiff, NightUnreadable, compare_nights, diff_markdown, read_night
+from .text import visible
 
 INDEX_FILE = "index.json"
 SCENARIO_COPY = "scenario.toml"
@@ -39,6 +46,8 @@ DIFF_FILE = "diff.md"
 ALERTS_FILE = "alerts.json"
 _PARTIAL = ".partial-"
 _LOCK = ".index.lock"
+INDEX_SCHEMA = 1
+_NEW_HISTORY = "move index.json aside to start a new history"
 
 
 class HistoryError(McriskError):
@@ -58,26 +67,97 @@ class NightlyResult:
 
 
 def read_index(history: Path) -> dict:
+    """HISTORY/index.json, checked (check_index); an empty index when there is none yet."""
     path = history / INDEX_FILE
     if not path.exists():
-        return {"schema": 1, "runs": []}
+        return {"schema": INDEX_SCHEMA, "runs": []}
     try:
-        index = json.loads(path.read_text())
-        if not isinstance(index.get("runs"), list):
-            raise ValueError("no list 'runs'")
-    except (ValueError, AttributeError) as error:
-        raise HistoryError(f"{path}: not a valid history index ({error}); move it aside to "
-                           "start a new history") from None
+        index = json.loads(path.read_text("utf-8"))
+    except (OSError, ValueError, RecursionError) as error:
+        reason = visible(" ".join(str(error).split()))
+        raise HistoryError(f"{path}: not a valid history index ({reason}); {_NEW_HISTORY}, "
+                           "or restore it from a backup") from None
+    problems = check_index(history, index)
+    if problems:
+        raise HistoryError("\n".join(str(p) for p in problems))
     return index
 
 
-def previous_run(history: Path, index: dict, scenario_name: str) -> dict | None:
-    """The latest registered run of the same scenario name whose folder is still there."""
-    for entry in reversed(index["runs"]):
-        if (entry.get("scenario_name") == scenario_name and entry.get("status") == "ok"
-                and (history / entry["folder"] / "summary.json").exists()):
-            return entry
+# Fields of an index entry: (required, what it must be, test). The nightly reads the required
+# ones; the others are checked so that what it writes back is what it wrote.
+_TEXT = ("text", lambda v: isinstance(v, str))
+_INTEGER = ("a whole number", lambda v: isinstance(v, int) and not isinstance(v, bool))
+_NUMBER = ("a number", lambda v: isinstance(v, (int, float)) and not isinstance(v, bool))
+_TEXT_LIST = ("a list of text", lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v))
+_ENTRY_FIELDS = {
+    "id": (True, *_TEXT), "folder": (True, *_TEXT), "status": (True, *_TEXT),
+    "scenario_name": (True, *_TEXT), "created_utc": (False, *_TEXT),
+    "scenario": (False, *_TEXT), "scenario_sha256": (False, *_TEXT),
+    "seed": (False, *_INTEGER), "samples": (False, *_INTEGER), "backend": (False, *_TEXT),
+    "mcrisk_version": (False, *_TEXT), "wall_seconds": (False, *_NUMBER),
+    "previous": (False, "text or null", lambda v: v is None or isinstance(v, str)),
+    "ranking": (False, *_TEXT_LIST), "breaches": (False, *_TEXT_LIST),
+}
+
+
+def check_index(history: Path, index) -> list[Problem]:
+    """Every problem of a parsed index.json: its schema, and each entry's fields and folder."""
+    file = str(history / INDEX_FILE)
+    hint = f"fix the entry, or {_NEW_HISTORY}"
+    if not isinstance(index, dict):
+        return [Problem(file, "", index, "must be a JSON object with 'schema' and 'runs'",
+                        _NEW_HISTORY)]
+    problems = []
+    schema = index.get("schema")
+    if "schema" not in index:
+        problems.append(Problem(file, "schema", NO_VALUE, "missing", _NEW_HISTORY))
+    elif type(schema) is not int or schema != INDEX_SCHEMA:
+        problems.append(Problem(file, "schema", schema,
+                                f"unknown history schema (this mcrisk reads {INDEX_SCHEMA})",
+                                f"a newer mcrisk may have written it; or {_NEW_HISTORY}"))
+    runs = index.get("runs")
+    if not isinstance(runs, list):
+        problems.append(Problem(file, "runs", runs if "runs" in index else NO_VALUE,
+                                "must be a list of runs", _NEW_HISTORY))
+        return problems
+    for i, entry in enumerate(runs):
+        if not isinstance(entry, dict):
+            problems.append(Problem(file, f"runs[{i}]", entry, "must be an object", hint))
+            continue
+        for key, (required, wanted, test) in _ENTRY_FIELDS.items():
+            if key not in entry:
+                if required:
+                    problems.append(Problem(file, f"runs[{i}].{key}", NO_VALUE, "missing", hint))
+            elif not test(entry[key]):
+                problems.append(Problem(file, f"runs[{i}].{key}", entry[key],
+                                        f"must be {wanted}", hint))
+        folder = entry.get("folder")
+        if isinstance(folder, str):
+            wrong = _folder_problem(history, folder)
+            if wrong:
+                problems.append(Problem(file, f"runs[{i}].folder", folder, wrong, hint))
+    return problems
+
+
+def _folder_problem(history: Path, folder: str) -> str | None:
+    """Why `folder` cannot be a run folder of `history`, or None.
+
+    A run folder is one plain name inside the history; resolving it (links included) must
+    stay there, so that an edited index never makes the nightly read outside the history.
+    """
+    if (not folder or not folder.isprintable() or folder in (".", "..") or "/" in folder
+            or "\\" in folder or folder.startswith(_PARTIAL)):
+        return "must be the name of a run folder inside the history"
+    home = history.resolve()
+    if (home / folder).resolve().parent != home:
+        return f"leads outside the history folder {home} (a link?)"
     return None
+
+
+def earlier_runs(index: dict, scenario_name: str) -> list[dict]:
+    """Registered runs of the same scenario name, latest first: the nights to compare with."""
+    return [entry for entry in reversed(index["runs"])
+            if entry["scenario_name"] == scenario_name and entry["status"] == "ok"]
 
 
 def run_id_for(now: _dt.datetime) -> str:
@@ -124,6 +204,24 @@ def _register(history: Path, entry: dict) -> None:
         write_json(history / INDEX_FILE, index)
 
 
+def _publish(history: Path, run_id: str, staging: Path, result: "NightlyResult") -> Path:
+    """Rename the finished .partial folder to its run id and register it in the index.
+
+    SIGINT and SIGTERM are held back meanwhile (and delivered right after), so that a stop
+    cannot leave a complete folder unregistered; a registration that fails (a damaged index,
+    a full disk) removes the folder again.
+    """
+    folder = history / run_id
+    with signals_held():
+        os.rename(staging, folder)
+        try:
+            _register(history, _entry(run_id, result.run, result.previous, result.breaches))
+        except BaseException:
+            shutil.rmtree(folder, ignore_errors=True)   # complete but unregistered: drop it
+            raise
+    return folder
+
+
 def _entry(run_id: str, run: RunResult, previous: str | None, breaches: list[Breach]) -> dict:
     s = run.summary
     return {"id": run_id, "folder": run_id, "status": "ok", "created_utc": s["created_utc"],
@@ -147,48 +245,68 @@ def run_nightly(scenario_path: str, history: str | Path, conditions: list[Condit
     scenario = load_scenario(scenario_path)
     check_strategies(list(conditions), [s.name for s in scenario.strategies])
     history.mkdir(parents=True, exist_ok=True)
-    previous = previous_run(history, read_index(history), scenario.name)
+    earlier = earlier_runs(read_index(history), scenario.name)
     run_id, staging = _claim(history, run_id_for(now or _dt.datetime.now(_dt.timezone.utc)))
     try:
-        result = _build(scenario_path, history, run_id, staging, previous, list(conditions),
+        result = _build(scenario_path, history, run_id, staging, earlier, list(conditions),
                         samples, seed, backend, chunk_size, progress)
-        folder = history / run_id
-        os.rename(staging, folder)
-    except BaseException:
+        folder = _publish(history, run_id, staging, result)
+    except BaseException:       # KeyboardInterrupt, SystemExit and SIGTERM's unwinding too
         shutil.rmtree(staging, ignore_errors=True)
-        raise
-    try:
-        _register(history, _entry(run_id, result.run, result.previous, result.breaches))
-    except BaseException:
-        shutil.rmtree(folder, ignore_errors=True)   # complete but unregistered: drop it
         raise
     files = tuple(folder / p.name for p in result.files)
     run = replace(result.run, out_dir=folder, files=files)
     return replace(result, folder=folder, run=run, files=files)
 
 
-def _build(scenario_path, history, run_id, staging, previous, conditions, samples, seed,
+def _build(scenario_path, history, run_id, staging, earlier, conditions, samples, seed,
            backend, chunk_size, progress) -> NightlyResult:
-    """Everything of one run inside its .partial folder."""
+    """Everything of one run inside its .partial folder; `earlier`: the nights to compare
+    with, latest first."""
     data = Path(scenario_path).read_bytes()
     copy = write_atomic(staging / SCENARIO_COPY, data)
     options = {k: v for k, v in (("samples", samples), ("seed", seed), ("chunk_size", chunk_size))
                if v is not None}
+    # publish=False: the .partial folder is this run's own, published by the rename below
     run = run_scenario(scenario_path, backend=backend, out_dir=staging, progress=progress,
-                       report=False, **options)
+                       report=False, publish=False, **options)
     if hashlib.sha256(data).hexdigest() != run.summary["scenario_sha256"]:
         raise HistoryError(f"{scenario_path} changed while the run read it; run again")
     files = [copy, *run.files]
-    diff = None
-    if previous is not None:
-        diff = compare_nights(run_id, staging, previous["id"], history / previous["folder"])
+    diff, skipped = compare_with_last_readable(run_id, staging, history, earlier)
+    if diff is not None:
         files.append(write_atomic(staging / DIFF_FILE, diff_markdown(diff)))
-    breaches, notes = evaluate(conditions, run.summary, diff)
+    breaches, condition_notes = evaluate(conditions, run.summary, diff)
+    notes = [*skipped, *condition_notes]
     files.append(write_json(staging / ALERTS_FILE, {
         "conditions": [c.text for c in conditions],
         "breaches": [{"condition": b.condition.text, "strategy": b.strategy, "value": b.value}
                      for b in breaches],
         "notes": notes}))
-    files += write_report(run, diff=diff, run_label=run_id)
-    return NightlyResult(run_id, staging, run, previous["id"] if previous else None, diff,
+    files += write_report(run, diff=diff, run_label=run_id,
+                          notes=tuple(skipped) if diff is None else ())
+    return NightlyResult(run_id, staging, run, diff.previous if diff else None, diff,
                          breaches, notes, tuple(files))
+
+
+def compare_with_last_readable(run_id: str, folder: Path, history: Path,
+                               earlier: list[dict]) -> tuple[NightDiff | None, list[str]]:
+    """(diff of the run in `folder` with the latest readable earlier night, notes on the
+    later ones skipped).
+
+    A damaged night (a missing or corrupt file in its folder) must not stop every later
+    night: it is skipped, with a note saying which file and why, for the terminal, diff.md
+    and the report. Tonight's own files are read only when there is a night to compare with.
+    """
+    skipped = []
+    for entry in earlier:
+        try:
+            previous = read_night(entry["id"], history / entry["folder"])
+        except NightUnreadable as why:
+            skipped.append(visible(f"comparison with {entry['id']} skipped: {why}"))
+            continue
+        diff = compare_nights(read_night(run_id, folder), previous)
+        return replace(diff, skipped=tuple(skipped)), skipped
+    if skipped:
+        skipped.append("no earlier run of this scenario could be read: nothing compared")
+    return None, skipped
