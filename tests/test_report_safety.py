@@ -25,7 +25,7 @@ from mcrisk.report.html import diff_html
 from mcrisk.report.markdown import summary_markdown
 from mcrisk.report.nightly import _ENTRY_FIELDS as ENTRY_FIELDS
 from mcrisk.report.nightly import check_index, read_index, run_nightly
-from mcrisk.report.text import html_text, md_code, md_text, visible
+from mcrisk.report.text import html_text, md_code, md_paragraph, md_text, visible
 
 MINIMAL = Path(__file__).resolve().parents[1] / "scenarios" / "minimal.toml"
 NOW = dt.datetime(2026, 12, 2, 3, 15, 0, tzinfo=dt.timezone.utc)
@@ -151,8 +151,9 @@ def test_text_helpers_escape_what_each_output_would_interpret():
     assert visible("a\x00b\x1b\n\t\u202ec\u2028") == "a\\x00b\\x1b\\n\\t\\u202ec\\u2028"
     assert visible("ordinary $x^2$ \\ _ % é 漢") == "ordinary $x^2$ \\ _ % é 漢"
     assert html_text("<a href='x'>&\x00") == "&lt;a href=&#x27;x&#x27;&gt;&amp;\\x00"
-    assert md_text("# a_b*c|d") == "\\# a\\_b\\*c\\|d"
-    assert md_text("1. x") == "1\\. x" and md_text("x 1. y") == "x 1. y"
+    assert md_text("a_b*c|d") == "a\\_b\\*c\\|d" and md_text("0.1.0") == "0.1.0"
+    assert md_paragraph("# a_b") == "\\# a\\_b" and md_paragraph("- x") == "\\- x"
+    assert md_paragraph("1. x") == "1\\. x" and md_paragraph("2026-12") == "2026-12"
     assert md_code("a`b") == "``a`b``" and md_code("`a") == "`` `a ``"
 
 
@@ -254,6 +255,7 @@ def test_a_malformed_index_is_exit_2_naming_the_entry(tmp_path, capsys, index, w
         ["index.json"]
 
 
+@pytest.mark.slow
 def test_an_index_entry_never_leads_out_of_the_history(tmp_path, capsys):
     """A folder "../elsewhere", or a link to it, used to be compared with as a night."""
     history = tmp_path / "h"
@@ -272,6 +274,7 @@ def test_an_index_entry_never_leads_out_of_the_history(tmp_path, capsys):
         assert not list(history.glob("*partial-*"))
 
 
+@pytest.mark.slow
 def test_nightly_accepts_the_index_it_writes(tmp_path):
     history = tmp_path / "h"
     run_nightly(str(MINIMAL), history, samples=200, backend="cpu", now=NOW)
@@ -339,6 +342,7 @@ def test_a_damaged_night_is_skipped_and_the_last_readable_one_compared(
         f"comparison with {second} skipped")
 
 
+@pytest.mark.slow
 def test_with_no_readable_night_the_run_still_completes_and_says_why(two_good_nights, tmp_path,
                                                                       capsys):
     source, scenario, first, second = two_good_nights

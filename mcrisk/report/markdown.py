@@ -1,14 +1,15 @@
 """summary.md: the ranking and headline numbers as Markdown, for chat and e-mail.
 
-Every user string goes through text.md_text (prose, table cells) or text.md_code (paths and
-run ids in code spans), so that it renders literally in any Markdown client.
+Every user string goes through text.md_text (inside a line, table cells), text.md_paragraph
+(paragraphs) or text.md_code (paths and run ids in code spans), so that it renders literally
+in any Markdown client.
 """
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 from .findings import fmt
-from .text import md_code, md_text
+from .text import md_code, md_paragraph, md_text
 
 if TYPE_CHECKING:
     from .diff import NightDiff
@@ -36,7 +37,7 @@ def summary_markdown(summary: dict, paragraphs: list[str], diff: "NightDiff | No
             f"{fmt(m['completion_day']['p90'])} | {m['power_violation']['probability']:.1%} |")
     lines.append("")
     for paragraph in paragraphs:
-        lines += [md_text(paragraph), ""]
+        lines += [md_paragraph(paragraph), ""]
     if diff is not None:
         n = len(diff.significant)
         lines.append(f"Night over night vs {md_code(diff.previous)}: {n} "

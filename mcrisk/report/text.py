@@ -3,13 +3,14 @@
 Strategy names, ids, descriptions, the scenario name and values read back from a history are
 written by users (or by whoever edited a history folder). Each output shows them literally:
 
-    visible    control and other invisible characters (NUL, ESC, newlines, bidi overrides)
-               as escapes like \\x1b and \\n, so they never reach a terminal, a page or a
-               figure raw; the base of every function below
-    html_text  for report.html: visible, then HTML-escaped
-    md_text    for Markdown prose and table cells: visible, then every character Markdown or
-               inline HTML would interpret (\\ ` * _ [ ] | < > &) escaped
-    md_code    for a Markdown code span: visible, fenced with more backticks than it holds
+    visible       control and other invisible characters (NUL, ESC, newlines, bidi
+                  overrides) as escapes like \\x1b and \\n, so they never reach a terminal, a
+                  page or a figure raw; the base of every function below
+    html_text     for report.html: visible, then HTML-escaped
+    md_text       for Markdown inside a line and table cells: visible, then every character
+                  Markdown or inline HTML would interpret (\\ ` * _ [ ] | < > &) escaped
+    md_paragraph  md_text for text that starts a line (no heading or list item either)
+    md_code       for a Markdown code span: visible, fenced with more backticks than it holds
 
 Figures need visible only: they are drawn with mathtext off (see figures.py).
 """
@@ -52,12 +53,14 @@ def html_text(text: object) -> str:
 
 
 def md_text(text: object) -> str:
-    """A user string for Markdown prose or a table cell, rendered literally.
+    """A user string for Markdown prose or a table cell, inside a line, rendered literally."""
+    return "".join(_MARKDOWN_SPECIAL.get(c, c) for c in visible(text))
 
-    Also where it starts a line: a leading `#`, `+`, `-`, `=` or `12.` would make a heading,
-    a list item or an underline of the line above.
-    """
-    escaped = "".join(_MARKDOWN_SPECIAL.get(c, c) for c in visible(text))
+
+def md_paragraph(text: object) -> str:
+    """md_text for text that starts a line: a leading `#`, `+`, `-`, `=` or `12.` would
+    otherwise make a heading, a list item or an underline of the line above."""
+    escaped = md_text(text)
     start = _BLOCK_START.match(escaped)
     if start is None:
         return escaped
