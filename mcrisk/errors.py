@@ -25,10 +25,11 @@ class Problem:
     hint: str = ""
 
     def __str__(self) -> str:
-        where = f"{self.file}: {self.key}" if self.key else self.file
+        file, key = one_line(self.file), one_line(self.key)
+        where = f"{file}: {key}" if key else file
         value = "" if self.value is _NO_VALUE else f" = {_render(self.value)}"
-        hint = f" ({self.hint})" if self.hint else ""
-        return f"{where}{value}: {self.message}{hint}"
+        hint = f" ({one_line(self.hint)})" if self.hint else ""
+        return f"{where}{value}: {one_line(self.message)}{hint}"
 
 
 class _NoValue:
@@ -40,13 +41,41 @@ _NO_VALUE = _NoValue()
 NO_VALUE = _NO_VALUE
 
 
+VALUE_WIDTH = 60   # characters a rendered value may take, "..." included
+
+
 def _render(value: object) -> str:
-    if isinstance(value, str):
-        return repr(value) if value != "" else "''"
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
+    """The value as the file would show it, on one line and at most VALUE_WIDTH characters.
+
+    Strings are quoted and escaped as repr does (a NUL, ESC or newline in a value must not reach
+    the terminal raw); whole floats print without '.0' unless they are too large to read so.
+    """
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e16:
+        text = str(int(value))
+    else:
+        text = one_line(_safe_repr(value))
+    return text if len(text) <= VALUE_WIDTH else text[:VALUE_WIDTH - 3] + "..."
+
+
+def _safe_repr(value: object) -> str:
+    """repr(value), or a short description when it cannot be shown: nested too deeply, or an
+    integer beyond Python's digit limit for conversion to text."""
+    try:
+        return repr(value)
+    except RecursionError:
+        return f"<{type(value).__name__} nested too deeply to show>"
+    except ValueError:
+        if isinstance(value, int):
+            return f"<an integer of about {int(value.bit_length() * 0.30103) + 1} digits>"
+        return f"<{type(value).__name__} too large to show>"
+
+
+def one_line(text: str) -> str:
+    """`text` with every character that is not printable (control characters such as NUL,
+    ESC and newlines, line separators, bidi overrides) escaped as repr would write it."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 class ScenarioError(McriskError):

@@ -15,6 +15,7 @@ import hashlib
 import math
 import os
 import re
+import stat
 import sys
 from collections import Counter, defaultdict
 from dataclasses import dataclass
@@ -35,7 +36,27 @@ __all__ = ["load_scenario", "scenario_sha256"]
 
 COOLINGS = ("air", "liquid")
 NO_RETROFIT = Retrofit(crews=1, days=ZERO)  # stands in when the file has no [retrofit]; never used
-MAX_RANGE = 100_000                          # ids one range may expand to
+
+# Limits: values past them validate as numbers but crash, exhaust memory or hang a run, or mean
+# nothing for a migration. docs/scenario-format.md (Limits) gives the reason for each.
+MAX_FILE_BYTES = 16 * 2**20       # a scenario is a few kB; this is no scenario file
+MAX_NESTING = 32                  # arrays and tables inside each other; a scenario uses ~6
+MAX_ID_LENGTH = 100               # characters in an id or name
+MAX_ENTRIES = 10_000              # entries of any array (rows, demand points, ...)
+MAX_UNITS = 10_000                # existing and incoming units together
+MAX_RANGE = MAX_UNITS             # ids one range may expand to
+MAX_STRATEGIES = 100
+MAX_HORIZON_DAYS = 7_300          # 20 years
+MAX_DAYS = 36_500                 # any date, duration or lag: 100 years
+MAX_LOGNORMAL_SPREAD = 1_000      # p90 / median
+MAX_PERT_LAMBDA = 1_000
+MAX_GPUS = 1_000_000              # GPUs in one unit
+MAX_H100_EQ_PER_GPU = 1_000       # also the largest value a performance distribution can draw
+MAX_TOTAL = 1e9                   # H100-eq of all units together, kW of all units, a hall's cap
+MAX_RAMP_STEPS = 100
+MAX_RMA_AFTER_FAILURES = 100
+MAX_BURN_IN_ATTEMPTS = 1_000      # expected attempts of one unit's burn-in
+RESERVED_STRATEGY_NAMES = ("any", "all")   # --fail-if targets meaning every strategy
 
 
 # --------------------------------------------------------------------------------------------
@@ -44,8 +65,7 @@ MAX_RANGE = 100_000                          # ids one range may expand to
 
 def scenario_sha256(path: str | os.PathLike) -> str:
     """Hex SHA-256 of the file's bytes, as recorded in `Scenario.sha256` and summary.json."""
-    with open(path, "rb") as f:
-        return hashlib.sha256(f.read()).hexdigest()
+    return hashlib.sha256(_read_bytes(os.fsdecode(path))).hexdigest()
 
 
 def load_scenario(path: str | os.PathLike) -> Scenario:
@@ -57,6 +77,11 @@ def load_scenario(path: str | os.PathLike) -> Scenario:
     file = os.fsdecode(path)
     data = _read_bytes(file)
     document = _parse_toml(file, data)
+    too_deep = _too_deep(document)
+    if too_deep is not None:
+        raise ScenarioError([Problem(file, too_deep, NO_VALUE, f"nested more than {MAX_NESTING} "
+                                     "levels deep", "a scenario nests arrays and tables a few "
+                                     "levels deep; look for a run of [ or {")])
     reader = _Reader(file)
     parts = _read_document(reader, document)
     if reader.problems:
@@ -65,23 +90,103 @@ def load_scenario(path: str | os.PathLike) -> Scenario:
 
 
 def _read_bytes(file: str) -> bytes:
+    """The file's bytes; a ScenarioError for a file that cannot be read, is not a regular file
+    (a FIFO would block, /dev/zero read forever) or is larger than MAX_FILE_BYTES."""
+    def refuse(message: str, hint: str):
+        return ScenarioError([Problem(file, "", NO_VALUE, message, hint)])
+
     try:
-        with open(file, "rb") as f:
-            return f.read()
+        # O_NONBLOCK: opening a FIFO must not wait for a writer; fstat then refuses it
+        fd = os.open(file, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
     except OSError as exc:
-        problem = Problem(file, "", NO_VALUE, f"cannot read the file: {exc.strerror}",
-                          "check the path")
-        raise ScenarioError([problem]) from None
+        raise refuse(f"cannot read the file: {exc.strerror}", "check the path") from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise refuse(f"not a regular file (a {_file_kind(mode)})",
+                     "give the path of a scenario's .toml file")
+    with os.fdopen(fd, "rb") as f:
+        try:
+            data = f.read(MAX_FILE_BYTES + 1)
+        except OSError as exc:
+            raise refuse(f"cannot read the file: {exc.strerror}", "check the path") from None
+    if len(data) > MAX_FILE_BYTES:
+        raise refuse(f"larger than {MAX_FILE_BYTES // 2**20} MiB",
+                     "a scenario file is a few kB; check that this is the scenario")
+    return data
+
+
+def _file_kind(mode: int) -> str:
+    """What a non-regular file is, in words."""
+    for test, kind in ((stat.S_ISDIR, "directory"), (stat.S_ISFIFO, "named pipe"),
+                       (stat.S_ISCHR, "character device"), (stat.S_ISBLK, "block device"),
+                       (stat.S_ISSOCK, "socket")):
+        if test(mode):
+            return kind
+    return "special file"
 
 
 def _parse_toml(file: str, data: bytes) -> dict:
+    """The TOML document. A UTF-8 byte order mark (some Windows editors write one) is skipped;
+    every way the text can fail is one located Problem, never another exception."""
     try:
-        return tomllib.loads(data.decode("utf-8"))
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        message, hint = f"not UTF-8 text (byte {exc.start})", "save the file as UTF-8"
+        raise ScenarioError([Problem(file, "", NO_VALUE, f"not UTF-8 text (byte {exc.start})",
+                                     "save the file as UTF-8")]) from None
+    try:
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         message, hint = f"invalid TOML: {exc}", "fix the syntax at that line and column"
+    except RecursionError:
+        message = (f"arrays, tables or dotted keys nested too deeply to read (at line "
+                   f"{_first_failing_line(text, RecursionError)})")
+        hint = "a scenario nests them a few levels deep; look for a run of [, { or ."
+    except ValueError as exc:  # Python's limit on digits of an integer (4300)
+        message = f"{exc} (at line {_first_failing_line(text, ValueError)})"
+        hint = "a number in a scenario has a few digits"
     raise ScenarioError([Problem(file, "", NO_VALUE, message, hint)]) from None
+
+
+def _first_failing_line(text: str, error: type) -> int:
+    """The first line at which parsing `text` raises `error` (not a TOML syntax error): the
+    smallest n such that its first n lines raise it, by bisection (parsing reads the text in
+    order, so a prefix that raises it stays raising it when it grows)."""
+    lines = text.split("\n")
+
+    def raises(n: int) -> bool:
+        try:
+            tomllib.loads("\n".join(lines[:n]))
+        except tomllib.TOMLDecodeError:
+            return False
+        except error:
+            return True
+        return False
+
+    low, high = 1, len(lines)
+    while low < high:
+        middle = (low + high) // 2
+        if raises(middle):
+            high = middle
+        else:
+            low = middle + 1
+    return low
+
+
+def _too_deep(document: dict) -> str | None:
+    """The key path of a value nested more than MAX_NESTING levels deep, or None.
+
+    tomllib reads some deep nestings that later code could not show (repr recurses)."""
+    stack: list[tuple[object, str, int]] = [(document, "", 0)]
+    while stack:
+        node, key, depth = stack.pop()
+        if depth > MAX_NESTING:
+            return key
+        if isinstance(node, dict):
+            stack += [(v, f"{key}.{k}" if key else k, depth + 1) for k, v in node.items()]
+        elif isinstance(node, list):
+            stack += [(v, f"{key}[{i}]", depth + 1) for i, v in enumerate(node)]
+    return None
 
 
 # --------------------------------------------------------------------------------------------
@@ -182,7 +287,19 @@ class _Table:
             self.r.report(key, value, f"must be an array of tables, not {_kind(value)}",
                           f"write {form}")
             return None
+        if not _count_ok(self.r, key, len(value), MAX_ENTRIES, "entries"):
+            return None
         return [_as_table(self.r, f"{key}[{i}]", item, allowed) for i, item in enumerate(value)]
+
+
+def _count_ok(r: _Reader, key: str, count: int, limit: int, what: str,
+              hint: str = "every entry costs time in every scenario; see Limits in the "
+                          "scenario format") -> bool:
+    """Whether `count` entries are within `limit` (reports if not)."""
+    if count <= limit:
+        return True
+    r.report(key, NO_VALUE, f"has {count:,} {what}, more than {limit:,}", hint)
+    return False
 
 
 def _as_table(r: _Reader, key: str, value: object, allowed: tuple[str, ...]) -> _Table | None:
@@ -220,23 +337,50 @@ def _fmt(number: float) -> str:
     return str(int(number)) if float(number).is_integer() else repr(float(number))
 
 
-def _as_number(r, key, value, spec: _Spec, at_least=None, above=None, at_most=None):
+def _fmt_limit(number: float) -> str:
+    """A limit as people read it: 7,300; 1,000,000,000."""
+    return f"{number:,.0f}" if float(number).is_integer() else repr(float(number))
+
+
+@dataclass(frozen=True)
+class _Limit:
+    """An upper bound of a value and why it exists (the hint when it is passed)."""
+
+    value: float
+    why: str
+
+
+DAYS = _Limit(MAX_DAYS, "100 years: a migration's dates and durations are far shorter, and "
+              "every sum of times stays finite")
+TOTAL_H100_EQ = _Limit(MAX_TOTAL, "1e9 H100-eq is a thousand times the largest cluster; "
+                       "capacity bands count in millionths of an H100-eq within 2**53")
+TOTAL_KW = _Limit(MAX_TOTAL, "1e9 kW is a terawatt; power is counted in millionths of a kW "
+                  "within 2**53")
+
+
+def _as_number(r, key, value, spec: _Spec, at_least=None, above=None,
+               at_most: _Limit | None = None):
     """A float within the bounds given, or None (reported)."""
     if not _is_number(value):
         r.report(key, value, f"must be a number, not {_kind(value)}", spec.type_hint)
         return None
-    if not math.isfinite(value):  # TOML allows inf and nan; nan would pass every bound
+    try:
+        number = float(value)
+    except OverflowError:  # TOML integers are unbounded: 0xffff... is beyond any float
+        r.report(key, value, "is too large for a number", spec.type_hint)
+        return None
+    if not math.isfinite(number):  # TOML allows inf and nan; nan would pass every bound
         r.report(key, value, "must be a finite number", spec.type_hint)
         return None
-    if at_least is not None and value < at_least:
-        bound = f">= {_fmt(at_least)}"
-    elif above is not None and value <= above:
-        bound = f"> {_fmt(above)}"
-    elif at_most is not None and value > at_most:
-        bound = f"<= {_fmt(at_most)}"
+    if at_least is not None and number < at_least:
+        bound, why = f">= {_fmt(at_least)}", spec.why
+    elif above is not None and number <= above:
+        bound, why = f"> {_fmt(above)}", spec.why
+    elif at_most is not None and number > at_most.value:
+        bound, why = f"<= {_fmt_limit(at_most.value)}", at_most.why
     else:
-        return float(value)
-    r.report(key, value, f"must be {bound}", spec.why)
+        return number
+    r.report(key, value, f"must be {bound}", why)
     return None
 
 
@@ -248,12 +392,12 @@ def _as_probability(r, key, value, spec: _Spec):
     return _as_number(r, key, value, spec)
 
 
-def _as_integer(r, key, value, spec: _Spec, at_least: int = 0):
-    """An int >= at_least (a whole float is accepted), or None (reported)."""
-    if _is_number(value) and math.isfinite(value) and not float(value).is_integer():
+def _as_integer(r, key, value, spec: _Spec, at_least: int = 0, at_most: _Limit | None = None):
+    """An int in [at_least, at_most] (a whole float is accepted), or None (reported)."""
+    if isinstance(value, float) and math.isfinite(value) and not value.is_integer():
         r.report(key, value, "must be a whole number", spec.type_hint)
         return None
-    number = _as_number(r, key, value, spec, at_least=at_least)
+    number = _as_number(r, key, value, spec, at_least=at_least, at_most=at_most)
     return None if number is None else int(number)
 
 
@@ -265,6 +409,34 @@ def _as_string(r, key, value, spec: _Spec, empty_ok: bool = False):
         r.report(key, value, "must not be empty", spec.type_hint)
         return None
     return value
+
+
+def _as_name(r, key, value, spec: _Spec):
+    """An id or name: a non-empty string of printable characters on one line, without
+    leading or trailing spaces, at most MAX_ID_LENGTH long; or None (reported).
+
+    Names reach the terminal, HTML, Markdown and --fail-if conditions (which strip spaces)."""
+    text = _as_string(r, key, value, spec)
+    if text is not None and not _check_name(r, key, text):
+        return None
+    return text
+
+
+def _check_name(r, key, text: str) -> bool:
+    """Whether `text` is printable, one line, unpadded and short enough (reports if not)."""
+    if not text.isprintable():
+        bad = next(c for c in text if not c.isprintable())
+        r.report(key, text, f"contains the control or unprintable character {bad!r}",
+                 "ids and names are one line of printable characters")
+    elif text != text.strip():
+        r.report(key, text, "starts or ends with a space",
+                 "remove it: names are compared exactly and --fail-if strips spaces")
+    elif len(text) > MAX_ID_LENGTH:
+        r.report(key, text, f"is {len(text):,} characters long, more than {MAX_ID_LENGTH}",
+                 "give a shorter id: it labels tables and charts")
+    else:
+        return True
+    return False
 
 
 def _as_choice(r, key, value, spec: _Spec, options: tuple[str, ...]):
@@ -332,6 +504,9 @@ def _expand_item(r, key, item, spec: _Spec) -> list[str] | None:
         what = "an empty string" if isinstance(item, str) else _kind(item)
         r.report(key, item, f"must be a non-empty id, not {what}", spec.type_hint)
         return None
+    ends = item.split("..", 1)    # each end of a range is an id (and its number short)
+    if not all(_check_name(r, key, end) for end in ends if end):
+        return None
     return _expand_range(r, key, item) if ".." in item else [item]
 
 
@@ -361,6 +536,11 @@ def _compact(ids: list[str]) -> str:
 def _next_id(ident: str) -> str | None:
     match = _NUMBERED.fullmatch(ident)
     return match and f"{match[1]}{int(match[2]) + 1:0{len(match[2])}d}"
+
+
+def _count(n: int, noun: str) -> str:
+    """'1 position', '2 positions'."""
+    return f"{n:,} {noun}" if n == 1 else f"{n:,} {noun}s"
 
 
 def _check_ref(r, key, ident, registry, noun: str) -> bool:
@@ -411,10 +591,13 @@ _PARAM_SPECS = {                       # example, meaning
 _DIST_EXAMPLE = '{ dist = "triangular", min = 2, mode = 4, max = 10 }'
 
 
-def _as_distribution(r, key, value, spec: _Spec, inner: bool = False):
-    """A Distribution of days: a bare number (fixed) or a table with `dist`; None if bad."""
+def _as_distribution(r, key, value, spec: _Spec, inner: bool = False, limit: _Limit = DAYS):
+    """A Distribution of days: a bare number (fixed) or a table with `dist`; None if bad.
+
+    Every parameter but lambda and p is at most `limit` (DAYS unless the distribution is of
+    something else, such as performance)."""
     if _is_number(value):
-        days = _as_number(r, key, value, spec, at_least=0)
+        days = _as_number(r, key, value, spec, at_least=0, at_most=limit)
         return None if days is None else Distribution.fixed(days)
     if not isinstance(value, dict):
         r.report(key, value, f"must be a number of days or a distribution table, not "
@@ -424,7 +607,7 @@ def _as_distribution(r, key, value, spec: _Spec, inner: bool = False):
     if kind is None:
         return None
     t = _Table(r, key, value, ("dist",) + _DIST_PARAMS[kind])
-    return _DIST_READERS[kind](t)
+    return _DIST_READERS[kind](t, limit)
 
 
 def _dist_kind(r, key, table: dict, inner: bool) -> str | None:
@@ -443,10 +626,10 @@ def _dist_kind(r, key, table: dict, inner: bool) -> str | None:
     return None
 
 
-def _param(t: _Table, name: str, **bounds):
-    """A distribution parameter in days (or lambda), >= 0 unless bounds say otherwise."""
+def _param(t: _Table, name: str, limit: _Limit, **bounds):
+    """A distribution parameter in days (or lambda), in [0, limit] unless bounds say otherwise."""
     example, why = _PARAM_SPECS[name]
-    return t.read(name, _as_number, example, why, **({"at_least": 0} | bounds))
+    return t.read(name, _as_number, example, why, **({"at_least": 0, "at_most": limit} | bounds))
 
 
 def _compare(t: _Table, name: str, value, relation: str, other_name: str, other,
@@ -465,27 +648,31 @@ _ORDER_HINT = "min <= mode <= max, with min < max"
 _CERTAIN_HINT = "for a certain duration write the number alone"
 
 
-def _read_fixed(t: _Table):
-    value = _param(t, "value")
+def _read_fixed(t: _Table, limit: _Limit):
+    value = _param(t, "value", limit)
     return None if value is None else Distribution.fixed(value)
 
 
-def _read_uniform(t: _Table):
-    low, high = _param(t, "min"), _param(t, "max")
+def _read_uniform(t: _Table, limit: _Limit):
+    low, high = _param(t, "min", limit), _param(t, "max", limit)
     ordered = _compare(t, "max", high, ">", "min", low,
                        _CERTAIN_HINT if low == high else "min < max")
     return Distribution("uniform", (low, high)) if ordered and None not in (low, high) else None
 
 
-def _read_triangular(t: _Table, kind: str = "triangular"):
+_LAMBDA = _Limit(MAX_PERT_LAMBDA, "beyond it a PERT is its mode to within 0.1%: write the "
+                 "mode alone; far beyond, its quantiles cannot be computed")
+
+
+def _read_triangular(t: _Table, limit: _Limit, kind: str = "triangular"):
     """triangular (min, mode, max) or pert (min, mode, max, lambda = 4).
 
     A degenerate one (min == max) is refused: a fixed number says the same more plainly.
     """
-    low, mode, high = _param(t, "min"), _param(t, "mode"), _param(t, "max")
+    low, mode, high = (_param(t, name, limit) for name in ("min", "mode", "max"))
     params = [low, mode, high]
     if kind == "pert":
-        params.append(_param(t, "lambda", default=4.0, at_least=None, above=0))
+        params.append(_param(t, "lambda", _LAMBDA, default=4.0, at_least=None, above=0))
     ordered = all([
         _compare(t, "max", high, ">", "min", low, _CERTAIN_HINT if low == high else _ORDER_HINT),
         _compare(t, "mode", mode, ">=", "min", low, _ORDER_HINT),
@@ -493,18 +680,25 @@ def _read_triangular(t: _Table, kind: str = "triangular"):
     return Distribution(kind, tuple(params)) if ordered and None not in params else None
 
 
-def _read_lognormal(t: _Table):
-    median, p90 = _param(t, "median", at_least=None, above=0), _param(t, "p90")
+def _read_lognormal(t: _Table, limit: _Limit):
+    median = _param(t, "median", limit, at_least=None, above=0)
+    p90 = _param(t, "p90", limit)
     ordered = _compare(t, "p90", p90, ">", "median", median,
                        "the 90th percentile lies above the median; " + _CERTAIN_HINT)
+    if ordered and None not in (median, p90) and p90 > MAX_LOGNORMAL_SPREAD * median:
+        t.r.report(t.at("p90"), p90, f"must be <= {MAX_LOGNORMAL_SPREAD:,} x median "
+                   f"({_fmt(MAX_LOGNORMAL_SPREAD * median)})",
+                   "a wider lognormal's far tail (the generator reaches 8.2 sigma) passes "
+                   "1e19 x the median; for 'usually nothing, sometimes long' use a chance")
+        return None
     return Distribution("lognormal", (median, p90)) if ordered and None not in (median, p90) \
         else None
 
 
-def _read_chance(t: _Table):
+def _read_chance(t: _Table, limit: _Limit):
     p = t.read("p", _as_probability, *_PARAM_SPECS["p"])
     then = t.read("then", _as_distribution, _DIST_EXAMPLE,
-                  "the duration drawn with probability p", inner=True)
+                  "the duration drawn with probability p", inner=True, limit=limit)
     return None if p is None or then is None else Distribution("chance", (p,), then)
 
 
@@ -512,7 +706,7 @@ _DIST_READERS = {
     "fixed": _read_fixed,
     "uniform": _read_uniform,
     "triangular": _read_triangular,
-    "pert": lambda t: _read_triangular(t, "pert"),
+    "pert": lambda t, limit: _read_triangular(t, limit, "pert"),
     "lognormal": _read_lognormal,
     "chance": _read_chance,
 }
@@ -523,7 +717,8 @@ def _as_date(r, key, value, spec: _Spec):
     t = _as_table(r, key, value, ("day", "delay", "shared"))
     if t is None:
         return None
-    day = t.read("day", _as_number, "75", "the planned day, from day 0", at_least=0)
+    day = t.read("day", _as_number, "75", "the planned day, from day 0", at_least=0,
+                 at_most=DAYS)
     delay = t.read("delay", _as_distribution, _DIST_EXAMPLE, "the date's own slip in days",
                    default=ZERO)
     shared = t.read("shared", _as_ids, '["vendor"]', "names of [shared_delays] added to it",
@@ -542,12 +737,26 @@ _DESCRIPTION = ('"..."', "one line for people")
 
 
 def _read_description(t: _Table) -> str:
-    return t.read("description", _as_string, *_DESCRIPTION, default="", empty_ok=True)
+    return t.read("description", _as_description, *_DESCRIPTION, default="")
+
+
+def _as_description(r, key, value, spec: _Spec):
+    """One line of text for people: any printable characters and spaces, no control
+    characters (a newline or an ESC would reach terminals, HTML and Markdown tables)."""
+    text = _as_string(r, key, value, spec, empty_ok=True)
+    bad = next((c for c in text or "" if not c.isprintable() and not c.isspace()
+                or c in "\t\n\r\v\f\x1c\x1d\x1e\x1f\x85\u2028\u2029"), None)
+    if bad is not None:
+        r.report(key, value, f"contains the control character {bad!r}",
+                 "a description is one line of printable text")
+        return None
+    return text
 
 
 def _read_id(t: _Table, example: str, why: str):
-    """An entry's id: a non-empty string without '..' (which id lists read as a range)."""
-    ident = t.read("id", _as_string, example, why)
+    """An entry's id: a name (printable, one line, short) without '..' (which id lists read as
+    a range)."""
+    ident = t.read("id", _as_name, example, why)
     if ident is not None and ".." in ident:
         t.r.report(t.at("id"), ident, "must not contain '..', which marks a range in id lists",
                    f"for example id = {example}")
@@ -567,6 +776,7 @@ def _read_document(r: _Reader, document: dict) -> dict:
     parts["retrofit"] = _read_retrofit(root)
     parts["existing"] = _read_existing(root)
     parts["incoming"] = _read_incoming(root)
+    _check_fleets(r)
     parts["shipments"] = _read_shipments(root)
     parts["risks"] = _read_risks(root, parts["halls"])
     parts["strategies"] = _read_strategies(root)
@@ -580,10 +790,14 @@ def _read_header(root: _Table) -> dict:
     if t is None:
         return dict(name=None, description="", horizon_days=None)
     return dict(
-        name=t.read("name", _as_string, '"reference-2048"', "how reports name this scenario"),
+        name=t.read("name", _as_name, '"reference-2048"', "how reports name this scenario"),
         description=_read_description(t),
         horizon_days=t.read("horizon_days", _as_number, "540",
-                            "the days to evaluate metrics over", above=0))
+                            "the days to evaluate metrics over", above=0, at_most=_HORIZON))
+
+
+_HORIZON = _Limit(MAX_HORIZON_DAYS, "20 years: capacity bands keep every day of the horizon "
+                  "for every strategy")
 
 
 def _read_demand(root: _Table) -> Demand | None:
@@ -594,7 +808,8 @@ def _read_demand(root: _Table) -> Demand | None:
     points = t.read("points", _as_points, "[[0, 2048], [150, 2048]]",
                     "[day, H100-eq] pairs, days increasing")
     largest_job = t.read("largest_job", _as_number, "1024",
-                         "the H100-eq the largest job needs in one island", at_least=0)
+                         "the H100-eq the largest job needs in one island", at_least=0,
+                         at_most=TOTAL_H100_EQ)
     return Demand(points, largest_job)
 
 
@@ -604,6 +819,10 @@ def _as_points(r, key, value, spec: _Spec):
         what = "an empty array" if value == [] else _kind(value)
         r.report(key, value, f"must be an array of [day, H100-eq] pairs, not {what}",
                  spec.type_hint)
+        return None
+    if not _count_ok(r, key, len(value), MAX_ENTRIES, "points", "every scenario walks the "
+                     "demand curve: a point a day for 20 years is 7,300; drop points on "
+                     "straight stretches"):
         return None
     points, previous = [], None
     for i, pair in enumerate(value):
@@ -617,9 +836,9 @@ def _as_point(r, key, pair, previous: float | None):
         r.report(key, pair, "must be a [day, H100-eq] pair", "for example [150, 2048]")
         return None
     day = _as_number(r, f"{key}[0]", pair[0], _Spec("day", "150", "days from day 0"),
-                     at_least=0)
+                     at_least=0, at_most=DAYS)
     demand = _as_number(r, f"{key}[1]", pair[1], _Spec("demand", "2048", "H100-eq"),
-                        at_least=0)
+                        at_least=0, at_most=TOTAL_H100_EQ)
     if day is not None and previous is not None and day <= previous:
         r.report(f"{key}[0]", pair[0], f"must be > the previous point's day ({_fmt(previous)})",
                  "list points with days strictly increasing")
@@ -636,10 +855,14 @@ def _read_shared_delays(root: _Table):
                       f"write [shared_delays] with lines like vendor = {_DIST_EXAMPLE}")
         root.r.shared_delays = None
         return None
+    if not _count_ok(root.r, "shared_delays", len(value), MAX_ENTRIES, "shared delays"):
+        root.r.shared_delays = None
+        return None
     delays = {name: _as_distribution(root.r, f"shared_delays.{name}", dist,
                                      _Spec(name, _DIST_EXAMPLE, "a delay in days"))
-              for name, dist in value.items()}
-    root.r.shared_delays = delays
+              for name, dist in value.items()
+              if _check_name(root.r, f"shared_delays.{name}", name)}
+    root.r.shared_delays = delays if len(delays) == len(value) else None
     return tuple(delays.items())
 
 
@@ -702,10 +925,10 @@ def _read_unit_type(t: _Table) -> UnitType:
     fields = dict(
         id=_read_id(t, '"gb300-nvl72"', "the name fleets give in type"),
         description=_read_description(t),
-        gpus=t.read("gpus", _as_integer, "72", "GPUs per unit", at_least=1),
+        gpus=t.read("gpus", _as_integer, "72", "GPUs per unit", at_least=1, at_most=_GPUS),
         h100_eq_per_gpu=(performance := _read_performance(t))[0],
         power_kw=t.read("power_kw", _as_number, "135", "the power one unit draws, in kW",
-                        at_least=0),
+                        at_least=0, at_most=TOTAL_KW),
         cooling=t.read("cooling", _as_choice, '"liquid"', "what the unit needs from its row",
                        options=COOLINGS),
         island=t.read("island", _as_string, '"xdr"', "the fabric island the unit joins"))
@@ -722,6 +945,11 @@ def _read_unit_type(t: _Table) -> UnitType:
                     **fields)
 
 
+_GPUS = _Limit(MAX_GPUS, "a unit is a rack, a pod or a scalable unit; no cluster has more GPUs")
+_PERFORMANCE = _Limit(MAX_H100_EQ_PER_GPU, "H100-eq per GPU: far beyond any roadmap; it keeps "
+                      "capacities exact in the bands")
+
+
 def _read_performance(t: _Table):
     """h100_eq_per_gpu: a number, or a distribution drawn once per scenario for the type.
 
@@ -730,9 +958,11 @@ def _read_performance(t: _Table):
     value = t.data.get("h100_eq_per_gpu")
     if not isinstance(value, dict):
         return t.read("h100_eq_per_gpu", _as_number, "2.5",
-                      "performance of one GPU relative to one H100", above=0), None
+                      "performance of one GPU relative to one H100", above=0,
+                      at_most=_PERFORMANCE), None
     dist = t.read("h100_eq_per_gpu", _as_distribution, '{ dist = "triangular", min = 2.0, '
-                  'mode = 2.5, max = 2.6 }', "performance of one GPU relative to one H100")
+                  'mode = 2.5, max = 2.6 }', "performance of one GPU relative to one H100",
+                  limit=_PERFORMANCE)
     if dist is None:
         return None, None
     if dist.kind == "chance":
@@ -746,17 +976,45 @@ def _read_performance(t: _Table):
         t.r.report(t.at("h100_eq_per_gpu"), value, "must have a median above 0",
                    "performance relative to one H100 is a positive number")
         return None, None
+    if largest_draw(dist) > MAX_H100_EQ_PER_GPU:
+        t.r.report(t.at("h100_eq_per_gpu.p90"), dist.params[1],
+                   f"lets a draw reach {largest_draw(dist):,.4g} H100-eq per GPU, more than "
+                   f"{MAX_H100_EQ_PER_GPU:,}", "the generator reaches 8.2 sigma; narrow the "
+                   "lognormal, its p90 closer to the median, or use pert or triangular")
+        return None, None
     return nominal, dist
+
+
+def largest_draw(dist: Distribution) -> float:
+    """The largest value the random stream can draw from `dist`: the maximum of a bounded
+    distribution; a lognormal's quantile at the largest uniform, 1 - 2**-53 (8.2 sigma)."""
+    if dist.kind == "chance":
+        return largest_draw(dist.inner)
+    if dist.kind != "lognormal":
+        return max(dist.params[:3] if dist.kind == "pert" else dist.params)
+    from mcrisk.distributions import lognormal_sigma
+    median, p90 = dist.params
+    return median * math.exp(_Z_LARGEST * lognormal_sigma(median, p90))
+
+
+_Z_LARGEST = 8.209536151601387   # -ndtri(2**-53): the standard normal at the largest uniform
 
 
 def _read_ramp(t: _Table) -> Ramp | None:
     """[unit_types.ramp]: start_fraction of capacity at acceptance, all of it after days."""
     start = t.read("start_fraction", _as_probability, "0.7",
                    "the fraction of capacity a unit delivers when accepted")
-    days = t.read("days", _as_number, "90", "days from acceptance to full capacity", above=0)
+    days = t.read("days", _as_number, "90", "days from acceptance to full capacity", above=0,
+                  at_most=DAYS)
     steps = t.read("steps", _as_integer, "4", "steps the ramp is taken in", default=4,
-                   at_least=1)
+                   at_least=1, at_most=_RAMP_STEPS)
     return None if None in (start, days, steps) else Ramp(start, days, steps)
+
+
+_RAMP_STEPS = _Limit(MAX_RAMP_STEPS, "100 steps are within 1% of a linear ramp, and every step "
+                     "is a capacity event of every unit in every scenario")
+_RMA_AFTER = _Limit(MAX_RMA_AFTER_FAILURES, "a rack is replaced after a handful of failed "
+                    "attempts, and every attempt is drawn in every scenario")
 
 
 def _read_burn_in(t: _Table) -> BurnIn:
@@ -772,18 +1030,20 @@ def _read_burn_in(t: _Table) -> BurnIn:
                         "days to fix a unit after a failed attempt"),
         rma_after_failures=t.read("rma_after_failures", _as_integer, "3",
                                   "failures in a row after which the unit is replaced",
-                                  at_least=1),
+                                  at_least=1, at_most=_RMA_AFTER),
         rma_days=t.read("rma_days", _as_distribution, _DIST_EXAMPLE,
                         "days to replace a unit (RMA)"))
-    _check_burn_in_ends(t, burn_in)
+    if _check_burn_in_ends(t, burn_in):
+        _check_burn_in_attempts(t, burn_in)
     return burn_in
 
 
-def _check_burn_in_ends(t: _Table, b: BurnIn) -> None:
+def _check_burn_in_ends(t: _Table, b: BurnIn) -> bool:
     """Burn-in ends with probability 1 unless a whole round (first attempt, then retries until
-    the RMA) fails surely: fail_first = 1 and (no retries, or fail_retry = 1)."""
+    the RMA) fails surely: fail_first = 1 and (no retries, or fail_retry = 1). Whether it can
+    end (reports if not)."""
     if None in (b.fail_first, b.fail_retry, b.rma_after_failures) or b.fail_first < 1:
-        return
+        return True
     if b.rma_after_failures == 1:
         t.r.report(t.at("fail_first"), b.fail_first,
                    "must be < 1 when rma_after_failures = 1: burn-in would never end",
@@ -792,6 +1052,33 @@ def _check_burn_in_ends(t: _Table, b: BurnIn) -> None:
         t.r.report(t.at("fail_retry"), b.fail_retry,
                    "must be < 1 when fail_first = 1: burn-in would never end",
                    "every attempt fails; lower fail_retry or fail_first")
+    else:
+        return True
+    return False
+
+
+def _check_burn_in_attempts(t: _Table, b: BurnIn) -> None:
+    """A unit's expected number of attempts stays within MAX_BURN_IN_ATTEMPTS: burn-in that
+    fails almost surely ends in theory but not in a run's time (every attempt is drawn)."""
+    if None in (b.fail_first, b.fail_retry, b.rma_after_failures):
+        return
+    expected = expected_burn_in_attempts(b.fail_first, b.fail_retry, b.rma_after_failures)
+    if expected > MAX_BURN_IN_ATTEMPTS:
+        t.r.report(t.key, NO_VALUE, f"a unit needs {expected:,.0f} attempts on average "
+                   f"(fail_first = {_fmt(b.fail_first)}, fail_retry = {_fmt(b.fail_retry)}, "
+                   f"rma_after_failures = {b.rma_after_failures}), more than "
+                   f"{MAX_BURN_IN_ATTEMPTS:,}", "lower fail_first or fail_retry: every attempt "
+                   "is drawn in every scenario")
+
+
+def expected_burn_in_attempts(fail_first: float, fail_retry: float, rma_after: int) -> float:
+    """Mean attempts until a unit passes burn-in (inf if it never can).
+
+    A round is a first attempt and up to rma_after - 1 retries; it fails (and restarts after an
+    RMA) with probability fail_first * fail_retry**(rma_after - 1)."""
+    per_round = 1 + fail_first * sum(fail_retry ** j for j in range(rma_after - 1))
+    round_fails = fail_first * fail_retry ** (rma_after - 1)
+    return math.inf if round_fails >= 1 else per_round / (1 - round_fails)
 
 
 def _read_halls(root: _Table):
@@ -802,7 +1089,12 @@ def _read_halls(root: _Table):
     rows = [row for hall in halls or () for row in hall.rows or ()]
     complete = registry is not None and all(hall.rows is not None for hall in halls) \
         and all(row.id is not None for row in rows)
-    root.r.rows = {row.id: row for row in reversed(rows)} if complete else None  # first wins
+    complete = _count_ok(root.r, "halls", len(rows), MAX_ENTRIES, "rows in all halls") \
+        and complete
+    rows_by_id: dict[str, Row] = {}
+    for row in rows:                   # in file order; a duplicate id keeps its first row
+        rows_by_id.setdefault(row.id, row)
+    root.r.rows = rows_by_id if complete else None
     return halls
 
 
@@ -811,7 +1103,7 @@ def _read_hall(t: _Table, seen_rows: dict[str, str]) -> Hall:
     hall_id = _read_id(t, '"A"', "the hall's name")
     description = _read_description(t)
     power_cap_kw = t.read("power_cap_kw", _as_number, "3000", "the hall's IT power cap in kW",
-                          above=0)
+                          above=0, at_most=TOTAL_KW)
     energized = t.read("energized", _as_date, "{ day = 120 }", "when the hall has power",
                        default=None)
     tables = t.tables("rows", ("id", "cooling", "positions"),
@@ -829,7 +1121,8 @@ def _read_row(t: _Table, hall_id, seen_rows: dict[str, str]) -> Row:
         cooling=t.read("cooling", _as_choice, '"air"', "the cooling the row has now",
                        options=COOLINGS),
         positions=t.read("positions", _as_integer, "2",
-                         "how many new units the row holds once empty", at_least=0))
+                         "how many new units the row holds once empty", at_least=0,
+                         at_most=_Limit(MAX_UNITS, "no scenario has more units")))
 
 
 def _read_retrofit(root: _Table) -> Retrofit:
@@ -838,9 +1131,12 @@ def _read_retrofit(root: _Table) -> Retrofit:
     t = root.table("retrofit", ("crews", "days"), "", default=None)
     if t is None:
         return NO_RETROFIT
+    rows = MAX_ENTRIES if root.r.rows is None else max(1, len(root.r.rows))
+    crews = _Limit(rows, f"one crew per row, {_count(rows, 'row')}: more crews than rows never "
+                   "work at once")
     return Retrofit(
         crews=t.read("crews", _as_integer, "1", "rows retrofitted at the same time", default=1,
-                     at_least=1),
+                     at_least=1, at_most=crews),
         days=t.read("days", _as_distribution, _DIST_EXAMPLE, "days to retrofit one empty row"))
 
 
@@ -868,7 +1164,7 @@ def _read_existing_entry(t: _Table) -> list[ExistingUnit | None]:
         return [None]
     if rows is not None and len(rows) not in (1, len(unit_ids)):
         t.r.report(t.at("rows"), t.data["rows"],
-                   f"names {len(rows)} rows for {len(unit_ids)} units",
+                   f"names {_count(len(rows), 'row')} for {_count(len(unit_ids), 'unit')}",
                    "give one row for all units, or one row per unit in the same order")
         rows = None
     rows = (rows * len(unit_ids) if rows and len(rows) == 1 else rows) or [None] * len(unit_ids)
@@ -900,9 +1196,53 @@ def _read_fleet_entry(t: _Table, fleet: str):
     if unit_type is not None:
         _check_ref(t.r, t.at("type"), unit_type, t.r.unit_types, "unit type")
     if unit_ids is not None:  # a duplicate stays with the fleet that defined it first
+        before = len(t.r.unit_keys)
         unit_ids = tuple(unit for unit in unit_ids
                          if _check_unique(t.r, t.r.unit_keys, unit, t.at("units"), "unit id"))
+        if before <= MAX_UNITS < len(t.r.unit_keys):
+            t.r.report(t.at("units"), unit_ids[MAX_UNITS - before],
+                       f"is unit {MAX_UNITS + 1:,}: at most {MAX_UNITS:,} existing and incoming "
+                       "units together", "model larger units (a rack or a scalable unit, not "
+                       "a node): every unit is work drawn in every scenario")
+            unit_ids = None
     return unit_ids, unit_type
+
+
+def _check_fleets(r: _Reader) -> None:
+    """Some unit to migrate, and totals within limits: the capacity of every unit at its
+    largest possible performance, and the power of every unit, at most MAX_TOTAL each (the
+    capacity bands and power peaks count in millionths, exactly below 2**53)."""
+    if r.existing is None or r.incoming is None:
+        return
+    if not r.existing and not r.incoming:
+        r.report("", NO_VALUE, "no units: [[existing]] and [[incoming]] name none",
+                 "add the units in service at day 0 as [[existing]] and the new ones as "
+                 "[[incoming]]: there is nothing to migrate")
+        return
+    if r.unit_types is None:
+        return
+    units = [*r.existing.values(), *r.incoming.values()]
+    kinds = [r.unit_types.get(unit.type) for unit in units]
+    if None in kinds or any(k.gpus is None or k.h100_eq_per_gpu is None or k.power_kw is None
+                            for k in kinds):
+        return
+    capacity = [k.gpus * (largest_draw(k.performance) if k.performance else k.h100_eq_per_gpu)
+                for k in kinds]
+    _check_total(r, units, capacity, "capacity", "H100-eq", TOTAL_H100_EQ)
+    _check_total(r, units, [k.power_kw for k in kinds], "power draw", "kW", TOTAL_KW)
+
+
+def _check_total(r: _Reader, units, amounts: list[float], what: str, unit_name: str,
+                 limit: _Limit) -> None:
+    """Reports, on the unit that takes the running total of `amounts` past the limit."""
+    total = 0.0
+    for unit, amount in zip(units, amounts):
+        total += amount
+        if total > limit.value:
+            r.report(r.unit_keys[unit.id], unit.id, f"takes the {what} of all units to "
+                     f"{total:,.0f} {unit_name}, more than {_fmt_limit(limit.value)}",
+                     f"{limit.why}; check gpus, h100_eq_per_gpu and power_kw of its type")
+            return
 
 
 def _check_fleet(r: _Reader, key: str, unit: str, fleet: str, role: str, hint: str) -> bool:
@@ -1076,6 +1416,10 @@ def _read_strategies(root: _Table):
     if tables == []:
         root.r.report("strategies", [], "must have at least one strategy",
                       "add [[strategies]] tables, the plans to compare")
+    if tables and not _count_ok(root.r, "strategies", len(tables), MAX_STRATEGIES,
+                                "strategies", "every strategy is simulated in every scenario "
+                                "and keeps its own capacity bands; compare fewer at a time"):
+        return None
     seen: dict[str, str] = {}
     strategies = []
     for t in filter(None, tables or ()):
@@ -1085,7 +1429,7 @@ def _read_strategies(root: _Table):
 
 
 def _read_strategy(t: _Table) -> Strategy:
-    name = t.read("name", _as_string, '"big-bang"', "the strategy's name in reports")
+    name = t.read("name", _as_strategy_name, '"big-bang"', "the strategy's name in reports")
     description = _read_description(t)
     place = _read_list(t, "place", _PLACE_KEYS, _read_place, '[{ units = "N01..N02", row = '
                        '"A1" }]', "where each incoming unit goes")
@@ -1102,6 +1446,19 @@ def _read_strategy(t: _Table) -> Strategy:
     placement = place and tuple((u, e.row) for e in place for u in e.units or ())
     drains = drain and tuple((u, e.trigger) for e in drain for u in e.units or ())
     return Strategy(name, placement, drains, description)
+
+
+def _as_strategy_name(r, key, value, spec: _Spec):
+    """A name (see _as_name) that --fail-if can target: not `any` or `all`, which mean every
+    strategy there. (--fail-if reads the last two dotted parts as metric and statistic, so
+    dots and operators in a name are fine; spaces at either end are not, and _as_name refuses
+    them.)"""
+    name = _as_name(r, key, value, spec)
+    if name in RESERVED_STRATEGY_NAMES:
+        r.report(key, name, f"is reserved: --fail-if reads '{name}' as every strategy",
+                 f'give the strategy another name, for example "{name}-units"')
+        return None
+    return name
 
 
 def _read_list(t: _Table, name, allowed, read_entry, example, why):
@@ -1131,13 +1488,13 @@ def _read_drain(t: _Table) -> _Drain:
 def _read_trigger(t: _Table) -> Trigger | None:
     """When a drain starts: the latest of day, on_arrival and on_accepted given, + lag_days."""
     day = t.read("day", _as_number, "60", "the earliest day the drain starts", default=None,
-                 at_least=0)
+                 at_least=0, at_most=DAYS)
     on_arrival = t.read("on_arrival", _as_ids, '"S1"', "shipments whose arrival starts it",
                         default=())
     on_accepted = t.read("on_accepted", _as_ids, '"N01..N02"',
                          "incoming units whose acceptance starts it", default=())
     lag_days = t.read("lag_days", _as_number, "0", "days to wait after the conditions",
-                      default=0.0, at_least=0)
+                      default=0.0, at_least=0, at_most=DAYS)
     for shipment in on_arrival or ():
         _check_ref(t.r, t.at("on_arrival"), shipment, t.r.shipments, "shipment")
     for unit in on_accepted or ():
@@ -1186,8 +1543,9 @@ def _check_row_fits(r: _Reader, row: Row, entries: list[tuple[_Place, str]]) -> 
     if row.positions is None or len(entries) <= row.positions:
         return
     entry = entries[row.positions][0]
-    r.report(f"{entry.key}.row", row.id, f"{len(entries)} new units are placed in row "
-             f"{row.id}, which has {row.positions} positions",
+    placed = f"{_count(len(entries), 'new unit')} {'is' if len(entries) == 1 else 'are'}"
+    r.report(f"{entry.key}.row", row.id, f"{placed} placed in row {row.id}, which has "
+             f"{_count(row.positions, 'position')}",
              f"place {len(entries) - row.positions} of them in another row, or raise positions "
              f"of row {row.id}")
 
