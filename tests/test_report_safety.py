@@ -237,6 +237,8 @@ def nightly_cli(scenario: Path, history: Path, *extra: str) -> list[str]:
      ": runs[0].folder = '../elsewhere'", "inside the history"),
     ({"schema": 1, "runs": [{**ENTRY, "folder": "/tmp"}]}, ": runs[0].folder = '/tmp'",
      "inside the history"),
+    ({"schema": 1, "runs": [{**ENTRY, "id": "x\x1b[2J"}]}, ": runs[0].id = 'x\\x1b[2J'",
+     "must be printable text"),
     ([], " = []", "must be a JSON object"),
 ])
 def test_a_malformed_index_is_exit_2_naming_the_entry(tmp_path, capsys, index, where, what):

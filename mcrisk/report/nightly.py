@@ -84,13 +84,15 @@ def read_index(history: Path) -> dict:
 
 
 # Fields of an index entry: (required, what it must be, test). The nightly reads the required
-# ones; the others are checked so that what it writes back is what it wrote.
+# ones; the others are checked so that what it writes back is what it wrote. The id is printed
+# as the run compared with, so it must be one line of printable text.
 _TEXT = ("text", lambda v: isinstance(v, str))
+_ID = ("printable text", lambda v: isinstance(v, str) and v.isprintable() and v != "")
 _INTEGER = ("a whole number", lambda v: isinstance(v, int) and not isinstance(v, bool))
 _NUMBER = ("a number", lambda v: isinstance(v, (int, float)) and not isinstance(v, bool))
 _TEXT_LIST = ("a list of text", lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v))
 _ENTRY_FIELDS = {
-    "id": (True, *_TEXT), "folder": (True, *_TEXT), "status": (True, *_TEXT),
+    "id": (True, *_ID), "folder": (True, *_TEXT), "status": (True, *_TEXT),
     "scenario_name": (True, *_TEXT), "created_utc": (False, *_TEXT),
     "scenario": (False, *_TEXT), "scenario_sha256": (False, *_TEXT),
     "seed": (False, *_INTEGER), "samples": (False, *_INTEGER), "backend": (False, *_TEXT),
