@@ -165,7 +165,7 @@ def test_burn_in_without_rma_is_geometric(tiny, backend):
     # K failures: P(K=0) = 1-p, P(K=k) = p q^(k-1) (1-q); days = 5 + 9 K; E[K] = p / (1-q).
     p, q = 0.3, 0.2
     n = 40_000
-    plan, _, world, _ = run(tiny(fail_first=p, fail_retry=q, rma_after=1000), backend, samples=n)
+    plan, _, world, _ = run(tiny(fail_first=p, fail_retry=q, rma_after=100), backend, samples=n)
     days, attempts = _burn_in(world, plan)
     failures = attempts - 1
     np.testing.assert_array_equal(days, 5 + 9 * failures)
@@ -193,6 +193,7 @@ def test_burn_in_with_rma_matches_the_renewal_equation(tiny, backend):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.slow
 def test_shared_vendor_slip_correlates_arrivals_as_computed(reference_plan, backend):
     n = 100_000 if backend is cpu else 20_000
     _, world, _ = backend.simulate_chunk(reference_plan, 3, 0, n)
