@@ -393,3 +393,52 @@ def test_a_file_over_16_mib_is_refused():
         load_scenario("x.toml")
     assert str(info.value) == ("x.toml: larger than 16 MiB (a scenario file is a few kB; check "
                                "that this is the scenario)")
+
+
+# --------------------------------------------------------------------------------------------
+# Capacity bands (mcrisk.report.bands) past validation: what they refuse or still handle
+
+
+def _minimal_plan(**unit_type_changes):
+    """minimal.toml compiled, its rack type changed past validation by `unit_type_changes`."""
+    import dataclasses
+
+    from mcrisk.compile import compile_scenario
+
+    Path("x.toml").write_text(MINIMAL)
+    s = load_scenario("x.toml")
+    types = tuple(dataclasses.replace(t, **unit_type_changes) if t.id == "gb300-rack" else t
+                  for t in s.unit_types)
+    return compile_scenario(dataclasses.replace(s, unit_types=types))
+
+
+def test_bands_refuse_capacities_their_integers_cannot_hold():
+    from mcrisk.report.bands import BandCollector, BandsOverflow
+
+    # 1e11 GPUs x 2.5: 2.5e11 H100-eq per rack is 2.5e17 micro-units, past 2**53 (and totals
+    # near 2**63 wrapped to nonsense before); validation stops this at 1e9 H100-eq in all
+    with pytest.raises(BandsOverflow, match=r"capacity bands: a capacity change of 2\.5e\+11 is "
+                                            r"beyond 9,007,199,255"):
+        BandCollector(_minimal_plan(gpus=100_000_000_000))
+    BandCollector(_minimal_plan(gpus=1_000_000))      # 2 x 2.5e6: fine
+
+
+def test_bands_of_a_plan_without_units_are_flat():
+    import dataclasses
+
+    import numpy as np
+
+    from mcrisk.compile import compile_scenario
+    from mcrisk.model import Strategy
+    from mcrisk.report.bands import BandCollector
+
+    Path("x.toml").write_text(MINIMAL)
+    s = load_scenario("x.toml")     # validation refuses no units; bands must not crash anyway
+    empty = dataclasses.replace(s, existing=(), incoming=(), shipments=(),
+                                strategies=(Strategy("nothing", (), ()),))
+    plan = compile_scenario(empty)
+    collector = BandCollector(plan)
+    collector(0, None, None, np.zeros((20, 1, plan.n_nodes)))   # no capacity or power events
+    bands = collector.bands()
+    assert (bands.total == 0).all() and (bands.p_below_baseline == 0).all()
+    assert [row.peak_max_kw for row in collector.hall_power()["nothing"]] == [0.0]

@@ -8,6 +8,8 @@ size depends on how many distinct capacities occur, never on the number of scena
 
 Values are handled as integers of 1e-6 H100-eq (or kW): every capacity is a sum of unit
 capacities, so integer arithmetic removes float summation noise and makes the counts exact.
+Such integers are exact in float64 and int64 below 2**53 (about 9e9 H100-eq); a value or total
+beyond it raises BandsOverflow instead of wrapping around (validation keeps totals under 1e9).
 
 Band quantiles use numpy.quantile's method 'inverted_cdf': the smallest value v with
 count(values <= v) >= n * q (so a band value is always a capacity that some scenario had).
@@ -21,16 +23,34 @@ import numpy as np
 
 from ..backends.reference import REL_EPS
 from ..compile import CompiledScenario
+from ..errors import McriskError
 
 MICRO = 1_000_000                 # integer units per H100-eq (or per kW)
+MAX_EXACT = 2 ** 53               # micro-units exact in float64 (and far inside int64)
 BAND_QUANTILES = (0.10, 0.50, 0.90)
 QUANTILE_METHOD = "inverted_cdf"
 _MAX_DENSE_CELLS = 4_000_000      # transient bincount size per chunk; beyond it: np.unique
 
 
-def to_units(values) -> np.ndarray:
-    """float H100-eq (or kW) -> int64 micro-units."""
-    return np.rint(np.asarray(values, dtype=np.float64) * MICRO).astype(np.int64)
+class BandsOverflow(McriskError):
+    """A capacity or power too large to count exactly in micro-units."""
+
+
+def to_units(values, what: str = "a capacity or power") -> np.ndarray:
+    """float H100-eq (or kW) -> int64 micro-units; BandsOverflow beyond MAX_EXACT (or not
+    finite), where the cast would wrap silently."""
+    scaled = np.rint(np.asarray(values, dtype=np.float64) * MICRO)
+    if scaled.size and not (np.abs(scaled) < MAX_EXACT).all():
+        worst = scaled.flat[np.argmax(~(np.abs(scaled) < MAX_EXACT))] / MICRO
+        raise _overflow(what, worst)
+    return scaled.astype(np.int64)
+
+
+def _overflow(what: str, value: float) -> BandsOverflow:
+    return BandsOverflow(f"capacity bands: {what} of {value:,.6g} is beyond "
+                         f"{MAX_EXACT / MICRO:,.0f}, the most they count exactly in millionths "
+                         "(see Limits in docs/scenario-format.md: a scenario's totals stay "
+                         "under 1e9)")
 
 
 def inverted_cdf_index(n: int, q: float) -> int:
@@ -134,12 +154,21 @@ def _gcd_grid(base: list[int], deltas: np.ndarray, lo: int, hi: int) -> Grid:
 
 
 def capacity_grids(plan: CompiledScenario) -> tuple[Grid, Grid]:
-    """Grids holding every possible total and largest-island capacity of `plan`."""
-    cap0 = to_units(plan.island_cap0)
-    delta = to_units(plan.cap_event_delta)
+    """Grids holding every possible total and largest-island capacity of `plan`.
+
+    BandsOverflow when a total could pass MAX_EXACT (the running sums would wrap)."""
+    cap0 = to_units(plan.island_cap0, "a capacity at day 0")
+    delta = to_units(plan.cap_event_delta, "a capacity change")
     base = cap0.tolist()
-    total_lo = int(cap0.sum() + delta[delta < 0].sum())
-    total_hi = int(cap0.sum() + delta[delta > 0].sum())
+
+    def exact_sum(values: np.ndarray) -> int:   # Python ints: no int64 wrap-around
+        return sum(values.tolist())
+
+    total_lo = exact_sum(cap0) + exact_sum(delta[delta < 0])
+    total_hi = exact_sum(cap0) + exact_sum(delta[delta > 0])
+    for total in (total_lo, total_hi):
+        if abs(total) >= MAX_EXACT:
+            raise _overflow("a total capacity", total / MICRO)
     island_lo = min(int(cap0[i] + delta[(plan.cap_event_island == i) & (delta < 0)].sum())
                     for i in range(cap0.size))
     island_hi = max(int(cap0[i] + delta[(plan.cap_event_island == i) & (delta > 0)].sum())
@@ -198,7 +227,8 @@ def hall_peak_draw(plan: CompiledScenario, s: int, node_times: np.ndarray) -> np
     for h in range(plan.hall_cap.size):
         delta = np.where(plan.power_event_hall[s] == h, plan.power_event_delta, 0.0)[order]
         draw = plan.hall_draw0[h] + np.cumsum(delta, axis=1)
-        peak[:, h] = np.maximum(plan.hall_draw0[h], np.where(group_end, draw, -np.inf).max(axis=1))
+        latest = np.where(group_end, draw, -np.inf).max(axis=1, initial=-np.inf)  # 0 events ok
+        peak[:, h] = np.maximum(plan.hall_draw0[h], latest)
     return peak
 
 
@@ -254,7 +284,7 @@ class BandCollector:
             peak = hall_peak_draw(plan, s, times)
             self.over[s] += exceeds_cap(plan, peak).sum(axis=0)
             for h, histogram in enumerate(self.peak[s]):
-                histogram.add(to_units(peak[:, h:h + 1]))
+                histogram.add(to_units(peak[:, h:h + 1], "a hall's peak draw in kW"))
 
     def bands(self) -> CapacityBands:
         plan = self.plan
