@@ -87,6 +87,7 @@ def test_cli_exit_2_for_a_bad_condition_before_running(tmp_path, capsys):
     assert not history.exists()                        # nothing was run or written
 
 
+@pytest.mark.slow
 def test_cli_exit_3_lists_each_breach_and_still_registers_the_run(tmp_path, capsys):
     history = tmp_path / "h"
     base = ["nightly", str(MINIMAL), "--history", str(history), "--samples", "300", "--quiet"]

@@ -84,6 +84,7 @@ def test_parse_precision():
         parse_precision("150%")
 
 
+@pytest.mark.slow
 def test_precision_stopping_meets_its_target_on_a_known_quantile(tiny):
     # trough days = 15 + max(X1, X2), X ~ Triangular(2, 4, 10): P90 = 15 + F^-1(sqrt(0.9))
     plan = compile_scenario(load_scenario(

@@ -21,6 +21,7 @@ def test_every_scenario_file_validates(path, capsys):
 
 
 @pytest.mark.parametrize("path", SCENARIO_FILES, ids=lambda p: p.name)
+@pytest.mark.slow
 def test_every_scenario_file_runs_every_strategy(path, tmp_path, capsys):
     out = tmp_path / "out"
     assert main(["run", str(path), "--samples", "400", "--seed", "3", "--out", str(out),
@@ -41,6 +42,7 @@ def test_every_scenario_file_runs_every_strategy(path, tmp_path, capsys):
         assert 0.0 <= metrics["power_violation"]["probability"] <= 1.0
 
 
+@pytest.mark.slow
 def test_reference_run_reports_the_five_contract_strategies(tmp_path):
     assert main(["run", str(REFERENCE), "--samples", "2000", "--out", str(tmp_path),
                  "--quiet"]) == 0
@@ -52,6 +54,7 @@ def test_reference_run_reports_the_five_contract_strategies(tmp_path):
     assert summary["strategies"]["big-bang"]["trough_depth"]["p50"] == 2048.0
 
 
+@pytest.mark.slow
 def test_backends_give_the_same_summary(tmp_path):
     docs = {}
     for backend in ("numpy", "cpu"):
@@ -66,6 +69,7 @@ def test_backends_give_the_same_summary(tmp_path):
                     docs["numpy"][name][metric][key], rel=1e-9, abs=1e-9)
 
 
+@pytest.mark.slow
 def test_reference_percentiles_are_stable_across_seeds(tmp_path):
     p90s = []
     for seed in (1, 2):
@@ -115,6 +119,7 @@ def test_bad_flags_are_usage_errors(capsys):
     assert "must be >= 1" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_run_prints_the_drivers_of_each_strategys_p90_trough(tmp_path, capsys):
     assert main(["run", str(REFERENCE), "--samples", "5000", "--out", str(tmp_path),
                  "--quiet"]) == 0
@@ -126,6 +131,7 @@ def test_run_prints_the_drivers_of_each_strategys_p90_trough(tmp_path, capsys):
     assert summary["paired"]["leader"] == summary["ranking"][0]
 
 
+@pytest.mark.slow
 def test_risk_modes_from_the_command_line(tmp_path, capsys):
     done = {}
     for mode in ("file", "pre", "post"):
@@ -152,6 +158,7 @@ def test_compare_prints_the_paired_difference(capsys):
     assert "no strategy 'nope'" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_precision_run_reports_how_many_scenarios_it_took(tmp_path, capsys):
     assert main(["run", str(MINIMAL), "--precision", "5%", "--samples", "2000",
                  "--out", str(tmp_path), "--quiet"]) == 0

@@ -41,6 +41,7 @@ def both():
     return peer, engine, names
 
 
+@pytest.mark.slow
 def test_p50_and_p90_intervals_overlap_for_every_strategy_and_metric(both):
     peer, engine, names = both
     rows = peer_model.agreement(peer, engine, names)
@@ -49,12 +50,14 @@ def test_p50_and_p90_intervals_overlap_for_every_strategy_and_metric(both):
     assert not apart, "SimPy and mcrisk disagree:\n" + peer_model.format_agreement(apart)
 
 
+@pytest.mark.slow
 def test_neither_reports_a_power_violation_on_the_reference(both):
     peer, engine, _ = both
     assert not peer[:, :, 5].any()
     assert not engine[:, :, 5].any()
 
 
+@pytest.mark.slow
 def test_gated_strategies_never_dip_in_either(both):
     peer, engine, names = both
     for name in ("swing-gated", "hybrid-gated"):
