@@ -1,5 +1,13 @@
-"""Aggregation: percentiles over scenarios, a distribution-free CI of the P90, and ranking."""
+"""Aggregation: percentiles over scenarios, a distribution-free CI of the P90, and ranking.
+
+Every statistic here is finite or None: summary.json is strict JSON, so a statistic that
+cannot be computed (an interval from too few scenarios, a mean that overflows) is null, never
+NaN or Infinity.
+"""
 from __future__ import annotations
+
+import functools
+import math
 
 import numpy as np
 from scipy import stats
@@ -9,26 +17,88 @@ from .compile import METRICS
 PERCENTILES = (("p50", 0.50), ("p90", 0.90), ("p99", 0.99))
 CONTINUOUS_METRICS = METRICS[:-1]           # all but power_violation (a probability)
 RANK_KEYS = ("trough_depth", "trough_days", "shortfall_gpu_days")
+CI_CONFIDENCE = 0.95
 
 
-def p90_confidence_interval(values: np.ndarray, confidence: float = 0.95) -> tuple[float, float]:
-    """Distribution-free CI of the P90 from binomial order statistics (scipy quantile_test)."""
+@functools.lru_cache(maxsize=None)
+def p90_ci_min_samples(confidence: float = CI_CONFIDENCE, q: float = 0.9) -> int:
+    """The fewest scenarios for which the two-sided order-statistic interval of the q-quantile
+    exists (36 for a 95% interval of the P90).
+
+    The interval is [X(l), X(u)] with binomial ranks (scipy.stats.quantile_test). Its upper
+    end needs a rank u <= n with P(Bin(n, q) >= u) <= (1 - confidence) / 2, which exists only
+    once q^n <= (1 - confidence) / 2: 0.9^35 = 0.0250 > 0.025 >= 0.9^36 = 0.0225. Below that
+    quantile_test returns NaN for the missing end.
+    """
+    tail = (1 - confidence) / 2
+    n = 1
+    while True:
+        binom = stats.binom(n, q)
+        if binom.ppf(tail) >= 1 and binom.isf(tail) < n:
+            return n
+        n += 1
+
+
+def p90_ci_unavailable_reason(n: int, confidence: float = CI_CONFIDENCE) -> str | None:
+    """Why a P90 interval cannot be given for n scenarios, or None when it can."""
+    needed = p90_ci_min_samples(confidence)
+    if n >= needed:
+        return None
+    return (f"too few scenarios: a {confidence:.0%} interval of the P90 needs at least "
+            f"{needed}, this run has {n}")
+
+
+def p90_confidence_interval(values: np.ndarray,
+                            confidence: float = CI_CONFIDENCE) -> tuple[float, float] | None:
+    """Distribution-free CI of the P90 from binomial order statistics (scipy quantile_test);
+    None when there are too few values for it to exist (see p90_ci_min_samples)."""
     values = np.asarray(values, dtype=np.float64)
-    if values.size == 0:
-        return (float("nan"), float("nan"))
-    if values.min() == values.max():
+    if p90_ci_unavailable_reason(values.size, confidence) is not None:
+        return None
+    if values.min() == values.max():        # every order statistic is that value
         return (float(values[0]), float(values[0]))
     ci = stats.quantile_test(values, q=float(np.quantile(values, 0.9)), p=0.9)
     low, high = ci.confidence_interval(confidence_level=confidence)
     return (float(low), float(high))
 
 
+def finite_or_none(value: float) -> float | None:
+    """value as a float, or None when it is NaN or infinite (strict JSON has neither)."""
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
+def finite_mean(values: np.ndarray) -> float:
+    """The mean, also where the plain sum overflows (values near the float64 maximum): the
+    mean of finite values is finite, so it is then taken over values scaled by the largest."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        mean = float(np.mean(values))
+        if not math.isfinite(mean) and np.all(np.isfinite(values)):
+            scale = float(np.max(np.abs(values)))
+            mean = float(np.mean(values / scale)) * scale
+    return mean
+
+
 def metric_summary(values: np.ndarray) -> dict:
-    """mean, p50, p90, p99 (numpy.quantile's default method) and p90_ci of one metric."""
-    summary = {"mean": float(np.mean(values))}
-    for key, q in PERCENTILES:
-        summary[key] = float(np.quantile(values, q))
-    summary["p90_ci"] = list(p90_confidence_interval(values))
+    """mean, p50, p90, p99 (numpy.quantile's default method) and p90_ci of one metric.
+
+    A statistic that is not finite (from infinite or NaN values) is None; a p90_ci that does
+    not exist is None and `p90_ci_unavailable` says why.
+    """
+    values = np.asarray(values, dtype=np.float64)
+    summary = {"mean": finite_or_none(finite_mean(values))}
+    with np.errstate(over="ignore", invalid="ignore"):
+        for key, q in PERCENTILES:
+            summary[key] = finite_or_none(np.quantile(values, q))
+    ci = p90_confidence_interval(values)
+    if ci is None:
+        summary["p90_ci"] = None
+        summary["p90_ci_unavailable"] = p90_ci_unavailable_reason(values.size)
+    elif not all(math.isfinite(end) for end in ci):
+        summary["p90_ci"] = None
+        summary["p90_ci_unavailable"] = "an end of the interval is not a finite number"
+    else:
+        summary["p90_ci"] = list(ci)
     return summary
 
 
@@ -42,6 +112,15 @@ def summarize(metrics: np.ndarray, strategy_names: tuple[str, ...]) -> dict:
     return out
 
 
+def _rank_key(statistic: float | None) -> tuple[bool, float]:
+    """Sort key of one P90: a missing (None) or NaN value sorts after every number."""
+    missing = statistic is None or statistic != statistic
+    return (missing, 0.0 if missing else statistic)
+
+
 def rank(summary: dict) -> list[str]:
-    """Strategies best first: P90 trough depth, then P90 trough days, then P90 shortfall."""
-    return sorted(summary, key=lambda name: tuple(summary[name][k]["p90"] for k in RANK_KEYS))
+    """Strategies best first: P90 trough depth, then P90 trough days, then P90 shortfall.
+
+    A P90 that is None sorts last; ties keep the scenario file's order (a stable sort)."""
+    return sorted(summary, key=lambda name: tuple(_rank_key(summary[name][k]["p90"])
+                                                  for k in RANK_KEYS))

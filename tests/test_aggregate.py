@@ -1,8 +1,13 @@
-"""Aggregation: numpy.quantile percentiles, P90 CI coverage, ranking order."""
+"""Aggregation: numpy.quantile percentiles, P90 CI coverage, ranking order, strict JSON."""
+import json
+import math
+
 import numpy as np
 import pytest
+from scipy import stats
 
-from mcrisk.aggregate import metric_summary, p90_confidence_interval, rank, summarize
+from mcrisk.aggregate import (metric_summary, p90_ci_min_samples, p90_confidence_interval, rank,
+                              summarize)
 
 
 def test_percentiles_are_numpy_quantile_defaults():
@@ -34,6 +39,47 @@ def test_p90_ci_covers_the_true_quantile_95_percent_of_the_time():
 
 def test_degenerate_metric_has_a_point_ci():
     assert p90_confidence_interval(np.zeros(100)) == (0.0, 0.0)
+
+
+def test_the_p90_interval_needs_36_scenarios_as_scipy_says():
+    # the upper end exists once 0.9^n <= 0.025: n >= log(0.025) / log(0.9) = 35.01
+    assert p90_ci_min_samples() == math.ceil(math.log(0.025) / math.log(0.9)) == 36
+    for n, exists in ((35, False), (36, True)):
+        values = np.random.default_rng(n).random(n)
+        ci = stats.quantile_test(values, q=np.quantile(values, 0.9), p=0.9).confidence_interval(0.95)
+        assert bool(np.isfinite([ci.low, ci.high]).all()) == exists
+        assert (p90_confidence_interval(values) is not None) == exists
+    # the shortcut for equal values gives a point only where an interval exists at all
+    assert p90_confidence_interval(np.zeros(35)) is None
+    assert p90_confidence_interval(np.zeros(36)) == (0.0, 0.0)
+
+
+@pytest.mark.parametrize("n", [1, 2, 20, 35])
+def test_too_few_scenarios_give_a_null_interval_with_the_reason(n):
+    summary = metric_summary(np.arange(n, dtype=float))
+    assert summary["p90_ci"] is None
+    assert summary["p90_ci_unavailable"] == (
+        f"too few scenarios: a 95% interval of the P90 needs at least 36, this run has {n}")
+    json.dumps(summary, allow_nan=False)              # strict JSON: raises on NaN
+
+
+def test_huge_and_infinite_values_give_finite_statistics_or_null():
+    huge = metric_summary(np.full(40, 1e308))         # the plain sum overflows
+    assert huge["mean"] == pytest.approx(1e308) and huge["p90_ci"] == [1e308, 1e308]
+    with_inf = metric_summary(np.array([1.0] * 39 + [np.inf]))
+    assert with_inf["mean"] is None and with_inf["p99"] is None and with_inf["p50"] == 1.0
+    assert with_inf["p90_ci"] is None and with_inf["p90_ci_unavailable"]
+    json.dumps([huge, with_inf], allow_nan=False)
+
+
+def test_ranking_puts_a_missing_p90_last_in_file_order():
+    metrics = np.zeros((40, 4, 6))
+    metrics[:, 0, 0] = np.nan        # a: no P90 at all
+    metrics[:, 1, 0] = 5.0           # b: deeper than d
+    metrics[:, 2, 0] = np.nan        # c: no P90 either; after a, as in the file
+    summary = summarize(metrics, ("a", "b", "c", "d"))
+    assert summary["a"]["trough_depth"]["p90"] is None
+    assert rank(summary) == ["d", "b", "a", "c"]
 
 
 def test_ranking_is_by_p90_depth_then_days_then_shortfall():

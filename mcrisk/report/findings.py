@@ -12,14 +12,18 @@ from .bands import HallPower
 
 def fmt(value: float) -> str:
     """A number for prose and tables: thousands separators, 1 decimal below 100."""
-    if value != value:
+    if value is None or value != value:       # null in summary.json, or NaN
         return "n/a"
     if abs(value) >= 100 or float(value).is_integer():
         return f"{value:,.0f}"
     return f"{value:,.1f}"
 
 
-def _overlap(a: list[float], b: list[float]) -> bool:
+def _overlap(a: list[float] | None, b: list[float] | None) -> bool:
+    """Whether two intervals overlap; a missing one (too few scenarios) counts as
+    overlapping: without it a lead cannot be called beyond noise."""
+    if a is None or b is None:
+        return True
     return not (a[1] < b[0] or b[1] < a[0])
 
 
