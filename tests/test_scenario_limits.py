@@ -442,3 +442,16 @@ def test_bands_of_a_plan_without_units_are_flat():
     bands = collector.bands()
     assert (bands.total == 0).all() and (bands.p_below_baseline == 0).all()
     assert [row.peak_max_kw for row in collector.hall_power()["nothing"]] == [0.0]
+
+
+def test_every_limit_is_documented_with_its_value():
+    import mcrisk.scenario as scenario
+
+    docs = (Path(__file__).resolve().parents[1] / "docs" / "scenario-format.md").read_text()
+    section = docs[docs.index("## Limits"):docs.index("## Error format")]
+    shown = {"MAX_FILE_BYTES": "16 MiB", "MAX_TOTAL": "1e9", "MAX_NESTING": "32 levels",
+             "MAX_LOGNORMAL_SPREAD": "1,000 x `median`"}
+    for name in dir(scenario):
+        if name.startswith("MAX_"):
+            value = getattr(scenario, name)
+            assert shown.get(name, f"| {value:,} ") in section, name
