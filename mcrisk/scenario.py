@@ -492,6 +492,11 @@ def _as_ids(r, key, value, spec: _Spec, empty_ok: bool = False):
         expanded = _expand_item(r, item_key, item, spec)
         ok = ok and expanded is not None
         ids.extend(expanded or ())
+        if len(ids) > MAX_ENTRIES:     # stop before ranges pile up millions of ids
+            r.report(key, NO_VALUE, f"names more than {MAX_ENTRIES:,} ids",
+                     f"no scenario has more than {MAX_UNITS:,} units; see Limits in the "
+                     "scenario format")
+            return None
     for ident, count in Counter(ids).items():
         if count > 1:
             r.report(key, ident, f"names {ident} more than once", "list each id once")
@@ -1359,6 +1364,8 @@ def _as_bool(r, key, value, spec: _Spec):
 def _as_targets(r, key, value, spec: _Spec, hall_ids: dict):
     """Risk targets: "retrofit" (all rows) or "retrofit:A1", and so on for RISK_TARGETS."""
     items = value if isinstance(value, list) else [value]
+    if not _count_ok(r, key, len(items), MAX_ENTRIES, "targets"):
+        return None
     targets = []
     for i, item in enumerate(items):
         at = f"{key}[{i}]" if isinstance(value, list) else key

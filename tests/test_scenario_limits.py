@@ -455,3 +455,11 @@ def test_every_limit_is_documented_with_its_value():
         if name.startswith("MAX_"):
             value = getattr(scenario, name)
             assert shown.get(name, f"| {value:,} ") in section, name
+
+
+def test_an_id_list_stops_at_10000_ids():
+    ranges = ", ".join(f'"X{k}_1..X{k}_9000"' for k in range(1000))   # 9 million ids
+    found = problems(minimal(('units = "E1..E2", on_accepted = "N1..N2"',
+                              f'units = "E1..E2", on_accepted = [{ranges}]')))
+    assert found == ["x.toml: strategies[0].drain[0].on_accepted: names more than 10,000 ids (no "
+                     "scenario has more than 10,000 units; see Limits in the scenario format)"]
