@@ -15,10 +15,10 @@ from .backends import Backend, select_backend
 from .compile import CompiledScenario, compile_scenario, select_risks
 from .errors import McriskError
 from .model import Scenario
-from .outputs import write_json
+from .outputs import OutputFolder, with_filename, write_json
 from .rng import RNG_NAME
 from .scenario import load_scenario
-from .simulate import DEFAULT_CHUNK, SimulationResult, simulate
+from .simulate import DEFAULT_CHUNK, SimulationResult, check_memory, simulate
 
 if TYPE_CHECKING:
     from .report.collect import RunDetail
@@ -44,7 +44,7 @@ DRIVERS_TOP = 5
 
 def build_summary(scenario: Scenario, backend: Backend, result: SimulationResult,
                   chunk_size: int, precision: dict | None = None) -> dict:
-    """The summary.json document (schema: ../shared/REFERENCE-SCENARIO.md), plus keys of its
+    """The summary.json document (schema: mcrisk/schema/summary.schema.json), plus keys of its
     own: risks, drivers (of every metric, per strategy), paired (each strategy against the
     leader on the same scenarios) and, for --precision runs, precision."""
     strategies = summarize(result.metrics, result.plan.strategy_names)
@@ -93,11 +93,12 @@ def _simulate(plan, samples, seed, backend, chunk_size, progress, precision, hoo
                         chunk_hooks=hooks), None
     result, worst = simulate_to_precision(plan, seed, backend, precision, chunk_size,
                                           progress, hooks)
+    widest = {k: worst[k] for k in ("strategy", "metric", "p90", "half_width", "allowed")}
+    if "unavailable" in worst:
+        widest["interval_unavailable"] = worst["unavailable"]
     report = {"relative": precision.relative, "floor": precision.floor,
               "max_samples": precision.max_samples, "met": bool(worst["met"]),
-              "samples": result.samples,
-              "widest": {k: worst[k] for k in ("strategy", "metric", "p90", "half_width",
-                                               "allowed")}}
+              "samples": result.samples, "widest": widest}
     return result, report
 
 
@@ -106,31 +107,59 @@ def run_scenario(path: str, samples: int = DEFAULT_SAMPLES, seed: int = DEFAULT_
                  chunk_size: int = DEFAULT_CHUNK,
                  progress: Callable[[int, int], None] | None = None,
                  report: bool = True, risks: str = "file", disable_risks: tuple[str, ...] = (),
-                 precision: PrecisionTarget | None = None) -> RunResult:
+                 precision: PrecisionTarget | None = None, publish: bool = True) -> RunResult:
     """Run every strategy of the scenario at `path`.
 
     With out_dir, writes summary.json, metrics.parquet and capacity_bands.parquet there (the
     parquet files streamed chunk by chunk), then, if `report`, report.html and summary.md.
-    Every file goes through a temporary name and a rename. `risks` and `disable_risks` set the
-    risk register (mcrisk.compile.select_risks); with `precision`, `samples` is ignored and the
-    run grows until every P90 is known to the target.
+    The files appear together or not at all: they are written into a staging folder that
+    replaces out_dir in one atomic step, under a lock that makes a second run on the same
+    out_dir fail at once (mcrisk.outputs.OutputFolder). With publish=False, out_dir is a
+    private folder that the caller publishes itself (nightly's .partial folder), and the files
+    go straight into it. `risks` and `disable_risks` set the risk register
+    (mcrisk.compile.select_risks); with `precision`, `samples` is ignored and the run grows
+    until every P90 is known to the target. A sample count whose results would not fit in
+    memory is refused before anything runs.
     """
     scenario, plan = prepare(path, risks, disable_risks)
     chosen = select_backend(backend)
+    if precision is None:
+        check_memory(plan, samples, chunk_size, option="--samples")
+    else:
+        check_memory(plan, precision.max_samples, chunk_size, option="--max-samples")
+    simulation = dict(samples=samples, seed=seed, backend=chosen, chunk_size=chunk_size,
+                      progress=progress, precision=precision)
     if out_dir is None:
-        result, reached = _simulate(plan, samples, seed, chosen, chunk_size, progress, precision)
+        result, reached = _simulate(plan, **simulation)
         summary = build_summary(scenario, chosen, result, chunk_size, reached)
         return RunResult(scenario, plan, chosen, result, summary, None)
+    out = Path(out_dir)
+    try:
+        if not publish:
+            return _write_run(scenario, plan, out, report, **simulation)
+        with OutputFolder(out) as folder:
+            run = _write_run(scenario, plan, folder.staging, report, **simulation)
+            folder.publish()
+    except OSError as error:          # one that names no file (EIO, ENOSPC): name the folder
+        raise with_filename(error, out) from None
+    return replace(run, out_dir=out, files=tuple(out / p.name for p in run.files))
+
+
+def _write_run(scenario: Scenario, plan: CompiledScenario, folder: Path, report: bool,
+               samples: int, seed: int, backend: Backend, chunk_size: int,
+               progress: Callable[[int, int], None] | None,
+               precision: PrecisionTarget | None) -> RunResult:
+    """Simulate, streaming metrics.parquet and the bands into `folder`, then write
+    summary.json and (if `report`) report.html and summary.md there."""
     from .report.collect import RunCollector  # the report stack loads only when asked for
 
-    out = Path(out_dir)
-    with RunCollector(plan, out) as collect:
-        result, reached = _simulate(plan, samples, seed, chosen, chunk_size, progress,
+    with RunCollector(plan, folder) as collect:
+        result, reached = _simulate(plan, samples, seed, backend, chunk_size, progress,
                                     precision, collect.hooks)
         tables, detail = collect.commit()
-    summary = build_summary(scenario, chosen, result, chunk_size, reached)
-    files = (write_json(out / "summary.json", summary), *tables)
-    run = RunResult(scenario, plan, chosen, result, summary, out, files, detail)
+    summary = build_summary(scenario, backend, result, chunk_size, reached)
+    files = (write_json(folder / "summary.json", summary), *tables)
+    run = RunResult(scenario, plan, backend, result, summary, folder, files, detail)
     if report:
         from .report import write_report
 

@@ -5,6 +5,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..compile import CompiledScenario
+from ..outputs import with_filename
 from .bands import BandCollector, CapacityBands, HallPower
 from .tables import BANDS_FILE, METRICS_FILE, MetricsWriter, write_bands
 
@@ -27,9 +28,10 @@ class RunCollector:
 
     def __init__(self, plan: CompiledScenario, out_dir: Path):
         self.out_dir = Path(out_dir)
-        self.metrics = MetricsWriter(plan, self.out_dir / METRICS_FILE)
+        self.metrics_path = self.out_dir / METRICS_FILE
+        self.metrics = MetricsWriter(plan, self.metrics_path)
         self.bands = BandCollector(plan)
-        self.hooks = (self.metrics, self.bands)
+        self.hooks = (self._write_metrics, self.bands)
         self._committed = False
 
     def __enter__(self) -> "RunCollector":
@@ -39,10 +41,20 @@ class RunCollector:
         if not self._committed:
             self.metrics.abort()
 
+    def _write_metrics(self, first, metrics, world, node_times) -> None:
+        """The metrics.parquet hook; an OSError (a full disk) names the file."""
+        try:
+            self.metrics(first, metrics, world, node_times)
+        except OSError as error:
+            raise with_filename(error, self.metrics_path) from None
+
     def commit(self) -> tuple[list[Path], RunDetail]:
         """Rename metrics.parquet into place, write capacity_bands.parquet."""
         detail = RunDetail(self.bands.bands(), self.bands.hall_power())
-        paths = [self.metrics.commit()]
+        try:
+            paths = [self.metrics.commit()]
+        except OSError as error:
+            raise with_filename(error, self.metrics_path) from None
         self._committed = True
         paths.append(write_bands(self.out_dir / BANDS_FILE, detail.bands))
         return paths, detail
