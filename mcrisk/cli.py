@@ -7,36 +7,61 @@
                    [--fail-if EXPR ...]
     mcrisk validate SCENARIO [SCENARIO ...]
 
-Exit codes: 0 ok, 2 bad input (scenario, backend, --fail-if), 3 a --fail-if condition was
-breached (the nightly run is still complete and registered), 130 interrupted.
+Exit codes: 0 ok, 2 bad input (scenario, backend, --fail-if, --out), 3 a --fail-if condition
+was breached (the nightly run is still complete and registered), 130 interrupted (SIGINT,
+Ctrl-C), 143 stopped by SIGTERM (what systemd and schedulers send). Both stops unwind the same
+way, so every cleanup runs: no temporary file or staging folder is left behind.
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
+import difflib
+import errno
+import re
+import signal
 import sys
+import threading
 import time
 from pathlib import Path
 
 from . import __version__
+from .aggregate import p90_ci_min_samples
+from .analysis.compare import MEAN_CI_MIN_SAMPLES
 from .analysis.precision import PrecisionTarget, parse_precision
 from .backends import BACKEND_NAMES
 from .compile import RISK_MODES, compile_scenario, select_risks
 from .errors import McriskError, ScenarioError
 from .run import DEFAULT_SAMPLES, DEFAULT_SEED, RunResult, run_scenario
 from .scenario import load_scenario
-from .simulate import DEFAULT_CHUNK
+from .simulate import DEFAULT_CHUNK, MAX_SAMPLES, check_memory
 
-EXIT_OK, EXIT_INPUT, EXIT_BREACHED, EXIT_INTERRUPTED = 0, 2, 3, 130
+EXIT_OK, EXIT_INPUT, EXIT_BREACHED = 0, 2, 3
+EXIT_SIGNAL_BASE = 128          # stopped by signal N: exit 128 + N (SIGINT 130, SIGTERM 143)
+
+# Digits, optionally grouped by thousands with commas or underscores: 20000, 20,000, 20_000.
+_WHOLE_NUMBER = re.compile(r"\d+|\d{1,3}(,\d{3})+|\d{1,3}(_\d{3})+")
 
 
 def _positive_int(text: str) -> int:
-    try:
-        value = int(text.replace("_", "").replace(",", ""))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    """A count >= 1 and at most MAX_SAMPLES; '1,000' and '1_000' are read as 1000, but only
+    when every group has three digits ('1,0,0' is an error, not 100)."""
+    if not _WHOLE_NUMBER.fullmatch(text.strip()):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a whole number (write e.g. 20000, 20,000 or 20_000)")
+    value = int(text.strip().replace("_", "").replace(",", ""))
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    if value > MAX_SAMPLES:
+        raise argparse.ArgumentTypeError(f"must be at most {MAX_SAMPLES:,}, got {value:,}")
     return value
+
+
+def _out_folder(text: str) -> Path:
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an empty path names no folder (name the output "
+                                         "folder, e.g. --out out/run1)")
+    return Path(text)
 
 
 def _seed(text: str) -> int:
@@ -93,8 +118,9 @@ def build_parser() -> argparse.ArgumentParser:
     run = commands.add_parser("run", help="simulate every strategy of a scenario and report")
     run.add_argument("scenario", help="scenario TOML file, e.g. scenarios/reference-2048.toml")
     _add_world_options(run)
-    run.add_argument("--out", type=Path, default=None,
-                     help="output folder (default out/<scenario file stem>)")
+    run.add_argument("--out", type=_out_folder, default=None,
+                     help="output folder (default out/<scenario file stem>); a run replaces "
+                          "it as a whole, so it must hold only files mcrisk wrote")
     run.add_argument("--precision", type=_precision, default=None, metavar="FRACTION",
                      help="instead of --samples: sample until every P90's 95%% interval "
                           "half-width is under this fraction of it, e.g. 2%%")
@@ -161,9 +187,9 @@ class _Progress:
         sys.stderr.flush()
 
 
-def _fmt(value: float) -> str:
-    if value != value:  # nan
-        return "nan"
+def _fmt(value: float | None) -> str:
+    if value is None or value != value:  # not computable (summary.json: null), or nan
+        return "n/a"
     return f"{value:,.0f}" if abs(value) >= 100 else f"{value:,.1f}"
 
 
@@ -233,6 +259,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     progress = _Progress(enabled=not args.quiet and sys.stderr.isatty())
     precision = None
     if args.precision is not None:
+        _check_precision_cap(args.max_samples)
         precision = PrecisionTarget(relative=args.precision, floor=args.precision_floor,
                                     start=min(args.samples, 10_000), max_samples=args.max_samples)
     run = run_scenario(args.scenario, samples=args.samples, seed=args.seed,
@@ -242,25 +269,51 @@ def _cmd_run(args: argparse.Namespace) -> int:
     _print_run(run)
     _print_drivers(run.summary)
     if precision is not None:
-        p = run.summary["precision"]
-        w = p["widest"]
-        state = "met" if p["met"] else f"NOT met (stopped at --max-samples {p['max_samples']:,})"
-        print(f"\nprecision {p['relative']:.1%} (floor {p['floor']}): {state} after "
-              f"{p['samples']:,} scenarios; widest P90 interval: {w['strategy']} {w['metric']} "
-              f"+-{w['half_width']:,.3g} of {w['p90']:,.6g} (allowed {w['allowed']:,.3g})")
+        print()
+        print(format_precision(run.summary["precision"]))
     return EXIT_OK
 
 
-def format_comparison(a: str, b: str, comparison: dict) -> str:
-    """One line per metric of the paired difference A - B."""
+def _check_precision_cap(max_samples: int) -> None:
+    """--precision cannot be met below the sample count at which P90 intervals exist."""
+    needed = p90_ci_min_samples()
+    if max_samples < needed:
+        raise McriskError(f"--max-samples = {max_samples:,}: --precision can never be met, "
+                          f"since a 95% interval of the P90 needs at least {needed} scenarios "
+                          f"(use --max-samples {needed} or more)")
+
+
+def format_precision(p: dict) -> str:
+    """Whether the --precision target was met, and the P90 interval farthest from it."""
+    w = p["widest"]
+    state = "met" if p["met"] else f"NOT met (stopped at --max-samples {p['max_samples']:,})"
+    if w["half_width"] is None:
+        widest = (f"{w['strategy']} {w['metric']} has no interval "
+                  f"({w.get('interval_unavailable', 'not computable')})")
+    else:
+        widest = (f"{w['strategy']} {w['metric']} +-{w['half_width']:,.3g} of "
+                  f"{w['p90']:,.6g} (allowed {w['allowed']:,.3g})")
+    return (f"precision {p['relative']:.1%} (floor {p['floor']}): {state} after "
+            f"{p['samples']:,} scenarios; widest P90 interval: {widest}")
+
+
+def format_comparison(a: str, b: str, comparison: dict, samples: int) -> str:
+    """One line per metric of the paired difference A - B over `samples` scenarios."""
     lines = [f"{'metric (A - B)':22} {'mean [95% CI]':>30} {'P50':>10} {'P90 [95% CI]':>34} "
              f"{'P(A worse)':>11} {'P(A better)':>12}"]
     for metric, d in comparison.items():
-        mean = f"{_fmt(d['mean'])} [{_fmt(d['mean_ci'][0])}, {_fmt(d['mean_ci'][1])}]"
-        p90 = f"{_fmt(d['p90'])} [{_fmt(d['p90_ci'][0])}, {_fmt(d['p90_ci'][1])}]"
+        mean = f"{_fmt(d['mean'])} {_interval(d['mean_ci'], MEAN_CI_MIN_SAMPLES, samples)}"
+        p90 = f"{_fmt(d['p90'])} {_interval(d['p90_ci'], p90_ci_min_samples(), samples)}"
         lines.append(f"{metric:22} {mean:>30} {_fmt(d['p50']):>10} {p90:>34} "
                      f"{d['p_a_worse']:>11.1%} {d['p_a_better']:>12.1%}")
     return "\n".join(lines)
+
+
+def _interval(ci: list[float] | None, needs: int, samples: int) -> str:
+    """[low, high], or why there is none: never a zero-width interval from too few samples."""
+    if ci is not None:
+        return f"[{_fmt(ci[0])}, {_fmt(ci[1])}]"
+    return f"n/a (needs >= {needs} scenarios)" if samples < needs else "n/a"
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
@@ -270,10 +323,14 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     from .simulate import simulate
 
     scenario, plan = prepare(args.scenario, args.risks, tuple(args.disable_risk))
-    for name in (args.a, args.b):
+    for label, name in (("A", args.a), ("B", args.b)):
         if name not in plan.strategy_names:
-            raise McriskError(f"{args.scenario}: no strategy {name!r}; the file has "
-                              f"{', '.join(plan.strategy_names)}")
+            close = difflib.get_close_matches(name, plan.strategy_names, n=1)
+            guess = f"did you mean {close[0]!r}? " if close else ""
+            raise McriskError(f"{args.scenario}: strategy {label} = {name!r}: no strategy "
+                              f"{name!r} in this file ({guess}it has "
+                              f"{', '.join(plan.strategy_names)})")
+    check_memory(plan, args.samples, args.chunk_size)
     backend = select_backend(args.backend)
     progress = _Progress(enabled=not args.quiet and sys.stderr.isatty())
     result = simulate(plan, args.samples, args.seed, backend, chunk_size=args.chunk_size,
@@ -284,7 +341,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
           f"risks {args.risks})")
     print("A - B per scenario; positive = A worse (deeper, longer, later)")
     print()
-    print(format_comparison(args.a, args.b, comparison))
+    print(format_comparison(args.a, args.b, comparison, args.samples))
     return EXIT_OK
 
 
@@ -334,16 +391,58 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     return EXIT_INPUT if failed else EXIT_OK
 
 
+class Terminated(KeyboardInterrupt):
+    """Raised by the SIGTERM handler wherever the program is, so that a SIGTERM unwinds
+    exactly like Ctrl-C: every `finally` and `except BaseException` cleanup runs (temporary
+    files, the staging folder, nightly's .partial folder, the output lock)."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+@contextlib.contextmanager
+def _sigterm_unwinds():
+    """Inside the block, SIGTERM raises Terminated (once: a second SIGTERM while cleaning up
+    is ignored, so that the cleanup completes; SIGKILL still stops the process)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield                         # handlers can only be set from the main thread
+        return
+    fired = []
+
+    def terminate(signum, _frame):
+        if not fired:
+            fired.append(signum)
+            raise Terminated(signum)
+
+    previous = signal.signal(signal.SIGTERM, terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
+
+
+def _describe_os_error(error: OSError) -> str:
+    """`path: what went wrong (what to do)` for an OSError from reading or writing files."""
+    what = error.strerror or str(error)
+    full = error.errno == errno.ENOSPC or "No space left" in str(error)
+    hint = ("free some space, or write elsewhere with --out" if full
+            else "check the path and its permissions")
+    where = f"{error.filename}: " if error.filename else ""
+    return f"{where}{what} ({hint})"
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        if args.command == "run":
-            return _cmd_run(args)
-        if args.command == "nightly":
-            return _cmd_nightly(args)
-        if args.command == "compare":
-            return _cmd_compare(args)
-        return _cmd_validate(args)
+        with _sigterm_unwinds():
+            if args.command == "run":
+                return _cmd_run(args)
+            if args.command == "nightly":
+                return _cmd_nightly(args)
+            if args.command == "compare":
+                return _cmd_compare(args)
+            return _cmd_validate(args)
     except McriskError as error:
         print(f"mcrisk: {error}" if not isinstance(error, ScenarioError) else str(error),
               file=sys.stderr)
@@ -352,12 +451,15 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.close()
         return EXIT_OK
     except OSError as error:
-        print(f"mcrisk: {error.strerror or error}: {error.filename or ''} "
-              "(check the path and its permissions)", file=sys.stderr)
+        print(f"mcrisk: {_describe_os_error(error)}", file=sys.stderr)
         return EXIT_INPUT
-    except KeyboardInterrupt:
-        print("mcrisk: interrupted; files already written are intact", file=sys.stderr)
-        return EXIT_INTERRUPTED
+    except KeyboardInterrupt as stop:
+        signum = getattr(stop, "signum", signal.SIGINT)
+        name = "SIGTERM" if signum == signal.SIGTERM else "Ctrl-C (SIGINT)"
+        print(f"mcrisk: stopped by {name}; nothing is half-written: each output folder holds "
+              "the previous run's files or, if this run had finished, all of its own",
+              file=sys.stderr)
+        return EXIT_SIGNAL_BASE + signum
 
 
 if __name__ == "__main__":

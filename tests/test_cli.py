@@ -1,11 +1,13 @@
 """The command line: every shipped scenario validates and runs; errors are one clear line."""
 import json
+import re
 import subprocess
 import sys
 
 import pytest
 
-from mcrisk.cli import main
+import mcrisk.simulate as simulate_module
+from mcrisk.cli import build_parser, main
 
 from .conftest import MINIMAL, REFERENCE, ROOT, SCENARIOS
 
@@ -166,3 +168,69 @@ def test_precision_run_reports_how_many_scenarios_it_took(tmp_path, capsys):
     assert summary["precision"]["met"] and summary["samples"] >= 2000
     assert summary["samples"] == summary["precision"]["samples"]
     assert "precision 5.0%" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("text, value", [("20000", 20000), ("20,000", 20000), ("1,000,000", 10**6),
+                                         ("20_000", 20000), (" 300 ", 300)])
+def test_sample_counts_may_be_grouped_by_thousands(text, value):
+    assert build_parser().parse_args(["run", "x.toml", "--samples", text]).samples == value
+
+
+@pytest.mark.parametrize("text", ["1,0,0", "10,00", "1_0_0", "1,000_000", "1e6", "-5", ""])
+def test_badly_grouped_sample_counts_are_errors_not_other_numbers(text, capsys):
+    with pytest.raises(SystemExit) as stop:
+        build_parser().parse_args(["run", "x.toml", "--samples", text])
+    assert stop.value.code == 2
+    assert "is not a whole number (write e.g. 20000, 20,000 or 20_000)" in capsys.readouterr().err
+
+
+def test_sample_counts_beyond_the_cap_or_the_memory_are_refused(tmp_path, monkeypatch, capsys):
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["run", "x.toml", "--samples", "100000000000000"])
+    assert "must be at most 100,000,000" in capsys.readouterr().err
+    monkeypatch.setattr(simulate_module, "physical_memory", lambda: 2 * 10**9)   # a 2 GB machine
+    assert main(["run", str(MINIMAL), "--samples", "50,000,000", "--out", str(tmp_path / "o"),
+                 "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert re.match(r"mcrisk: --samples = 50,000,000: this run would need about [56]\.\d GB of "
+                    r"memory \(50,000,000 scenarios x 2 strategies x 6 metrics x 8 bytes, plus "
+                    r"drawn inputs and working memory\) and this machine has 2\.0 GB, of which a "
+                    r"run may use 90% \(use at most about 1\d,\d{3},\d{3} scenarios here", err)
+    assert not (tmp_path / "o").exists()
+    assert main(["run", str(MINIMAL), "--precision", "2%", "--max-samples", "30,000,000",
+                 "--out", str(tmp_path / "o"), "--quiet"]) == 2    # it might grow that far
+    assert "mcrisk: --max-samples = 30,000,000: this run would need" in capsys.readouterr().err
+
+
+def test_compare_suggests_the_strategy_meant(capsys):
+    assert main(["compare", str(REFERENCE), "hybrid-gatd", "big-bang", "--samples", "10",
+                 "--quiet"]) == 2
+    assert ("strategy A = 'hybrid-gatd': no strategy 'hybrid-gatd' in this file (did you mean "
+            "'hybrid-gated'?") in capsys.readouterr().err
+
+
+def test_compare_with_too_few_scenarios_gives_no_zero_width_interval(capsys):
+    assert main(["compare", str(MINIMAL), "drain-on-day", "swap-gated", "--samples", "1",
+                 "--backend", "numpy", "--quiet"]) == 0
+    rows = [l for l in capsys.readouterr().out.splitlines() if l.startswith("trough_days")]
+    assert "n/a (needs >= 2 scenarios)" in rows[0] and "n/a (needs >= 36 scenarios)" in rows[0]
+    assert "[" not in rows[0]
+
+
+def test_summary_json_is_strict_with_too_few_scenarios_for_an_interval(tmp_path):
+    def no_constants(name):
+        raise AssertionError(f"summary.json holds {name}")
+
+    assert main(["run", str(MINIMAL), "--samples", "20", "--backend", "numpy",
+                 "--out", str(tmp_path), "--quiet"]) == 0
+    summary = json.loads((tmp_path / "summary.json").read_text(), parse_constant=no_constants)
+    depth = summary["strategies"]["drain-on-day"]["trough_days"]
+    assert depth["p90_ci"] is None and "needs at least 36" in depth["p90_ci_unavailable"]
+    assert "[n/a]" in (tmp_path / "report.html").read_text()
+
+
+def test_precision_that_could_never_be_met_is_refused(tmp_path, capsys):
+    assert main(["run", str(MINIMAL), "--precision", "1%", "--max-samples", "1",
+                 "--out", str(tmp_path / "o"), "--quiet"]) == 2
+    assert ("--max-samples = 1: --precision can never be met, since a 95% interval of the P90 "
+            "needs at least 36 scenarios") in capsys.readouterr().err
