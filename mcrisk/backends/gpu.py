@@ -20,7 +20,8 @@ from pathlib import Path
 import numpy as np
 from scipy import stats
 
-from ..aggregate import CONTINUOUS_METRICS, PERCENTILES
+from ..aggregate import (CONTINUOUS_METRICS, PERCENTILES, finite_or_none, p90_ci_min_samples,
+                         p90_ci_unavailable_reason)
 from ..compile import N_METRICS, CompiledScenario
 from ..rng import check_scenarios, split_seed
 
@@ -229,11 +230,19 @@ def summarize_with(xp, metrics, strategy_names: tuple[str, ...]) -> dict:
                 for key, _ in PERCENTILES:
                     summary[key] = float("nan")
             first, last = float(values[column[0]]), float(values[column[n - 1]])
-            if first == last:
-                summary["p90_ci"] = [first, first]
+            if n < p90_ci_min_samples():          # aggregate's convention: null, and why
+                ci = None
+            elif first == last:
+                ci = [first, first]
             else:
-                summary["p90_ci"] = [float(values[column[r]]) if r is not None else float("nan")
-                                     for r in (low, high)]
+                ci = [float(values[column[r]]) for r in (low, high)]
+            summary = {key: finite_or_none(value) for key, value in summary.items()}
+            if ci is not None and all(np.isfinite(ci)):
+                summary["p90_ci"] = ci
+            else:
+                summary["p90_ci"] = None
+                summary["p90_ci_unavailable"] = (p90_ci_unavailable_reason(n) or
+                                                 "an end of the interval is not a finite number")
             per[metric] = summary
         per["power_violation"] = {"probability": int(violations[s]) / n}
         out[name] = per
