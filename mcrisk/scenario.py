@@ -143,7 +143,8 @@ def _parse_toml(file: str, data: bytes) -> dict:
                    f"{_first_failing_line(text, RecursionError)})")
         hint = "a scenario nests them a few levels deep; look for a run of [, { or ."
     except ValueError as exc:  # Python's limit on digits of an integer (4300)
-        message = f"{exc} (at line {_first_failing_line(text, ValueError)})"
+        what = str(exc).split(";")[0]   # without Python's advice to raise the limit
+        message = f"invalid TOML: {what} (at line {_first_failing_line(text, ValueError)})"
         hint = "a number in a scenario has a few digits"
     raise ScenarioError([Problem(file, "", NO_VALUE, message, hint)]) from None
 
@@ -981,6 +982,7 @@ def _read_performance(t: _Table):
         t.r.report(t.at("h100_eq_per_gpu"), value, "must have a median above 0",
                    "performance relative to one H100 is a positive number")
         return None, None
+    # only a lognormal can pass here: the other distributions' parameters are within the limit
     if largest_draw(dist) > MAX_H100_EQ_PER_GPU:
         t.r.report(t.at("h100_eq_per_gpu.p90"), dist.params[1],
                    f"lets a draw reach {largest_draw(dist):,.4g} H100-eq per GPU, more than "
