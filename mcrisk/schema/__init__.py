@@ -1,8 +1,8 @@
 """JSON Schemas of the documents mcrisk writes, shipped as package data.
 
-summary.schema.json (JSON Schema draft 2020-12) describes summary.json: the stable keys of the
-contract are required with their types, every other key mcrisk writes today is described, and
-keys may be added. docs/metrics.md explains each key in words. Validating needs a JSON Schema
+summary.schema.json (JSON Schema draft 2020-12) describes summary.json: the stable keys are
+required with their types, every other key mcrisk writes today is described, and keys may be
+added. docs/metrics.md explains each key in words. Validating needs a JSON Schema
 library (the `jsonschema` package, in the `test` extra); mcrisk itself only ships the file:
 
     import jsonschema
