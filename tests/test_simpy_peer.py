@@ -3,7 +3,11 @@
 the Numba backend within Monte Carlo error, for every strategy and metric.
 
 Agreement is statistical: the two share no draws, so each P50 and P90 is compared through its
-95% distribution-free interval (binomial order statistics), which must overlap. About 12 s:
+distribution-free interval (binomial order statistics), which must overlap. There are 50 such
+checks, so each interval is taken at 1 - 0.05/50 = 99.9% (Bonferroni): the chance that any one
+of the 50 misses by luck alone stays under 5%. (At 95% per check, one miss in 50 is expected
+every few seeds: seed 1 of the 64-bit random stream gave hybrid-gated completion P50 307.9
+[306.2, 309.5] in SimPy against 304.6 [304.0, 305.3]; mcrisk at 200,000 scenarios gives 305.7.) About 12 s:
 3,000 SimPy scenarios (~8 s) against 20,000 Numba scenarios.
 """
 from __future__ import annotations
@@ -44,8 +48,9 @@ def both():
 @pytest.mark.slow
 def test_p50_and_p90_intervals_overlap_for_every_strategy_and_metric(both):
     peer, engine, names = both
-    rows = peer_model.agreement(peer, engine, names)
-    assert len(rows) == len(names) * 5 * 2
+    checks = len(names) * 5 * 2
+    rows = peer_model.agreement(peer, engine, names, confidence=1.0 - 0.05 / checks)
+    assert len(rows) == checks
     apart = [row for row in rows if not row[-1]]
     assert not apart, "SimPy and mcrisk disagree:\n" + peer_model.format_agreement(apart)
 
