@@ -531,8 +531,8 @@ def _first(value, default):
 
 def compile_scenario(scenario: Scenario) -> CompiledScenario:
     """Flatten a validated scenario and all its strategies into kernel arrays."""
-    retrofit_rows = [row.id for row in scenario.rows()
-                     if any(row.id in _needs_retrofit(scenario, s) for s in scenario.strategies)]
+    retrofitted = set().union(*(_needs_retrofit(scenario, s) for s in scenario.strategies))
+    retrofit_rows = [row.id for row in scenario.rows() if row.id in retrofitted]
     world, handles = _compile_world(scenario, retrofit_rows)
     nodes = _Nodes(scenario, handles)
     plans = [_strategy_plan(scenario, s, nodes, handles) for s in scenario.strategies]
