@@ -4,7 +4,8 @@
                [--risks file|off|pre|post] [--disable-risk ID ...] [--precision 2%]
     mcrisk compare SCENARIO A B [--samples N] [--seed S] [--backend B] [--risks MODE]
     mcrisk nightly SCENARIO --history DIR [--samples N] [--seed S] [--backend B]
-                   [--fail-if EXPR ...]
+                   [--risks MODE] [--disable-risk ID ...] [--precision 2%]
+                   [--fail-if EXPR ...] [--materiality 1%,trough_days=1] [--keep-large N]
     mcrisk validate SCENARIO [SCENARIO ...]
 
 Exit codes: 0 ok, 2 bad input (scenario, backend, --fail-if, --out), 3 a --fail-if condition
@@ -109,6 +110,18 @@ def _add_world_options(command: argparse.ArgumentParser) -> None:
     command.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
+def _add_precision_options(command: argparse.ArgumentParser) -> None:
+    """--precision, --precision-floor and --max-samples, as `run` has them."""
+    command.add_argument("--precision", type=_precision, default=None, metavar="FRACTION",
+                         help="instead of --samples: sample until every P90's 95%% interval "
+                              "half-width is under this fraction of it, e.g. 2%%")
+    command.add_argument("--precision-floor", type=_nonnegative_float, default=0.5,
+                         metavar="ABS", help="...or under this, in the metric's unit "
+                                             "(for values near 0; default 0.5)")
+    command.add_argument("--max-samples", type=_positive_int, default=10_000_000,
+                         help="cap for --precision (default 10,000,000)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mcrisk",
@@ -146,19 +159,22 @@ def build_parser() -> argparse.ArgumentParser:
     nightly.add_argument("scenario", help="scenario TOML file")
     nightly.add_argument("--history", type=Path, required=True,
                          help="history folder: one subfolder per run, and index.json")
-    nightly.add_argument("--samples", type=_positive_int, default=DEFAULT_SAMPLES,
-                         help=f"Monte Carlo scenarios (default {DEFAULT_SAMPLES:,}); keep it "
-                              "and --seed fixed from night to night for paired comparisons")
-    nightly.add_argument("--seed", type=_seed, default=DEFAULT_SEED,
-                         help=f"random seed in [0, 2**64) (default {DEFAULT_SEED})")
-    nightly.add_argument("--backend", choices=BACKEND_NAMES, default="auto")
-    nightly.add_argument("--chunk-size", type=_positive_int, default=DEFAULT_CHUNK,
-                         help="scenarios per kernel call; results do not depend on it")
+    _add_world_options(nightly)      # keep --samples and --seed fixed night to night: paired
+    _add_precision_options(nightly)
     nightly.add_argument("--fail-if", action="append", default=[], metavar="EXPR",
                          help="exit 3 when EXPR holds, e.g. 'hybrid-gated.trough_depth.p90 > 0', "
                               "'any.power_violation.probability > 0', "
-                              "'hybrid-gated.trough_days.p90.delta > 5' (repeatable)")
-    nightly.add_argument("--quiet", action="store_true", help="no progress bar")
+                              "'hybrid-gated.trough_days.p90.delta > 5' (repeatable; a .delta "
+                              "counts only when the diff reports the change)")
+    nightly.add_argument("--materiality", action="append", default=[], metavar="SPEC",
+                         help="smallest change the diff reports: a share of the value, e.g. "
+                              "2%%, and/or METRIC=AMOUNT in the metric's unit, e.g. "
+                              "trough_days=2 (repeatable or comma-separated; default 1%% and "
+                              "one unit of each metric, power_violation=0.001)")
+    nightly.add_argument("--keep-large", type=_positive_int, default=None, metavar="N",
+                         help="after a successful night, delete metrics.parquet and "
+                              "capacity_bands.parquet of this scenario's nights older than "
+                              "the latest N (the rest of their folders stays)")
     validate = commands.add_parser("validate", help="check scenario files, report every problem")
     validate.add_argument("scenario", nargs="+")
     return parser
@@ -346,24 +362,54 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
 
 def _cmd_nightly(args: argparse.Namespace) -> int:
-    from .report.alerts import parse_condition
+    from .report.alerts import parse_conditions
+    from .report.diff import change_line, input_change_line, parse_materiality
     from .report.nightly import run_nightly
+    from .report.text import visible
 
-    conditions = [parse_condition(text) for text in args.fail_if]   # exit 2 before running
+    conditions = parse_conditions(args.fail_if)      # every bad one, exit 2 before running
+    try:
+        materiality = parse_materiality(args.materiality)
+    except ValueError as error:
+        raise McriskError(f"--materiality: {error}") from None
+    precision = None
+    if args.precision is not None:
+        _check_precision_cap(args.max_samples)
+        precision = PrecisionTarget(relative=args.precision, floor=args.precision_floor,
+                                    start=min(args.samples, 10_000), max_samples=args.max_samples)
     progress = _Progress(enabled=not args.quiet and sys.stderr.isatty())
     night = run_nightly(args.scenario, args.history, conditions, samples=args.samples,
                         seed=args.seed, backend=args.backend, chunk_size=args.chunk_size,
-                        progress=progress)
+                        progress=progress, risks=args.risks,
+                        disable_risks=tuple(args.disable_risk), precision=precision,
+                        materiality=materiality, keep_large=args.keep_large)
     _print_run(night.run)
+    if precision is not None:
+        print()
+        print(format_precision(night.run.summary["precision"]))
     print()
     if night.diff is None:
         print("no previous run of this scenario in the history: nothing to compare with")
     else:
         d = night.diff
-        print(f"compared with {d.previous}: {len(d.input_changes)} scenario input(s) changed, "
-              f"{len(d.significant)} change(s) beyond Monte Carlo noise ({d.pairing_note})")
-        for c in d.significant:
-            print(f"  {c.strategy} {c.metric} {c.stat}: {c.old:,.6g} -> {c.new:,.6g} ({c.method})")
+        print(f"compared with {visible(d.previous)}: {len(d.input_changes)} scenario input(s) "
+              f"changed, {len(d.reported)} change(s) beyond Monte Carlo noise and material "
+              f"({d.pairing_note})")
+        for change in d.input_changes[:20]:
+            print(f"  input {input_change_line(change, code=visible, escape=visible)}")
+        if len(d.input_changes) > 20:
+            print(f"  ... and {len(d.input_changes) - 20} more inputs (diff.md lists every one)")
+        for change in d.run_changes:
+            print(f"  run setting {input_change_line(change, code=visible, escape=visible)}")
+        for c in d.reported:
+            print(f"  {change_line(c, escape=visible)}")
+        if d.immaterial:
+            print(f"  ({len(d.immaterial)} more beyond noise but below the materiality "
+                  "threshold: see diff.md)")
+    if night.pruned:
+        print(f"--keep-large {args.keep_large}: deleted the large files (metrics.parquet, "
+              f"capacity_bands.parquet) of {len(night.pruned)} older night(s): "
+              + ", ".join(visible(r) for r in night.pruned))
     for note in night.notes:
         print(f"note: {note}")
     if night.breaches:
@@ -386,8 +432,9 @@ def _cmd_validate(args: argparse.Namespace) -> int:
             failed = True
             print(str(error), file=sys.stderr)
             continue
-        print(f"{path}: ok ({len(scenario.strategies)} strategies, {len(scenario.existing)} "
-              f"existing units, {len(scenario.incoming)} incoming units)")
+        print(f"{path}: ok ({_count(len(scenario.strategies), 'strategy', 'strategies')}, "
+              f"{_count(len(scenario.existing), 'existing unit')}, "
+              f"{_count(len(scenario.incoming), 'incoming unit')})")
     return EXIT_INPUT if failed else EXIT_OK
 
 

@@ -22,6 +22,15 @@ def test_every_scenario_file_validates(path, capsys):
     assert "ok" in capsys.readouterr().out
 
 
+def test_validate_counts_in_the_right_number(tmp_path, capsys):
+    lines = MINIMAL.read_text().splitlines(keepends=True)
+    second = [i for i, line in enumerate(lines) if line.startswith("[[strategies]]")][1]
+    one = tmp_path / "one-strategy.toml"
+    one.write_text("".join(lines[:second]))          # the file's first strategy only
+    assert main(["validate", str(one)]) == 0
+    assert "ok (1 strategy, 2 existing units, 2 incoming units)" in capsys.readouterr().out
+
+
 @pytest.mark.parametrize("path", SCENARIO_FILES, ids=lambda p: p.name)
 @pytest.mark.slow
 def test_every_scenario_file_runs_every_strategy(path, tmp_path, capsys):
