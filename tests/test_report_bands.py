@@ -115,9 +115,12 @@ def test_peak_draw_per_hall_matches_the_definition(reference_plan):
             mine = np.where(plan.power_event_hall[s] == h, plan.power_event_delta, 0.0)
             after = plan.hall_draw0[h] + ((times[:, None, :] <= times[:, :, None]) * mine).sum(axis=2)
             peak = np.maximum(plan.hall_draw0[h], after.max(axis=1))
-            assert row.peak_p90_kw == pytest.approx(np.quantile(peak, 0.9, method="inverted_cdf"),
-                                                    abs=1e-6)
+            for got, q in ((row.peak_p50_kw, 0.5), (row.peak_p90_kw, 0.9)):
+                assert got == pytest.approx(np.quantile(peak, q, method="inverted_cdf"), abs=1e-6)
             assert row.peak_max_kw == pytest.approx(peak.max(), abs=1e-6)
+            assert row.peak_min_kw == pytest.approx(peak.min(), abs=1e-6)
+            assert row.headroom_kw == pytest.approx(row.cap_kw - peak.max(), abs=1e-6)
+            assert row.headroom_share == pytest.approx((row.cap_kw - peak.max()) / row.cap_kw)
             assert row.probability_over == pytest.approx(np.mean(peak > row.cap_kw * (1 + 1e-9)))
         np.testing.assert_allclose(hall_peak_draw(plan, s, nodes[:, s]).max(axis=1).shape, (300,))
 
@@ -142,3 +145,22 @@ def test_inverted_cdf_index_is_numpys():
         ranks = np.arange(n)
         for q in (0.0, 0.1, 0.25, 0.5, 0.9, 0.99, 1.0):
             assert inverted_cdf_index(n, q) == int(np.quantile(ranks, q, method="inverted_cdf"))
+
+
+def test_peak_statistics_of_a_peak_that_varies_match_a_hand_calculation(tiny):
+    # swap-on-day: E1, E2 (100 kW each) drain at day 10 and draw until their removal ends at
+    # 15; both racks (100 kW each) draw from install start = max(arrival, R3 ready at 10),
+    # arrival = 5 + Uniform(0, 20). Peak: 400 kW if the racks arrive before day 15, else 200.
+    plan = compile_scenario(load_scenario(tiny(arrival=5,
+                                               delay='{ dist = "uniform", min = 0, max = 20 }')))
+    collector = BandCollector(plan)
+    result = simulate(plan, 300, 1, select_backend("cpu"), chunk_hooks=(collector,),
+                      keep_world=300)
+    arrival = result.world[:, plan.quantity_names.index("shipment.S1.arrival")]
+    peak = np.where(arrival < 15, 400.0, 200.0)
+    assert 0 < (arrival < 15).mean() < 1
+    row = collector.hall_power()["swap-on-day"][0]
+    assert (row.peak_min_kw, row.peak_max_kw) == (200.0, 400.0)
+    assert row.peak_p50_kw == np.quantile(peak, 0.5, method="inverted_cdf")
+    assert row.peak_p90_kw == np.quantile(peak, 0.9, method="inverted_cdf") == 400.0
+    assert row.headroom_kw == 10_000 - 400 and row.headroom_share == pytest.approx(0.96)

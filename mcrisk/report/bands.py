@@ -239,12 +239,26 @@ def exceeds_cap(plan: CompiledScenario, peak_kw: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class HallPower:
+    """One hall under one strategy: its cap, and its peak draw (the highest draw at any
+    time, after H too) over the scenarios. Quantiles as numpy's 'inverted_cdf'."""
+
     hall: str
     cap_kw: float
-    probability_over: float           # P(peak draw > cap)
+    probability_over: float           # P(peak draw > cap), with the kernels' tolerance
     peak_p50_kw: float
     peak_p90_kw: float
-    peak_max_kw: float
+    peak_max_kw: float                # the highest peak in any scenario
+    peak_min_kw: float                # the lowest peak in any scenario
+
+    @property
+    def headroom_kw(self) -> float:
+        """cap - the highest peak in any scenario (negative: over the cap)."""
+        return self.cap_kw - self.peak_max_kw
+
+    @property
+    def headroom_share(self) -> float | None:
+        """headroom_kw as a share of the cap (None for a cap of 0)."""
+        return self.headroom_kw / self.cap_kw if self.cap_kw > 0 else None
 
 
 @dataclass(frozen=True)
@@ -305,9 +319,9 @@ class BandCollector:
             rows = []
             for h, hall in enumerate(plan.hall_names):
                 histogram = self.peak[s][h]
-                p50, p90, top = histogram.quantiles((0.5, 0.9, 1.0))[0] / MICRO
+                low, p50, p90, top = histogram.quantiles((0.0, 0.5, 0.9, 1.0))[0] / MICRO
                 rows.append(HallPower(hall, float(plan.hall_cap[h]),
                                       float(self.over[s, h] / max(histogram.n, 1)),
-                                      float(p50), float(p90), float(top)))
+                                      float(p50), float(p90), float(top), float(low)))
             out[name] = rows
         return out

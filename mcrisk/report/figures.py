@@ -10,6 +10,8 @@ from __future__ import annotations
 import functools
 import io
 import math
+import textwrap
+from dataclasses import dataclass
 
 import matplotlib
 
@@ -23,6 +25,7 @@ from matplotlib.ticker import FuncFormatter, PercentFormatter  # noqa: E402
 from ..backends.reference import demand_at  # noqa: E402
 from ..compile import METRICS, CompiledScenario  # noqa: E402
 from .bands import CapacityBands, HallPower  # noqa: E402
+from .paths import ScenarioPath  # noqa: E402
 from .text import visible  # noqa: E402
 
 # Okabe-Ito-like, distinguishable for most colour-blind readers, then tab10 for more.
@@ -53,6 +56,18 @@ def _literal_text(draw):
     return literal
 
 
+class Figures(dict):
+    """PNG bytes by figure name, with what the captions need to say about them: `paths`,
+    {figure: {strategy: [ScenarioPath]}} (the scenarios drawn as lines), and `completion`,
+    the completion chart's CompletionAxis (where its day axis is cut)."""
+
+    def __init__(self, pngs: dict[str, bytes], paths: dict | None = None,
+                 completion: "CompletionAxis | None" = None):
+        super().__init__(pngs)
+        self.paths = paths or {}
+        self.completion = completion
+
+
 def strategy_colors(names: tuple[str, ...]) -> dict[str, str]:
     """Colour of each strategy, by its position in the scenario."""
     return {name: _PALETTE[i % len(_PALETTE)] for i, name in enumerate(names)}
@@ -81,64 +96,99 @@ def _short(name: str, limit: int = 40) -> str:
     return name if len(name) <= limit else name[:limit - 1] + "…"
 
 
+_P50_PATH = dict(linewidth=2.2)                              # in the strategy's colour
+_P90_PATH = dict(color="#1b1f24", linewidth=1.1)
+_SEVERITY_WORDS = {"shortfall_gpu_days": "shortfall", "homeless_days": "homeless days",
+                   "trough_depth": "trough depth", "trough_days": "trough days"}
+
+
+def _draw_paths(ax, paths: list[ScenarioPath] | None, which: str, color: str) -> None:
+    """The replayed scenarios as exact step lines: the first quantile's in the strategy's
+    colour, the next one's thin and dark on top (so both show where they are one scenario)."""
+    for j, path in enumerate(paths or ()):
+        x, y = getattr(path, which).xy()
+        style = dict(color=color, **_P50_PATH) if j == 0 else _P90_PATH
+        ax.step(x, y, where="post", zorder=3 + j, **style)
+
+
+def _path_keys(paths: dict[str, list[ScenarioPath]] | None) -> tuple[list, list[str]]:
+    """Legend handles and labels of the scenario lines (empty without paths)."""
+    first = next(iter(paths.values()), None) if paths else None
+    if not first:
+        return [], []
+    words = _SEVERITY_WORDS.get(first[0].severity, first[0].severity)
+    handles = [Line2D([], [], color="#555555", **_P50_PATH), Line2D([], [], **_P90_PATH)][:len(first)]
+    labels = [f"scenario at the {p.label} of {words}" + (" (strategy colour)" if j == 0 else
+                                                           " (black)")
+              for j, p in enumerate(first)]
+    return handles, labels
+
+
 @_literal_text
-def fan_chart(plan: CompiledScenario, bands: CapacityBands, colors: dict[str, str]) -> bytes:
-    """Total capacity per strategy: P10-P90 band, P50 line, baseline and demand."""
+def fan_chart(plan: CompiledScenario, bands: CapacityBands, colors: dict[str, str],
+              paths: dict[str, list[ScenarioPath]] | None = None) -> bytes:
+    """Total capacity per strategy: per-day P10-P90 band, whole scenarios (`paths`, exact step
+    functions of continuous time), baseline and demand."""
     fig, axes = _grid(len(bands.strategy_names))
     days = bands.days
-    demand = demand_at(plan, days.astype(float))
+    demand_days = np.union1d(days.astype(float), np.clip(plan.demand_day, 0.0, plan.horizon))
+    demand = demand_at(plan, demand_days)
     for s, (ax, name) in enumerate(zip(axes, bands.strategy_names)):
         color = colors[name]
         ax.fill_between(days, bands.total[s, :, 0], bands.total[s, :, 2], step="post",
-                        color=color, alpha=0.25, linewidth=0, label="P10–P90")
-        ax.step(days, bands.total[s, :, 1], where="post", color=color, linewidth=1.8,
-                label="P50")
-        ax.axhline(plan.baseline, label=f"baseline {plan.baseline:,.0f}", **_BASELINE_STYLE)
-        ax.plot(days, demand, label="demand", **_DEMAND_STYLE)
+                        color=color, alpha=0.25, linewidth=0)
+        _draw_paths(ax, (paths or {}).get(name), "total", color)
+        ax.axhline(plan.baseline, **_BASELINE_STYLE)
+        ax.plot(demand_days, demand, **_DEMAND_STYLE)
         ax.set_title(_short(name), color=color, fontsize=11, fontweight="bold")
+        ax.set_xlim(0, plan.horizon)
         ax.grid(alpha=0.3)
         ax.yaxis.set_major_formatter(_THOUSANDS)
     _label_grid(axes, len(bands.strategy_names), "day of the plan", "capacity (H100-eq)")
-    _key_legend(fig, "Capacity in service C(d): P10–P90 band and P50, against baseline and demand",
-                [Line2D([], [], **_BASELINE_STYLE), Line2D([], [], **_DEMAND_STYLE)],
-                [f"baseline {plan.baseline:,.0f}", "demand"])
+    handles, labels = _path_keys(paths)
+    _key_legend(fig, "Capacity in service C(t): per-day P10–P90 band and whole scenarios, "
+                "against baseline and demand",
+                [*handles, Line2D([], [], **_BASELINE_STYLE), Line2D([], [], **_DEMAND_STYLE)],
+                [*labels, f"baseline {plan.baseline:,.0f}", "demand"])
     return _png(fig)
 
 
 def _key_legend(fig, title: str, handles: list, labels: list[str]) -> None:
-    """Title and a legend row (band, P50 in neutral grey, plus reference lines) above a grid."""
+    """Title and a legend (the band, in neutral grey, then `handles`) above a grid."""
     rows = len([ax for ax in fig.axes if ax.get_visible()]) > 3
     fig.suptitle(title, fontsize=12)
-    fig.tight_layout(rect=(0, 0, 1, 0.92 if rows else 0.86))
-    fig.legend([Patch(color="#777777", alpha=0.3, linewidth=0), Line2D([], [], color="#555555",
-                                                                       linewidth=1.8), *handles],
-               ["P10–P90 (strategy colour)", "P50", *labels], loc="upper center",
-               bbox_to_anchor=(0.5, 0.955 if rows else 0.93), ncol=2 + len(handles), fontsize=9,
+    fig.tight_layout(rect=(0, 0, 1, 0.90 if rows else 0.82))
+    fig.legend([Patch(color="#777777", alpha=0.3, linewidth=0), *handles],
+               ["P10–P90 of each day (strategy colour)", *labels], loc="upper center",
+               bbox_to_anchor=(0.5, 0.955 if rows else 0.93), ncol=3 if len(handles) > 3 else 4,
+               fontsize=9,
                frameon=False)
 
 
 @_literal_text
 def largest_island_chart(plan: CompiledScenario, bands: CapacityBands,
-                         colors: dict[str, str]) -> bytes:
-    """The largest island's capacity per strategy against the largest job's size."""
+                         colors: dict[str, str],
+                         paths: dict[str, list[ScenarioPath]] | None = None) -> bytes:
+    """The largest island's capacity per strategy against the largest job's size: per-day
+    P10-P90 band and whole scenarios (`paths`)."""
     fig, axes = _grid(len(bands.strategy_names), height=2.8)
     days = bands.days
     for s, (ax, name) in enumerate(zip(axes, bands.strategy_names)):
         color = colors[name]
         ax.fill_between(days, bands.largest[s, :, 0], bands.largest[s, :, 2], step="post",
-                        color=color, alpha=0.25, linewidth=0, label="P10–P90")
-        ax.step(days, bands.largest[s, :, 1], where="post", color=color, linewidth=1.8,
-                label="P50")
-        ax.axhline(plan.largest_job, color="#B00020", linestyle="--", linewidth=1.0,
-                   label=f"largest job {plan.largest_job:,.0f}")
+                        color=color, alpha=0.25, linewidth=0)
+        _draw_paths(ax, (paths or {}).get(name), "largest", color)
+        ax.axhline(plan.largest_job, color="#B00020", linestyle="--", linewidth=1.0)
         ax.set_title(_short(name), color=color, fontsize=11, fontweight="bold")
+        ax.set_xlim(0, plan.horizon)
         ax.grid(alpha=0.3)
         ax.yaxis.set_major_formatter(_THOUSANDS)
     _label_grid(axes, len(bands.strategy_names), "day of the plan",
                 "largest island (H100-eq)")
+    handles, labels = _path_keys(paths)
     _key_legend(fig, "Largest island's capacity: can the largest job still run?",
-                [Line2D([], [], color="#B00020", linestyle="--", linewidth=1.0)],
-                [f"largest job {plan.largest_job:,.0f}"])
+                [*handles, Line2D([], [], color="#B00020", linestyle="--", linewidth=1.0)],
+                [*labels, f"largest job {plan.largest_job:,.0f}"])
     return _png(fig)
 
 
@@ -167,60 +217,166 @@ def _metric(metrics: np.ndarray, name: str) -> int:
     return METRICS.index(name)
 
 
+_LEVEL_STYLE = dict(color="#888888", linewidth=0.8, linestyle=":")
+_DASH = 5.0                       # points: the dash length of curves drawn over each other
+
+
+def _widths(n: int) -> list[float]:
+    """Line widths in drawing order, widest first: a curve drawn over an earlier one that
+    runs close to it leaves the earlier one showing at its edges."""
+    step = min(0.8, 3.2 / max(n - 1, 1))
+    return [1.2 + step * (n - 1 - s) for s in range(n)]
+
+
+def _same_curves(curves: list[np.ndarray]) -> list[list[int]]:
+    """Indices of identical curves, grouped (each group in order, groups by first member)."""
+    groups: dict[bytes, list[int]] = {}
+    for s, curve in enumerate(curves):
+        groups.setdefault(np.ascontiguousarray(curve).tobytes(), []).append(s)
+    return list(groups.values())
+
+
+def _draw_curves(ax, curves: list[np.ndarray], names: tuple[str, ...], colors: dict[str, str],
+                 lo: float, hi: float, exceed: bool, values: np.ndarray) -> list[str]:
+    """Step curves of every strategy; returns notes on the ones that would hide each other.
+
+    Identical curves (the same quantiles at every level; e.g. two strategies at 0 in every
+    scenario) are drawn with alternating dashes, so each colour shows, and named in a note.
+    """
+    notes = []
+    widths = _widths(len(names))
+    y = np.concatenate([[1.0], 1.0 - _LEVELS, [0.0]]) if exceed else \
+        np.concatenate([[0.0], _LEVELS, [1.0]])
+    for group in _same_curves(curves):
+        for j, s in enumerate(group):
+            x = np.concatenate([[lo], curves[s], [hi]])
+            style = {} if len(group) == 1 else dict(
+                linestyle=(j * _DASH, (_DASH, _DASH * (len(group) - 1))))
+            width = widths[group[0]] if len(group) > 1 else widths[s]
+            ax.step(x, y, where="post", color=colors[names[s]], linewidth=width, **style)
+        if len(group) < 2:
+            continue
+        who = ", ".join(_short(names[s], 28) for s in group)
+        column = values[:, group[0]]
+        if column.size and (column == column[0]).all():
+            notes.append(f"{len(group)} strategies at {column[0]:,.4g} in every scenario "
+                         f"(drawn dashed, one over the other): {who}")
+        else:
+            notes.append(f"{len(group)} strategies with the same curve (dashed): {who}")
+    return notes
+
+
+def _with_notes(label: str, notes: list[str], width: int) -> str:
+    return "\n".join([label, *(line for note in notes
+                                for line in textwrap.wrap(note, width))])
+
+
+def _strategy_handles(names: tuple[str, ...], colors: dict[str, str]) -> list:
+    return [Line2D([], [], color=colors[name], linewidth=width)
+            for name, width in zip(names, _widths(len(names)))]
+
+
 @_literal_text
 def exceedance_chart(metrics: np.ndarray, names: tuple[str, ...], colors: dict[str, str],
                      panels: tuple[tuple[str, str], ...], title: str) -> bytes:
     """P(metric > x) per strategy, one panel per (metric, x-axis label)."""
     fig, axes = plt.subplots(1, len(panels), figsize=(12, 3.8), squeeze=False)
+    width = 150 // len(panels)
     for ax, (metric, xlabel) in zip(axes.flat, panels):
         k = _metric(metrics, metric)
         lo, hi = _finite_range(metrics[:, :, k])
-        for s, name in enumerate(names):
-            x = np.concatenate([[lo], _curve(metrics[:, s, k]), [hi]])
-            y = np.concatenate([[1.0], 1.0 - _LEVELS, [0.0]])
-            ax.step(x, y, where="post", color=colors[name], linewidth=1.8, label=_short(name, 28))
-        ax.axhline(0.10, color="#888888", linewidth=0.8, linestyle=":")
-        ax.text(ax.get_xlim()[1], 0.10, " 1 in 10", va="bottom", ha="right", fontsize=8,
-                color="#555555")
-        ax.set_xlabel(xlabel)
+        curves = [_curve(metrics[:, s, k]) for s in range(len(names))]
+        notes = _draw_curves(ax, curves, names, colors, lo, hi, True, metrics[:, :, k])
+        ax.axhline(0.10, **_LEVEL_STYLE)
+        ax.set_xlabel(_with_notes(xlabel, notes, width))
         ax.set_ylabel("probability of exceeding")
         ax.yaxis.set_major_formatter(PercentFormatter(1.0))
         ax.xaxis.set_major_formatter(_COMPACT)
         ax.set_ylim(-0.02, 1.02)
         ax.grid(alpha=0.3)
-    _strategy_legend(fig, axes.flat[0], title)
+    _strategy_legend(fig, title, [*_strategy_handles(names, colors), Line2D([], [], **_LEVEL_STYLE)],
+                     [*(_short(n, 28) for n in names), "1 in 10: a curve crosses it at its P90"])
     return _png(fig)
 
 
-def _strategy_legend(fig, ax, title: str) -> None:
+def _strategy_legend(fig, title: str, handles: list, labels: list[str]) -> None:
     """One legend row under the title, outside the plotting area: curves stay visible."""
-    handles, labels = ax.get_legend_handles_labels()
     fig.suptitle(title, fontsize=12)
     fig.tight_layout(rect=(0, 0, 1, 0.86))
     fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.93),
                ncol=min(len(labels), 6), fontsize=9, frameon=False)
 
 
+@dataclass(frozen=True)
+class CompletionAxis:
+    """Where the completion chart's day axis ends, and what lies beyond it."""
+
+    right: float                  # the axis's right end (day)
+    cut: bool                     # whether some scenario completes after `right`
+    p999: dict[str, float]        # each strategy's P99.9 ('inverted_cdf'; inf if not finite)
+    beyond: dict[str, float]      # share of each strategy's scenarios after `right` (finite)
+    latest: float                 # the latest finite completion day of any strategy
+    latest_strategy: str
+    never: dict[str, int]         # scenarios that never complete (infinite), per strategy
+    widest: str | None            # the strategy whose P99.9 sets the axis; None: the horizon
+
+
+def completion_axis(metrics: np.ndarray, names: tuple[str, ...],
+                    horizon: float) -> CompletionAxis:
+    """The day axis of the completion chart: up to the largest P99.9 of any strategy (and at
+    least to the horizon), so that a few extreme scenarios do not squeeze the curves."""
+    k = _metric(metrics, "completion_day")
+    days = metrics[:, :, k]
+    p999 = {name: float(np.quantile(days[:, s], 0.999, method="inverted_cdf"))
+            for s, name in enumerate(names)}
+    finite = days[np.isfinite(days)]
+    latest = float(finite.max()) if finite.size else horizon
+    latest_strategy = names[int(np.argmax(np.where(np.isfinite(days), days, -np.inf).max(axis=0)))]
+    lo = float(finite.min()) if finite.size else 0.0
+    finite_p999 = {name: v for name, v in p999.items() if math.isfinite(v)}
+    widest = max(finite_p999, key=finite_p999.get) if finite_p999 else None
+    if widest is None or finite_p999[widest] <= horizon:
+        widest = None
+    end = horizon if widest is None else finite_p999[widest]
+    right = end + max(1.0, 0.02 * (end - min(lo, horizon)))
+    beyond = {name: float(np.mean(np.isfinite(days[:, s]) & (days[:, s] > right)))
+              for s, name in enumerate(names)}
+    never = {name: int(np.sum(~np.isfinite(days[:, s]))) for s, name in enumerate(names)}
+    return CompletionAxis(right, latest > right, p999, beyond, latest,
+                          latest_strategy, never, widest)
+
+
 @_literal_text
 def completion_chart(metrics: np.ndarray, names: tuple[str, ...], colors: dict[str, str],
-                     horizon: float) -> bytes:
-    """S-curves: P(completion_day <= x) per strategy."""
+                     horizon: float, axis: CompletionAxis | None = None) -> bytes:
+    """S-curves: P(completion_day <= x) per strategy, the day axis cut as `axis` says."""
+    axis = completion_axis(metrics, names, horizon) if axis is None else axis
     fig, ax = plt.subplots(figsize=(12, 3.8))
     k = _metric(metrics, "completion_day")
     lo, hi = _finite_range(metrics[:, :, k])
-    for s, name in enumerate(names):
-        x = np.concatenate([[lo], _curve(metrics[:, s, k]), [hi]])
-        y = np.concatenate([[0.0], _LEVELS, [1.0]])
-        ax.step(x, y, where="post", color=colors[name], linewidth=1.8, label=_short(name, 28))
-    ax.axvline(horizon, label=f"horizon H = {horizon:,.0f} days", **_BASELINE_STYLE)
+    curves = [_curve(metrics[:, s, k]) for s in range(len(names))]
+    notes = _draw_curves(ax, curves, names, colors, lo, max(hi, axis.right), False,
+                         metrics[:, :, k])
+    ax.axvline(horizon, **_BASELINE_STYLE)
     for level in (0.5, 0.9):
-        ax.axhline(level, color="#888888", linewidth=0.8, linestyle=":")
-    ax.set_xlabel("completion day (last SU removed and last rack accepted)")
+        ax.axhline(level, **_LEVEL_STYLE)
+    left = min(lo, horizon)
+    ax.set_xlim(left - max(1.0, 0.02 * (axis.right - left)), axis.right)
+    label = "completion day (last SU removed and last rack accepted)"
+    if axis.cut:
+        label += (f"; axis cut at day {axis.right:,.0f}: later completions, up to day "
+                  f"{axis.latest:,.0f}, are off the chart")
+    ax.set_xlabel(_with_notes(label, notes, 150))
     ax.set_ylabel("probability done by then")
     ax.yaxis.set_major_formatter(PercentFormatter(1.0))
+    ax.xaxis.set_major_formatter(_THOUSANDS)
     ax.set_ylim(-0.02, 1.02)
     ax.grid(alpha=0.3)
-    _strategy_legend(fig, ax, "Completion S-curves (ECDF of completion_day)")
+    _strategy_legend(fig, "Completion S-curves (ECDF of completion_day)",
+                     [*_strategy_handles(names, colors), Line2D([], [], **_BASELINE_STYLE),
+                      Line2D([], [], **_LEVEL_STYLE)],
+                     [*(_short(n, 28) for n in names), f"horizon H = {horizon:,.0f} days",
+                      "50% and 90%"])
     return _png(fig)
 
 

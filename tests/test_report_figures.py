@@ -1,0 +1,347 @@
+"""The report's figures say what the data say: whole scenarios replayed as exact paths, the
+1-in-10 line's label off the curves, strategies at one value named instead of hidden, the
+completion axis cut with the cut stated, and a power table with headroom (mcrisk.report.paths,
+figures, html).
+
+Paths are checked against the metrics the kernel computed on its own: a replayed scenario's
+lowest capacity is B minus its trough depth, its time below B is its trough days, and so on.
+"""
+from __future__ import annotations
+
+import re
+
+import matplotlib
+import numpy as np
+import pytest
+
+from mcrisk.backends import select_backend
+from mcrisk.compile import METRICS, compile_scenario
+from mcrisk.report import figures as figures_module
+from mcrisk.report.bands import BandCollector, HallPower
+from mcrisk.report.findings import fmt
+from mcrisk.report.html import (_completion_caption, _fan_figure, _island_figure, power_table)
+from mcrisk.report.paths import (SEVERITY, capacity_paths, nearest_rank_scenario,
+                                 representative_paths)
+from mcrisk.scenario import load_scenario
+from mcrisk.simulate import simulate
+
+M = {name: k for k, name in enumerate(METRICS)}
+CPU = select_backend("cpu")
+SEED = 3
+
+
+@pytest.fixture(scope="module")
+def reference_run(reference_plan):
+    """(plan, metrics[400, s, 6], bands collector) of the reference, seed 3."""
+    collector = BandCollector(reference_plan)
+    result = simulate(reference_plan, 400, SEED, CPU, chunk_size=128, chunk_hooks=(collector,))
+    return reference_plan, result.metrics, collector
+
+
+@pytest.fixture
+def drawn(monkeypatch):
+    """Every figure drawn while the test runs, after savefig (so every text exists)."""
+    kept = []
+    save = figures_module._png
+
+    def keep(fig):
+        png = save(fig)
+        kept.append(fig)
+        return png
+
+    monkeypatch.setattr(figures_module, "_png", keep)
+    return kept
+
+
+# -- picking the scenario ---------------------------------------------------------------------
+
+def test_nearest_rank_picks_the_lowest_index_among_ties():
+    values = np.array([5.0, 1.0, 3.0, 3.0, 3.0, 9.0])
+    # sorted 1 3 3 3 5 9; nearest rank at q: position ceil(6 q) - 1
+    assert nearest_rank_scenario(values, 0.5) == 2       # position 2: a 3; first 3 is index 2
+    assert nearest_rank_scenario(values, 0.9) == 5       # position 5: the 9
+    assert nearest_rank_scenario(values, 0.1) == 1       # position 0: the 1
+    assert nearest_rank_scenario(np.zeros(7), 0.9) == 0
+
+
+def test_nearest_rank_is_numpys_inverted_cdf_then_the_first_index():
+    rng = np.random.default_rng(0)
+    for n in (1, 2, 10, 37, 1000):
+        values = rng.integers(0, 6, n).astype(float)      # many ties
+        for q in (0.5, 0.9, 0.99):
+            value = np.quantile(values, q, method="inverted_cdf")
+            expected = min(i for i in range(n) if values[i] == value)
+            assert nearest_rank_scenario(values, q) == expected
+
+
+# -- exact paths ------------------------------------------------------------------------------
+
+def test_a_path_is_the_hand_calculated_step_function(tiny):
+    # swap-on-day: E1, E2 (128 each) drain at day 10; both racks (180 each) accepted at 27.
+    # swap-gated: each E drains as its rack is accepted: both at 27, together (no dip).
+    plan = compile_scenario(load_scenario(tiny()))
+    _, world, nodes = CPU.simulate_chunk(plan, 1, 0, 1, keep_nodes=True)
+    total, largest = capacity_paths(plan, nodes[0, 0], world[0])
+    assert total.start.tolist() == [0.0, 10.0, 27.0] and total.end == 100.0
+    assert total.value.tolist() == [256.0, 0.0, 360.0]
+    assert largest.value.tolist() == [256.0, 0.0, 360.0]   # old island, none, new island
+    total, largest = capacity_paths(plan, nodes[0, 1], world[0])
+    assert total.start.tolist() == [0.0, 27.0] and total.value.tolist() == [256.0, 360.0]
+    x, y = total.xy()
+    assert x.tolist() == [0.0, 27.0, 100.0] and y.tolist() == [256.0, 360.0, 360.0]
+
+
+def shortfall_by_hand(plan, path) -> float:
+    """Integral of max(0, D - C) over the path: C constant per piece, D linear between its
+    knots; each linear stretch's positive part integrated as a triangle or trapezoid."""
+    knots = list(plan.demand_day)
+    total = 0.0
+    for a, b, c in zip(path.start, np.append(path.start[1:], path.end), path.value):
+        cuts = sorted({a, b, *[k for k in knots if a < k < b]})
+        for lo, hi in zip(cuts[:-1], cuts[1:]):
+            f = [float(np.interp(t, plan.demand_day, plan.demand_value)) - c for t in (lo, hi)]
+            if min(f) >= 0:
+                total += (f[0] + f[1]) / 2 * (hi - lo)
+            elif max(f) > 0:
+                total += 0.5 * max(f) * (hi - lo) * max(f) / (max(f) - min(f))
+    return total
+
+
+def check_path_against_metrics(plan, path):
+    m = path.metrics
+    baseline, job = plan.baseline, plan.largest_job
+    lowest = path.total.minimum()
+    assert max(0.0, baseline - lowest) == pytest.approx(m["trough_depth"], abs=1e-9 * baseline)
+    assert path.total.time_below(baseline * (1 - 1e-9)) == pytest.approx(m["trough_days"],
+                                                                       abs=1e-9)
+    assert path.largest.time_below(job - 1e-9 * max(job, 1)) == pytest.approx(
+        m["homeless_days"], abs=1e-9)
+    assert shortfall_by_hand(plan, path.total) == pytest.approx(m["shortfall_gpu_days"],
+                                                                rel=1e-9, abs=1e-9)
+    assert path.total.start[0] == 0.0 and path.total.end == plan.horizon
+    assert (np.diff(path.total.start) > 0).all()
+
+
+@pytest.mark.parametrize("severity", sorted(set(SEVERITY.values())))
+def test_replayed_reference_paths_have_the_metrics_the_kernel_computed(reference_run, severity):
+    plan, metrics, _ = reference_run
+    paths = representative_paths(plan, CPU, SEED, metrics, severity)
+    assert list(paths) == list(plan.strategy_names)
+    k = M[severity]
+    for s, name in enumerate(plan.strategy_names):
+        assert [p.quantile for p in paths[name]] == [0.5, 0.9]
+        for path in paths[name]:
+            column = metrics[:, s, k]
+            value = np.quantile(column, path.quantile, method="inverted_cdf")
+            assert path.scenario == int(np.flatnonzero(column == value)[0])
+            assert path.metrics == {key: float(v) for key, v in
+                                    zip(METRICS, metrics[path.scenario, s])}
+            check_path_against_metrics(plan, path)
+
+
+def test_paths_reach_below_the_band_the_p50_line_hides(reference_run):
+    """The defect this replaces: rolling-on-delivery's per-day P50 stays far above the lowest
+    point of the scenario at the P50 of its shortfall."""
+    plan, metrics, collector = reference_run
+    s = plan.strategy_names.index("rolling-on-delivery")
+    path = representative_paths(plan, CPU, SEED, metrics, "shortfall_gpu_days")[
+        "rolling-on-delivery"][0]
+    assert path.total.minimum() < collector.bands().total[s, :, 1].min() - 100
+
+
+def test_paths_use_the_drawn_performance_and_the_ramp(tiny):
+    path = tiny(delay='{ dist = "uniform", min = 0, max = 20 }',
+                attempt='{ dist = "triangular", min = 3, mode = 5, max = 9 }', fail_first=0.3)
+    path.write_text(path.read_text().replace(
+        "h100_eq_per_gpu = 2.5", 'h100_eq_per_gpu = { dist = "uniform", min = 1, max = 3 }')
+        .replace("[[islands]]", "[unit_types.ramp]\nstart_fraction = 0.5\ndays = 20\n"
+                 "steps = 4\n\n[[islands]]", 1))
+    plan = compile_scenario(load_scenario(path))
+    result = simulate(plan, 200, 7, CPU)
+    perf = plan.quantity_names.index("unit_type.new.h100_eq_per_gpu")
+    for severity in ("shortfall_gpu_days", "trough_days"):
+        for name, picked in representative_paths(plan, CPU, 7, result.metrics, severity).items():
+            for p in picked:
+                check_path_against_metrics(plan, p)
+                # fully ramped by the horizon in this scenario? then C = 144 GPUs x perf
+                world = CPU.simulate_chunk(plan, 7, p.scenario, 1)[1][0]
+                if p.metrics["completion_day"] + 20 < plan.horizon:
+                    assert p.total.value[-1] == pytest.approx(144 * world[perf], rel=1e-12)
+
+
+# -- figures ----------------------------------------------------------------------------------
+
+def step_lines(ax):
+    return [line for line in ax.get_lines() if line.get_drawstyle() == "steps-post"]
+
+
+def test_fan_and_island_charts_draw_the_replayed_paths_not_a_p50_line(reference_run, drawn):
+    plan, metrics, collector = reference_run
+    bands = collector.bands()
+    colors = figures_module.strategy_colors(plan.strategy_names)
+    for chart, which, band in ((figures_module.fan_chart, "total", bands.total),
+                               (figures_module.largest_island_chart, "largest", bands.largest)):
+        severity = SEVERITY["fan" if which == "total" else "island"]
+        paths = representative_paths(plan, CPU, SEED, metrics, severity)
+        chart(plan, bands, colors, paths)
+        axes = [ax for ax in drawn[-1].axes if ax.get_visible()]
+        for s, (ax, name) in enumerate(zip(axes, plan.strategy_names)):
+            lines = step_lines(ax)
+            assert len(lines) == 2                         # the two scenarios, nothing else
+            for line, path in zip(lines, paths[name]):
+                x, y = getattr(path, which).xy()
+                np.testing.assert_array_equal(line.get_xdata(), x)
+                np.testing.assert_array_equal(line.get_ydata(), y)
+            assert ax.get_xlim() == (0.0, plan.horizon)
+        legend = " ".join(t.get_text() for t in drawn[-1].legends[0].get_texts())
+        words = {"shortfall_gpu_days": "shortfall", "homeless_days": "homeless days"}[severity]
+        assert f"scenario at the P50 of {words}" in legend and "P90" in legend
+        assert "P10–P90 of each day" in legend
+
+
+def test_the_1_in_10_label_is_in_the_legend_not_over_the_curves(reference_run, drawn):
+    plan, metrics, _ = reference_run
+    colors = figures_module.strategy_colors(plan.strategy_names)
+    figures_module.exceedance_chart(metrics, plan.strategy_names, colors,
+                                    (("trough_depth", "depth"), ("trough_days", "days")), "t")
+    fig = drawn[-1]
+    for ax in fig.axes:
+        assert not [t for t in ax.texts if "1 in 10" in t.get_text()]
+        assert any(line.get_ydata()[0] == 0.10 for line in ax.get_lines())   # the line stays
+    assert any("1 in 10" in t.get_text() for t in fig.legends[0].get_texts())
+
+
+def test_strategies_at_one_value_in_every_scenario_are_named_and_dashed(reference_run, drawn):
+    plan, metrics, _ = reference_run
+    names = plan.strategy_names
+    colors = figures_module.strategy_colors(names)
+    figures_module.exceedance_chart(metrics, names, colors, (("trough_depth", "depth"),), "t")
+    ax = drawn[-1].axes[0]
+    at_zero = [n for s, n in enumerate(names) if (metrics[:, s, M["trough_depth"]] == 0).all()]
+    assert at_zero == ["swing-gated", "hybrid-gated"]            # from the metrics themselves
+    label = ax.get_xlabel().replace("\n", " ")
+    assert f"{len(at_zero)} strategies at 0 in every scenario" in label
+    assert all(name in label for name in at_zero)
+    # each of them drawn, dashed with a different offset, so that both colours show
+    dashed = [line for line in step_lines(ax) if line.get_linestyle() != "-"]
+    assert sorted(matplotlib.colors.to_hex(line.get_color()) for line in dashed) == sorted(
+        colors[n].lower() for n in at_zero)
+    assert len({line._unscaled_dash_pattern[0] for line in dashed}) == 2
+
+
+def synthetic_completion(n=10_000):
+    """Two strategies: A completes on days 300..399; B likewise but 5 scenarios on day 5,000
+    and, with `never`, one that never completes."""
+    metrics = np.zeros((n, 2, len(METRICS)))
+    metrics[:, :, M["completion_day"]] = (300 + np.arange(n) % 100)[:, None]
+    metrics[:5, 1, M["completion_day"]] = 5000.0
+    return metrics
+
+
+def test_completion_axis_is_cut_at_the_largest_p999_and_the_caption_says_so(drawn):
+    metrics = synthetic_completion()
+    names = ("A", "B")
+    axis = figures_module.completion_axis(metrics, names, horizon=540.0)
+    # P99.9 by nearest rank: position ceil(10,000 x 0.999) - 1 = 9,989 of the sorted days;
+    # B's sorted days: 9,995 values 300..399, then 5 x 5,000: position 9,989 is 399
+    assert axis.p999 == {"A": 399.0, "B": 399.0}
+    assert axis.widest is None                      # both below the horizon: axis to H
+    assert 540.0 < axis.right < 560.0
+    assert axis.cut and axis.latest == 5000.0 and axis.latest_strategy == "B"
+    assert axis.beyond == {"A": 0.0, "B": 5 / 10_000}
+    figures_module.completion_chart(metrics, names, {"A": "#000000", "B": "#111111"}, 540.0, axis)
+    ax = drawn[-1].axes[0]
+    assert ax.get_xlim()[1] == axis.right
+    assert "axis cut at day" in ax.get_xlabel() and "5,000" in ax.get_xlabel()
+    caption = _completion_caption(axis)
+    assert f"ends at day {fmt(axis.right)}, just past the horizon" in caption
+    assert "up to 0.05% of a strategy's scenarios complete later, the latest on day 5,000 (B)" \
+        in caption
+
+    metrics[:, 1, M["completion_day"]] += 700          # B: days 1,000..1,099 and 5,700
+    axis = figures_module.completion_axis(metrics, names, horizon=540.0)
+    assert axis.widest == "B" and axis.p999["B"] == 1099.0
+    assert 1099.0 < axis.right < 1099.0 + 0.02 * (1099 - 300) + 1e-9
+    assert "just past the largest P99.9 of any strategy (B: day 1,099)" in _completion_caption(axis)
+
+
+def test_completion_axis_without_a_tail_and_with_scenarios_that_never_complete():
+    metrics = synthetic_completion()
+    metrics[:5, 1, M["completion_day"]] = 350.0
+    axis = figures_module.completion_axis(metrics, ("A", "B"), horizon=540.0)
+    assert not axis.cut and axis.latest == 399.0
+    assert "Every completion lies on the axis (the latest: day 399)" in _completion_caption(axis)
+    metrics[0, 0, M["completion_day"]] = np.inf
+    axis = figures_module.completion_axis(metrics, ("A", "B"), horizon=540.0)
+    assert axis.never == {"A": 1, "B": 0}
+    assert "Never complete (a burn-in that never passes): A in 1 scenarios" in \
+        _completion_caption(axis)
+
+
+# -- captions and tables in report.html -------------------------------------------------------
+
+def test_captions_name_each_drawn_scenario_with_its_own_numbers(reference_run):
+    plan, metrics, _ = reference_run
+    colors = figures_module.strategy_colors(plan.strategy_names)
+    paths = {chart: representative_paths(plan, CPU, SEED, metrics, severity)
+             for chart, severity in SEVERITY.items()}
+    figures = figures_module.Figures({"fan": b"png", "island": b"png"}, paths=paths)
+    summary = {"samples": 400}
+    fan = _fan_figure(figures, summary, plan, colors)
+    assert "per-day" not in fan and "percentiles taken day by day, not scenarios" in fan
+    assert "P50 (thick, strategy colour)" in fan and "P90 (thin, black) of shortfall" in fan
+    cells = lambda html: re.findall(r"<tr>(.*?)</tr>", html)[1:]          # noqa: E731
+    rows = cells(fan)
+    assert len(rows) == sum(len({p.scenario for p in v}) for v in paths["fan"].values())
+    for name, picked in paths["fan"].items():
+        s = plan.strategy_names.index(name)
+        for p in picked:
+            own = metrics[p.scenario, s]
+            expected = (f"<td class='n'>{p.scenario:,}</td>"
+                        f"<td class='n'>{fmt(own[M['shortfall_gpu_days']])}</td>"
+                        f"<td class='n'>{fmt(own[M['trough_depth']])}</td>"
+                        f"<td class='n'>{fmt(plan.baseline - own[M['trough_depth']])}</td>"
+                        f"<td class='n'>{fmt(own[M['trough_days']])}</td>")
+            assert any(expected in row for row in rows), (name, p.scenario)
+    island = _island_figure(figures, summary, plan, colors)
+    assert "of homeless days" in island
+    for name, picked in paths["island"].items():
+        if picked[0].scenario == picked[1].scenario:     # equal values: one row, one scenario
+            assert "P50 and P90 <span class='ci'>(both lines, on each other)" in island
+
+
+def test_power_table_merges_equal_statistics_and_shows_headroom(reference_run):
+    plan, _, collector = reference_run
+    power = collector.hall_power()
+    colors = figures_module.strategy_colors(plan.strategy_names)
+    html = power_table(power, colors)
+    rows = re.findall(r"<tr>(.*?)</tr>", html)[2:]
+    by_row = {}
+    for row, (name, hall) in zip(rows, [(n, h.hall) for n in power for h in power[n]]):
+        by_row[name, hall] = row
+    # hall A, cap 3,000 kW: 8 SUs x 326.4 kW until removed; swing-gated installs 2 racks of
+    # 135 kW in the empty row A9 first: 2,881.2 kW. Hall B, cap 1,650: 12 racks x 135 = 1,620.
+    hand = {("big-bang", "A"): (2611.2, "388.8", "13.0%"),
+            ("swing-gated", "A"): (2881.2, "118.8", "4.0%"),
+            ("hybrid-gated", "B"): (1620.0, "30.0", "1.8%"),
+            ("big-bang", "B"): (0.0, "1,650.0", "100.0%")}
+    for (name, hall), (peak, kw, share) in hand.items():
+        row = by_row[name, hall]
+        assert (f"<td class='n' colspan='3' style='text-align:center'>{peak:,.1f} "
+                "<span class='ci'>(in every scenario)</span></td>") in row
+        assert f"<td class='n'>{kw}</td><td class='n'>{share}</td>" in row
+    assert "headroom" in html
+
+
+def test_power_cells_differ_where_the_statistics_differ():
+    spread = HallPower("H", 100.0, 0.2, peak_p50_kw=90.0, peak_p90_kw=90.0, peak_max_kw=120.0,
+                       peak_min_kw=40.0)
+    html = power_table({"s": [spread]}, {"s": "#000000"})
+    assert ("<td class='n' colspan='2' style='text-align:center'>90.0 "
+            "<span class='ci'>(P50 = P90)</span></td><td class='n'>120.0</td>") in html
+    assert "<td class='n yes'>-20.0</td><td class='n yes'>-20.0%</td>" in html
+    assert "<td class='n yes'>20.00%</td>" in html
+    distinct = HallPower("H", 100.0, 0.0, 50.0, 60.0, 70.0, 10.0)
+    html = power_table({"s": [distinct]}, {"s": "#000000"})
+    assert ("<td class='n'>50.0</td><td class='n'>60.0</td><td class='n'>70.0</td>"
+            "<td class='n'>30.0</td><td class='n'>30.0%</td>") in html
