@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 import matplotlib
+import matplotlib.pyplot
 import numpy as np
 import pytest
 
@@ -40,17 +41,13 @@ def reference_run(reference_plan):
 
 @pytest.fixture
 def drawn(monkeypatch):
-    """Every figure drawn while the test runs, after savefig (so every text exists)."""
+    """Every figure made while the test runs, kept open instead of saved as PNG (saving is
+    most of a figure's time; the lines, labels and legends exist before it)."""
     kept = []
-    save = figures_module._png
-
-    def keep(fig):
-        png = save(fig)
-        kept.append(fig)
-        return png
-
-    monkeypatch.setattr(figures_module, "_png", keep)
-    return kept
+    monkeypatch.setattr(figures_module, "_png", lambda fig: kept.append(fig) or b"")
+    yield kept
+    for fig in kept:
+        matplotlib.pyplot.close(fig)
 
 
 # -- picking the scenario ---------------------------------------------------------------------
@@ -222,6 +219,9 @@ def test_strategies_at_one_value_in_every_scenario_are_named_and_dashed(referenc
     label = ax.get_xlabel().replace("\n", " ")
     assert f"{len(at_zero)} strategies at 0 in every scenario" in label
     assert all(name in label for name in at_zero)
+    depth = metrics[:, names.index("big-bang"), M["trough_depth"]]
+    assert (depth == plan.baseline).all()              # alone at B = 2,048: named too
+    assert "1 strategy at 2,048 in every scenario: big-bang" in label
     # each of them drawn, dashed with a different offset, so that both colours show
     dashed = [line for line in step_lines(ax) if line.get_linestyle() != "-"]
     assert sorted(matplotlib.colors.to_hex(line.get_color()) for line in dashed) == sorted(
@@ -274,7 +274,7 @@ def test_completion_axis_without_a_tail_and_with_scenarios_that_never_complete()
     metrics[0, 0, M["completion_day"]] = np.inf
     axis = figures_module.completion_axis(metrics, ("A", "B"), horizon=540.0)
     assert axis.never == {"A": 1, "B": 0}
-    assert "Never complete (a burn-in that never passes): A in 1 scenarios" in \
+    assert "Never complete (a burn-in that never passes): A in 1 scenario." in \
         _completion_caption(axis)
 
 

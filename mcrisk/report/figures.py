@@ -160,7 +160,7 @@ def _key_legend(fig, title: str, handles: list, labels: list[str]) -> None:
     fig.tight_layout(rect=(0, 0, 1, 0.90 if rows else 0.82))
     fig.legend([Patch(color="#777777", alpha=0.3, linewidth=0), *handles],
                ["P10–P90 of each day (strategy colour)", *labels], loc="upper center",
-               bbox_to_anchor=(0.5, 0.955 if rows else 0.93), ncol=3 if len(handles) > 3 else 4,
+               bbox_to_anchor=(0.5, 0.955 if rows else 0.93), ncol=3,
                fontsize=9,
                frameon=False)
 
@@ -254,14 +254,13 @@ def _draw_curves(ax, curves: list[np.ndarray], names: tuple[str, ...], colors: d
                 linestyle=(j * _DASH, (_DASH, _DASH * (len(group) - 1))))
             width = widths[group[0]] if len(group) > 1 else widths[s]
             ax.step(x, y, where="post", color=colors[names[s]], linewidth=width, **style)
-        if len(group) < 2:
-            continue
         who = ", ".join(_short(names[s], 28) for s in group)
         column = values[:, group[0]]
-        if column.size and (column == column[0]).all():
-            notes.append(f"{len(group)} strategies at {column[0]:,.4g} in every scenario "
-                         f"(drawn dashed, one over the other): {who}")
-        else:
+        if column.size and (column == column[0]).all():      # a step at one value
+            many = f"{len(group)} strategies" if len(group) > 1 else "1 strategy"
+            dashed = " (drawn dashed, one over the other)" if len(group) > 1 else ""
+            notes.append(f"{many} at {column[0]:,.4g} in every scenario{dashed}: {who}")
+        elif len(group) > 1:
             notes.append(f"{len(group)} strategies with the same curve (dashed): {who}")
     return notes
 
@@ -362,7 +361,7 @@ def completion_chart(metrics: np.ndarray, names: tuple[str, ...], colors: dict[s
         ax.axhline(level, **_LEVEL_STYLE)
     left = min(lo, horizon)
     ax.set_xlim(left - max(1.0, 0.02 * (axis.right - left)), axis.right)
-    label = "completion day (last SU removed and last rack accepted)"
+    label = "completion day (last old unit removed and last new unit accepted)"
     if axis.cut:
         label += (f"; axis cut at day {axis.right:,.0f}: later completions, up to day "
                   f"{axis.latest:,.0f}, are off the chart")
