@@ -515,14 +515,19 @@ def select_risks(scenario: Scenario, mode: str = "file", disable: tuple[str, ...
     if unknown:
         raise ValueError(f"unknown risk ids {sorted(unknown)}; the register has "
                          f"{[r.id for r in scenario.risks]}")
-    risks = []
-    for risk in scenario.risks:
-        enabled = {"file": risk.enabled, "off": False}.get(mode, True) and risk.id not in disable
-        if mode == "post":
-            risk = replace(risk, probability=_first(risk.mitigated_probability, risk.probability),
-                           impact=_first(risk.mitigated_impact, risk.impact))
-        risks.append(replace(risk, enabled=enabled))
+    if mode == "post":
+        scenario = with_mitigation(scenario)
+    risks = [replace(risk, enabled={"file": risk.enabled, "off": False}.get(mode, True)
+                     and risk.id not in disable) for risk in scenario.risks]
     return replace(scenario, risks=tuple(risks))
+
+
+def with_mitigation(scenario: Scenario) -> Scenario:
+    """The scenario with every risk at its mitigated values (where given), each risk's
+    `enabled` unchanged: the post-mitigation side of a register set by select_risks."""
+    return replace(scenario, risks=tuple(
+        replace(risk, probability=_first(risk.mitigated_probability, risk.probability),
+                impact=_first(risk.mitigated_impact, risk.impact)) for risk in scenario.risks))
 
 
 def _first(value, default):
