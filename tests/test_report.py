@@ -80,9 +80,11 @@ def test_findings_say_who_wins_and_what_the_others_lose(minimal_out):
     drain = summary["strategies"]["drain-on-day"]
     # minimal.toml: swap-gated never dips; drain-on-day drains both pods on day 30
     assert summary["ranking"][0] == "swap-gated"
-    assert "swap-gated wins at P90" in md
-    assert (f"drain-on-day loses {fmt(drain['trough_depth']['p90'])} H100-eq at P90 for "
-            f"{fmt(drain['trough_days']['p90'])} days") in md
+    # counted from the per-scenario metrics (tests/test_findings.py checks the sentences)
+    assert ("swap-gated ranks first. It never dips below the 128 H100-eq baseline within the "
+            "200-day horizon in any of the 800 sampled scenarios.") in md
+    assert "drain-on-day (rank 2" in md and "at P90 for" not in md
+    assert drain["trough_depth"]["p90"] == 128
     assert "fixed date (day 30)" in md
     assert "No strategy exceeds a hall's power cap" in md
 

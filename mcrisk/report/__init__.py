@@ -25,45 +25,61 @@ SUMMARY_MD_FILE = "summary.md"
 
 
 def report_parts(run) -> tuple[dict[str, bytes], list[str], dict[str, str]]:
-    """(figures as PNG, findings paragraphs, strategy colours) of a RunResult with detail."""
+    """(figures as PNG, findings paragraphs, strategy colours) of a RunResult with detail.
+
+    The figures come as a figures.Figures (a dict of PNG bytes) that also carries what the
+    captions state: the scenarios replayed and drawn as whole paths (mcrisk.report.paths),
+    and where the completion chart's day axis is cut.
+    """
     from . import figures
     from .findings import findings
+    from .paths import SEVERITY, representative_paths
 
     plan, metrics, detail = run.plan, run.result.metrics, run.detail
     names = plan.strategy_names
     colors = figures.strategy_colors(names)
-    pictures = {
-        "fan": figures.fan_chart(plan, detail.bands, colors),
-        "island": figures.largest_island_chart(plan, detail.bands, colors),
+    replayed: dict = {}                        # a scenario picked twice is replayed once
+    paths = {chart: representative_paths(plan, run.backend, run.result.seed, metrics, severity,
+                                         replayed=replayed)
+             for chart, severity in SEVERITY.items()}
+    completion = figures.completion_axis(metrics, names, plan.horizon)
+    pictures = figures.Figures({
+        "fan": figures.fan_chart(plan, detail.bands, colors, paths["fan"]),
+        "island": figures.largest_island_chart(plan, detail.bands, colors, paths["island"]),
         "trough": figures.exceedance_chart(
             metrics, names, colors,
             (("trough_depth", "trough depth (H100-eq below baseline)"),
              ("trough_days", "days below baseline"),
              ("shortfall_gpu_days", "shortfall against demand (H100-eq × days)")),
             "Trough depth, duration and shortfall: probability of exceeding"),
-        "completion": figures.completion_chart(metrics, names, colors, plan.horizon),
+        "completion": figures.completion_chart(metrics, names, colors, plan.horizon,
+                                               completion),
         "homeless": figures.exceedance_chart(
             metrics, names, colors, (("homeless_days", "days with no island big enough"),),
             f"Homeless time of the largest job ({plan.largest_job:,.0f} H100-eq)"),
         "power": figures.power_chart(detail.hall_power, colors),
-    }
-    paragraphs = findings(run.scenario, run.summary, plan.largest_job, detail.hall_power)
+    }, paths=paths, completion=completion)
+    paragraphs = findings(run.scenario, run.summary, plan.largest_job, detail.hall_power,
+                          metrics=metrics, names=names)
     return pictures, paragraphs, colors
 
 
 def write_report(run, diff: NightDiff | None = None, run_label: str | None = None,
-                 notes: tuple[str, ...] = ()) -> list[Path]:
+                 notes: tuple[str, ...] = (), alerts=None, trend=None) -> list[Path]:
     """Write report.html and summary.md into run.out_dir; returns their paths.
 
-    `notes`: nightly remarks shown in both, e.g. why no earlier night could be compared with.
+    `notes`: nightly remarks shown in both, e.g. why no earlier night could be compared with;
+    `alerts`: the nightly's --fail-if outcome (alerts.AlertOutcome), shown near the top of
+    both; `trend`: (trend.Trend, its chart as PNG or None), the nightly's trend section.
     """
     from .html import render_report
     from .markdown import summary_markdown
 
     started = time.perf_counter()
     pictures, paragraphs, colors = report_parts(run)
-    md = summary_markdown(run.summary, paragraphs, diff, run_label, notes)
+    md = summary_markdown(run.summary, paragraphs, diff, run_label, notes, alerts=alerts)
     page = render_report(run, pictures, paragraphs, colors, diff, run_label,
-                         report_seconds=time.perf_counter() - started, notes=notes)
+                         report_seconds=time.perf_counter() - started, notes=notes,
+                         alerts=alerts, trend=trend)
     out = Path(run.out_dir)
     return [write_atomic(out / REPORT_FILE, page), write_atomic(out / SUMMARY_MD_FILE, md)]
