@@ -12,11 +12,11 @@ import math
 import numpy as np
 from scipy import stats
 
+from .analysis.ranking import RANK_KEYS, rank_strategies
 from .compile import METRICS
 
 PERCENTILES = (("p50", 0.50), ("p90", 0.90), ("p99", 0.99))
 CONTINUOUS_METRICS = METRICS[:-1]           # all but power_violation (a probability)
-RANK_KEYS = ("trough_depth", "trough_days", "shortfall_gpu_days")
 CI_CONFIDENCE = 0.95
 
 
@@ -112,15 +112,13 @@ def summarize(metrics: np.ndarray, strategy_names: tuple[str, ...]) -> dict:
     return out
 
 
-def _rank_key(statistic: float | None) -> tuple[bool, float]:
-    """Sort key of one P90: a missing (None) or NaN value sorts after every number."""
-    missing = statistic is None or statistic != statistic
-    return (missing, 0.0 if missing else statistic)
+def rank(metrics: np.ndarray, strategy_names: tuple[str, ...]) -> dict:
+    """Strategies best first from metrics[scenario, strategy, metric], treating differences
+    within Monte Carlo noise as ties (mcrisk.analysis.ranking: P90 trough depth, then trough
+    days, then shortfall, then homeless days, each judged by a paired test on the same worlds).
 
-
-def rank(summary: dict) -> list[str]:
-    """Strategies best first: P90 trough depth, then P90 trough days, then P90 shortfall.
-
-    A P90 that is None sorts last; ties keep the scenario file's order (a stable sort)."""
-    return sorted(summary, key=lambda name: tuple(_rank_key(summary[name][k]["p90"])
-                                                  for k in RANK_KEYS))
+    Returns {"ranking": [names], "ranks": {name: {rank, tied_with, decided_by}}, "rule": {...}}.
+    A P90 that is not finite sorts last; strategies tied on every criterion share a rank and
+    keep the scenario file's order."""
+    columns = [METRICS.index(key) for key in RANK_KEYS]
+    return rank_strategies(np.asarray(metrics)[:, :, columns], tuple(strategy_names), RANK_KEYS)

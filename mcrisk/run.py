@@ -10,9 +10,11 @@ from . import __version__
 from .aggregate import rank, summarize
 from .analysis.compare import against_leader
 from .analysis.drivers import drivers_summary
+from .analysis.horizon import beyond_horizon
+from .analysis.mitigation import counterpart, fits_in_memory, risks_entry, simulate_counterpart
 from .analysis.precision import PrecisionTarget, simulate_to_precision
 from .backends import Backend, select_backend
-from .compile import CompiledScenario, compile_scenario, select_risks
+from .compile import METRICS, CompiledScenario, compile_scenario, select_risks
 from .errors import McriskError
 from .model import Scenario
 from .outputs import OutputFolder, with_filename, write_json
@@ -43,12 +45,20 @@ DRIVERS_TOP = 5
 
 
 def build_summary(scenario: Scenario, backend: Backend, result: SimulationResult,
-                  chunk_size: int, precision: dict | None = None) -> dict:
+                  chunk_size: int, precision: dict | None = None, risks: dict | None = None,
+                  mitigation: dict | None = None) -> dict:
     """The summary.json document (schema: mcrisk/schema/summary.schema.json), plus keys of its
-    own: risks, drivers (of every metric, per strategy), paired (each strategy against the
-    leader on the same scenarios) and, for --precision runs, precision."""
+    own: risks (the register as run: mcrisk.analysis.mitigation.risks_entry; mode file unless
+    given), drivers (of every metric, per strategy), paired (each strategy against the
+    leader on the same scenarios), for --precision runs precision, and, when the run's risks
+    have mitigated values, mitigation (the same worlds pre vs post mitigation)."""
     strategies = summarize(result.metrics, result.plan.strategy_names)
-    ranking = rank(strategies)
+    ranked = rank(result.metrics, result.plan.strategy_names)
+    ranking = ranked["ranking"]
+    completion = METRICS.index("completion_day")
+    for k, name in enumerate(result.plan.strategy_names):
+        strategies[name]["beyond_horizon"] = beyond_horizon(result.metrics[:, k, completion],
+                                                            result.plan.horizon)
     return {
         "scenario": scenario.path,
         "scenario_name": scenario.name,
@@ -65,25 +75,66 @@ def build_summary(scenario: Scenario, backend: Backend, result: SimulationResult
         "wall_seconds": round(result.wall_seconds, 3),
         "created_utc": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "ranking": ranking,
+        "ranks": ranked["ranks"],
+        "ranking_rule": ranked["rule"],
         "strategies": strategies,
-        "risks": {"enabled": [r.id for r in scenario.risks if r.enabled],
-                  "disabled": [r.id for r in scenario.risks if not r.enabled]},
+        "risks": risks if risks is not None else risks_entry(scenario),
         "drivers": {"scenarios": int(result.world.shape[0]),
                     "strategies": drivers_summary(result.plan, result.metrics, result.world,
                                                   top=DRIVERS_TOP)},
         "paired": against_leader(result.metrics, result.plan.strategy_names, ranking),
         **({"precision": precision} if precision else {}),
+        **({"mitigation": mitigation} if mitigation else {}),
     }
 
 
 def prepare(path: str, risks: str = "file", disable_risks: tuple[str, ...] = ()):
     """Load the scenario, set its risk register for this run, and compile it."""
-    scenario = load_scenario(path)
+    scenario = load_for_run(path, risks, disable_risks).scenario
+    return scenario, compile_scenario(scenario)
+
+
+@dataclass(frozen=True)
+class RiskRun:
+    """A run's risk register: the scenario as loaded (`raw`) and as run (`scenario`), the
+    mode and what --disable-risk switched off (`disabled_by_cli`, each id once)."""
+
+    raw: Scenario
+    scenario: Scenario
+    mode: str
+    disabled_by_cli: tuple[str, ...]
+
+    def entry(self) -> dict:
+        return risks_entry(self.scenario, self.mode, self.disabled_by_cli)
+
+    def counterpart(self):
+        """The other side for the value of mitigation (analysis.mitigation.counterpart)."""
+        return counterpart(self.raw, self.mode, self.disabled_by_cli)
+
+
+def load_for_run(path: str, risks: str = "file", disable_risks=()) -> RiskRun:
+    """Load the scenario (once) and set its risk register for this run."""
+    raw = load_scenario(path)
+    disabled = tuple(dict.fromkeys(disable_risks))
     try:
-        scenario = select_risks(scenario, risks, tuple(disable_risks))
+        scenario = select_risks(raw, risks, disabled)
     except ValueError as error:
         raise McriskError(f"{path}: {error}") from None
-    return scenario, compile_scenario(scenario)
+    return RiskRun(raw, scenario, risks, disabled)
+
+
+def mitigation_entry(side, other_plan, result: SimulationResult, backend: Backend,
+                chunk_size: int, strategies=None) -> dict | None:
+    """summary.json's `mitigation`: the other side of the register simulated on the run's
+    scenarios and paired with them, or why it was not (memory); None when it does not apply."""
+    if side is None:
+        return None
+    reason = fits_in_memory(result.plan, other_plan, result.samples, chunk_size)
+    if reason is not None:
+        return {"run_is": side.run_is, "simulated": side.simulated, "risks": list(side.risks),
+                "skipped": reason}
+    return simulate_counterpart(side, other_plan, result.metrics, result.samples, result.seed,
+                                backend, chunk_size, strategies)
 
 
 def _simulate(plan, samples, seed, backend, chunk_size, progress, precision, hooks=()):
@@ -107,7 +158,8 @@ def run_scenario(path: str, samples: int = DEFAULT_SAMPLES, seed: int = DEFAULT_
                  chunk_size: int = DEFAULT_CHUNK,
                  progress: Callable[[int, int], None] | None = None,
                  report: bool = True, risks: str = "file", disable_risks: tuple[str, ...] = (),
-                 precision: PrecisionTarget | None = None, publish: bool = True) -> RunResult:
+                 precision: PrecisionTarget | None = None, publish: bool = True,
+                 mitigation: bool = True) -> RunResult:
     """Run every strategy of the scenario at `path`.
 
     With out_dir, writes summary.json, metrics.parquet and capacity_bands.parquet there (the
@@ -120,8 +172,21 @@ def run_scenario(path: str, samples: int = DEFAULT_SAMPLES, seed: int = DEFAULT_
     (mcrisk.compile.select_risks); with `precision`, `samples` is ignored and the run grows
     until every P90 is known to the target. A sample count whose results would not fit in
     memory is refused before anything runs.
+
+    With `mitigation` (the default), when a risk this run enables has mitigated values, the
+    run simulates the other side of its register too (pre for a post run, post otherwise) on
+    the same scenarios, one more simulation, for summary.json's `mitigation`.
     """
-    scenario, plan = prepare(path, risks, disable_risks)
+    register = load_for_run(path, risks, disable_risks)
+    scenario = register.scenario
+    plan = compile_scenario(scenario)
+    side = register.counterpart() if mitigation else None
+    other_plan = compile_scenario(side.other) if side is not None else None
+
+    def risk_keys(result: SimulationResult, backend: Backend) -> dict:
+        return {"risks": register.entry(),
+                "mitigation": mitigation_entry(side, other_plan, result, backend, chunk_size)}
+
     chosen = select_backend(backend)
     if precision is None:
         check_memory(plan, samples, chunk_size, option="--samples")
@@ -131,14 +196,15 @@ def run_scenario(path: str, samples: int = DEFAULT_SAMPLES, seed: int = DEFAULT_
                       progress=progress, precision=precision)
     if out_dir is None:
         result, reached = _simulate(plan, **simulation)
-        summary = build_summary(scenario, chosen, result, chunk_size, reached)
+        summary = build_summary(scenario, chosen, result, chunk_size, reached,
+                                **risk_keys(result, chosen))
         return RunResult(scenario, plan, chosen, result, summary, None)
     out = Path(out_dir)
     try:
         if not publish:
-            return _write_run(scenario, plan, out, report, **simulation)
+            return _write_run(scenario, plan, out, report, risk_keys, **simulation)
         with OutputFolder(out) as folder:
-            run = _write_run(scenario, plan, folder.staging, report, **simulation)
+            run = _write_run(scenario, plan, folder.staging, report, risk_keys, **simulation)
             folder.publish()
     except OSError as error:          # one that names no file (EIO, ENOSPC): name the folder
         raise with_filename(error, out) from None
@@ -146,6 +212,7 @@ def run_scenario(path: str, samples: int = DEFAULT_SAMPLES, seed: int = DEFAULT_
 
 
 def _write_run(scenario: Scenario, plan: CompiledScenario, folder: Path, report: bool,
+               risk_keys: Callable[[SimulationResult, Backend], dict],
                samples: int, seed: int, backend: Backend, chunk_size: int,
                progress: Callable[[int, int], None] | None,
                precision: PrecisionTarget | None) -> RunResult:
@@ -157,7 +224,8 @@ def _write_run(scenario: Scenario, plan: CompiledScenario, folder: Path, report:
         result, reached = _simulate(plan, samples, seed, backend, chunk_size, progress,
                                     precision, collect.hooks)
         tables, detail = collect.commit()
-    summary = build_summary(scenario, backend, result, chunk_size, reached)
+    summary = build_summary(scenario, backend, result, chunk_size, reached,
+                            **risk_keys(result, backend))
     files = (write_json(folder / "summary.json", summary), *tables)
     run = RunResult(scenario, plan, backend, result, summary, folder, files, detail)
     if report:

@@ -1,4 +1,5 @@
-"""Aggregation: numpy.quantile percentiles, P90 CI coverage, ranking order, strict JSON."""
+"""Aggregation: numpy.quantile percentiles, P90 CI coverage, strict JSON (the ranking:
+tests/test_ranking.py)."""
 import json
 import math
 
@@ -6,8 +7,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from mcrisk.aggregate import (metric_summary, p90_ci_min_samples, p90_confidence_interval, rank,
-                              summarize)
+from mcrisk.aggregate import metric_summary, p90_ci_min_samples, p90_confidence_interval, summarize
 
 
 def test_percentiles_are_numpy_quantile_defaults():
@@ -72,22 +72,8 @@ def test_huge_and_infinite_values_give_finite_statistics_or_null():
     json.dumps([huge, with_inf], allow_nan=False)
 
 
-def test_ranking_puts_a_missing_p90_last_in_file_order():
-    metrics = np.zeros((40, 4, 6))
-    metrics[:, 0, 0] = np.nan        # a: no P90 at all
-    metrics[:, 1, 0] = 5.0           # b: deeper than d
-    metrics[:, 2, 0] = np.nan        # c: no P90 either; after a, as in the file
-    summary = summarize(metrics, ("a", "b", "c", "d"))
-    assert summary["a"]["trough_depth"]["p90"] is None
-    assert rank(summary) == ["d", "b", "a", "c"]
-
-
-def test_ranking_is_by_p90_depth_then_days_then_shortfall():
-    metrics = np.zeros((100, 3, 6))
-    metrics[:, 0, 0] = 10.0           # a: deeper trough
-    metrics[:, 1, 1] = 5.0            # b: no depth (rounded), longer? no: depth 0, 5 days
-    metrics[:, 1, 0] = 0.0
-    metrics[:, 2, 2] = 100.0          # c: no trough, some shortfall
-    summary = summarize(metrics, ("a", "b", "c"))
-    assert rank(summary) == ["c", "b", "a"]
-    assert summary["a"]["power_violation"] == {"probability": 0.0}
+def test_power_violation_is_a_probability():
+    metrics = np.zeros((100, 1, 6))
+    metrics[:25, 0, 5] = 1.0
+    summary = summarize(metrics, ("a",))
+    assert summary["a"]["power_violation"] == {"probability": 0.25}

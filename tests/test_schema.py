@@ -116,6 +116,12 @@ BROKEN = {
     "samples as text": (("samples",), "300"),
     "negative seed": (("seed",), -1),
     "no strategies": (("strategies",), {}),
+    "rank 0": (("ranks", "drain-on-day", "rank"), 0),
+    "ranks without decided_by": (("ranks", "drain-on-day", "decided_by"), DELETE),
+    "beyond_horizon probability above 1": (("strategies", "drain-on-day", "beyond_horizon",
+                                            "probability"), 1.5),
+    "NaN P99 completion": (("strategies", "drain-on-day", "beyond_horizon", "completion_p99"),
+                           math.nan),
     "NaN driver correlation": (("drivers", "strategies", "drain-on-day", "trough_days", 0,
                                 "spearman"), math.nan),
 }
@@ -133,7 +139,7 @@ def test_schema_allows_added_keys(documents):
     """Later versions add keys at the top level and per strategy; readers must not break."""
     document = copy.deepcopy(documents["minimal"])
     document["milestones"] = {"anything": [1, 2]}
-    document["strategies"]["drain-on-day"]["beyond_horizon"] = {"probability": 0.0}
+    document["strategies"]["drain-on-day"]["milestones"] = {"probability": 0.0}
     assert errors(document) == []
 
 
@@ -148,5 +154,13 @@ def test_every_key_written_is_described(documents):
         for metrics in document["strategies"].values():
             assert set(metrics) <= set(strategy), name
             for key, summary in metrics.items():
-                if key != "power_violation":
+                if key not in ("power_violation", "beyond_horizon"):
                     assert set(summary) <= set(metric), (name, key)
+                elif key == "beyond_horizon":
+                    described = strategy[key]["properties"]
+                    assert set(summary) <= set(described), (name, key)
+        for entry in document["ranks"].values():
+            assert set(entry) <= set(schema["properties"]["ranks"]["additionalProperties"]
+                                     ["properties"]), name
+        assert set(document["ranking_rule"]) <= set(
+            schema["properties"]["ranking_rule"]["properties"]), name
