@@ -120,5 +120,5 @@ def rank(metrics: np.ndarray, strategy_names: tuple[str, ...]) -> dict:
     Returns {"ranking": [names], "ranks": {name: {rank, tied_with, decided_by}}, "rule": {...}}.
     A P90 that is not finite sorts last; strategies tied on every criterion share a rank and
     keep the scenario file's order."""
-    columns = [METRICS.index(key) for key in RANK_KEYS]
-    return rank_strategies(np.asarray(metrics)[:, :, columns], tuple(strategy_names), RANK_KEYS)
+    return rank_strategies(metrics, tuple(strategy_names), RANK_KEYS,
+                           columns=[METRICS.index(key) for key in RANK_KEYS])

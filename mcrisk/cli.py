@@ -29,6 +29,7 @@ from pathlib import Path
 from . import __version__
 from .aggregate import p90_ci_min_samples
 from .analysis.compare import MEAN_CI_MIN_SAMPLES
+from .analysis.mitigation import mitigation_sentences, risk_mode_text
 from .analysis.precision import PrecisionTarget, parse_precision
 from .backends import BACKEND_NAMES
 from .compile import RISK_MODES, compile_scenario, select_risks
@@ -110,6 +111,14 @@ def _add_world_options(command: argparse.ArgumentParser) -> None:
     command.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
+def _add_mitigation_option(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--no-mitigation", action="store_true",
+                         help="skip the value of mitigation (by default, when a risk of the "
+                              "run has mitigated values, the other side of the register, pre "
+                              "or post, is simulated too on the same worlds: one more "
+                              "simulation)")
+
+
 def _add_precision_options(command: argparse.ArgumentParser) -> None:
     """--precision, --precision-floor and --max-samples, as `run` has them."""
     command.add_argument("--precision", type=_precision, default=None, metavar="FRACTION",
@@ -132,8 +141,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("scenario", help="scenario TOML file, e.g. scenarios/reference-2048.toml")
     _add_world_options(run)
     run.add_argument("--out", type=_out_folder, default=None,
-                     help="output folder (default out/<scenario file stem>); a run replaces "
-                          "it as a whole, so it must hold only files mcrisk wrote")
+                     help="output folder (default out/<scenario file stem>, or "
+                          "out/<stem>-risks-<mode> with --risks off, pre or post); a run "
+                          "replaces it as a whole, so it must hold only files mcrisk wrote")
+    _add_mitigation_option(run)
     run.add_argument("--precision", type=_precision, default=None, metavar="FRACTION",
                      help="instead of --samples: sample until every P90's 95%% interval "
                           "half-width is under this fraction of it, e.g. 2%%")
@@ -151,6 +162,7 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("a", help="strategy A")
     compare.add_argument("b", help="strategy B")
     _add_world_options(compare)
+    _add_mitigation_option(compare)
     nightly = commands.add_parser(
         "nightly", help="a dated run in a history folder, compared with the previous night",
         description="Run SCENARIO into a new dated folder of --history, compare it with the "
@@ -210,26 +222,44 @@ def _fmt(value: float | None) -> str:
 
 
 def format_table(summary: dict) -> str:
-    """The ranked side-by-side table of the run's summary."""
+    """The ranked side-by-side table of the run's summary: a shared rank shows as '3=', and
+    'decided by' names the criterion that separated the strategy from the one above (for the
+    first, from the one below; '-' where no criterion separates any)."""
+    from .analysis.ranking import RANK_LABELS, rank_label
+    from .report.text import visible
+
     header1 = (f"{'':4} {'strategy':24} {'trough depth (H100-eq)':>24} {'trough days':>22} "
                f"{'shortfall (H100-eq x d)':>26} {'homeless days':>15} {'completion day':>15} "
-               f"{'power':>7}")
+               f"{'power':>7}  {'decided by'}")
     header2 = (f"{'rank':4} {'':24} {'P50':>7} {'P90':>8} {'P99':>7}  {'P50':>6} {'P90':>7} "
                f"{'P99':>7}  {'P50':>8} {'P90':>8} {'P99':>8}  {'P50':>7} {'P90':>7} "
                f"{'P50':>7} {'P90':>7} {'P(over)':>7}")
     lines = [header1, header2]
+    ranks = summary.get("ranks") or {}
     for position, name in enumerate(summary["ranking"], start=1):
         m = summary["strategies"][name]
-        cells = [f"{position:<4}", f"{name[:24]:24}"]
+        entry = ranks.get(name)
+        decided = entry.get("decided_by") if entry else None
+        cells = [f"{rank_label(entry) if entry else position:<4}", f"{visible(name)[:24]:24}"]
         for metric, width in (("trough_depth", (7, 8, 7)), ("trough_days", (6, 7, 7)),
                               ("shortfall_gpu_days", (8, 8, 8))):
             cells.append(" ".join(f"{_fmt(m[metric][k]):>{w}}"
                                   for k, w in zip(("p50", "p90", "p99"), width)) + " ")
         cells.append(f"{_fmt(m['homeless_days']['p50']):>7} {_fmt(m['homeless_days']['p90']):>7}")
         cells.append(f"{_fmt(m['completion_day']['p50']):>7} {_fmt(m['completion_day']['p90']):>7}")
-        cells.append(f"{m['power_violation']['probability']:>7.1%}")
+        cells.append(f"{m['power_violation']['probability']:>7.1%} ")
+        cells.append(RANK_LABELS.get(decided, str(decided)) if decided else "-")
         lines.append(" ".join(cells))
     return "\n".join(lines)
+
+
+def format_horizon_warnings(summary: dict) -> str:
+    """'WARNING: ...' lines for strategies whose completion often lies beyond the horizon
+    (mcrisk.analysis.horizon); empty when there are none."""
+    from .analysis.horizon import horizon_warnings
+    from .report.text import visible
+
+    return "\n".join(f"WARNING: {visible(text)}" for text in horizon_warnings(summary))
 
 
 def _print_run(run: RunResult) -> None:
@@ -239,9 +269,16 @@ def _print_run(run: RunResult) -> None:
           f"backend {s['backend']} ({run.backend.reason}), {s['rng']}, "
           f"{s['wall_seconds']:.2f} s")
     print(f"baseline {s['baseline_h100_eq']:,.0f} H100-eq, horizon {s['horizon_days']:,.0f} days; "
-          f"ranked by P90 trough depth, then P90 trough days, then P90 shortfall")
+          f"ranked by P90 trough depth, then trough days, then shortfall, then homeless days; "
+          f"a difference within Monte Carlo noise (paired test on the same worlds, at most "
+          f"{s['ranking_rule']['family_alpha']:.0%} family-wise error) is a tie, shown as 3=")
+    if "risks" in s:
+        print(_visible(risk_mode_text(s["risks"])))
     print()
     print(format_table(s))
+    warnings = format_horizon_warnings(s)
+    if warnings:
+        print(warnings)
     if run.out_dir is not None:
         print()
         for path in run.files or (run.out_dir / "summary.json",):
@@ -270,8 +307,15 @@ def _print_drivers(summary: dict) -> None:
     print(format_drivers(summary))
 
 
+def default_out(scenario: str, risks: str = "file") -> Path:
+    """out/<scenario file stem>, or out/<stem>-risks-<mode> for a run whose risk mode is not
+    `file`, so that runs of different modes do not replace each other's files."""
+    stem = Path(scenario).stem
+    return Path("out") / (stem if risks == "file" else f"{stem}-risks-{risks}")
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
-    out = args.out if args.out is not None else Path("out") / Path(args.scenario).stem
+    out = args.out if args.out is not None else default_out(args.scenario, args.risks)
     progress = _Progress(enabled=not args.quiet and sys.stderr.isatty())
     precision = None
     if args.precision is not None:
@@ -281,12 +325,16 @@ def _cmd_run(args: argparse.Namespace) -> int:
     run = run_scenario(args.scenario, samples=args.samples, seed=args.seed,
                        backend=args.backend, out_dir=out, chunk_size=args.chunk_size,
                        progress=progress, risks=args.risks,
-                       disable_risks=tuple(args.disable_risk), precision=precision)
+                       disable_risks=tuple(args.disable_risk), precision=precision,
+                       mitigation=not args.no_mitigation)
     _print_run(run)
     _print_drivers(run.summary)
     if precision is not None:
         print()
         print(format_precision(run.summary["precision"]))
+    if "mitigation" in run.summary:
+        print()
+        print(format_mitigation(run.summary["mitigation"]))
     return EXIT_OK
 
 
@@ -313,15 +361,45 @@ def format_precision(p: dict) -> str:
             f"{p['samples']:,} scenarios; widest P90 interval: {widest}")
 
 
-def format_comparison(a: str, b: str, comparison: dict, samples: int) -> str:
-    """One line per metric of the paired difference A - B over `samples` scenarios."""
-    lines = [f"{'metric (A - B)':22} {'mean [95% CI]':>30} {'P50':>10} {'P90 [95% CI]':>34} "
-             f"{'P(A worse)':>11} {'P(A better)':>12}"]
+def format_comparison(a: str, b: str, comparison: dict, samples: int,
+                      difference: str = "A - B", worse: str = "P(A worse)",
+                      better: str = "P(A better)") -> str:
+    """One line per metric of the paired difference A - B over `samples` scenarios (or of
+    another paired difference, named by `difference`, `worse` and `better`); a `verdict`
+    column where the differences carry one (the value of mitigation)."""
+    verdicts = any("verdict" in d for d in comparison.values())
+    lines = [f"{f'metric ({difference})':22} {'mean [95% CI]':>30} {'P50':>10} "
+             f"{'P90 [95% CI]':>34} {worse:>11} {better:>12}"
+             + ("  verdict (mean)" if verdicts else "")]
     for metric, d in comparison.items():
         mean = f"{_fmt(d['mean'])} {_interval(d['mean_ci'], MEAN_CI_MIN_SAMPLES, samples)}"
         p90 = f"{_fmt(d['p90'])} {_interval(d['p90_ci'], p90_ci_min_samples(), samples)}"
         lines.append(f"{metric:22} {mean:>30} {_fmt(d['p50']):>10} {p90:>34} "
-                     f"{d['p_a_worse']:>11.1%} {d['p_a_better']:>12.1%}")
+                     f"{d['p_a_worse']:>11.1%} {d['p_a_better']:>12.1%}"
+                     + (f"  {d['verdict'].replace('_', ' ')}" if "verdict" in d else ""))
+    return "\n".join(lines)
+
+
+def _visible(text: str) -> str:
+    """User text (risk ids, strategy names) with invisible characters shown as escapes."""
+    from .report.text import visible
+    return visible(text)
+
+
+def _mitigation_header(m: dict) -> str:
+    """What the value of mitigation is computed from, in one line."""
+    return (f"value of mitigation: pre - post mitigation of {', '.join(map(_visible, m['risks']))} "
+            f"on the same sampled worlds; positive = mitigation lowers the metric. This run is "
+            f"the {m['run_is']} side; the {m['simulated']} side was simulated too"
+            + (f" (one more simulation of {m['samples']:,} scenarios, {m['wall_seconds']:.2f} s)"
+               if "samples" in m else ""))
+
+
+def format_mitigation(m: dict) -> str:
+    """The value of mitigation of a run, in sentences: a claim only where the 95% interval
+    of the mean difference excludes 0 (summary.json and report.html have every number)."""
+    lines = [_mitigation_header(m) + ":"]
+    lines += [f"  {_visible(sentence)}" for sentence in mitigation_sentences(m)]
     return "\n".join(lines)
 
 
@@ -335,10 +413,11 @@ def _interval(ci: list[float] | None, needs: int, samples: int) -> str:
 def _cmd_compare(args: argparse.Namespace) -> int:
     from .analysis.compare import compare_strategies
     from .backends import select_backend
-    from .run import prepare
+    from .run import load_for_run, mitigation_entry
     from .simulate import simulate
 
-    scenario, plan = prepare(args.scenario, args.risks, tuple(args.disable_risk))
+    register = load_for_run(args.scenario, args.risks, tuple(args.disable_risk))
+    plan = compile_scenario(register.scenario)
     for label, name in (("A", args.a), ("B", args.b)):
         if name not in plan.strategy_names:
             close = difflib.get_close_matches(name, plan.strategy_names, n=1)
@@ -352,13 +431,37 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     result = simulate(plan, args.samples, args.seed, backend, chunk_size=args.chunk_size,
                       progress=progress, keep_world=0)
     comparison = compare_strategies(result.metrics, list(plan.strategy_names), args.a, args.b)
+    side = None if args.no_mitigation else register.counterpart()
+    mitigation = None
+    if side is not None:
+        mitigation = mitigation_entry(side, compile_scenario(side.other), result, backend,
+                                      args.chunk_size, strategies=list(dict.fromkeys(
+                                          (args.a, args.b))))
     print(f"mcrisk {__version__}  {args.scenario}: {args.a} (A) against {args.b} (B) on the same "
-          f"{args.samples:,} sampled worlds (seed {args.seed}, backend {backend.name}, "
-          f"risks {args.risks})")
+          f"{args.samples:,} sampled worlds (seed {args.seed}, backend {backend.name})")
+    print(_visible(risk_mode_text(register.entry())))
     print("A - B per scenario; positive = A worse (deeper, longer, later)")
     print()
     print(format_comparison(args.a, args.b, comparison, args.samples))
+    if mitigation is not None:
+        print()
+        print(format_compare_mitigation(mitigation, args.samples))
     return EXIT_OK
+
+
+def format_compare_mitigation(m: dict, samples: int) -> str:
+    """compare's "value of mitigation" section: per strategy, the table of pre - post."""
+    lines = [_mitigation_header(m) + "."]
+    if "strategies" not in m:
+        return "\n".join(lines + [f"  {m['skipped']}"])
+    lines.append("P(helps) / P(hurts): share of scenarios where mitigation lowers / raises "
+                 "it; verdict from the 95% interval of the mean: helps or hurts only where "
+                 "it excludes 0")
+    for name, per_metric in m["strategies"].items():
+        lines += ["", f"{_visible(name)}:",
+                  format_comparison(name, name, per_metric, samples, difference="pre - post",
+                                    worse="P(helps)", better="P(hurts)")]
+    return "\n".join(lines)
 
 
 def _cmd_nightly(args: argparse.Namespace) -> int:

@@ -92,7 +92,7 @@ def test_findings_say_who_wins_and_what_the_others_lose(minimal_out):
 def test_summary_md_has_the_ranking_table(minimal_out):
     md = (minimal_out / "summary.md").read_text()
     summary = json.loads((minimal_out / "summary.json").read_text())
-    rows = [line for line in md.splitlines() if re.match(r"\| \d+ \|", line)]
+    rows = [line for line in md.splitlines() if re.match(r"\| \d+=? \|", line)]
     assert [row.split("|")[2].strip() for row in rows] == summary["ranking"]
 
 

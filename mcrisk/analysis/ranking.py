@@ -58,9 +58,12 @@ def _p90(values: np.ndarray) -> float | None:
 
 def rank_strategies(values: np.ndarray, names: Sequence[str],
                     criteria: Sequence[str] = RANK_KEYS,
-                    family_alpha: float = FAMILY_ALPHA) -> dict:
+                    family_alpha: float = FAMILY_ALPHA,
+                    columns: Sequence[int] | None = None) -> dict:
     """Rank strategies from per-scenario values[scenario, strategy, criterion] (criterion in
-    the order of `criteria`; scenario i is the same world for every strategy).
+    the order of `criteria`, or at values[:, :, columns[k]] when `columns` is given, so that a
+    run's whole metrics array is read in place, without a copy; scenario i is the same world
+    for every strategy).
 
     Returns {"ranking": names best first (ties in file order),
              "ranks": {name: {"rank", "tied_with", "decided_by"}},
@@ -71,18 +74,25 @@ def rank_strategies(values: np.ndarray, names: Sequence[str],
     """
     values = np.asarray(values, dtype=np.float64)
     count = len(names)
-    if values.ndim != 3 or values.shape[1] != count or values.shape[2] != len(criteria):
-        raise ValueError(f"values must be [scenario, {count} strategies, {len(criteria)} "
-                         f"criteria], got shape {values.shape}")
+    if columns is None:                 # then values holds one column per criterion
+        columns = range(values.shape[2]) if values.ndim == 3 else ()
+    columns = list(columns)
+    if (values.ndim != 3 or values.shape[1] != count or len(columns) != len(criteria)
+            or not all(0 <= c < values.shape[2] for c in columns)):
+        raise ValueError(f"values must be [scenario, {count} strategies, one column per "
+                         f"criterion of {list(criteria)}], got shape {values.shape}")
+
+    def column(s: int, k: int) -> np.ndarray:
+        return values[:, s, columns[k]]
+
     level = per_test_alpha(count, len(criteria), family_alpha)
-    p90 = [[_p90(values[:, s, k]) for k in range(len(criteria))] for s in range(count)]
+    p90 = [[_p90(column(s, k)) for k in range(len(criteria))] for s in range(count)]
 
     def differ(a: int, b: int, k: int) -> bool:
         """Whether b's P90 on criterion k is beyond noise above a's (p90[a] < p90[b])."""
         if p90[a][k] == p90[b][k]:
             return False
-        p_value, direction = paired_quantile_test(values[:, a, k], values[:, b, k],
-                                                  RANK_QUANTILE)
+        p_value, direction = paired_quantile_test(column(a, k), column(b, k), RANK_QUANTILE)
         return direction == 1 and p_value < level
 
     def split(group: list[int], k: int) -> list[list[int]]:

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..analysis.mitigation import risk_mode_text
+from ..analysis.horizon import horizon_warnings
+from ..analysis.ranking import RANK_LABELS, rank_label, rule_text
 from .findings import fmt
 from .text import md_code, md_paragraph, md_text
 
@@ -16,36 +19,124 @@ if TYPE_CHECKING:
 
 
 def summary_markdown(summary: dict, paragraphs: list[str], diff: "NightDiff | None" = None,
-                     run_label: str | None = None, notes: tuple[str, ...] = ()) -> str:
-    """summary.md; `notes` are nightly remarks (a comparison that was skipped, and why)."""
+                     run_label: str | None = None, notes: tuple[str, ...] = (),
+                     alerts=None) -> str:
+    """summary.md; `notes` are nightly remarks (a comparison that was skipped, and why);
+    `alerts`: the nightly's alerts.AlertOutcome, shown first (with the changed inputs)."""
     s = summary
     lines = [f"# mcrisk: {md_text(s.get('scenario_name', s['scenario']))}", "",
              f"{s['samples']:,} scenarios, seed {s['seed']}, backend {md_text(s['backend'])}, "
              f"mcrisk {md_text(s['mcrisk_version'])}, scenario {md_code(s['scenario'])} "
              f"(sha256 {md_text(s['scenario_sha256'][:12])})"
              + (f", nightly run {md_code(run_label)}" if run_label else "") + ".", "",
-             "| rank | strategy | trough depth P90 (H100-eq) | trough days P90 | "
-             "shortfall P90 (H100-eq x d) | homeless days P90 | completion day P50 / P90 | "
-             "P(power over cap) |",
-             "|---:|---|---:|---:|---:|---:|---:|---:|"]
-    for position, name in enumerate(s["ranking"], start=1):
-        m = s["strategies"][name]
-        lines.append(
-            f"| {position} | {md_text(name)} | {fmt(m['trough_depth']['p90'])} | "
-            f"{fmt(m['trough_days']['p90'])} | {fmt(m['shortfall_gpu_days']['p90'])} | "
-            f"{fmt(m['homeless_days']['p90'])} | {fmt(m['completion_day']['p50'])} / "
-            f"{fmt(m['completion_day']['p90'])} | {m['power_violation']['probability']:.1%} |")
-    lines.append("")
+             *([md_paragraph("Risk register: " + risk_mode_text(s["risks"]) + "."), ""]
+               if "risks" in s else []),
+             *(alerts_markdown(alerts, diff) if alerts is not None else []),
+             *ranking_markdown(s)]
     for paragraph in paragraphs:
         lines += [md_paragraph(paragraph), ""]
     if diff is not None:
-        n = len(diff.significant)
-        lines.append(f"Night over night vs {md_code(diff.previous)}: {n} "
-                     f"change{'s' if n != 1 else ''} beyond Monte Carlo noise, {len(diff.input_changes)} scenario input"
-                     f"{'s' if len(diff.input_changes) != 1 else ''} changed (see diff.md).")
-        for c in diff.significant[:10]:
-            lines.append(f"- {md_text(c.strategy)} {c.metric} {c.stat.upper()}: {fmt(c.old)} -> "
-                         f"{fmt(c.new)}")
+        lines += diff_summary_markdown(diff)
     for note in notes:
         lines += ["", f"Note: {md_text(note)}"]
     return "\n".join(lines).rstrip() + "\n"
+
+
+def ranking_markdown(s: dict) -> list[str]:
+    """The ranking table (a shared rank as '3=', the criterion that decided each place), the
+    ranking rule in one paragraph, and a WARNING paragraph for every strategy whose
+    completion often lies beyond the horizon; ends with a blank line."""
+    ranks = s.get("ranks") or {}
+    lines = ["| rank | strategy | trough depth P90 (H100-eq) | trough days P90 | "
+             "shortfall P90 (H100-eq x d) | homeless days P90 | completion day P50 / P90 | "
+             "P(power over cap) | decided by |",
+             "|---:|---|---:|---:|---:|---:|---:|---:|---|"]
+    for position, name in enumerate(s["ranking"], start=1):
+        m = s["strategies"][name]
+        entry = ranks.get(name)
+        decided = entry.get("decided_by") if entry else None
+        tied = entry.get("tied_with") if entry else []
+        lines.append(
+            f"| {rank_label(entry) if entry else position} | {md_text(name)} | "
+            f"{fmt(m['trough_depth']['p90'])} | "
+            f"{fmt(m['trough_days']['p90'])} | {fmt(m['shortfall_gpu_days']['p90'])} | "
+            f"{fmt(m['homeless_days']['p90'])} | {fmt(m['completion_day']['p50'])} / "
+            f"{fmt(m['completion_day']['p90'])} | {m['power_violation']['probability']:.1%} | "
+            + (md_text(RANK_LABELS.get(decided, decided)) if decided else "-")
+            + (f" (tied with {md_text(', '.join(tied))})" if tied else "") + " |")
+    lines.append("")
+    if s.get("ranking_rule"):
+        lines += [md_paragraph(rule_text(s["ranking_rule"])), ""]
+    for warning in horizon_warnings(s):
+        lines += [md_paragraph(f"WARNING: {warning}"), ""]
+    return lines
+
+
+_TOP_INPUTS = 12        # changed inputs named in summary.md; diff.md names every one
+_TOP_CHANGES = 10
+
+
+def _input_lines(diff: "NightDiff") -> list[str]:
+    """The scenario inputs that changed, named (key, old -> new), at most _TOP_INPUTS."""
+    from .diff import input_change_line
+
+    if diff.same_file:
+        return [f"Scenario file unchanged since {md_code(diff.previous)} (same sha256)."]
+    if not diff.input_changes:
+        return [f"Scenario file changed since {md_code(diff.previous)} in comments or layout "
+                "only."]
+    n = len(diff.input_changes)
+    shown = diff.input_changes[:_TOP_INPUTS]
+    lines = [f"{n} scenario input{'s' if n != 1 else ''} changed since "
+             f"{md_code(diff.previous)}:", ""]
+    lines += [f"- {input_change_line(c)}" for c in shown]
+    if n > len(shown):
+        lines.append(f"- and {n - len(shown)} more (diff.md lists every one)")
+    return lines
+
+
+def alerts_markdown(alerts, diff: "NightDiff | None") -> list[str]:
+    """The nightly block at the top of summary.md: breaches (condition, strategy, value),
+    notes on conditions, and the changed inputs, named."""
+    lines = []
+    if alerts.breaches:
+        n = len(alerts.breaches)
+        lines += [f"**{n} --fail-if breach{'es' if n != 1 else ''}** (the nightly exits 3):", ""]
+        for b in alerts.breaches:
+            c = b.condition
+            lines.append(f"- {md_code(c.text)}: **{md_text(b.strategy)}** {c.metric} "
+                         f"{c.stat.upper()}{' change' if c.delta else ''} = {b.value:,.6g} "
+                         f"{md_text(c.op)} {c.threshold:g}"
+                         + (f" ({md_text(b.detail)})" if b.detail else ""))
+    elif alerts.conditions:
+        lines.append(f"No --fail-if condition breached ({len(alerts.conditions)} checked: "
+                     + ", ".join(md_code(c.text) for c in alerts.conditions) + ").")
+    else:
+        lines.append("No --fail-if conditions were set.")
+    lines += [f"- Note: {md_text(note)}" for note in alerts.notes]
+    if diff is not None:
+        lines += ["", *_input_lines(diff)]
+        if diff.run_changes:
+            from .diff import input_change_line
+
+            lines += ["", "Run settings changed: " + "; ".join(
+                input_change_line(c) for c in diff.run_changes) + "."]
+    return [*lines, ""]
+
+
+def diff_summary_markdown(diff: "NightDiff") -> list[str]:
+    """The night-over-night lines: the changes reported (beyond noise and material), largest
+    first, at most _TOP_CHANGES (diff.md has all)."""
+    from .diff import change_line
+
+    reported = diff.reported
+    n = len(reported)
+    lines = [f"Night over night vs {md_code(diff.previous)}: {n} change{'s' if n != 1 else ''} "
+             "beyond Monte Carlo noise and material" + (", largest first:" if n else
+                                                        " (see diff.md).")]
+    if n:
+        lines.append("")
+    lines += [f"- {change_line(c)}" for c in reported[:_TOP_CHANGES]]
+    if n > _TOP_CHANGES:
+        lines.append(f"- and {n - _TOP_CHANGES} more (see diff.md)")
+    return lines
