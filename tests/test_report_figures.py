@@ -290,6 +290,7 @@ def test_captions_name_each_drawn_scenario_with_its_own_numbers(reference_run):
     fan = _fan_figure(figures, summary, plan, colors)
     assert "per-day" not in fan and "percentiles taken day by day, not scenarios" in fan
     assert "P50 (thick, strategy colour)" in fan and "P90 (thin, black) of shortfall" in fan
+    assert "The day axis ends at the horizon, day 540, where the metrics stop counting" in fan
     cells = lambda html: re.findall(r"<tr>(.*?)</tr>", html)[1:]          # noqa: E731
     rows = cells(fan)
     assert len(rows) == sum(len({p.scenario for p in v}) for v in paths["fan"].values())

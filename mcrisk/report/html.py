@@ -125,12 +125,20 @@ def _band_caption(what: str, samples: int, severity: str, reason: str, ends: str
             f"which are not percentiles. {ends}")
 
 
+def _horizon_note(plan) -> str:
+    """The band charts stop at the horizon, as the metrics do: say so, not silently."""
+    return (f" The day axis ends at the horizon, day {fmt(plan.horizon)}, where the metrics "
+            "stop counting; capacity after it is not drawn (the completion chart shows how "
+            "often a plan is not complete by then).")
+
+
 def _fan_figure(figures, s: dict, plan, colors: dict[str, str]) -> str:
     caption = _band_caption(
         "capacity in service", s["samples"], "shortfall against demand",
         "Shortfall picks them because it counts depth and duration together, against demand, "
         "and differs from scenario to scenario, where trough depth often takes a few values "
-        "only.", f"Dashed: baseline B = {fmt(plan.baseline)} H100-eq; dotted: demand.")
+        "only.", f"Dashed: baseline B = {fmt(plan.baseline)} H100-eq; dotted: demand."
+        + _horizon_note(plan))
     columns = [
         ("shortfall (H100-eq × d)", lambda p: fmt(p.metrics["shortfall_gpu_days"])),
         ("trough depth (H100-eq)", lambda p: fmt(p.metrics["trough_depth"])),
@@ -145,7 +153,7 @@ def _island_figure(figures, s: dict, plan, colors: dict[str, str]) -> str:
         "the largest island's capacity", s["samples"], "homeless days",
         "Homeless days (the time the largest job has no island big enough) pick them, since "
         "this chart is about the largest job.",
-        f"Red dashed: the largest job ({fmt(plan.largest_job)} H100-eq).")
+        f"Red dashed: the largest job ({fmt(plan.largest_job)} H100-eq)." + _horizon_note(plan))
     columns = [
         ("homeless days", lambda p: fmt(p.metrics["homeless_days"])),
         ("lowest largest island (H100-eq)", lambda p: fmt(p.largest.minimum()))]
