@@ -523,6 +523,11 @@ def _cmd_nightly(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _count(n: int, one: str, many: str | None = None) -> str:
+    """'1 strategy', '2 strategies': a count with its noun in the right number."""
+    return f"{n:,} {one if n == 1 else (many or one + 's')}"
+
+
 def _cmd_validate(args: argparse.Namespace) -> int:
     failed = False
     for path in args.scenario:
