@@ -6,7 +6,12 @@ Grammar:  TARGET.METRIC.STAT[.delta] OP NUMBER
   METRIC  trough_depth | trough_days | shortfall_gpu_days | homeless_days | completion_day |
           power_violation
   STAT    mean | p50 | p90 | p99 (power_violation: probability)
-  .delta  tonight's value minus the previous run's (skipped, with a note, when there is none)
+  .delta  tonight's value minus the previous run's (skipped, with a note, when there is none).
+          Only a change the diff reports counts: beyond Monte Carlo noise and at least the
+          materiality threshold (mcrisk.report.diff). A change within noise or below the
+          threshold never breaches a .delta condition, whatever its operator: `.delta >= 0`
+          means "a reported increase", and `.delta == 0` can never be breached. When the raw
+          change would have met the condition, a note says why it did not count.
   OP      > >= < <= == !=
 Examples: "hybrid-gated.trough_depth.p90 > 0", "any.power_violation.probability > 0",
           "hybrid-gated.trough_days.p90.delta > 5".
@@ -15,6 +20,7 @@ Strategy names may contain dots: the last two (three with .delta) dotted parts a
 from __future__ import annotations
 
 import difflib
+import math
 import operator
 import re
 from dataclasses import dataclass
@@ -59,11 +65,23 @@ class Breach:
     condition: Condition
     strategy: str
     value: float
+    detail: str = ""          # for a .delta condition: old -> new, and how it was judged
 
     def __str__(self) -> str:
         c = self.condition
+        detail = f"; {visible(self.detail)}" if self.detail else ""
         return (f"{visible(c.label(self.strategy))} = {self.value:,.6g} {c.op} {c.threshold:g}  "
-                f"(--fail-if {c.text!r})")
+                f"(--fail-if {c.text!r}{detail})")
+
+
+@dataclass(frozen=True)
+class AlertOutcome:
+    """What the conditions said tonight, for the report: every condition, the breaches, and
+    the notes (conditions skipped or changes not counted, and why)."""
+
+    conditions: tuple[Condition, ...] = ()
+    breaches: tuple[Breach, ...] = ()
+    notes: tuple[str, ...] = ()
 
 
 def _suggest(word: str, choices) -> str:
@@ -95,19 +113,40 @@ def parse_condition(text: str) -> Condition:
     return Condition(text, target, metric, stat, delta, match["op"], threshold)
 
 
+def parse_conditions(texts) -> list[Condition]:
+    """Every condition; one AlertError listing each one that cannot be used."""
+    conditions, problems = [], []
+    for text in texts:
+        try:
+            conditions.append(parse_condition(text))
+        except AlertError as error:
+            problems.append(str(error))
+    if len(problems) == 1:
+        raise AlertError(problems[0])
+    if problems:
+        raise AlertError(f"{len(problems)} --fail-if conditions cannot be used:\n"
+                         + "\n".join(f"  {p}" for p in problems))
+    return conditions
+
+
 def check_strategies(conditions: list[Condition], strategy_names) -> None:
-    """AlertError when a condition names a strategy the scenario does not have."""
+    """AlertError naming each condition whose strategy the scenario does not have."""
     names = list(strategy_names)
-    for c in conditions:
-        if c.target not in ("any", "all") and c.target not in names:
-            raise AlertError(f"--fail-if {c.text!r}: no strategy {c.target!r} in the scenario"
-                             f"{_suggest(c.target, names)} (strategies: {', '.join(names)}; or "
-                             "'any', 'all')")
+    problems = [f"--fail-if {c.text!r}: no strategy {c.target!r} in the scenario"
+                f"{_suggest(c.target, names)} (strategies: {', '.join(names)}; or 'any', 'all')"
+                for c in conditions if c.target not in ("any", "all") and c.target not in names]
+    if len(problems) == 1:
+        raise AlertError(problems[0])
+    if problems:
+        raise AlertError(f"{len(problems)} --fail-if conditions name no strategy of the "
+                         "scenario:\n" + "\n".join(f"  {p}" for p in problems))
 
 
 def evaluate(conditions: list[Condition], summary: dict,
              diff: NightDiff | None) -> tuple[list[Breach], list[str]]:
-    """(breaches, notes): each strategy meeting a condition, and delta conditions skipped."""
+    """(breaches, notes): each strategy meeting a condition; notes on conditions skipped, and
+    on changes that met a .delta condition but do not count (within noise, or below the
+    materiality threshold: see the module doc)."""
     breaches, notes = [], []
     names = list(summary["strategies"])
     for c in conditions:
@@ -117,16 +156,35 @@ def evaluate(conditions: list[Condition], summary: dict,
         targets = names if c.target in ("any", "all") else [c.target]
         hits = []
         for name in targets:
+            detail = ""
             if c.delta:
-                value = diff.delta(name, c.metric, c.stat)
-                if value is None:
+                change = diff.change(name, c.metric, c.stat)
+                if change is None:
                     notes.append(f"--fail-if {c.text!r}: skipped for {visible(name)}, not in the "
                                  "previous run")
                     continue
+                value = change.delta
+                if not math.isfinite(value):
+                    notes.append(f"--fail-if {c.text!r}: skipped for {visible(name)}, a value "
+                                 "is not computable")
+                    continue
+                if _OPS[c.op](value, c.threshold) and not change.reported:
+                    notes.append(f"--fail-if {c.text!r}: not breached by {visible(name)}: its "
+                                 f"change {value:+,.6g} is {change.why_not_reported()}")
+                    continue
+                if not change.reported:
+                    continue
+                detail = (f"{change.old:,.6g} -> {change.new:,.6g} since {visible(diff.previous)}, "
+                          f"{change.method}")
             else:
-                value = float(summary["strategies"][name][c.metric][c.stat])
+                raw = summary["strategies"][name][c.metric].get(c.stat)
+                if raw is None:
+                    notes.append(f"--fail-if {c.text!r}: skipped for {visible(name)}, its "
+                                 f"{c.stat} is not computable (null in summary.json)")
+                    continue
+                value = float(raw)
             if _OPS[c.op](value, c.threshold):
-                hits.append(Breach(c, name, value))
+                hits.append(Breach(c, name, value, detail))
         if c.target != "all" or (hits and len(hits) == len(targets)):
             breaches += hits
     return breaches, notes

@@ -3,8 +3,8 @@ succeeded, and a comparison with the previous one.
 
     HISTORY/index.json              {"schema": 1, "runs": [entry, ...]}, oldest first
     HISTORY/2026-12-02T031500Z/     scenario.toml (a copy), summary.json, metrics.parquet,
-                                    capacity_bands.parquet, diff.md, alerts.json,
-                                    report.html, summary.md
+                                    capacity_bands.parquet, intervals.json, diff.md,
+                                    alerts.json, report.html, summary.md
     HISTORY/.partial-<id>/          a run in progress (or one that was killed: safe to delete)
 
 A run is built in .partial-<id>/ (every file written through a temporary name and a rename),
@@ -17,6 +17,11 @@ The index is checked field by field before it is used, and a run folder it names
 plain folder name inside the history: a damaged index is a HistoryError (exit 2) that names
 the entry and what to do. A damaged earlier night (a run folder with a missing or corrupt
 file) is not: the comparison skips it, says why, and uses the latest night it can read.
+
+With keep_large=N, a successful night deletes metrics.parquet and capacity_bands.parquet of
+the registered nights of its scenario name older than the latest N (tonight is one of them);
+the rest of their folders stays. A later night compared with one of them is compared unpaired
+(mcrisk.report.diff), from its intervals.json.
 """
 from __future__ import annotations
 
@@ -31,19 +36,24 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable
 
+from ..analysis.precision import PrecisionTarget
 from ..errors import NO_VALUE, McriskError, Problem
 from ..outputs import signals_held, write_atomic, write_json
 from ..run import RunResult, run_scenario
 from ..scenario import load_scenario
 from . import write_report
-from .alerts import Breach, Condition, check_strategies, evaluate
-from .diff import NightDiff, NightUnreadable, compare_nights, diff_markdown, read_night
+from .alerts import AlertOutcome, Breach, Condition, check_strategies, evaluate
+from .diff import (INTERVALS_FILE, Materiality, NightDiff, NightUnreadable, compare_nights,
+                   diff_markdown, intervals_document, read_night)
+from .figures import strategy_colors
 from .text import visible
+from .trend import read_trend, trend_chart
 
 INDEX_FILE = "index.json"
 SCENARIO_COPY = "scenario.toml"
 DIFF_FILE = "diff.md"
 ALERTS_FILE = "alerts.json"
+LARGE_FILES = ("metrics.parquet", "capacity_bands.parquet")   # what --keep-large deletes
 _PARTIAL = ".partial-"
 _LOCK = ".index.lock"
 INDEX_SCHEMA = 1
@@ -64,6 +74,8 @@ class NightlyResult:
     breaches: list[Breach]
     notes: list[str]                # conditions skipped, and why
     files: tuple[Path, ...]
+    alerts: AlertOutcome = AlertOutcome()
+    pruned: tuple[str, ...] = ()    # earlier runs whose large files --keep-large deleted
 
 
 def read_index(history: Path) -> dict:
@@ -238,61 +250,110 @@ def run_nightly(scenario_path: str, history: str | Path, conditions: list[Condit
                 samples: int | None = None, seed: int | None = None, backend: str = "auto",
                 chunk_size: int | None = None,
                 progress: Callable[[int, int], None] | None = None,
-                now: _dt.datetime | None = None) -> NightlyResult:
+                now: _dt.datetime | None = None, risks: str = "file",
+                disable_risks: tuple[str, ...] = (), precision: PrecisionTarget | None = None,
+                materiality: Materiality = Materiality(),
+                keep_large: int | None = None) -> NightlyResult:
     """One nightly run into `history`; compares with the previous run and checks conditions.
 
+    `risks`, `disable_risks` and `precision` are passed to run_scenario; `materiality` is the
+    smallest change the diff reports; `keep_large` (N >= 1), when given, deletes the large
+    files of this scenario's nights older than the latest N once tonight is registered.
     Raises (and registers nothing) on failure; breached conditions are returned, not raised.
     """
+    if keep_large is not None and keep_large < 1:
+        raise McriskError(f"--keep-large = {keep_large}: must be at least 1 (tonight's "
+                          "metrics.parquet is what the next night pairs with)")
     history = Path(history)
     scenario = load_scenario(scenario_path)
     check_strategies(list(conditions), [s.name for s in scenario.strategies])
     history.mkdir(parents=True, exist_ok=True)
     earlier = earlier_runs(read_index(history), scenario.name)
     run_id, staging = _claim(history, run_id_for(now or _dt.datetime.now(_dt.timezone.utc)))
+    options = {k: v for k, v in (("samples", samples), ("seed", seed), ("chunk_size", chunk_size))
+               if v is not None}
+    options.update(backend=backend, progress=progress, risks=risks,
+                   disable_risks=tuple(disable_risks), precision=precision)
     try:
         result = _build(scenario_path, history, run_id, staging, earlier, list(conditions),
-                        samples, seed, backend, chunk_size, progress)
+                        options, materiality)
         folder = _publish(history, run_id, staging, result)
     except BaseException:       # KeyboardInterrupt, SystemExit and SIGTERM's unwinding too
         shutil.rmtree(staging, ignore_errors=True)
         raise
     files = tuple(folder / p.name for p in result.files)
     run = replace(result.run, out_dir=folder, files=files)
-    return replace(result, folder=folder, run=run, files=files)
+    pruned, prune_notes = ((), []) if keep_large is None else \
+        prune_large_files(history, scenario.name, keep_large)
+    return replace(result, folder=folder, run=run, files=files, pruned=tuple(pruned),
+                   notes=[*result.notes, *prune_notes])
 
 
-def _build(scenario_path, history, run_id, staging, earlier, conditions, samples, seed,
-           backend, chunk_size, progress) -> NightlyResult:
+def prune_large_files(history: Path, scenario_name: str, keep: int) -> tuple[list[str], list[str]]:
+    """Delete LARGE_FILES of the registered runs of `scenario_name` older than the latest
+    `keep`; (ids of the runs that lost files, notes on files that could not be deleted).
+
+    Runs after tonight is registered, so a failure here costs disk space, never the night.
+    """
+    with _locked(history):
+        runs = [entry for entry in read_index(history)["runs"]
+                if entry["scenario_name"] == scenario_name and entry["status"] == "ok"]
+    pruned, notes = [], []
+    for entry in runs[:max(0, len(runs) - keep)]:
+        deleted = False
+        for name in LARGE_FILES:
+            path = history / entry["folder"] / name
+            if not (path.exists() or path.is_symlink()):
+                continue
+            try:
+                path.unlink()
+                deleted = True
+            except OSError as error:
+                notes.append(visible(f"--keep-large: could not delete {path}: "
+                                     f"{error.strerror or error}"))
+        if deleted:
+            pruned.append(entry["id"])
+    return pruned, notes
+
+
+def _build(scenario_path, history, run_id, staging, earlier, conditions, options,
+           materiality) -> NightlyResult:
     """Everything of one run inside its .partial folder; `earlier`: the nights to compare
     with, latest first."""
     data = Path(scenario_path).read_bytes()
     copy = write_atomic(staging / SCENARIO_COPY, data)
-    options = {k: v for k, v in (("samples", samples), ("seed", seed), ("chunk_size", chunk_size))
-               if v is not None}
     # publish=False: the .partial folder is this run's own, published by the rename below
-    run = run_scenario(scenario_path, backend=backend, out_dir=staging, progress=progress,
-                       report=False, publish=False, **options)
+    run = run_scenario(scenario_path, out_dir=staging, report=False, publish=False, **options)
     if hashlib.sha256(data).hexdigest() != run.summary["scenario_sha256"]:
         raise HistoryError(f"{scenario_path} changed while the run read it; run again")
-    files = [copy, *run.files]
-    diff, skipped = compare_with_last_readable(run_id, staging, history, earlier)
+    files = [copy, *run.files,
+             write_json(staging / INTERVALS_FILE,
+                        intervals_document(run.result.metrics, run.plan.strategy_names))]
+    diff, skipped = compare_with_last_readable(run_id, staging, history, earlier, materiality)
     if diff is not None:
         files.append(write_atomic(staging / DIFF_FILE, diff_markdown(diff)))
     breaches, condition_notes = evaluate(conditions, run.summary, diff)
     notes = [*skipped, *condition_notes]
     files.append(write_json(staging / ALERTS_FILE, {
         "conditions": [c.text for c in conditions],
-        "breaches": [{"condition": b.condition.text, "strategy": b.strategy, "value": b.value}
-                     for b in breaches],
-        "notes": notes}))
+        "breaches": [{"condition": b.condition.text, "strategy": b.strategy, "value": b.value,
+                      **({"detail": b.detail} if b.detail else {})} for b in breaches],
+        "notes": notes,
+        "materiality": (diff.materiality if diff else materiality).describe()}))
+    outcome = AlertOutcome(tuple(conditions), tuple(breaches), tuple(condition_notes))
+    trend = read_trend(history, list(reversed(earlier)), run_id, run.summary)
+    names = run.plan.strategy_names
+    chart = trend_chart(trend, names, strategy_colors(names)) if len(trend.nights) > 1 else None
     files += write_report(run, diff=diff, run_label=run_id,
-                          notes=tuple(skipped) if diff is None else ())
+                          notes=tuple(skipped) if diff is None else (), alerts=outcome,
+                          trend=(trend, chart))
     return NightlyResult(run_id, staging, run, diff.previous if diff else None, diff,
-                         breaches, notes, tuple(files))
+                         breaches, [*notes, *trend.notes], tuple(files), outcome)
 
 
-def compare_with_last_readable(run_id: str, folder: Path, history: Path,
-                               earlier: list[dict]) -> tuple[NightDiff | None, list[str]]:
+def compare_with_last_readable(run_id: str, folder: Path, history: Path, earlier: list[dict],
+                               materiality: Materiality = Materiality()
+                               ) -> tuple[NightDiff | None, list[str]]:
     """(diff of the run in `folder` with the latest readable earlier night, notes on the
     later ones skipped).
 
@@ -307,7 +368,7 @@ def compare_with_last_readable(run_id: str, folder: Path, history: Path,
         except NightUnreadable as why:
             skipped.append(visible(f"comparison with {entry['id']} skipped: {why}"))
             continue
-        diff = compare_nights(read_night(run_id, folder), previous)
+        diff = compare_nights(read_night(run_id, folder), previous, materiality)
         return replace(diff, skipped=tuple(skipped)), skipped
     if skipped:
         skipped.append("no earlier run of this scenario could be read: nothing compared")
