@@ -214,3 +214,13 @@ def test_a_level_condition_on_a_null_statistic_is_skipped_with_a_note():
     summary = {"strategies": {"a": {"trough_depth": {"p90": None, "p50": 0.0}}}}
     breaches, notes = evaluate([parse_condition("a.trough_depth.p90 > 0")], summary, None)
     assert breaches == [] and "not computable (null in summary.json)" in notes[0]
+
+
+def test_an_unchanged_statistic_never_breaches_a_delta_condition():
+    diff = one_change(new=300.0, significant=False, method="paired: no scenario changed")
+    breaches, notes = evaluate([parse_condition("a.completion_day.p50.delta >= 0")],
+                               summary_with_completion(300.0), diff)
+    assert breaches == [] and notes == ["--fail-if 'a.completion_day.p50.delta >= 0': not "
+                                        "breached by a: it is unchanged"]
+    assert diff.changes[0].why_not_reported() == "unchanged"
+

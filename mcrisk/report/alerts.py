@@ -169,8 +169,9 @@ def evaluate(conditions: list[Condition], summary: dict,
                                  "is not computable")
                     continue
                 if _OPS[c.op](value, c.threshold) and not change.reported:
-                    notes.append(f"--fail-if {c.text!r}: not breached by {visible(name)}: its "
-                                 f"change {value:+,.6g} is {change.why_not_reported()}")
+                    why = ("it is unchanged" if value == 0 else
+                           f"its change {value:+,.6g} is {change.why_not_reported()}")
+                    notes.append(f"--fail-if {c.text!r}: not breached by {visible(name)}: {why}")
                     continue
                 if not change.reported:
                     continue

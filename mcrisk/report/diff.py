@@ -93,11 +93,16 @@ class Materiality:
         return delta > 0 and delta >= self.threshold(metric, old, new)
 
     def describe(self) -> str:
-        floors = ", ".join(f"{metric} {value:g}{' ' + UNITS[metric] if UNITS.get(metric) else ''}"
+        floors = ", ".join(f"{metric} {value:g}{' ' + _unit(metric, value) if UNITS.get(metric) else ''}"
                            for metric, value in self.floors)
         relative = (f"at least {100 * self.relative:g}% of the larger of the two nights' "
                     "values and ") if self.relative > 0 else ""
         return f"material: {relative}at least the metric's floor ({floors})"
+
+
+def _unit(metric: str, value: float) -> str:
+    unit = UNITS[metric]
+    return unit[:-1] if value == 1 and unit.endswith("days") else unit
 
 
 def parse_materiality(specs) -> Materiality:
@@ -236,6 +241,8 @@ class MetricChange:
             return ""
         if self.material is None:
             return "not computable (a value is missing)"
+        if self.delta == 0:
+            return "unchanged"
         if self.significant is None:
             return f"not testable against noise ({self.method})"
         if not self.significant:
