@@ -168,10 +168,9 @@ def evaluate(conditions: list[Condition], summary: dict,
                     notes.append(f"--fail-if {c.text!r}: skipped for {visible(name)}, a value "
                                  "is not computable")
                     continue
-                if _OPS[c.op](value, c.threshold) and not change.reported:
-                    why = ("it is unchanged" if value == 0 else
-                           f"its change {value:+,.6g} is {change.why_not_reported()}")
-                    notes.append(f"--fail-if {c.text!r}: not breached by {visible(name)}: {why}")
+                if _OPS[c.op](value, c.threshold) and not change.reported and value != 0:
+                    notes.append(f"--fail-if {c.text!r}: not breached by {visible(name)}: its "
+                                 f"change {value:+,.6g} is {change.why_not_reported()}")
                     continue
                 if not change.reported:
                     continue
