@@ -1,0 +1,425 @@
+"""Milestones: the plan as a schedule. Every node of a strategy's network is a dated event
+(a drain starts, a unit is removed, a row is ready, a rack is installed, passes burn-in, is
+accepted, a shipment arrives, a hall is energized, an island is ready); waves roll them up.
+This module defines them per strategy and reduces their times over scenarios by streaming.
+
+Which milestones a strategy has: its completion nodes (every removal and acceptance) and
+every node upstream of them through the plan's dependencies, plus the ramp steps of its new
+units. A node no completion waits for (a row that takes no new unit, a hall or island no
+unit of the strategy uses) is not part of its schedule and is left out.
+
+Rollups (level "wave"), per strategy, each the latest (or, for "first ...", the earliest) of
+its member nodes in each scenario:
+    per drain wave (existing units with the same drain trigger): first drain starts, all removed
+    per shipment: first rack install starts, all racks accepted
+    per hall holding new units: all its racks accepted
+    completion: the latest removal or acceptance (equals the completion_day metric)
+Per-unit nodes are level "unit"; shipments, halls, islands and rows are level "wave".
+
+Statistics per milestone over scenarios: mean, P10, P50, P90 (numpy.quantile's default,
+linear), the 95% interval of the P90 (binomial order statistics, as for the metrics) and the
+criticality index. Times are kept exactly for the first KEEP_EXACT scenarios; past that, they
+go into a histogram of BIN_DAYS-wide bins that also keeps each bin's smallest and largest
+time, so an order statistic is exact when it is the first or last of its bin and otherwise
+within half a bin (0.005 day, about 7 minutes) of the exact one; memory is one entry per
+occupied bin, whatever the number of scenarios.
+
+Criticality index: the share of scenarios in which the milestone lies on the critical path
+to completion. The path is walked back from the completion node (the latest of the
+completion nodes; ties: the first in plan order, removals before acceptances) along the
+dependency that set each node's time: the dependency with the latest time, when it is not
+earlier than the node's own date or drawn date (ties: the dependency, the first listed); a
+node set by its own date ends the path. A retrofit row that waited for a crew continues to
+the row that crew finished just before (matched within 1e-7 day). A rollup is critical when
+any of its members is.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+from .aggregate import CI_CONFIDENCE, p90_confidence_interval, p90_ci_unavailable_reason
+from .compile import NODE_CREW, CompiledScenario
+from .model import Scenario
+
+KEEP_EXACT = 25_000          # scenarios whose times are kept exactly
+BIN_DAYS = 0.01              # histogram bin width past KEEP_EXACT
+CREW_TOLERANCE = 1e-7        # days: matching a crew's previous row
+_BIN_OFFSET = 2 ** 43        # bins made non-negative for times down to -8.8e10 days
+_KEY_STRIDE = 2 ** 45        # key = milestone * stride + bin + offset
+QUANTILES = (("p10", 0.10), ("p50", 0.50), ("p90", 0.90))
+UNIT_KINDS = ("drain", "removed", "install", "burned_in", "accepted", "ramp")
+
+
+@dataclass(frozen=True)
+class Milestone:
+    key: str                   # stable id, e.g. "accepted:N01", "wave:accepted:S2"
+    name: str                  # for people, e.g. "N01 accepted"
+    kind: str                  # the node kind, or "rollup"
+    group: str                 # where it belongs in a Gantt: "shipment S2", "hall B", "row A1" ...
+    level: str                 # "unit" (per-unit line) or "wave" (shown by default)
+    members: tuple[int, ...]   # node ids
+    first: bool = False        # a rollup: the earliest member (else the latest)
+
+
+def _ancestors(plan: CompiledScenario, s: int, roots) -> set[int]:
+    seen, stack = set(), list(roots)
+    while stack:
+        v = stack.pop()
+        if v in seen:
+            continue
+        seen.add(v)
+        stack.extend(int(d) for d in plan.dep_idx[s, plan.dep_ptr[s, v]:plan.dep_ptr[s, v + 1]])
+    return seen
+
+
+def _span(ids: list[str]) -> str:
+    return ", ".join(ids) if len(ids) <= 2 else f"{ids[0]}..{ids[-1]}"
+
+
+def definitions(plan: CompiledScenario, scenario: Scenario) -> list[list[Milestone]]:
+    """Milestones of every strategy, in plan order: nodes first (file order), then rollups."""
+    keys = _node_keys(scenario)
+    hall_of_row = {row.id: row.hall for row in scenario.rows()}
+    shipment_of = {u: ship.id for ship in scenario.shipments for u in ship.units}
+    out = []
+    for s, strategy in enumerate(scenario.strategies):
+        used = _ancestors(plan, s, plan.completion_node.tolist())
+        row_of = dict(strategy.placement)
+        items = []
+        for v, key in enumerate(keys):
+            kind, ident = key[0], key[1]
+            if kind == "ramp":
+                if ident not in row_of:
+                    continue
+            elif v not in used:
+                continue
+            if kind in ("drain", "removed"):
+                group = f"unit {ident}"
+            elif kind in ("install", "burned_in", "accepted", "ramp"):
+                group = f"shipment {shipment_of[ident]}"
+            elif kind == "arrival":
+                group = f"shipment {ident}"
+            elif kind == "energized":
+                group = f"hall {ident}"
+            elif kind == "ready":
+                group = f"hall {hall_of_row[ident]}"
+            else:
+                group = f"island {ident}"
+            tag = ":".join(str(k) for k in key)
+            items.append(Milestone(tag, plan.node_names[v], kind, group,
+                                   "unit" if kind in UNIT_KINDS else "wave", (v,)))
+        node = {k: v for v, k in enumerate(keys)}
+        waves: dict = {}
+        for unit, trigger in strategy.drains:
+            waves.setdefault(trigger, []).append(unit)
+        for units in waves.values():
+            label = _span(units)
+            tag = ",".join(units)
+            items.append(Milestone(f"wave:drain:{tag}", f"{label}: first drain starts", "rollup",
+                                   f"drain wave {label}", "wave",
+                                   tuple(node[("drain", u)] for u in units), first=True))
+            items.append(Milestone(f"wave:removed:{tag}", f"{label}: all removed", "rollup",
+                                   f"drain wave {label}", "wave",
+                                   tuple(node[("removed", u)] for u in units)))
+        for ship in scenario.shipments:
+            units = [u for u in ship.units if u in row_of]
+            if not units:
+                continue
+            items.append(Milestone(f"wave:install:{ship.id}", f"{ship.id} racks: first install "
+                                   "starts", "rollup", f"shipment {ship.id}", "wave",
+                                   tuple(node[("install", u)] for u in units), first=True))
+            items.append(Milestone(f"wave:accepted:{ship.id}", f"{ship.id} racks: all accepted",
+                                   "rollup", f"shipment {ship.id}", "wave",
+                                   tuple(node[("accepted", u)] for u in units)))
+        for hall in scenario.halls:
+            units = [u for u, row in strategy.placement if hall_of_row[row] == hall.id]
+            if units:
+                items.append(Milestone(f"wave:hall:{hall.id}", f"hall {hall.id}: all racks "
+                                       "accepted", "rollup", f"hall {hall.id}", "wave",
+                                       tuple(node[("accepted", u)] for u in units)))
+        items.append(Milestone("completion", "completion", "rollup", "completion", "wave",
+                               tuple(int(v) for v in plan.completion_node)))
+        out.append(items)
+    return out
+
+
+def _node_keys(scenario: Scenario) -> list[tuple]:
+    """The node keys in compile._Nodes order (node ids)."""
+    keys = [("arrival", s.id) for s in scenario.shipments]
+    keys += [("energized", h.id) for h in scenario.halls]
+    keys += [("island", i.id) for i in scenario.islands]
+    for unit in scenario.existing:
+        keys += [("drain", unit.id), ("removed", unit.id)]
+    keys += [("ready", row.id) for row in scenario.rows()]
+    for unit in scenario.incoming:
+        keys += [("install", unit.id), ("burned_in", unit.id), ("accepted", unit.id)]
+    for unit in scenario.incoming:
+        ramp = scenario.unit_type(unit.type).ramp
+        keys += [("ramp", unit.id, step) for step in range(1, ramp.steps + 1)] if ramp else []
+    return keys
+
+
+def critical_nodes(plan: CompiledScenario, s: int, times: np.ndarray,
+                   world: np.ndarray) -> np.ndarray:
+    """bool[c, v]: whether node v lies on scenario i's critical path to completion
+    (times: node_time[c, v] of strategy s; world: the scenarios' drawn quantities)."""
+    c, n_nodes = times.shape
+    rows = np.arange(c)
+    driver = np.full((c, n_nodes), -1, dtype=np.int64)
+    crew_rows = np.array([v for v in range(n_nodes) if plan.node_kind[s, v] == NODE_CREW],
+                         dtype=np.int64)
+    for v in range(n_nodes):
+        deps = plan.dep_idx[s, plan.dep_ptr[s, v]:plan.dep_ptr[s, v + 1]].astype(np.int64)
+        base = np.full(c, plan.node_base_const[s, v])
+        if plan.node_base_q[v] >= 0:
+            base = np.maximum(base, world[:, plan.node_base_q[v]])
+        start = base
+        if deps.size:
+            dep_times = times[:, deps]
+            j = np.argmax(dep_times, axis=1)          # ties: the first listed
+            latest = dep_times[rows, j]
+            by_dep = latest >= base                    # ties: the dependency
+            driver[by_dep, v] = deps[j[by_dep]]
+            start = np.maximum(base, latest)
+        if plan.node_kind[s, v] == NODE_CREW and crew_rows.size > 1:
+            adds = np.full(c, plan.node_add_const[s, v])
+            for q in plan.node_add_q[s, v]:
+                if q >= 0:
+                    adds = adds + world[:, q]
+            begin = times[:, v] - adds
+            others = crew_rows[crew_rows != v]
+            gap = np.abs(times[:, others] - begin[:, None])
+            k = np.argmin(gap, axis=1)
+            waited = ((begin > start + CREW_TOLERANCE)
+                      & (gap[rows, k] <= CREW_TOLERANCE))
+            driver[waited, v] = others[k[waited]]
+    critical = np.zeros((c, n_nodes), dtype=bool)
+    ends = plan.completion_node.astype(np.int64)
+    current = ends[np.argmax(times[:, ends], axis=1)]
+    active = np.ones(c, dtype=bool)
+    for _ in range(n_nodes + 1):
+        critical[rows[active], current[active]] = True
+        current = np.where(active, driver[rows, current], -1)
+        active = current >= 0
+        if not active.any():
+            break
+    return critical
+
+
+def milestone_times(items: list[Milestone], times: np.ndarray) -> np.ndarray:
+    """float64[c, m]: each milestone's time in each scenario (times: node_time[c, v])."""
+    out = np.empty((times.shape[0], len(items)))
+    for k, item in enumerate(items):
+        members = times[:, list(item.members)]
+        out[:, k] = members.min(axis=1) if item.first else members.max(axis=1)
+    return out
+
+
+def _ci_ranks(n: int, confidence: float = CI_CONFIDENCE) -> tuple[int, int]:
+    """0-based ranks (l, u) of the P90 interval's ends, as scipy.stats.quantile_test gives it."""
+    tail = (1 - confidence) / 2
+    binom = stats.binom(n, 0.9)
+    low = int(binom.ppf(tail))                 # X(low) with 1-based rank low
+    high = int(binom.isf(tail)) + 1            # X(high), 1-based
+    return low - 1, high - 1
+
+
+class _Histogram:
+    """Counts, smallest and largest time per (milestone, BIN_DAYS bin), merged by chunk."""
+
+    def __init__(self, n_items: int, bin_days: float):
+        self.bin_days = bin_days
+        self.keys = np.empty(0, np.int64)
+        self.counts = np.empty(0, np.int64)
+        self.low = np.empty(0)
+        self.high = np.empty(0)
+        self.non_finite = np.zeros(n_items, np.int64)   # counted as +inf
+
+    def add(self, values: np.ndarray) -> None:
+        finite = np.isfinite(values)
+        self.non_finite += (~finite).sum(axis=0)
+        item = np.broadcast_to(np.arange(values.shape[1]), values.shape)[finite]
+        v = values[finite]
+        bins = np.floor(v / self.bin_days).astype(np.int64) + _BIN_OFFSET
+        keys = np.concatenate([self.keys, item.astype(np.int64) * _KEY_STRIDE + bins])
+        low = np.concatenate([self.low, v])
+        high = np.concatenate([self.high, v])
+        counts = np.concatenate([self.counts, np.ones(v.size, np.int64)])
+        unique, inverse = np.unique(keys, return_inverse=True)
+        self.counts = np.bincount(inverse, weights=counts, minlength=unique.size).astype(np.int64)
+        self.low = np.full(unique.size, np.inf)
+        np.minimum.at(self.low, inverse, low)
+        self.high = np.full(unique.size, -np.inf)
+        np.maximum.at(self.high, inverse, high)
+        self.keys = unique
+
+    def order_statistic(self, item: int, rank: int) -> float:
+        """The time at 0-based `rank` among the milestone's times, exact when it is the
+        first or last of its bin, else within half a bin."""
+        lo, hi = np.searchsorted(self.keys, [item * _KEY_STRIDE, (item + 1) * _KEY_STRIDE])
+        counts = self.counts[lo:hi]
+        cum = np.cumsum(counts)
+        if rank >= (cum[-1] if cum.size else 0):
+            return math.inf
+        b = int(np.searchsorted(cum, rank, side="right"))
+        within = rank - (cum[b] - counts[b])
+        k = lo + b
+        if within == 0:
+            return float(self.low[k])
+        if within == counts[b] - 1:
+            return float(self.high[k])
+        middle = (self.keys[k] - item * _KEY_STRIDE - _BIN_OFFSET + 0.5) * self.bin_days
+        return float(min(max(middle, self.low[k]), self.high[k]))
+
+    def quantile(self, item: int, n: int, q: float) -> float:
+        h = (n - 1) * q
+        below = int(math.floor(h))
+        x = self.order_statistic(item, below)
+        if h == below or below + 1 >= n:
+            return x
+        y = self.order_statistic(item, below + 1)
+        return x + (h - below) * (y - x) if math.isfinite(y) else math.inf
+
+
+class _StrategyTimes:
+    """One strategy's milestone times: kept exactly up to keep_exact scenarios, then binned."""
+
+    def __init__(self, n_items: int, keep_exact: int, bin_days: float):
+        self.n_items, self.keep_exact, self.bin_days = n_items, keep_exact, bin_days
+        self.exact: list[np.ndarray] | None = []
+        self.hist: _Histogram | None = None
+        self.n = 0
+        self.total = np.zeros(n_items)
+        self.critical = np.zeros(n_items, np.int64)
+
+    def add(self, values: np.ndarray, critical: np.ndarray) -> None:
+        self.n += values.shape[0]
+        with np.errstate(invalid="ignore", over="ignore"):
+            self.total += values.sum(axis=0)
+        self.critical += critical.sum(axis=0)
+        if self.exact is not None and self.n <= self.keep_exact:
+            self.exact.append(values.copy())
+            return
+        if self.hist is None:
+            self.hist = _Histogram(self.n_items, self.bin_days)
+            for kept in self.exact or ():
+                self.hist.add(kept)
+            self.exact = None
+        self.hist.add(values)
+
+    def stats(self, k: int) -> dict:
+        n = self.n
+        out: dict = {"mean": _finite(self.total[k] / n)}
+        if self.exact is not None:
+            column = np.concatenate([e[:, k] for e in self.exact])
+            with np.errstate(invalid="ignore", over="ignore"):
+                for key, q in QUANTILES:
+                    out[key] = _finite(np.quantile(column, q))
+            ci = p90_confidence_interval(column) if np.isfinite(column).all() else None
+        else:
+            for key, q in QUANTILES:
+                out[key] = _finite(self.hist.quantile(k, n, q))
+            ci = None
+            if p90_ci_unavailable_reason(n) is None:
+                low, high = _ci_ranks(n)
+                ci = (self.hist.order_statistic(k, low), self.hist.order_statistic(k, high))
+        if ci is not None and all(math.isfinite(e) for e in ci):
+            out["p90_ci"] = [float(ci[0]), float(ci[1])]
+        else:
+            out["p90_ci"] = None
+            out["p90_ci_unavailable"] = (p90_ci_unavailable_reason(n)
+                                         or "an end of the interval is not a finite number")
+        out["criticality"] = float(self.critical[k] / n)
+        return out
+
+
+def _finite(value) -> float | None:
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
+class MilestoneCollector:
+    """A simulate() chunk hook: every strategy's milestone times and criticality, streamed."""
+
+    def __init__(self, plan: CompiledScenario, scenario: Scenario,
+                 keep_exact: int = KEEP_EXACT, bin_days: float = BIN_DAYS):
+        self.plan = plan
+        self.start_date = scenario.start_date
+        self.items = definitions(plan, scenario)
+        self.keep_exact, self.bin_days = keep_exact, bin_days
+        self.times = [_StrategyTimes(len(items), keep_exact, bin_days) for items in self.items]
+
+    def __call__(self, first, metrics, world, node_times) -> None:
+        for s, items in enumerate(self.items):
+            times = node_times[:, s, :]
+            critical = critical_nodes(self.plan, s, times, world)
+            member_critical = np.empty((times.shape[0], len(items)), dtype=bool)
+            for k, item in enumerate(items):
+                member_critical[:, k] = critical[:, list(item.members)].any(axis=1)
+            self.times[s].add(milestone_times(items, times), member_critical)
+
+    def summary(self) -> dict:
+        """summary.json's `milestones` (docs/metrics.md, Milestones)."""
+        n = self.times[0].n if self.times else 0
+        exact = all(t.exact is not None for t in self.times)
+        strategies = {}
+        for name, items, kept in zip(self.plan.strategy_names, self.items, self.times):
+            rows = []
+            for k, item in enumerate(items):
+                row = {"key": item.key, "name": item.name, "kind": item.kind,
+                       "group": item.group, "level": item.level, **kept.stats(k)}
+                if self.start_date is not None:
+                    row["dates"] = {key: day_date(self.start_date, row[key])
+                                    for key, _ in QUANTILES}
+                rows.append(row)
+            strategies[name] = rows
+        return {"samples": n, "exact": exact,
+                "exact_up_to": self.keep_exact, "bin_days": self.bin_days,
+                "start_date": self.start_date.isoformat() if self.start_date else None,
+                "strategies": strategies}
+
+
+def day_date(start: _dt.date | None, day: float | None) -> str | None:
+    """The ISO date on which day `day` falls (day 0 is all of `start`): start + floor(day)."""
+    if start is None or day is None or not math.isfinite(day):
+        return None
+    try:
+        return (start + _dt.timedelta(days=math.floor(day))).isoformat()
+    except OverflowError:
+        return None
+
+
+def weekday(iso: str | None) -> str:
+    return _dt.date.fromisoformat(iso).strftime("%a") if iso else ""
+
+
+def run_schedule(path: str, strategy: str, samples: int, seed: int, backend: str = "auto",
+                 chunk_size: int | None = None, risks: str = "file",
+                 disable_risks: tuple[str, ...] = (), progress=None) -> dict:
+    """Simulate the scenario at `path` (every strategy, as a run does: the same worlds) and
+    return summary.json's `milestones` with only `strategy` (McriskError if unknown)."""
+    from .backends import select_backend
+    from .compile import compile_scenario
+    from .errors import McriskError
+    from .run import load_for_run
+    from .simulate import DEFAULT_CHUNK, check_memory, simulate
+
+    scenario = load_for_run(path, risks, disable_risks).scenario
+    if strategy not in [s.name for s in scenario.strategies]:
+        names = ", ".join(s.name for s in scenario.strategies)
+        raise McriskError(f"{path}: no strategy {strategy!r} (the scenario has: {names})")
+    plan = compile_scenario(scenario)
+    chunk = chunk_size or DEFAULT_CHUNK
+    check_memory(plan, samples, chunk, option="--samples")
+    collector = MilestoneCollector(plan, scenario)
+    simulate(plan, samples, seed, select_backend(backend), chunk_size=chunk, progress=progress,
+             chunk_hooks=(collector,), keep_world=0)
+    summary = collector.summary()
+    summary["strategies"] = {strategy: summary["strategies"][strategy]}
+    summary["strategy"] = strategy
+    return summary
