@@ -95,6 +95,26 @@ def test_equal_p90s_are_a_tie_without_a_test():
     assert result["ranks"]["b"]["decided_by"] == "c1"
 
 
+def test_an_atom_at_the_pooled_p90_needs_the_share_beyond_noise_too():
+    """b is at the atom 2,048 in every world, a in 9.5% of them: a's sampled P90 is below
+    2,048, and the paired test (a rarely at the atom, b always) is overwhelming, yet 9.5% of
+    1,000 worlds is no evidence that a's true P90 is below 2,048 (it is 2,048 if a reaches
+    the atom in 10% of worlds). The pair ties; with a at the atom in 2% of worlds it splits."""
+    n = 1_000
+    b = np.full(n, 2048.0)
+    zero = np.zeros(n)
+    level = per_test_alpha(2, 2)
+    near = np.where(np.arange(n) < 95, 2048.0, np.linspace(0, 1000, n))
+    assert np.count_nonzero(near == 2048.0) == 95 and np.quantile(near, 0.9) < 2048.0
+    assert paired_quantile_test(near, b, 0.9)[0] < 1e-100 < level
+    result = rank_strategies(_values(n, [[b, zero], [near, zero + 1]]), ("b", "a"), ("c0", "c1"))
+    assert result["ranking"] == ["b", "a"]                    # c1 decides, not the atom
+    assert result["ranks"]["a"]["decided_by"] == "c1"
+    far = np.where(np.arange(n) < 20, 2048.0, np.linspace(0, 1000, n))
+    result = rank_strategies(_values(n, [[b, zero], [far, zero + 1]]), ("b", "a"), ("c0", "c1"))
+    assert result["ranking"] == ["a", "b"] and result["ranks"]["b"]["decided_by"] == "c0"
+
+
 def test_ties_chain_even_where_the_ends_alone_would_differ():
     """a < b < c by small shifts: a-b and b-c are within noise, a-c is not. The chain keeps
     all three together on c0 (conservative); c1 then decides, in the reverse order."""

@@ -14,7 +14,13 @@ The procedure, deterministic for given values:
    P90 is not a finite number (null in summary.json) goes after every one that has one, in
    file order. Walk the sorted neighbours: a pair is split only when its P90s differ AND the
    paired test says so (p below the per-test level, with the crossings going the way the P90s
-   do). Equal P90s are a tie without a test. Ties chain: A tied with B and B with C keep
+   do). Equal P90s are a tie without a test. Where the pooled P90 is an atom (a value that
+   several worlds share exactly, such as a trough depth of the whole baseline), the paired
+   test compares how often each strategy reaches that value, which can differ while both
+   P90s are that value (13% of worlds at the atom for one, all of them for the other); there
+   the split also needs `atom_check`: one-sided binomial tests that at a threshold c between
+   the two P90s the better strategy is at or above c in under 10% of worlds and the worse in
+   over 10% (an intersection-union test, at the same level). Ties chain: A tied with B and B with C keep
    A, B and C together even where A and C alone would differ (conservative).
 3. Each resulting subgroup goes on to the next criterion (step 2 again, within it).
 4. Strategies still together after the last criterion are tied on every criterion: they share
@@ -33,6 +39,8 @@ from typing import Sequence
 
 import numpy as np
 
+from scipy import stats
+
 from .paired import paired_quantile_test
 
 RANK_KEYS = ("trough_depth", "trough_days", "shortfall_gpu_days", "homeless_days")
@@ -48,6 +56,23 @@ def per_test_alpha(strategies: int, criteria: int = len(RANK_KEYS),
     procedure could test (Bonferroni), so the family-wise error is at most family_alpha."""
     tests = criteria * strategies * (strategies - 1) // 2
     return family_alpha / max(1, tests)
+
+
+def atom_check(lower: np.ndarray, upper: np.ndarray, threshold: float, level: float) -> bool:
+    """Whether the quantile-RANK_QUANTILE of `lower` is below that of `upper` beyond noise, as
+    seen at `threshold` (between the two sampled quantiles): `lower` is at or above it in
+    less than 10% of worlds and `upper` in more, each by a one-sided exact binomial test at
+    `level`. If the true quantile of `lower` is not below that of `upper`, one of the two
+    nulls holds at every threshold, so the pair of tests rejects with probability <= level
+    (intersection-union). Valid with atoms, where the paired test at the pooled quantile
+    is not; it does not use the pairing, so it serves only as a guard there."""
+    tail = 1.0 - RANK_QUANTILE
+    n = lower.size
+    below = stats.binomtest(int(np.count_nonzero(lower >= threshold)), n, tail,
+                            alternative="less").pvalue
+    above = stats.binomtest(int(np.count_nonzero(upper >= threshold)), n, tail,
+                            alternative="greater").pvalue
+    return bool(below < level and above < level)
 
 
 def _p90(values: np.ndarray) -> float | None:
@@ -92,8 +117,15 @@ def rank_strategies(values: np.ndarray, names: Sequence[str],
         """Whether b's P90 on criterion k is beyond noise above a's (p90[a] < p90[b])."""
         if p90[a][k] == p90[b][k]:
             return False
-        p_value, direction = paired_quantile_test(column(a, k), column(b, k), RANK_QUANTILE)
-        return direction == 1 and p_value < level
+        x, y = column(a, k), column(b, k)
+        p_value, direction = paired_quantile_test(x, y, RANK_QUANTILE)
+        if direction != 1 or not p_value < level:
+            return False
+        with np.errstate(invalid="ignore"):
+            pooled = float(np.quantile(np.concatenate([x, y]), RANK_QUANTILE))
+        if np.count_nonzero(x == pooled) + np.count_nonzero(y == pooled) > 1:   # an atom
+            return atom_check(x, y, (p90[a][k] + p90[b][k]) / 2, level)
+        return True
 
     def split(group: list[int], k: int) -> list[list[int]]:
         known = sorted((s for s in group if p90[s][k] is not None), key=lambda s: (p90[s][k], s))
@@ -136,7 +168,9 @@ def rank_strategies(values: np.ndarray, names: Sequence[str],
                                "decided_by": decided}
         ranking += [names[s] for s in members]
     rule = {"criteria": list(criteria), "quantile": RANK_QUANTILE,
-            "test": "paired McNemar at the pooled P90 (> and >= forms, Bonferroni x2)",
+            "test": "paired McNemar at the pooled P90 (> and >= forms, Bonferroni x2); at an "
+                    "atom also one-sided binomial tests of the share at or above a threshold "
+                    "between the P90s (intersection-union)",
             "family_alpha": family_alpha, "test_alpha": level}
     return {"ranking": ranking, "ranks": ranks, "rule": rule}
 
@@ -152,7 +186,9 @@ def rule_text(rule: dict) -> str:
     order = ", then ".join(names)
     return (f"Best first by {order}. Two strategies are told apart on a criterion only when "
             "a paired test on the same sampled worlds (McNemar at their pooled P90) finds "
-            f"their P90s different at p < {rule['test_alpha']:.3g}: at most a "
+            f"their P90s different at p < {rule['test_alpha']:.3g} (where several worlds share "
+            "the P90 value exactly, binomial tests of the share of worlds at or above a "
+            "threshold between the P90s must agree): at most a "
             f"{rule['family_alpha']:.0%} chance, over every criterion and pair, of separating "
             "any two strategies whose P90s are truly equal (Bonferroni). Otherwise they are "
             "tied on it (equal P90s without a test; ties chain) and the next criterion decides. "
