@@ -153,6 +153,19 @@ def build_parser() -> argparse.ArgumentParser:
                                          "(for values near 0; default 0.5)")
     run.add_argument("--max-samples", type=_positive_int, default=10_000_000,
                      help="cap for --precision (default 10,000,000)")
+    run.add_argument("--csv", action="store_true",
+                     help="also write ranking.csv, strategies.csv and milestones.csv")
+    schedule = commands.add_parser(
+        "schedule", help="milestone dates of one strategy (P10/P50/P90, criticality)",
+        description="Simulate SCENARIO and print STRATEGY's milestones: P10, P50 and P90 day "
+                    "(with dates when the scenario sets start_date), the P90's 95%% interval "
+                    "and how often each lies on the critical path to completion.")
+    schedule.add_argument("scenario", help="scenario TOML file")
+    schedule.add_argument("strategy", help="strategy name")
+    _add_world_options(schedule)
+    schedule.add_argument("--all", action="store_true",
+                          help="every per-unit milestone too (default: waves, rows, halls, "
+                               "shipments, islands and completion)")
     compare = commands.add_parser(
         "compare", help="paired comparison of two strategies on the same sampled worlds",
         description="Simulate SCENARIO and compare strategy A with strategy B scenario by "
@@ -326,7 +339,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
                        backend=args.backend, out_dir=out, chunk_size=args.chunk_size,
                        progress=progress, risks=args.risks,
                        disable_risks=tuple(args.disable_risk), precision=precision,
-                       mitigation=not args.no_mitigation)
+                       mitigation=not args.no_mitigation, csv=args.csv)
     _print_run(run)
     _print_drivers(run.summary)
     if precision is not None:
@@ -335,6 +348,20 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if "mitigation" in run.summary:
         print()
         print(format_mitigation(run.summary["mitigation"]))
+    return EXIT_OK
+
+
+def _cmd_schedule(args: argparse.Namespace) -> int:
+    from .milestones import run_schedule
+    from .report.schedule_tables import format_schedule
+
+    progress = _Progress(enabled=not args.quiet and sys.stderr.isatty())
+    milestones = run_schedule(args.scenario, args.strategy, args.samples, args.seed,
+                              args.backend, args.chunk_size, args.risks,
+                              tuple(args.disable_risk), progress)
+    print(f"{args.strategy}: milestones over {milestones['samples']:,} scenarios "
+          f"(seed {args.seed}, risks {args.risks})")
+    print(format_schedule(milestones, args.strategy, everything=args.all))
     return EXIT_OK
 
 
@@ -597,6 +624,8 @@ def main(argv: list[str] | None = None) -> int:
                 return _cmd_nightly(args)
             if args.command == "compare":
                 return _cmd_compare(args)
+            if args.command == "schedule":
+                return _cmd_schedule(args)
             return _cmd_validate(args)
     except McriskError as error:
         print(f"mcrisk: {error}" if not isinstance(error, ScenarioError) else str(error),

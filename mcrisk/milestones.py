@@ -36,13 +36,14 @@ any of its members is.
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import math
 from dataclasses import dataclass
 
 import numpy as np
 from scipy import stats
 
-from .aggregate import CI_CONFIDENCE, p90_confidence_interval, p90_ci_unavailable_reason
+from .aggregate import CI_CONFIDENCE, p90_ci_unavailable_reason
 from .compile import NODE_CREW, CompiledScenario
 from .model import Scenario
 
@@ -220,6 +221,7 @@ def milestone_times(items: list[Milestone], times: np.ndarray) -> np.ndarray:
     return out
 
 
+@functools.lru_cache(maxsize=64)
 def _ci_ranks(n: int, confidence: float = CI_CONFIDENCE) -> tuple[int, int]:
     """0-based ranks (l, u) of the P90 interval's ends, as scipy.stats.quantile_test gives it."""
     tail = (1 - confidence) / 2
@@ -320,7 +322,11 @@ class _StrategyTimes:
             with np.errstate(invalid="ignore", over="ignore"):
                 for key, q in QUANTILES:
                     out[key] = _finite(np.quantile(column, q))
-            ci = p90_confidence_interval(column) if np.isfinite(column).all() else None
+            ci = None
+            if p90_ci_unavailable_reason(n) is None:    # ranks as scipy's quantile_test
+                low, high = _ci_ranks(n)
+                column.sort()
+                ci = (column[low], column[high])
         else:
             for key, q in QUANTILES:
                 out[key] = _finite(self.hist.quantile(k, n, q))

@@ -6,6 +6,7 @@ power in kW.
 """
 from __future__ import annotations
 
+import datetime as _dt
 from dataclasses import dataclass
 
 DISTRIBUTION_KINDS = ("fixed", "uniform", "triangular", "pert", "lognormal", "chance")
@@ -216,6 +217,7 @@ class Scenario:
     strategies: tuple[Strategy, ...]
     description: str = ""
     risks: tuple[Risk, ...] = ()
+    start_date: _dt.date | None = None   # the calendar date of day 0, when the file gives one
 
     def unit_type(self, type_id: str) -> UnitType:
         return next(t for t in self.unit_types if t.id == type_id)

@@ -159,7 +159,7 @@ def run_scenario(path: str, samples: int = DEFAULT_SAMPLES, seed: int = DEFAULT_
                  progress: Callable[[int, int], None] | None = None,
                  report: bool = True, risks: str = "file", disable_risks: tuple[str, ...] = (),
                  precision: PrecisionTarget | None = None, publish: bool = True,
-                 mitigation: bool = True) -> RunResult:
+                 mitigation: bool = True, csv: bool = False) -> RunResult:
     """Run every strategy of the scenario at `path`.
 
     With out_dir, writes summary.json, metrics.parquet and capacity_bands.parquet there (the
@@ -202,9 +202,10 @@ def run_scenario(path: str, samples: int = DEFAULT_SAMPLES, seed: int = DEFAULT_
     out = Path(out_dir)
     try:
         if not publish:
-            return _write_run(scenario, plan, out, report, risk_keys, **simulation)
+            return _write_run(scenario, plan, out, report, risk_keys, csv=csv, **simulation)
         with OutputFolder(out) as folder:
-            run = _write_run(scenario, plan, folder.staging, report, risk_keys, **simulation)
+            run = _write_run(scenario, plan, folder.staging, report, risk_keys, csv=csv,
+                             **simulation)
             folder.publish()
     except OSError as error:          # one that names no file (EIO, ENOSPC): name the folder
         raise with_filename(error, out) from None
@@ -215,18 +216,25 @@ def _write_run(scenario: Scenario, plan: CompiledScenario, folder: Path, report:
                risk_keys: Callable[[SimulationResult, Backend], dict],
                samples: int, seed: int, backend: Backend, chunk_size: int,
                progress: Callable[[int, int], None] | None,
-               precision: PrecisionTarget | None) -> RunResult:
-    """Simulate, streaming metrics.parquet and the bands into `folder`, then write
-    summary.json and (if `report`) report.html and summary.md there."""
+               precision: PrecisionTarget | None, csv: bool = False) -> RunResult:
+    """Simulate, streaming metrics.parquet, the bands and the milestones into `folder`,
+    then write summary.json (with `milestones`), milestones.parquet, with `csv` the CSV
+    copies, and (if `report`) report.html and summary.md there."""
     from .report.collect import RunCollector  # the report stack loads only when asked for
 
-    with RunCollector(plan, folder) as collect:
+    with RunCollector(plan, folder, scenario) as collect:
         result, reached = _simulate(plan, samples, seed, backend, chunk_size, progress,
                                     precision, collect.hooks)
         tables, detail = collect.commit()
     summary = build_summary(scenario, backend, result, chunk_size, reached,
                             **risk_keys(result, backend))
+    if detail.milestones is not None:
+        summary["milestones"] = detail.milestones
     files = (write_json(folder / "summary.json", summary), *tables)
+    if csv:
+        from .report.schedule_tables import write_csvs
+
+        files += tuple(write_csvs(folder, summary))
     run = RunResult(scenario, plan, backend, result, summary, folder, files, detail)
     if report:
         from .report import write_report

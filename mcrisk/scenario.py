@@ -10,6 +10,7 @@ Times are days from the plan's day 0, capacity is in H100-eq, power in kW.
 """
 from __future__ import annotations
 
+import datetime as _dt
 import difflib
 import hashlib
 import math
@@ -791,7 +792,7 @@ def _read_document(r: _Reader, document: dict) -> dict:
 
 def _read_header(root: _Table) -> dict:
     """[scenario]: name, description, horizon_days (> 0, the days metrics are taken over)."""
-    t = root.table("scenario", ("name", "description", "horizon_days"),
+    t = root.table("scenario", ("name", "description", "horizon_days", "start_date"),
                    "with name and horizon_days")
     if t is None:
         return dict(name=None, description="", horizon_days=None)
@@ -799,7 +800,29 @@ def _read_header(root: _Table) -> dict:
         name=t.read("name", _as_name, '"reference-2048"', "how reports name this scenario"),
         description=_read_description(t),
         horizon_days=t.read("horizon_days", _as_number, "540",
-                            "the days to evaluate metrics over", above=0, at_most=_HORIZON))
+                            "the days to evaluate metrics over", above=0, at_most=_HORIZON),
+        start_date=t.read("start_date", _as_calendar_date, "2027-01-04",
+                          "the calendar date of day 0 (outputs then show dates)",
+                          default=None))
+
+
+def _as_calendar_date(r, key, value, spec: _Spec):
+    """A calendar date: a TOML local date (2027-01-04) or an ISO string "2027-01-04";
+    a date-time or anything else is reported."""
+    if isinstance(value, _dt.datetime) or isinstance(value, _dt.time):
+        r.report(key, value, "must be a date without a time of day",
+                 f"for example {spec.name} = {spec.example}")
+        return None
+    if isinstance(value, _dt.date):
+        return value
+    if isinstance(value, str):
+        try:
+            return _dt.date.fromisoformat(value)
+        except ValueError:
+            pass
+    r.report(key, value, "must be an ISO date YYYY-MM-DD",
+             f"for example {spec.name} = {spec.example}")
+    return None
 
 
 _HORIZON = _Limit(MAX_HORIZON_DAYS, "20 years: capacity bands keep every day of the horizon "

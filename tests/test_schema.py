@@ -138,7 +138,7 @@ def test_schema_rejects(documents, case):
 def test_schema_allows_added_keys(documents):
     """Later versions add keys at the top level and per strategy; readers must not break."""
     document = copy.deepcopy(documents["minimal"])
-    document["milestones"] = {"anything": [1, 2]}
+    document["added_later"] = {"anything": [1, 2]}
     document["strategies"]["drain-on-day"]["milestones"] = {"probability": 0.0}
     assert errors(document) == []
 

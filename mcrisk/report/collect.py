@@ -5,8 +5,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..compile import CompiledScenario
+from ..milestones import MilestoneCollector
 from ..outputs import with_filename
 from .bands import BandCollector, CapacityBands, HallPower
+from .schedule_tables import MILESTONES_FILE, write_milestones_parquet
 from .tables import BANDS_FILE, METRICS_FILE, MetricsWriter, write_bands
 
 
@@ -16,6 +18,10 @@ class RunDetail:
 
     bands: CapacityBands
     hall_power: dict[str, list[HallPower]]
+    milestones: dict | None = None      # summary.json's `milestones` (mcrisk.milestones)
+
+
+COLLECT_MILESTONES = True   # benchmarks/bench_milestones.py switches it off to time the cost
 
 
 class RunCollector:
@@ -26,12 +32,16 @@ class RunCollector:
             paths = collect.commit()
     """
 
-    def __init__(self, plan: CompiledScenario, out_dir: Path):
+    def __init__(self, plan: CompiledScenario, out_dir: Path, scenario=None):
         self.out_dir = Path(out_dir)
         self.metrics_path = self.out_dir / METRICS_FILE
         self.metrics = MetricsWriter(plan, self.metrics_path)
         self.bands = BandCollector(plan)
         self.hooks = (self._write_metrics, self.bands)
+        self.milestones = (MilestoneCollector(plan, scenario)
+                           if scenario is not None and COLLECT_MILESTONES else None)
+        if self.milestones is not None:
+            self.hooks += (self.milestones,)
         self._committed = False
 
     def __enter__(self) -> "RunCollector":
@@ -50,11 +60,15 @@ class RunCollector:
 
     def commit(self) -> tuple[list[Path], RunDetail]:
         """Rename metrics.parquet into place, write capacity_bands.parquet."""
-        detail = RunDetail(self.bands.bands(), self.bands.hall_power())
+        detail = RunDetail(self.bands.bands(), self.bands.hall_power(),
+                           self.milestones.summary() if self.milestones is not None else None)
         try:
             paths = [self.metrics.commit()]
         except OSError as error:
             raise with_filename(error, self.metrics_path) from None
         self._committed = True
         paths.append(write_bands(self.out_dir / BANDS_FILE, detail.bands))
+        if detail.milestones is not None:
+            paths.append(write_milestones_parquet(self.out_dir / MILESTONES_FILE,
+                                                  detail.milestones))
         return paths, detail

@@ -667,6 +667,14 @@ def _provenance(run, report_seconds: float | None, run_label: str | None) -> str
     return "<table>" + "".join(f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in rows) + "</table>"
 
 
+def _schedule_section(run, colors: dict[str, str]) -> list[str]:
+    """Milestones as a schedule (mcrisk.report.gantt), when the run collected them."""
+    from .gantt import schedule_html
+
+    section = schedule_html(run, colors)
+    return ['<h2 id="schedule">Schedule: milestones</h2>', section] if section else []
+
+
 def render_report(run, figures: dict[str, bytes], paragraphs: list[str], colors: dict[str, str],
                   diff: NightDiff | None = None, run_label: str | None = None,
                   report_seconds: float | None = None, notes: tuple[str, ...] = (),
@@ -693,7 +701,9 @@ def render_report(run, figures: dict[str, bytes], paragraphs: list[str], colors:
                 *((("diff", "Night over night"),) if diff or notes else ()),
                 *((("trend", "Trend"),) if trend is not None else ()),
                 ("capacity", "Capacity"), ("trough", "Trough"), ("completion", "Completion"),
-                ("homeless", "Largest job"), ("power", "Power"), ("strategies", "Strategies"),
+                ("homeless", "Largest job"), ("power", "Power"),
+                *((("schedule", "Schedule"),) if "milestones" in s else ()),
+                ("strategies", "Strategies"),
                 ("definitions", "Definitions"), ("provenance", "Provenance"))) + "</nav>",
             *([alerts_html(alerts, diff, () if diff is not None else notes)]
               if alerts is not None else []),
@@ -742,6 +752,7 @@ def render_report(run, figures: dict[str, bytes], paragraphs: list[str], colors:
              power_table(run.detail.hall_power, colors),
              _img(figures["power"], "peak power draw per hall", "Bars: P90 peak draw; tick: the "
                   "highest in any scenario; red line: the hall's cap."),
+             *_schedule_section(run, colors),
              '<h2 id="strategies">Strategies</h2>',
              "<table><tr><th>strategy</th><th>plan</th></tr>" + "".join(
                  f"<tr><td class='name'>{_swatch(st.name, colors)}</td><td>{html_text(st.description)}</td></tr>"
