@@ -11,10 +11,12 @@ import pytest
 
 from mcrisk.backends import select_backend
 from mcrisk.compile import compile_scenario
-from mcrisk.report.bands import (BandCollector, ExactHistogram, Grid, hall_peak_draw,
-                                 inverted_cdf_index)
+from mcrisk.report.bands import (MAX_BINS, BandCollector, BinnedHistogram, ExactHistogram, Grid,
+                                 hall_peak_draw, inverted_cdf_index, merged_quantiles)
 from mcrisk.scenario import load_scenario
 from mcrisk.simulate import simulate
+
+from .conftest import MINIMAL
 
 QS = (0.1, 0.5, 0.9)
 
@@ -164,3 +166,191 @@ def test_peak_statistics_of_a_peak_that_varies_match_a_hand_calculation(tiny):
     assert row.peak_p50_kw == np.quantile(peak, 0.5, method="inverted_cdf")
     assert row.peak_p90_kw == np.quantile(peak, 0.9, method="inverted_cdf") == 400.0
     assert row.headroom_kw == 10_000 - 400 and row.headroom_share == pytest.approx(0.96)
+
+
+# --- drawn per-GPU performance (h100_eq_per_gpu a distribution) and the ramp ----------------
+
+PERF = 'h100_eq_per_gpu = { dist = "uniform", min = 1, max = 3 }'
+RAMP = "[unit_types.ramp]\nstart_fraction = 0.5\ndays = 20\nsteps = 4\n\n[[islands]]"
+
+
+def drawn_tiny(tiny, ramp=False, **overrides):
+    """TINY with the new racks' h100_eq_per_gpu ~ Uniform(1, 3) (and a 4-step ramp)."""
+    path = tiny(**overrides)
+    text = path.read_text().replace("h100_eq_per_gpu = 2.5", PERF)
+    path.write_text(text.replace("[[islands]]", RAMP, 1) if ramp else text)
+    return path
+
+
+def run_keeping_worlds(plan, samples, chunk_size, seed=5):
+    """(BandCollector fed chunk by chunk, node_times[n, s, v], world[n, q] kept whole)."""
+    collector = BandCollector(plan)
+    nodes, worlds = [], []
+
+    def keep(first, metrics, world, node_times):
+        nodes.append(node_times.copy())
+        worlds.append(world.copy())
+
+    simulate(plan, samples, seed, select_backend("cpu"), chunk_size=chunk_size,
+             chunk_hooks=(collector, keep))
+    return collector, np.concatenate(nodes), np.concatenate(worlds)
+
+
+def slow_capacity(plan, node_times, world, s):
+    """(total[n, d], largest[n, d]) by the definition, one scenario and event at a time: an
+    event at time t adds its delta (x the scenario's drawn H100-eq per GPU when scaled) from
+    every day d >= t on."""
+    days = np.arange(int(np.floor(plan.horizon)) + 1)
+    n = node_times.shape[0]
+    total = np.zeros((n, days.size))
+    largest = np.zeros((n, days.size))
+    for i in range(n):
+        islands = np.repeat(plan.island_cap0[:, None], days.size, axis=1)
+        for e in range(plan.cap_event_node.size):
+            t = node_times[i, s, plan.cap_event_node[e]]
+            q = plan.cap_event_scale_q[e]
+            delta = plan.cap_event_delta[e] * (world[i, q] if q >= 0 else 1.0)
+            islands[plan.cap_event_island[e], days >= t] += delta
+        total[i] = islands.sum(axis=0)
+        largest[i] = islands.max(axis=0)
+    return total, largest
+
+
+def test_drawn_performance_counts_h100_eq_not_gpus(tiny):
+    # swap-gated: both old units (256) drain as both racks are accepted at day 27, so C(d) =
+    # 144 GPUs x perf from day 27 on, perf ~ Uniform(1, 3): P10/P50/P90 near 173/288/403.
+    # The bands once counted 144 GPUs x the nominal 1 here, at every percentile.
+    plan = compile_scenario(load_scenario(drawn_tiny(tiny)))
+    collector, _, world = run_keeping_worlds(plan, samples=1000, chunk_size=300)
+    bands = collector.bands()
+    assert bands.resolution == pytest.approx(0.256)          # 1e-3 x B = 256 H100-eq
+    perf = world[:, plan.quantity_names.index("unit_type.new.h100_eq_per_gpu")]
+    after = np.quantile(144 * perf, QS, method="inverted_cdf")
+    gated = plan.strategy_names.index("swap-gated")
+    for d in range(101):
+        if d < 27:
+            np.testing.assert_array_equal(bands.total[gated, d], [256.0] * 3)   # exact part
+            assert bands.p_below_baseline[gated, d] == 0.0
+        else:
+            np.testing.assert_allclose(bands.total[gated, d], after,
+                                       rtol=0, atol=bands.resolution / 2 + 1e-9)
+            assert bands.p_below_baseline[gated, d] == np.mean(144 * perf < 256 * (1 - 1e-9))
+    np.testing.assert_allclose(bands.total[gated, 27], [172.8, 288, 403.2], atol=15)
+    np.testing.assert_allclose(bands.largest[gated, 27:], bands.total[gated, 27:])
+
+
+@pytest.mark.parametrize("ramp", [False, True])
+def test_drawn_performance_bands_match_a_slow_brute_force(tiny, ramp):
+    path = drawn_tiny(tiny, ramp=ramp, delay='{ dist = "uniform", min = 0, max = 20 }',
+                      attempt='{ dist = "triangular", min = 3, mode = 5, max = 9 }',
+                      fail_first=0.3)
+    plan = compile_scenario(load_scenario(path))
+    collector, nodes, world = run_keeping_worlds(plan, samples=500, chunk_size=77)
+    bands = collector.bands()
+    assert bands.samples == 500 and bands.resolution == pytest.approx(0.256)
+    tolerance = bands.resolution / 2 + 1e-9
+    for s in range(plan.n_strategies):
+        total, largest = slow_capacity(plan, nodes, world, s)
+        exact_total = np.quantile(total, QS, axis=0, method="inverted_cdf").T
+        exact_largest = np.quantile(largest, QS, axis=0, method="inverted_cdf").T
+        np.testing.assert_allclose(bands.total[s], exact_total, rtol=0, atol=tolerance)
+        np.testing.assert_allclose(bands.largest[s], exact_largest, rtol=0, atol=tolerance)
+        np.testing.assert_array_equal(bands.p_below_baseline[s],
+                                      (total < 256 * (1 - 1e-9)).mean(axis=0))
+        assert not np.allclose(bands.total[s, -1], 144.0)  # not GPUs x the nominal 1
+
+
+def test_drawn_performance_in_the_minimal_scenario_counts_h100_eq(tmp_path):
+    # minimal.toml with its two 72-GPU racks at Uniform(2, 3) H100-eq per GPU: 360 at the
+    # median once both are in, not 144
+    path = tmp_path / "minimal.toml"
+    path.write_text(MINIMAL.read_text().replace(
+        "h100_eq_per_gpu = 2.5", 'h100_eq_per_gpu = { dist = "uniform", min = 2, max = 3 }'))
+    plan = compile_scenario(load_scenario(path))
+    collector, nodes, world = run_keeping_worlds(plan, samples=300, chunk_size=128)
+    bands = collector.bands()
+    # the first width, 1e-3 x B = 0.128, doubled once: values with a drawn part span about
+    # 144 .. 560 H100-eq, over MAX_BINS = 2,048 bins of 0.128
+    assert bands.resolution == pytest.approx(0.256)
+    for s in range(plan.n_strategies):
+        total, largest = slow_capacity(plan, nodes, world, s)
+        np.testing.assert_allclose(bands.total[s],
+                                   np.quantile(total, QS, axis=0, method="inverted_cdf").T,
+                                   rtol=0, atol=bands.resolution / 2 + 1e-9)
+        np.testing.assert_allclose(bands.largest[s],
+                                   np.quantile(largest, QS, axis=0, method="inverted_cdf").T,
+                                   rtol=0, atol=bands.resolution / 2 + 1e-9)
+        assert bands.total[s, -1, 1] == pytest.approx(360, abs=10)
+
+
+def test_fixed_performance_bands_of_a_ramp_match_a_hand_calculation(tiny):
+    # racks accepted at 27 deliver 50% (180), then +12.5% (45) at 32, 37, 42, 47
+    path = tiny()
+    path.write_text(path.read_text().replace("[[islands]]", RAMP, 1))
+    plan = compile_scenario(load_scenario(path))
+    collector, _ = run_with_nodes(plan, samples=20, chunk_size=8)
+    bands = collector.bands()
+    assert bands.resolution == 0.0
+    days = bands.days
+    ramp = np.select([days < 27, days < 32, days < 37, days < 42, days < 47],
+                     [0.0, 180.0, 225.0, 270.0, 315.0], 360.0)
+    on_day = np.where(days < 10, 256.0, ramp)
+    gated = np.where(days < 27, 256.0, ramp)
+    for q in range(3):
+        np.testing.assert_array_equal(bands.total[0, :, q], on_day)
+        np.testing.assert_array_equal(bands.total[1, :, q], gated)
+        np.testing.assert_array_equal(bands.largest[0, :, q], on_day)
+        np.testing.assert_array_equal(bands.largest[1, :, q], gated)
+    np.testing.assert_array_equal(bands.p_below_baseline[0], (on_day < 256).astype(float))
+    np.testing.assert_array_equal(bands.p_below_baseline[1], (gated < 256).astype(float))
+
+
+def test_drawn_performance_memory_is_bounded_by_bins_not_scenarios(tiny):
+    plan = compile_scenario(load_scenario(drawn_tiny(tiny, delay='{ dist = "uniform", '
+                                                               'min = 0, max = 20 }')))
+    small, _, _ = run_keeping_worlds(plan, samples=200, chunk_size=200)
+    large, _, _ = run_keeping_worlds(plan, samples=3000, chunk_size=1000)
+    for collector in (small, large):
+        for s in range(plan.n_strategies):
+            binned = collector.total_binned[s]
+            # values 144 x perf in [144, 432): at most 288 / 0.256 + 1 bins, however many
+            # scenarios, each with one count per day (+ 1)
+            assert binned.diff.shape[0] <= 1126 and binned.diff.shape[1] == 102
+            assert binned.hi - binned.lo + 1 <= MAX_BINS
+            assert binned.lo >= np.floor(144e6 / binned.width)
+
+
+def test_binned_histogram_widens_exactly_and_keeps_its_guarantee():
+    rng = np.random.default_rng(3)
+    histogram = BinnedHistogram(n_rows=3, width=10, max_bins=16)
+    seen = []
+    for size, spread in ((50, 100.0), (70, 400.0), (30, 2500.0)):   # the range grows
+        values = rng.uniform(-spread, spread, size=(size, 1)) * 1.0
+        histogram.add_pieces(np.zeros((size, 1), np.int64), np.full((size, 1), 3, np.int64),
+                             values)
+        seen.append(values[:, 0])
+        everything = np.concatenate(seen)
+        width = histogram.width
+        assert width % 10 == 0 and (width // 10) & (width // 10 - 1) == 0   # 10 x 2^k
+        assert histogram.hi - histogram.lo + 1 <= 16 and histogram.diff.shape == (
+            histogram.hi - histogram.lo + 1, 4)
+        # merged counts = the counts of binning every value at the final width directly
+        midpoints, counts = histogram.table()
+        direct = np.floor(everything / width)
+        np.testing.assert_array_equal(midpoints, (np.arange(direct.min(), direct.max() + 1)
+                                                  + 0.5) * width)
+        expected = np.bincount((direct - direct.min()).astype(int))
+        np.testing.assert_array_equal(counts, np.repeat(expected[None, :], 3, axis=0))
+        got = merged_quantiles([histogram.table()], everything.size, (0.1, 0.5, 0.9, 1.0))
+        exact = np.quantile(everything, [0.1, 0.5, 0.9, 1.0], method="inverted_cdf")
+        assert (np.abs(got - exact[None, :]) <= width / 2 + 1e-9).all()
+    assert histogram.width > 10                                          # it did widen
+
+
+def test_capacity_bands_parquet_records_the_resolution(tiny):
+    from mcrisk.report.tables import bands_table
+    fixed, _ = run_with_nodes(compile_scenario(load_scenario(tiny())), samples=10, chunk_size=10)
+    drawn, _, _ = run_keeping_worlds(compile_scenario(load_scenario(drawn_tiny(tiny))),
+                                     samples=10, chunk_size=10)
+    assert bands_table(fixed.bands()).schema.metadata[b"resolution_h100_eq"] == b"0.0"
+    assert float(bands_table(drawn.bands()).schema.metadata[b"resolution_h100_eq"]) == 0.256

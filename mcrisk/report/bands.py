@@ -1,18 +1,41 @@
 """Capacity bands and per-hall power, reduced by streaming over chunks of node times.
 
 For every strategy and integer day d = 0 .. floor(H) the total capacity C(d) and the largest
-island's capacity are rebuilt from the capacity events' node times: an event counts at day d
+island's capacity are rebuilt from the capacity events' node times, each event scaled as the
+kernels scale it (backends.reference.event_deltas: a new unit's GPUs x the scenario's drawn
+h100_eq_per_gpu x its ramp share, where performance is uncertain): an event counts at day d
 when its time is <= d (events at one instant apply together, so a same-day drain and
-acceptance both count). Per (strategy, day) an exact histogram of the values is kept; its
-size depends on how many distinct capacities occur, never on the number of scenarios.
+acceptance both count). Per (strategy, day) a histogram of the values is kept; its size never
+depends on the number of scenarios.
 
+Fixed performance (every unit type's h100_eq_per_gpu a number: the common case): exact.
 Values are handled as integers of 1e-6 H100-eq (or kW): every capacity is a sum of unit
 capacities, so integer arithmetic removes float summation noise and makes the counts exact.
 Such integers are exact in float64 and int64 below 2**53 (about 9e9 H100-eq); a value or total
 beyond it raises BandsOverflow instead of wrapping around (validation keeps totals under 1e9).
 
+Drawn performance (some h100_eq_per_gpu a distribution, drawn once per scenario and type):
+capacities are continuous, so their distinct values are unbounded. A value that no drawn
+event has touched yet (the old fleet before any such acceptance, fixed-performance types) is
+still counted exactly as above. A value with a drawn part goes into a fixed-width bin: bin k
+holds [k w, (k + 1) w) and stands for its midpoint (k + 1/2) w. The width starts at
+w = 1e-3 x B (B the baseline; 2.048 H100-eq in the reference): an error of at most 0.05% of
+B, far under a pixel of the report's charts, and relative, so it suits a cluster of any size
+where a fixed 0.1 H100-eq would cost bins for nothing on a large one. It doubles, merging
+bins pairwise (exact: counts add), whenever one histogram's occupied bins would span more
+than MAX_BINS = 2,048 of them (a range over 2 x B at the first width), so memory is at most
+MAX_BINS counts per day per histogram, whatever the number of scenarios.
+
+Guarantee: every value is replaced by a stand-in at most w / 2 away (0 for exact values), and
+an order statistic moves by at most the largest such shift, so each band value is within
+w / 2 of numpy.quantile(method='inverted_cdf') of the exact capacities (to float rounding).
+CapacityBands.resolution is the largest w any histogram of the run ended with (0.0 when
+exact), recorded in capacity_bands.parquet's metadata. P(C(d) < B) is counted exactly in
+both cases, from the unbinned values, with the kernels' tolerance (C < B - 1e-9 x B).
+
 Band quantiles use numpy.quantile's method 'inverted_cdf': the smallest value v with
-count(values <= v) >= n * q (so a band value is always a capacity that some scenario had).
+count(values <= v) >= n * q (so with fixed performance a band value is always a capacity
+that some scenario had; with drawn performance, within w / 2 of one).
 """
 from __future__ import annotations
 
@@ -21,7 +44,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..backends.reference import REL_EPS
+from ..backends.reference import REL_EPS, event_deltas
 from ..compile import CompiledScenario
 from ..errors import McriskError
 
@@ -30,6 +53,8 @@ MAX_EXACT = 2 ** 53               # micro-units exact in float64 (and far inside
 BAND_QUANTILES = (0.10, 0.50, 0.90)
 QUANTILE_METHOD = "inverted_cdf"
 _MAX_DENSE_CELLS = 4_000_000      # transient bincount size per chunk; beyond it: np.unique
+RESOLUTION_OF_BASELINE = 1e-3     # drawn performance: first bin width, as a share of B
+MAX_BINS = 2_048                  # drawn performance: most bins one histogram spans
 
 
 class BandsOverflow(McriskError):
@@ -144,6 +169,90 @@ class ExactHistogram:
         return counts[:, keys < threshold].sum(axis=1) / max(self.n, 1)
 
 
+class BinnedHistogram:
+    """Counts per row of continuous values in bins of `width` micro-units, merged chunk by chunk.
+
+    Bin k holds [k * width, (k + 1) * width) and stands for its midpoint. Counts are dense over
+    the bins lo .. hi seen so far, in difference form over rows like ExactHistogram's. When
+    they would span more than `max_bins`, the width doubles (as often as needed) and bins
+    merge pairwise, k -> k >> 1 (floor(x / 2w) = floor(floor(x / w) / 2), so the merged
+    counts are the counts the wider bins would have had). Memory: at most max_bins x
+    (n_rows + 1) int64, whatever the number of samples.
+    """
+
+    def __init__(self, n_rows: int, width: int, max_bins: int = MAX_BINS):
+        self.n_rows = n_rows
+        self.width = max(1, int(width))
+        self.max_bins = max_bins
+        self.lo = 0                                             # bin number of diff[0]
+        self.diff = np.zeros((0, n_rows + 1), dtype=np.int64)   # [bins lo .. hi, rows + 1]
+
+    @property
+    def hi(self) -> int:
+        return self.lo + self.diff.shape[0] - 1
+
+    def add_pieces(self, start: np.ndarray, end: np.ndarray, values: np.ndarray) -> None:
+        """As ExactHistogram.add_pieces, values float64 micro-units; pieces with start == end
+        (empty) count nowhere, so a sample's pieces may go partly elsewhere."""
+        held = end > start
+        if not held.any():
+            return
+        bins = np.floor(values[held] / self.width).astype(np.int64)
+        lo, hi = int(bins.min()), int(bins.max())
+        if self.diff.shape[0]:
+            lo, hi = min(lo, self.lo), max(hi, self.hi)
+        shift = 0
+        while (hi >> shift) - (lo >> shift) + 1 > self.max_bins:
+            shift += 1
+        if shift:
+            self._widen(shift)
+            bins >>= shift                          # floor(x / 2^s w), as widened
+            lo, hi = lo >> shift, hi >> shift
+        self._cover(lo, hi)
+        size = self.n_rows + 1
+        cells = self.diff.size
+        index = (bins - self.lo) * size
+        self.diff += (np.bincount(index + start[held], minlength=cells)
+                      - np.bincount(index + end[held], minlength=cells)).reshape(self.diff.shape)
+
+    def _widen(self, shift: int) -> None:
+        new_lo = self.lo >> shift
+        merged = np.zeros(((self.hi >> shift) - new_lo + 1, self.n_rows + 1), dtype=np.int64)
+        np.add.at(merged, (self.lo + np.arange(self.diff.shape[0])) // (1 << shift) - new_lo,
+                  self.diff)
+        self.lo, self.diff = new_lo, merged
+        self.width <<= shift
+
+    def _cover(self, lo: int, hi: int) -> None:
+        """Grow diff to bins lo .. hi (zeros)."""
+        if not self.diff.shape[0]:
+            self.lo, self.diff = lo, np.zeros((hi - lo + 1, self.n_rows + 1), dtype=np.int64)
+        elif lo < self.lo or hi > self.hi:
+            grown = np.zeros((hi - lo + 1, self.n_rows + 1), dtype=np.int64)
+            grown[self.lo - lo:self.lo - lo + self.diff.shape[0]] = self.diff
+            self.lo, self.diff = lo, grown
+
+    def table(self) -> tuple[np.ndarray, np.ndarray]:
+        """(midpoints[k] ascending, float64 micro-units; counts[n_rows, k]) over bins lo .. hi."""
+        keys = self.lo + np.arange(self.diff.shape[0])
+        return (keys + 0.5) * self.width, np.cumsum(self.diff, axis=1)[:, :self.n_rows].T
+
+
+def merged_quantiles(tables, n: int, qs=BAND_QUANTILES) -> np.ndarray:
+    """float64[n_rows, len(qs)]: 'inverted_cdf' quantiles of n samples per row whose values are
+    spread over several (values[k], counts[n_rows, k]) tables (values as float)."""
+    values = np.concatenate([np.asarray(v, dtype=np.float64) for v, _ in tables])
+    counts = np.concatenate([c for _, c in tables], axis=1)
+    order = np.argsort(values, kind="stable")
+    values = values[order]
+    cumulative = np.cumsum(counts[:, order], axis=1)
+    out = np.empty((counts.shape[0], len(qs)))
+    for j, q in enumerate(qs):
+        need = inverted_cdf_index(n, q) + 1
+        out[:, j] = values[np.argmax(cumulative >= need, axis=1)]
+    return out
+
+
 def _gcd_grid(base: list[int], deltas: np.ndarray, lo: int, hi: int) -> Grid:
     step = 0
     for value in [*base, *np.abs(deltas).tolist()]:
@@ -212,6 +321,60 @@ def capacity_pieces(plan: CompiledScenario, event_times: np.ndarray, n_days: int
     return start, end, total, largest
 
 
+def has_drawn_performance(plan: CompiledScenario) -> bool:
+    """Whether some capacity event is scaled by a drawn h100_eq_per_gpu."""
+    return bool((plan.cap_event_scale_q >= 0).any())
+
+
+def drawn_capacity_pieces(plan: CompiledScenario, event_times: np.ndarray, world: np.ndarray,
+                          n_days: int):
+    """capacity_pieces for a plan with drawn performance: (start, end, total, total_drawn,
+    largest, largest_drawn), each [b, k + 1].
+
+    world: float64[b, q], the same scenarios' drawn quantities. Each event adds what the
+    kernels add (event_deltas: GPUs x drawn H100-eq per GPU x ramp share). Values are float64
+    micro-units: the fixed part summed as integers (exact), the drawn part as floats; *_drawn
+    says where a value has a nonzero drawn part (else it is an exact integer).
+    """
+    b, k = event_times.shape
+    day = np.ceil(event_times)
+    day[~(day < n_days)] = n_days
+    day = np.maximum(day, 0).astype(np.int64)
+    order = np.argsort(day, axis=1, kind="stable")
+    day = np.take_along_axis(day, order, axis=1)
+    scaled = plan.cap_event_scale_q >= 0
+    fixed = np.where(scaled, 0, to_units(plan.cap_event_delta))[order]            # [b, k] int
+    drawn = np.where(scaled, event_deltas(plan, world), 0.0) * MICRO               # [b, k] float
+    if not (np.isfinite(drawn) & (np.abs(drawn) < MAX_EXACT)).all():
+        raise _overflow("a drawn capacity change", float(np.nanmax(np.abs(drawn))) / MICRO)
+    drawn = np.take_along_axis(drawn, order, axis=1)
+    island = plan.cap_event_island[order]
+    cap0 = to_units(plan.island_cap0)
+    zero_i, zero_f = np.zeros((b, 1), np.int64), np.zeros((b, 1))
+
+    def running(base: int, fixed_part: np.ndarray, drawn_part: np.ndarray):
+        exact = base + np.concatenate([zero_i, np.cumsum(fixed_part, axis=1)], axis=1)
+        extra = np.concatenate([zero_f, np.cumsum(drawn_part, axis=1)], axis=1)
+        return exact + extra, extra != 0
+
+    total, total_drawn = running(int(cap0.sum()), fixed, drawn)
+    largest = largest_drawn = None
+    for i in range(cap0.size):
+        mine = island == i
+        cap, cap_drawn = running(int(cap0[i]), np.where(mine, fixed, 0), np.where(mine, drawn, 0.0))
+        if largest is None:
+            largest, largest_drawn = cap, cap_drawn
+        else:
+            higher = cap > largest
+            largest = np.where(higher, cap, largest)
+            largest_drawn = np.where(higher, cap_drawn, largest_drawn)
+    if not (np.abs(total) < MAX_EXACT).all():
+        raise _overflow("a total capacity", float(np.abs(total).max()) / MICRO)
+    start = np.concatenate([zero_i, day], axis=1)
+    end = np.concatenate([day, np.full((b, 1), n_days, np.int64)], axis=1)
+    return start, end, total, total_drawn, largest, largest_drawn
+
+
 def hall_peak_draw(plan: CompiledScenario, s: int, node_times: np.ndarray) -> np.ndarray:
     """float64[c, halls]: each hall's highest draw in kW at any time, strategy s.
 
@@ -269,20 +432,40 @@ class CapacityBands:
     days: np.ndarray                  # int64[d]
     total: np.ndarray                 # float64[s, d, 3]  P10, P50, P90 of C(d)
     largest: np.ndarray               # float64[s, d, 3]  ... of the largest island's capacity
-    p_below_baseline: np.ndarray      # float64[s, d]     P(C(d) < B)
+    p_below_baseline: np.ndarray      # float64[s, d]     P(C(d) < B - 1e-9 B), exact
     samples: int
+    # 0.0: every band value exact; else the widest bin (H100-eq) of a drawn-performance run:
+    # every band value is within resolution / 2 of the exact 'inverted_cdf' quantile
+    resolution: float = 0.0
 
 
 class BandCollector:
-    """A simulate() chunk hook: capacity histograms per (strategy, day), peak draw per hall."""
+    """A simulate() chunk hook: capacity histograms per (strategy, day), peak draw per hall.
+
+    Fixed performance: one ExactHistogram per strategy for the total (self.total) and one for
+    the largest island (self.largest). Drawn performance: these hold the values without a
+    drawn part, and self.total_binned / self.largest_binned (BinnedHistogram) the others.
+    """
 
     def __init__(self, plan: CompiledScenario):
         self.plan = plan
         self.n_days = n_band_days(plan)
         total_grid, island_grid = capacity_grids(plan)
         s_count = plan.n_strategies
-        self.total = [ExactHistogram(self.n_days, total_grid) for _ in range(s_count)]
-        self.largest = [ExactHistogram(self.n_days, island_grid) for _ in range(s_count)]
+        self.drawn = has_drawn_performance(plan)
+        self.baseline_units = int(to_units(plan.island_cap0).sum())
+        # "below the baseline" as the kernels define it: C < B - 1e-9 B
+        self.below_limit = self.baseline_units - REL_EPS * self.baseline_units
+        if self.drawn:
+            width = int(round(RESOLUTION_OF_BASELINE * max(self.baseline_units, MICRO)))
+            self.total = [ExactHistogram(self.n_days) for _ in range(s_count)]
+            self.largest = [ExactHistogram(self.n_days) for _ in range(s_count)]
+            self.total_binned = [BinnedHistogram(self.n_days, width) for _ in range(s_count)]
+            self.largest_binned = [BinnedHistogram(self.n_days, width) for _ in range(s_count)]
+            self.below = np.zeros((s_count, self.n_days + 1), dtype=np.int64)   # difference form
+        else:
+            self.total = [ExactHistogram(self.n_days, total_grid) for _ in range(s_count)]
+            self.largest = [ExactHistogram(self.n_days, island_grid) for _ in range(s_count)]
         self.peak = [[ExactHistogram(1) for _ in plan.hall_names] for _ in range(s_count)]
         self.over = np.zeros((s_count, len(plan.hall_names)), dtype=np.int64)
 
@@ -291,25 +474,57 @@ class BandCollector:
         plan = self.plan
         for s in range(plan.n_strategies):
             times = node_times[:, s, :]
-            start, end, total, largest = capacity_pieces(plan, times[:, plan.cap_event_node],
-                                                         self.n_days)
-            self.total[s].add_pieces(start, end, total)
-            self.largest[s].add_pieces(start, end, largest)
+            if self.drawn:
+                self._add_drawn(s, times[:, plan.cap_event_node], world)
+            else:
+                start, end, total, largest = capacity_pieces(plan, times[:, plan.cap_event_node],
+                                                             self.n_days)
+                self.total[s].add_pieces(start, end, total)
+                self.largest[s].add_pieces(start, end, largest)
             peak = hall_peak_draw(plan, s, times)
             self.over[s] += exceeds_cap(plan, peak).sum(axis=0)
             for h, histogram in enumerate(self.peak[s]):
                 histogram.add(to_units(peak[:, h:h + 1], "a hall's peak draw in kW"))
 
+    def _add_drawn(self, s: int, event_times: np.ndarray, world: np.ndarray) -> None:
+        """Values without a drawn part to the exact histograms, the others to the binned ones
+        (each piece to one of them: empty, start == end, in the other)."""
+        start, end, total, total_drawn, largest, largest_drawn = drawn_capacity_pieces(
+            self.plan, event_times, world, self.n_days)
+        for exact, binned, values, drawn in ((self.total[s], self.total_binned[s], total,
+                                              total_drawn),
+                                             (self.largest[s], self.largest_binned[s], largest,
+                                              largest_drawn)):
+            exact.add_pieces(start, np.where(drawn, start, end),
+                             np.where(drawn, 0.0, values).astype(np.int64))
+            binned.add_pieces(start, np.where(drawn, end, start), values)
+        below = total < self.below_limit
+        size = self.n_days + 1
+        self.below[s] += (np.bincount(start[below], minlength=size)
+                          - np.bincount(end[below], minlength=size))
+
     def bands(self) -> CapacityBands:
         plan = self.plan
-        baseline = int(to_units(plan.island_cap0).sum())
+        n = self.total[0].n if self.total else 0
+        if self.drawn:
+            def band(exact: ExactHistogram, binned: BinnedHistogram) -> np.ndarray:
+                keys, counts = exact.table()
+                return merged_quantiles([(keys, counts), binned.table()], n) / MICRO
+            total = np.stack([band(*h) for h in zip(self.total, self.total_binned)])
+            largest = np.stack([band(*h) for h in zip(self.largest, self.largest_binned)])
+            below = np.cumsum(self.below, axis=1)[:, :self.n_days] / max(n, 1)
+            resolution = max(h.width for h in (*self.total_binned, *self.largest_binned)) / MICRO
+        else:
+            total = np.stack([h.quantiles() for h in self.total]) / MICRO
+            largest = np.stack([h.quantiles() for h in self.largest]) / MICRO
+            threshold = int(math.ceil(self.below_limit))      # integer v < limit iff v < ceil
+            below = np.stack([h.fraction_below(threshold) for h in self.total])
+            resolution = 0.0
         return CapacityBands(
             strategy_names=plan.strategy_names,
             days=np.arange(self.n_days, dtype=np.int64),
-            total=np.stack([h.quantiles() for h in self.total]) / MICRO,
-            largest=np.stack([h.quantiles() for h in self.largest]) / MICRO,
-            p_below_baseline=np.stack([h.fraction_below(baseline) for h in self.total]),
-            samples=self.total[0].n if self.total else 0)
+            total=total, largest=largest, p_below_baseline=below, samples=n,
+            resolution=float(resolution))
 
     def hall_power(self) -> dict[str, list[HallPower]]:
         """{strategy: [HallPower per hall]}; peak quantiles use 'inverted_cdf' too."""

@@ -146,7 +146,9 @@ def bands_table(bands: CapacityBands) -> pa.Table:
     columns["p_below_baseline"] = bands.p_below_baseline.ravel()
     table = pa.Table.from_pydict(columns)
     metadata = {b"quantile_method": b"inverted_cdf", b"units": b"H100-eq",
-                b"day_rule": b"events with time <= day count", b"samples": str(bands.samples).encode()}
+                b"day_rule": b"events with time <= day count", b"samples": str(bands.samples).encode(),
+                # 0: exact; else (drawn performance) each band value is within half of it
+                b"resolution_h100_eq": repr(bands.resolution).encode()}
     return table.replace_schema_metadata(metadata)
 
 
