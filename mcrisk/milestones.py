@@ -169,56 +169,108 @@ def critical_nodes(plan: CompiledScenario, s: int, times: np.ndarray,
                    world: np.ndarray) -> np.ndarray:
     """bool[c, v]: whether node v lies on scenario i's critical path to completion
     (times: node_time[c, v] of strategy s; world: the scenarios' drawn quantities)."""
-    c, n_nodes = times.shape
+    return _critical_by_node(plan, s, np.ascontiguousarray(times.T), world).T
+
+
+def _critical_by_node(plan: CompiledScenario, s: int, by_node: np.ndarray,
+                      world: np.ndarray) -> np.ndarray:
+    """critical_nodes on node-major times by_node[v, c] (a node's times contiguous);
+    returns bool[v, c]."""
+    n_nodes, c = by_node.shape
     rows = np.arange(c)
-    driver = np.full((c, n_nodes), -1, dtype=np.int64)
+    driver = np.full((n_nodes, c), -1, dtype=np.int64)
     crew_rows = np.array([v for v in range(n_nodes) if plan.node_kind[s, v] == NODE_CREW],
                          dtype=np.int64)
-    for v in range(n_nodes):
+    for v in sorted(_ancestors(plan, s, plan.completion_node.tolist())):
         deps = plan.dep_idx[s, plan.dep_ptr[s, v]:plan.dep_ptr[s, v + 1]].astype(np.int64)
+        crew = plan.node_kind[s, v] == NODE_CREW and crew_rows.size > 1
+        if not deps.size and not crew:
+            continue                                   # set by its own date: the path ends
         base = np.full(c, plan.node_base_const[s, v])
         if plan.node_base_q[v] >= 0:
             base = np.maximum(base, world[:, plan.node_base_q[v]])
         start = base
-        if deps.size:
-            dep_times = times[:, deps]
-            j = np.argmax(dep_times, axis=1)          # ties: the first listed
-            latest = dep_times[rows, j]
-            by_dep = latest >= base                    # ties: the dependency
-            driver[by_dep, v] = deps[j[by_dep]]
+        if deps.size == 1:
+            latest = by_node[deps[0]]
+            driver[v] = np.where(latest >= base, deps[0], -1)
             start = np.maximum(base, latest)
-        if plan.node_kind[s, v] == NODE_CREW and crew_rows.size > 1:
+        elif deps.size:
+            latest = by_node[deps[0]].copy()
+            chosen = np.full(c, deps[0], dtype=np.int64)
+            for d in deps[1:]:                         # ties: the first listed
+                later = by_node[d] > latest
+                np.copyto(latest, by_node[d], where=later)
+                chosen[later] = d
+            driver[v] = np.where(latest >= base, chosen, -1)    # ties: the dependency
+            start = np.maximum(base, latest)
+        if crew:
             adds = np.full(c, plan.node_add_const[s, v])
             for q in plan.node_add_q[s, v]:
                 if q >= 0:
                     adds = adds + world[:, q]
-            begin = times[:, v] - adds
+            begin = by_node[v] - adds
             others = crew_rows[crew_rows != v]
-            gap = np.abs(times[:, others] - begin[:, None])
-            k = np.argmin(gap, axis=1)
-            waited = ((begin > start + CREW_TOLERANCE)
-                      & (gap[rows, k] <= CREW_TOLERANCE))
-            driver[waited, v] = others[k[waited]]
-    critical = np.zeros((c, n_nodes), dtype=bool)
+            gap = np.abs(by_node[others] - begin)
+            k = np.argmin(gap, axis=0)
+            waited = (begin > start + CREW_TOLERANCE) & (gap[k, rows] <= CREW_TOLERANCE)
+            driver[v] = np.where(waited, others[k], driver[v])
+    critical = np.zeros((n_nodes, c), dtype=bool)
     ends = plan.completion_node.astype(np.int64)
-    current = ends[np.argmax(times[:, ends], axis=1)]
-    active = np.ones(c, dtype=bool)
+    current = ends[np.argmax(by_node[ends], axis=0)]
+    active = rows
     for _ in range(n_nodes + 1):
-        critical[rows[active], current[active]] = True
-        current = np.where(active, driver[rows, current], -1)
-        active = current >= 0
-        if not active.any():
+        critical[current, active] = True
+        current = driver[current, active]
+        keep = current >= 0
+        if not keep.any():
             break
+        current, active = current[keep], active[keep]
     return critical
 
 
 def milestone_times(items: list[Milestone], times: np.ndarray) -> np.ndarray:
     """float64[c, m]: each milestone's time in each scenario (times: node_time[c, v])."""
-    out = np.empty((times.shape[0], len(items)))
+    return _reduce(items, np.ascontiguousarray(times.T), np.min, np.max).T
+
+
+def _reduce(items: list[Milestone], by_node: np.ndarray, first, last) -> np.ndarray:
+    """[m, c]: per milestone, its member rows of by_node[v, c] reduced (first: a 'first ...'
+    rollup; last: the others)."""
+    out = np.empty((len(items), by_node.shape[1]), dtype=by_node.dtype)
+    single = [k for k, item in enumerate(items) if len(item.members) == 1]
+    out[single] = by_node[[items[k].members[0] for k in single]]
     for k, item in enumerate(items):
-        members = times[:, list(item.members)]
-        out[:, k] = members.min(axis=1) if item.first else members.max(axis=1)
+        if len(item.members) > 1:
+            out[k] = (first if item.first else last)(by_node[list(item.members)], axis=0)
     return out
+
+
+def _lerp(a: np.ndarray, b: np.ndarray, t: float) -> np.ndarray:
+    """numpy.quantile's linear interpolation between neighbours, to the bit (numpy's _lerp)."""
+    diff = b - a
+    out = a + diff * t
+    if t >= 0.5:
+        out = b - diff * (1 - t)
+    return np.where(a == b, a, out)
+
+
+def _linear_quantiles(rows: np.ndarray, qs) -> tuple[np.ndarray, np.ndarray]:
+    """(quantiles [len(qs), m] as numpy.quantile(rows, qs, axis=1) gives them, the partitioned
+    rows): one partition of rows[m, n] in place for every order statistic needed, the P90
+    interval's ranks included."""
+    n = rows.shape[1]
+    spots = []
+    for q in qs:
+        h = (n - 1) * q
+        below = int(math.floor(h))
+        spots.append((below, min(below + 1, n - 1), h - below))
+    kth = {i for lo, hi, _ in spots for i in (lo, hi)}
+    if p90_ci_unavailable_reason(n) is None:
+        kth |= set(_ci_ranks(n))
+    rows.partition(sorted(kth), axis=1)
+    with np.errstate(invalid="ignore", over="ignore"):
+        table = np.array([_lerp(rows[:, lo], rows[:, hi], t) for lo, hi, t in spots])
+    return table, rows
 
 
 @functools.lru_cache(maxsize=64)
@@ -300,47 +352,52 @@ class _StrategyTimes:
         self.critical = np.zeros(n_items, np.int64)
 
     def add(self, values: np.ndarray, critical: np.ndarray) -> None:
-        self.n += values.shape[0]
+        """values[m, c]: a chunk's milestone times (this object keeps the array);
+        critical[m, c]: whether each is on the critical path."""
+        self.n += values.shape[1]
         with np.errstate(invalid="ignore", over="ignore"):
-            self.total += values.sum(axis=0)
-        self.critical += critical.sum(axis=0)
+            self.total += values.sum(axis=1)
+        self.critical += critical.sum(axis=1)
         if self.exact is not None and self.n <= self.keep_exact:
-            self.exact.append(values.copy())
+            self.exact.append(values)
             return
         if self.hist is None:
             self.hist = _Histogram(self.n_items, self.bin_days)
             for kept in self.exact or ():
-                self.hist.add(kept)
+                self.hist.add(kept.T)
             self.exact = None
-        self.hist.add(values)
+        self.hist.add(values.T)
 
-    def stats(self, k: int) -> dict:
+    def stats(self) -> list[dict]:
+        """Per milestone: mean, p10, p50, p90, p90_ci (or p90_ci_unavailable), criticality."""
         n = self.n
-        out: dict = {"mean": _finite(self.total[k] / n)}
+        reason = p90_ci_unavailable_reason(n)
         if self.exact is not None:
-            column = np.concatenate([e[:, k] for e in self.exact])
-            with np.errstate(invalid="ignore", over="ignore"):
-                for key, q in QUANTILES:
-                    out[key] = _finite(np.quantile(column, q))
-            ci = None
-            if p90_ci_unavailable_reason(n) is None:    # ranks as scipy's quantile_test
-                low, high = _ci_ranks(n)
-                column.sort()
-                ci = (column[low], column[high])
+            kept = np.concatenate(self.exact, axis=1)                   # [m, n]
+            table, kept = _linear_quantiles(kept, [q for _, q in QUANTILES])   # [3, m]
+            if reason is None:
+                low, high = _ci_ranks(n)                # ranks as scipy's quantile_test
+                ends = kept[:, [low, high]]                                   # [m, 2]
         else:
-            for key, q in QUANTILES:
-                out[key] = _finite(self.hist.quantile(k, n, q))
-            ci = None
-            if p90_ci_unavailable_reason(n) is None:
+            table = np.array([[self.hist.quantile(k, n, q) for k in range(self.n_items)]
+                              for _, q in QUANTILES])
+            if reason is None:
                 low, high = _ci_ranks(n)
-                ci = (self.hist.order_statistic(k, low), self.hist.order_statistic(k, high))
-        if ci is not None and all(math.isfinite(e) for e in ci):
-            out["p90_ci"] = [float(ci[0]), float(ci[1])]
-        else:
-            out["p90_ci"] = None
-            out["p90_ci_unavailable"] = (p90_ci_unavailable_reason(n)
-                                         or "an end of the interval is not a finite number")
-        out["criticality"] = float(self.critical[k] / n)
+                ends = np.array([[self.hist.order_statistic(k, low),
+                                  self.hist.order_statistic(k, high)]
+                                 for k in range(self.n_items)])
+        out = []
+        for k in range(self.n_items):
+            row: dict = {"mean": _finite(self.total[k] / n)}
+            for j, (key, _) in enumerate(QUANTILES):
+                row[key] = _finite(table[j, k])
+            if reason is None and np.isfinite(ends[k]).all():
+                row["p90_ci"] = [float(ends[k, 0]), float(ends[k, 1])]
+            else:
+                row["p90_ci"] = None
+                row["p90_ci_unavailable"] = reason or "an end of the interval is not a finite number"
+            row["criticality"] = float(self.critical[k] / n)
+            out.append(row)
         return out
 
 
@@ -361,13 +418,12 @@ class MilestoneCollector:
         self.times = [_StrategyTimes(len(items), keep_exact, bin_days) for items in self.items]
 
     def __call__(self, first, metrics, world, node_times) -> None:
+        by_strategy = np.ascontiguousarray(node_times.transpose(1, 2, 0))   # [s, v, c]
         for s, items in enumerate(self.items):
-            times = node_times[:, s, :]
-            critical = critical_nodes(self.plan, s, times, world)
-            member_critical = np.empty((times.shape[0], len(items)), dtype=bool)
-            for k, item in enumerate(items):
-                member_critical[:, k] = critical[:, list(item.members)].any(axis=1)
-            self.times[s].add(milestone_times(items, times), member_critical)
+            by_node = by_strategy[s]
+            critical = _critical_by_node(self.plan, s, by_node, world)
+            self.times[s].add(_reduce(items, by_node, np.min, np.max),
+                              _reduce(items, critical, np.any, np.any))
 
     def summary(self) -> dict:
         """summary.json's `milestones` (docs/metrics.md, Milestones)."""
@@ -376,9 +432,9 @@ class MilestoneCollector:
         strategies = {}
         for name, items, kept in zip(self.plan.strategy_names, self.items, self.times):
             rows = []
-            for k, item in enumerate(items):
+            for item, numbers in zip(items, kept.stats()):
                 row = {"key": item.key, "name": item.name, "kind": item.kind,
-                       "group": item.group, "level": item.level, **kept.stats(k)}
+                       "group": item.group, "level": item.level, **numbers}
                 if self.start_date is not None:
                     row["dates"] = {key: day_date(self.start_date, row[key])
                                     for key, _ in QUANTILES}
@@ -398,6 +454,15 @@ def day_date(start: _dt.date | None, day: float | None) -> str | None:
         return (start + _dt.timedelta(days=math.floor(day))).isoformat()
     except OverflowError:
         return None
+
+
+def share_text(share: float) -> str:
+    """A criticality as a percentage that never rounds to a false 0% or 100%."""
+    if 0 < share < 0.0005:
+        return "<0.1%"
+    if 0.9995 <= share < 1:
+        return ">99.9%"
+    return f"{share:.1%}"
 
 
 def weekday(iso: str | None) -> str:

@@ -19,12 +19,14 @@ from mcrisk.compile import NODE_CREW, compile_scenario
 from mcrisk.errors import ScenarioError
 from mcrisk.milestones import (MilestoneCollector, _ci_ranks, _node_keys, critical_nodes,
                                day_date, definitions, milestone_times)
+from mcrisk.report.gantt import gantt_rows, gantt_svg
 from mcrisk.report.schedule_tables import format_schedule, write_csvs
 from mcrisk.run import run_scenario
 from mcrisk.scenario import load_scenario
 from mcrisk.simulate import simulate
 
 from .conftest import MINIMAL, REFERENCE
+from .test_schema import errors
 
 
 def _fixed(tmp_path, start_date: str | None = None):
@@ -296,6 +298,16 @@ def test_run_writes_milestones_everywhere_with_dates(tmp_path, capsys):
     page = (out / "report.html").read_text()
     assert 'id="schedule"' in page and "Sat 2027-02-13" in page
     assert run.detail.milestones == summary["milestones"]
+    assert errors(summary) == []                     # the dated shape is in the schema
+
+
+def test_undated_milestones_follow_the_schema(tmp_path):
+    out = tmp_path / "out"
+    run_scenario(str(_fixed(tmp_path)), samples=40, backend="cpu", out_dir=out, report=False)
+    summary = json.loads((out / "summary.json").read_text())
+    assert errors(summary) == []
+    summary["milestones"]["strategies"]["swap-gated"][0]["criticality"] = 1.5
+    assert errors(summary) != []
 
 
 def test_run_without_csv_writes_no_csv(tmp_path):
@@ -361,3 +373,22 @@ def test_format_schedule_says_when_binned():
                        "criticality": 1.0}]}}
     text = format_schedule(milestones, "a")
     assert "within 0.005 day" in text and "[n/a]" in text
+
+
+def test_gantt_draws_every_wave_milestone_escaped_with_a_date_axis():
+    items = [{"key": "a", "name": "<b>row</b> & co", "group": "hall <H>", "level": "wave",
+              "p10": 10.0, "p50": 20.0, "p90": 40.0, "criticality": 0.7},
+             {"key": "b", "name": "N1 accepted", "group": "shipment S1", "level": "unit",
+              "p10": 1.0, "p50": 2.0, "p90": 3.0, "criticality": 0.0},
+             {"key": "c", "name": "completion", "group": "completion", "level": "wave",
+              "p10": 50.0, "p50": 60.0, "p90": 95.0, "criticality": 1.0}]
+    svg = gantt_svg("<script>x</script>", items, np.arange(101), np.r_[np.zeros(30),
+                    np.ones(20), np.zeros(51)], dt.date(2027, 1, 4))
+    assert "<script>" not in svg and "<b>" not in svg and "&lt;b&gt;row&lt;/b&gt; &amp; co" in svg
+    assert svg.count("<title>") == 2                 # the per-unit line is rolled up
+    assert ">Feb 2027<" in svg and ">Mar<" in svg and "day 0 = 2027-01-04" in svg
+    assert svg.count('fill-opacity="0.3"') == 1      # one run of days below baseline
+    assert gantt_rows(items)[0][0] == "hall <H>"     # halls before completion
+    plain = gantt_svg("s", items, np.arange(101), np.zeros(101), None)
+    assert ">40<" in plain and ">day<" in plain
+    assert plain.count('fill="#999999"') == 2        # the legend's two swatches: no shading

@@ -47,7 +47,7 @@ def test_report_is_self_contained(minimal_out):
     assert "<script" not in page and "<link" not in page and "url(" not in page
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:|//)""", page)
     sources = re.findall(r'<img [^>]*src="([^"]+)"', page)
-    assert len(sources) == 6 + 2          # and a milestone Gantt per strategy (two here)
+    assert len(sources) == 6
     for src in sources:
         prefix = "data:image/png;base64,"
         assert src.startswith(prefix)

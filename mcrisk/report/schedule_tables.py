@@ -128,7 +128,7 @@ def format_schedule(milestones: dict, strategy: str, everything: bool = False) -
     """The milestone table of one strategy for the terminal: P10, P50, P90 with its 95%
     interval, criticality, and with start_date the P50 and P90 dates with weekdays. Waves
     only unless `everything` (then per-unit milestones too)."""
-    from ..milestones import weekday
+    from ..milestones import share_text, weekday
 
     dated = milestones.get("start_date") is not None
     items = [m for m in milestones["strategies"][strategy]
@@ -142,7 +142,7 @@ def format_schedule(milestones: dict, strategy: str, everything: bool = False) -
         ci = m.get("p90_ci")
         interval = f"[{ci[0]:,.1f}, {ci[1]:,.1f}]" if ci else "[n/a]"
         line = (f"{m['name']:{width}}  {_day(m['p10']):>7} {_day(m['p50']):>7} "
-                f"{_day(m['p90']) + ' ' + interval:>24}  {m['criticality']:>8.0%}")
+                f"{_day(m['p90']) + ' ' + interval:>24}  {share_text(m['criticality']):>8}")
         if dated:
             for key in ("p50", "p90"):
                 iso = m["dates"][key]
