@@ -283,8 +283,28 @@ def _ci_ranks(n: int, confidence: float = CI_CONFIDENCE) -> tuple[int, int]:
     return low - 1, high - 1
 
 
+def _merge(parts: list[tuple]) -> tuple:
+    """(keys, counts, low, high) of several parts combined: one entry per distinct key, keys
+    ascending, counts summed, the smallest low and the largest high."""
+    keys = np.concatenate([p[0] for p in parts])
+    order = np.argsort(keys, kind="stable")
+    keys = keys[order]
+    starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]]) if keys.size else \
+        np.empty(0, np.int64)
+    if not keys.size:
+        return keys, np.empty(0, np.int64), np.empty(0), np.empty(0)
+    counts = np.add.reduceat(np.concatenate([p[1] for p in parts])[order], starts)
+    low = np.minimum.reduceat(np.concatenate([p[2] for p in parts])[order], starts)
+    high = np.maximum.reduceat(np.concatenate([p[3] for p in parts])[order], starts)
+    return keys[starts], counts, low, high
+
+
 class _Histogram:
-    """Counts, smallest and largest time per (milestone, BIN_DAYS bin), merged by chunk."""
+    """Counts, smallest and largest time per (milestone, BIN_DAYS bin), merged by chunk.
+
+    Each chunk is reduced on its own and kept aside; the parts are merged into the main
+    table when they outgrow it (and before a query), so a long run sorts each entry a
+    logarithmic number of times, not once per chunk."""
 
     def __init__(self, n_items: int, bin_days: float):
         self.bin_days = bin_days
@@ -292,29 +312,32 @@ class _Histogram:
         self.counts = np.empty(0, np.int64)
         self.low = np.empty(0)
         self.high = np.empty(0)
+        self.pending: list[tuple] = []
+        self.flush_at = 1 << 20            # pending entries that force a merge (at least)
         self.non_finite = np.zeros(n_items, np.int64)   # counted as +inf
 
     def add(self, values: np.ndarray) -> None:
+        """values[c, m]: one chunk's times."""
         finite = np.isfinite(values)
         self.non_finite += (~finite).sum(axis=0)
         item = np.broadcast_to(np.arange(values.shape[1]), values.shape)[finite]
         v = values[finite]
         bins = np.floor(v / self.bin_days).astype(np.int64) + _BIN_OFFSET
-        keys = np.concatenate([self.keys, item.astype(np.int64) * _KEY_STRIDE + bins])
-        low = np.concatenate([self.low, v])
-        high = np.concatenate([self.high, v])
-        counts = np.concatenate([self.counts, np.ones(v.size, np.int64)])
-        unique, inverse = np.unique(keys, return_inverse=True)
-        self.counts = np.bincount(inverse, weights=counts, minlength=unique.size).astype(np.int64)
-        self.low = np.full(unique.size, np.inf)
-        np.minimum.at(self.low, inverse, low)
-        self.high = np.full(unique.size, -np.inf)
-        np.maximum.at(self.high, inverse, high)
-        self.keys = unique
+        keys = item.astype(np.int64) * _KEY_STRIDE + bins
+        self.pending.append(_merge([(keys, np.ones(v.size, np.int64), v, v)]))
+        if sum(p[0].size for p in self.pending) > max(self.keys.size, self.flush_at):
+            self._flush()
+
+    def _flush(self) -> None:
+        if self.pending:
+            self.keys, self.counts, self.low, self.high = _merge(
+                [(self.keys, self.counts, self.low, self.high)] + self.pending)
+            self.pending = []
 
     def order_statistic(self, item: int, rank: int) -> float:
         """The time at 0-based `rank` among the milestone's times, exact when it is the
         first or last of its bin, else within half a bin."""
+        self._flush()
         lo, hi = np.searchsorted(self.keys, [item * _KEY_STRIDE, (item + 1) * _KEY_STRIDE])
         counts = self.counts[lo:hi]
         cum = np.cumsum(counts)

@@ -17,7 +17,7 @@ from mcrisk.backends import gpu_unavailable_reason, select_backend
 from mcrisk.cli import main
 from mcrisk.compile import NODE_CREW, compile_scenario
 from mcrisk.errors import ScenarioError
-from mcrisk.milestones import (MilestoneCollector, _ci_ranks, _node_keys, critical_nodes,
+from mcrisk.milestones import (MilestoneCollector, _ci_ranks, _Histogram, _node_keys, critical_nodes,
                                day_date, definitions, milestone_times)
 from mcrisk.report.gantt import gantt_rows, gantt_svg
 from mcrisk.report.schedule_tables import format_schedule, write_csvs
@@ -392,3 +392,22 @@ def test_gantt_draws_every_wave_milestone_escaped_with_a_date_axis():
     plain = gantt_svg("s", items, np.arange(101), np.zeros(101), None)
     assert ">40<" in plain and ">day<" in plain
     assert plain.count('fill="#999999"') == 2        # the legend's two swatches: no shading
+
+
+def test_histogram_merges_chunks_and_keeps_every_order_statistic_within_half_a_bin():
+    rng = np.random.default_rng(11)
+    values = np.c_[rng.gamma(3.0, 20.0, 3_000), np.round(rng.uniform(0, 50, 3_000))]
+    values[::7, 0] = 42.0                            # an atom: exact at its bin's edges
+    hist = _Histogram(2, 0.01)
+    hist.flush_at = 64                               # merge often, as a long run would
+    for start in range(0, 3_000, 50):
+        hist.add(values[start:start + 50])
+    hist.add(np.array([[np.inf, 1.0]]))              # a non-finite time counts as +inf
+    assert hist.counts.sum() + sum(p[1].sum() for p in hist.pending) == 6_001
+    for item in (0, 1):
+        ordered = np.sort(np.r_[values[:, item], np.inf if item == 0 else 1.0])
+        for rank in (0, 1, 299, 1_500, 2_999, 3_000):
+            got = hist.order_statistic(item, rank)
+            assert got == ordered[rank] or abs(got - ordered[rank]) <= 0.005, (item, rank)
+    assert hist.order_statistic(1, 1_500) == ordered[1_500]       # integers: bin edges
+    assert hist.order_statistic(0, 3_000) == math.inf
