@@ -263,7 +263,19 @@ def format_table(summary: dict) -> str:
         cells.append(f"{m['power_violation']['probability']:>7.1%} ")
         cells.append(RANK_LABELS.get(decided, str(decided)) if decided else "-")
         lines.append(" ".join(cells))
+        if summary.get("start_date") and m.get("completion_date"):
+            lines.append(f"{'':4} {'':24} completion " + ", ".join(
+                f"{key.upper()} {_dated(m['completion_day'][key], m['completion_date'][key])}"
+                for key in ("p50", "p90")))
     return "\n".join(lines)
+
+
+def _dated(day, iso) -> str:
+    """A day number with its date and weekday, '305 (Thu 2027-11-04)'; the number alone
+    without a date."""
+    from .milestones import weekday
+
+    return f"{_fmt(day)} ({weekday(iso)} {iso})" if iso else _fmt(day)
 
 
 def format_horizon_warnings(summary: dict) -> str:
@@ -281,6 +293,11 @@ def _print_run(run: RunResult) -> None:
     print(f"{s['samples']:,} scenarios x {len(s['strategies'])} strategies, seed {s['seed']}, "
           f"backend {s['backend']} ({run.backend.reason}), {s['rng']}, "
           f"{s['wall_seconds']:.2f} s")
+    if s.get("start_date"):
+        from .milestones import weekday
+        print(f"day 0 = {weekday(s['start_date'])} {s['start_date']}; horizon day "
+              f"{s['horizon_days']:,.0f} = {weekday(s.get('horizon_date'))} {s.get('horizon_date') or 'n/a'}; "
+              f"dates are the day each instant falls in (day 0 + floor(day))")
     print(f"baseline {s['baseline_h100_eq']:,.0f} H100-eq, horizon {s['horizon_days']:,.0f} days; "
           f"ranked by P90 trough depth, then trough days, then shortfall, then homeless days; "
           f"a difference within Monte Carlo noise (paired test on the same worlds, at most "

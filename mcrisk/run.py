@@ -11,6 +11,7 @@ from .aggregate import rank, summarize
 from .analysis.compare import against_leader
 from .analysis.drivers import drivers_summary
 from .analysis.horizon import beyond_horizon
+from .milestones import day_date
 from .analysis.mitigation import counterpart, fits_in_memory, risks_entry, simulate_counterpart
 from .analysis.precision import PrecisionTarget, simulate_to_precision
 from .backends import Backend, select_backend
@@ -44,6 +45,12 @@ class RunResult:
 DRIVERS_TOP = 5
 
 
+def completion_dates(start, completion_day: dict) -> dict:
+    """completion_day's P50/P90/P99 as calendar dates: the date the instant falls in, day 0
+    being all of `start` (start + floor(day)); None where the day is not finite."""
+    return {key: day_date(start, completion_day.get(key)) for key in ("p50", "p90", "p99")}
+
+
 def build_summary(scenario: Scenario, backend: Backend, result: SimulationResult,
                   chunk_size: int, precision: dict | None = None, risks: dict | None = None,
                   mitigation: dict | None = None) -> dict:
@@ -59,6 +66,9 @@ def build_summary(scenario: Scenario, backend: Backend, result: SimulationResult
     for k, name in enumerate(result.plan.strategy_names):
         strategies[name]["beyond_horizon"] = beyond_horizon(result.metrics[:, k, completion],
                                                             result.plan.horizon)
+        if scenario.start_date is not None:
+            strategies[name]["completion_date"] = completion_dates(
+                scenario.start_date, strategies[name]["completion_day"])
     return {
         "scenario": scenario.path,
         "scenario_name": scenario.name,
@@ -71,6 +81,9 @@ def build_summary(scenario: Scenario, backend: Backend, result: SimulationResult
         "rng": RNG_NAME,
         "chunk_size": chunk_size,
         "horizon_days": result.plan.horizon,
+        **({"start_date": scenario.start_date.isoformat(),
+            "horizon_date": day_date(scenario.start_date, result.plan.horizon)}
+           if scenario.start_date is not None else {}),
         "baseline_h100_eq": result.plan.baseline,
         "wall_seconds": round(result.wall_seconds, 3),
         "created_utc": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),

@@ -22,6 +22,7 @@ acceptance) are compared head to head (gating_pairs, gating).
 """
 from __future__ import annotations
 
+import datetime as _dt
 import math
 from dataclasses import dataclass
 
@@ -280,16 +281,17 @@ def findings(scenario: Scenario, summary: dict, largest_job: float | None = None
     names = list(names)
     baseline = summary["baseline_h100_eq"]
     horizon = summary["horizon_days"]
+    start = _start(summary)
     n = metrics.shape[0]
     col = lambda s, m: _column(metrics, names, s, m)          # noqa: E731
     leader = ranking[0]
-    out = [_leader(summary, leader, col, n, baseline, horizon)]
+    out = [_leader(summary, leader, col, n, baseline, horizon, start)]
     for arrival, gated in gating_pairs(scenario):
         if arrival in names and gated in names:
             out.append(gating(arrival, gated, metrics, names))
     for name in ranking[1:]:
-        out.append(_other(scenario, summary, name, leader, col, n, baseline, horizon))
-    out.append(_horizon_rest(ranking, col, n, horizon))
+        out.append(_other(scenario, summary, name, leader, col, n, baseline, horizon, start))
+    out.append(_horizon_rest(ranking, col, n, horizon, start))
     out.append(_homeless(ranking, col, n, largest_job, summary))
     out.append(_power(ranking, col, n, hall_power))
     return [p for p in out if p]
@@ -318,11 +320,27 @@ def _rank_words(summary: dict, name: str) -> str:
             "Monte Carlo noise" + (f", level on P90 {_and(level)}" if level else "") + ")")
 
 
-def _dips(col, name: str, n: int, baseline: float, horizon: float) -> str:
+def _start(summary: dict) -> _dt.date | None:
+    """The run's day 0 as a date (summary.json's start_date), or None."""
+    return _dt.date.fromisoformat(summary["start_date"]) if summary.get("start_date") else None
+
+
+def _on(day: float, start: _dt.date | None, word: str = "") -> str:
+    """' (Sun 2027-02-21)': the date day `day` falls on (start + floor(day)), after `word`;
+    empty without a start date."""
+    from ..milestones import day_date, weekday
+
+    iso = day_date(start, day)
+    return f" ({word}{weekday(iso)} {iso})" if iso else ""
+
+
+def _dips(col, name: str, n: int, baseline: float, horizon: float,
+          start: _dt.date | None = None) -> str:
     """How often the strategy dips below the baseline and, jointly, how deep and how long."""
     depth, days = col(name, "trough_depth"), col(name, "trough_days")
     dipped = int(np.sum(depth > 0))
-    where = f"the {fmt(baseline)} H100-eq baseline within the {fmt(horizon)}-day horizon"
+    where = (f"the {fmt(baseline)} H100-eq baseline within the {fmt(horizon)}-day horizon"
+             + _on(horizon, start, "until "))
     if dipped == 0:
         return f"never dips below {where} in any of the {n:,} sampled scenarios."
     text = f"dips below {where} in {_count(dipped, n)}."
@@ -339,24 +357,26 @@ def _dips(col, name: str, n: int, baseline: float, horizon: float) -> str:
     return text
 
 
-def _horizon_note(col, name: str, n: int, horizon: float) -> str:
+def _horizon_note(col, name: str, n: int, horizon: float, start: _dt.date | None = None) -> str:
     done = col(name, "completion_day")
     late = int(np.sum(done > horizon))
     if late < HORIZON_NOTE_SHARE * n:
         return ""
     with np.errstate(invalid="ignore", over="ignore"):
         p50, p99 = (float(v) for v in np.quantile(done, (0.5, 0.99)))
-    return (f" It completes after the {fmt(horizon)}-day horizon in "
-            f"{_count(late, n, extra=f'P50 completion day {fmt(p50)}, P99 {fmt(p99)}')}; time after the horizon is not "
+    days = f"P50 completion day {fmt(p50)}{_on(p50, start)}, P99 {fmt(p99)}{_on(p99, start)}"
+    return (f" It completes after the {fmt(horizon)}-day horizon{_on(horizon, start, 'until ')} in "
+            f"{_count(late, n, extra=days)}; time after the horizon is not "
             "counted, so there its days below baseline and shortfall are lower bounds.")
 
 
-def _leader(summary: dict, leader: str, col, n: int, baseline: float, horizon: float) -> str:
+def _leader(summary: dict, leader: str, col, n: int, baseline: float, horizon: float,
+            start: _dt.date | None = None) -> str:
     short = summary["strategies"][leader]["shortfall_gpu_days"]
     ci = short.get("p90_ci")
     tied = summary.get("ranks", {}).get(leader, {}).get("tied_with")
     text = (f"{leader} ranks first{_rank_words(summary, leader) if tied else ''}. It "
-            + _dips(col, leader, n, baseline, horizon))
+            + _dips(col, leader, n, baseline, horizon, start))
     short_of = int(np.sum(col(leader, "shortfall_gpu_days") > 0))
     if short_of == 0:
         text += " It never falls short of demand within the horizon, in any scenario."
@@ -364,7 +384,7 @@ def _leader(summary: dict, leader: str, col, n: int, baseline: float, horizon: f
         text += (f" It falls short of demand in {_count(short_of, n)}; its P90 shortfall is "
                  f"{fmt(short['p90'])} H100-eq x days" + (f" ({_interval(ci)})" if ci else "")
                  + ".")
-    text += _horizon_note(col, leader, n, horizon)
+    text += _horizon_note(col, leader, n, horizon, start)
     if len(summary["ranking"]) > 1:
         text += " " + _runner_up(summary)
     return text
@@ -415,8 +435,8 @@ def _runner_up(summary: dict) -> str:
 
 
 def _other(scenario: Scenario, summary: dict, name: str, leader: str, col, n: int,
-           baseline: float, horizon: float) -> str:
-    text = f"{name}{_rank_words(summary, name)} " + _dips(col, name, n, baseline, horizon)
+           baseline: float, horizon: float, start: _dt.date | None = None) -> str:
+    text = f"{name}{_rank_words(summary, name)} " + _dips(col, name, n, baseline, horizon, start)
     if np.any(col(name, "trough_depth") > 0):
         text += f" Its plan: {why(scenario, scenario.strategy(name))}."
     short = _paired(col(name, "shortfall_gpu_days"), col(leader, "shortfall_gpu_days"))
@@ -430,7 +450,7 @@ def _other(scenario: Scenario, summary: dict, name: str, leader: str, col, n: in
         text += (f" It completes {fmt(abs(done['mean']))} days "
                  f"{'later' if done['mean'] > 0 else 'earlier'} than {leader} on average "
                  f"({_interval(done['mean_ci'])}).")
-    text += _horizon_note(col, name, n, horizon)
+    text += _horizon_note(col, name, n, horizon, start)
     text += _driven_by(summary, name, "trough_days")
     return text
 
@@ -453,7 +473,8 @@ def _driven_by(summary: dict, name: str, metric: str) -> str:
     return (f" Its {_LABELS[metric][0]} rise most with {', then '.join(parts)}.")
 
 
-def _horizon_rest(ranking: list[str], col, n: int, horizon: float) -> str:
+def _horizon_rest(ranking: list[str], col, n: int, horizon: float,
+                  start: _dt.date | None = None) -> str:
     """The strategies that complete after the horizon in a few scenarios (under
     HORIZON_NOTE_SHARE: their own paragraphs do not say it)."""
     few = []
@@ -463,7 +484,8 @@ def _horizon_rest(ranking: list[str], col, n: int, horizon: float) -> str:
             few.append(f"{name} ({late:,} of {n:,} scenarios, {share(late, n)})")
     if not few:
         return ""
-    return (f"Under {_and(few)}, completion passes the {fmt(horizon)}-day horizon in a few "
+    return (f"Under {_and(few)}, completion passes the {fmt(horizon)}-day horizon"
+            f"{_on(horizon, start, 'until ')} in a few "
             "scenarios (under " f"{HORIZON_NOTE_SHARE:.0%}); time after the horizon is not "
             "counted in those scenarios' trough and shortfall.")
 

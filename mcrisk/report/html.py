@@ -199,6 +199,28 @@ def _ci(m: dict, key: str = "p90_ci") -> str:
     return f"[{fmt(low)}, {fmt(high)}]"
 
 
+def _horizon_date(summary: dict) -> str:
+    """' (Fri 2027-07-23), day 0 = Mon 2027-01-04' after the horizon when the run has a
+    start_date; empty otherwise."""
+    from ..milestones import weekday
+
+    start, end = summary.get("start_date"), summary.get("horizon_date")
+    if not start:
+        return ""
+    return (f" ({weekday(end)} {html_text(end)})" if end else "") + \
+        f" · day 0 = {weekday(start)} {html_text(start)}"
+
+
+def _dated_cell(m: dict, key: str) -> str:
+    """The completion day's percentile `key`, with its weekday and date below it when the run
+    has a start_date (summary.json's completion_date)."""
+    from ..milestones import weekday
+
+    iso = (m.get("completion_date") or {}).get(key)
+    day = fmt(m["completion_day"][key])
+    return f"{day}<br><small>{weekday(iso)} {html_text(iso)}</small>" if iso else day
+
+
 def ranking_table(summary: dict, colors: dict[str, str]) -> str:
     """The ranking: the rule (ties within Monte Carlo noise), the table (P50, P90 with its 95%
     interval and P99 of each ranked metric; a shared rank as '3='; the criterion that decided
@@ -228,8 +250,7 @@ def ranking_table(summary: dict, colors: dict[str, str]) -> str:
             cells.append(f'<td class="n">{fmt(m[metric]["p50"])}</td>{p90(m[metric])}'
                          f'<td class="n">{fmt(m[metric]["p99"])}</td>')
         cells.append(p90(m["homeless_days"]))
-        cells.append(f'<td class="n">{fmt(m["completion_day"]["p50"])}</td>'
-                     f'<td class="n">{fmt(m["completion_day"]["p90"])}</td>')
+        cells.append("".join(f'<td class="n">{_dated_cell(m, key)}</td>' for key in ("p50", "p90")))
         p = m["power_violation"]["probability"]
         cells.append(f'<td class="n{" yes" if p > 0 else ""}">{p:.1%}</td>')
         decided = entry.get("decided_by") if entry else None
@@ -653,6 +674,10 @@ def _provenance(run, report_seconds: float | None, run_label: str | None) -> str
             ("backend", f"{html_text(s['backend'])} ({html_text(s.get('backend_reason', ''))})"),
             ("mcrisk version", html_text(s["mcrisk_version"])), ("random numbers", html_text(s["rng"])),
             ("chunk size", f"{s.get('chunk_size', 0):,}"),
+            *((("start date (day 0)", html_text(s["start_date"])),
+               ("horizon", f"day {fmt(s['horizon_days'])}{_horizon_date(s).split(' · ')[0]}; a day t "
+                "falls on start date + floor(t)"))
+              if s.get("start_date") else ()),
             ("simulation wall time", f"{s['wall_seconds']:.2f} s (incl. streaming the tables)"),
             ("run created (UTC)", html_text(s.get("created_utc", "")))]
     if report_seconds is not None:
@@ -691,7 +716,8 @@ def render_report(run, figures: dict[str, bytes], paragraphs: list[str], colors:
             f'<p class="sub">{html_text(scenario.description)}</p>' if scenario.description else "",
             f'<p class="sub">{s["samples"]:,} scenarios × {len(s["strategies"])} strategies · '
             f'seed {html_text(str(s["seed"]))} · backend {html_text(s["backend"])} · '
-            f'baseline {fmt(plan.baseline)} H100-eq · horizon {fmt(plan.horizon)} days · '
+            f'baseline {fmt(plan.baseline)} H100-eq · horizon {fmt(plan.horizon)} days'
+            f'{_horizon_date(s)} · '
             f'{html_text(s.get("created_utc", ""))}'
             + (f" · nightly run <code>{html_text(run_label)}</code>" if run_label else "") + "</p>",
             _risk_mode_html(s),

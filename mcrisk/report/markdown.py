@@ -31,6 +31,7 @@ def summary_markdown(summary: dict, paragraphs: list[str], diff: "NightDiff | No
              + (f", nightly run {md_code(run_label)}" if run_label else "") + ".", "",
              *([md_paragraph("Risk register: " + risk_mode_text(s["risks"]) + "."), ""]
                if "risks" in s else []),
+             *([md_paragraph(_dates_line(s)), ""] if s.get("start_date") else []),
              *(alerts_markdown(alerts, diff) if alerts is not None else []),
              *ranking_markdown(s)]
     for paragraph in paragraphs:
@@ -40,6 +41,26 @@ def summary_markdown(summary: dict, paragraphs: list[str], diff: "NightDiff | No
     for note in notes:
         lines += ["", f"Note: {md_text(note)}"]
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _dates_line(s: dict) -> str:
+    """Day 0's date and the horizon's, for a run with a start_date."""
+    from ..milestones import weekday
+
+    end = s.get("horizon_date")
+    return (f"Day 0 is {weekday(s['start_date'])} {s['start_date']}; the horizon, day "
+            f"{fmt(s['horizon_days'])}, falls on " + (f"{weekday(end)} {end}" if end else "n/a")
+            + "; day t falls on day 0 + floor(t) days.")
+
+
+def _dated(m: dict, key: str) -> str:
+    """The completion day's percentile `key`, with its date and weekday when the run has a
+    start_date ('48.1 (Sun 2027-02-21)'; summary.json's completion_date)."""
+    from ..milestones import weekday
+
+    iso = (m.get("completion_date") or {}).get(key)
+    day = fmt(m["completion_day"][key])
+    return f"{day} ({weekday(iso)} {md_text(iso)})" if iso else day
 
 
 def ranking_markdown(s: dict) -> list[str]:
@@ -60,8 +81,8 @@ def ranking_markdown(s: dict) -> list[str]:
             f"| {rank_label(entry) if entry else position} | {md_text(name)} | "
             f"{fmt(m['trough_depth']['p90'])} | "
             f"{fmt(m['trough_days']['p90'])} | {fmt(m['shortfall_gpu_days']['p90'])} | "
-            f"{fmt(m['homeless_days']['p90'])} | {fmt(m['completion_day']['p50'])} / "
-            f"{fmt(m['completion_day']['p90'])} | {m['power_violation']['probability']:.1%} | "
+            f"{fmt(m['homeless_days']['p90'])} | {_dated(m, 'p50')} / "
+            f"{_dated(m, 'p90')} | {m['power_violation']['probability']:.1%} | "
             + (md_text(RANK_LABELS.get(decided, decided)) if decided else "-")
             + (f" (tied with {md_text(', '.join(tied))})" if tied else "") + " |")
     lines.append("")
