@@ -15,6 +15,7 @@ import pytest
 
 from mcrisk.cli import main
 from mcrisk.milestones import day_date
+from mcrisk.report import figures
 
 from .conftest import MINIMAL
 
@@ -55,10 +56,17 @@ def runs(tmp_path_factory):
     for key, path in (("dated", dated), ("plain", MINIMAL)):
         folder = base / key
         buffer = io.StringIO()
-        with contextlib.redirect_stdout(buffer):
+        axes = []                             # (start, lo, hi) of every date-axis request
+
+        def spy(ax, start, lo, hi, real=figures.date_axis):
+            axes.append((start, lo, hi))
+            return real(ax, start, lo, hi)
+
+        with contextlib.redirect_stdout(buffer), pytest.MonkeyPatch.context() as mp:
+            mp.setattr(figures, "date_axis", spy)
             assert main(["run", str(path), "--samples", "200", "--seed", "5", "--out",
                          str(folder), "--quiet"]) == 0
-        out[key] = {"terminal": buffer.getvalue(),
+        out[key] = {"terminal": buffer.getvalue(), "date_axes": axes,
                     "summary": json.loads((folder / "summary.json").read_text()),
                     "md": (folder / "summary.md").read_text(),
                     "html": (folder / "report.html").read_text()}
@@ -136,3 +144,34 @@ def test_dated_summary_fits_the_schema(runs):
     broken = json.loads(json.dumps(runs["dated"]["summary"]))
     broken["strategies"][next(iter(broken["strategies"]))]["completion_date"]["p50"] = 305
     assert errors(broken)                  # a date must be a string (or null)
+
+
+def test_date_axis_ticks_fall_on_the_first_of_each_month():
+    """Jan 4 + 28 = Feb 1, + 28 = Mar 1, + 31 = Apr 1, + 30 = May 1, + 31 = Jun 1, + 30 = Jul 1."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots()
+    ax.set_xlim(0, 200)
+    figures.date_axis(ax, START, 0, 200)
+    top = [child for child in ax.get_children() if type(child).__name__ == "SecondaryAxis"]
+    assert len(top) == 1
+    assert list(top[0].get_xticks()) == [28, 56, 87, 117, 148, 178]
+    assert [t.get_text() for t in top[0].get_xticklabels()] == [
+        "Feb 2027", "Mar", "Apr", "May", "Jun", "Jul"]
+    fig2, ax2 = plt.subplots()
+    figures.date_axis(ax2, None, 0, 200)
+    assert not [c for c in ax2.get_children() if type(c).__name__ == "SecondaryAxis"]
+    plt.close(fig)
+    plt.close(fig2)
+
+
+def test_charts_get_a_date_axis_only_with_start_date(runs):
+    """Fan and largest-island charts (one panel per strategy, 0..H) and the completion chart."""
+    dated = runs["dated"]["date_axes"]
+    strategies = len(runs["dated"]["summary"]["strategies"])
+    assert [a for a in dated if a[1:] == (0, 200)] == [(START, 0, 200)] * (2 * strategies)
+    assert len(dated) == 2 * strategies + 1 and all(a[0] == START for a in dated)
+    plain = runs["plain"]["date_axes"]
+    assert len(plain) == 2 * strategies + 1 and all(a[0] is None for a in plain)

@@ -43,9 +43,11 @@ def report_parts(run) -> tuple[dict[str, bytes], list[str], dict[str, str]]:
                                          replayed=replayed)
              for chart, severity in SEVERITY.items()}
     completion = figures.completion_axis(metrics, names, plan.horizon)
+    start = run.scenario.start_date               # a date axis on top of the day axis, if set
     pictures = figures.Figures({
-        "fan": figures.fan_chart(plan, detail.bands, colors, paths["fan"]),
-        "island": figures.largest_island_chart(plan, detail.bands, colors, paths["island"]),
+        "fan": figures.fan_chart(plan, detail.bands, colors, paths["fan"], start),
+        "island": figures.largest_island_chart(plan, detail.bands, colors, paths["island"],
+                                               start),
         "trough": figures.exceedance_chart(
             metrics, names, colors,
             (("trough_depth", "trough depth (H100-eq below baseline)"),
@@ -53,7 +55,7 @@ def report_parts(run) -> tuple[dict[str, bytes], list[str], dict[str, str]]:
              ("shortfall_gpu_days", "shortfall against demand (H100-eq × days)")),
             "Trough depth, duration and shortfall: probability of exceeding"),
         "completion": figures.completion_chart(metrics, names, colors, plan.horizon,
-                                               completion),
+                                               completion, start),
         "homeless": figures.exceedance_chart(
             metrics, names, colors, (("homeless_days", "days with no island big enough"),),
             f"Homeless time of the largest job ({plan.largest_job:,.0f} H100-eq)"),

@@ -125,8 +125,21 @@ def _path_keys(paths: dict[str, list[ScenarioPath]] | None) -> tuple[list, list[
 
 
 @_literal_text
+def date_axis(ax, start, lo: float, hi: float) -> None:
+    """A secondary axis on top of a day axis: the first of each month (gantt.date_ticks, at
+    the day it begins: day t falls on start + floor(t)); nothing when `start` is None."""
+    if start is None:
+        return
+    from .gantt import date_ticks
+
+    ticks = date_ticks(start, lo, hi)
+    top = ax.secondary_xaxis("top")
+    top.set_xticks([d for d, _ in ticks], [label for _, label in ticks])
+    top.tick_params(labelsize=8)
+
+
 def fan_chart(plan: CompiledScenario, bands: CapacityBands, colors: dict[str, str],
-              paths: dict[str, list[ScenarioPath]] | None = None) -> bytes:
+              paths: dict[str, list[ScenarioPath]] | None = None, start=None) -> bytes:
     """Total capacity per strategy: per-day P10-P90 band, whole scenarios (`paths`, exact step
     functions of continuous time), baseline and demand."""
     fig, axes = _grid(len(bands.strategy_names))
@@ -142,9 +155,10 @@ def fan_chart(plan: CompiledScenario, bands: CapacityBands, colors: dict[str, st
         ax.plot(demand_days, demand, **_DEMAND_STYLE)
         ax.set_title(_short(name), color=color, fontsize=11, fontweight="bold")
         ax.set_xlim(0, plan.horizon)
+        date_axis(ax, start, 0, plan.horizon)
         ax.grid(alpha=0.3)
         ax.yaxis.set_major_formatter(_THOUSANDS)
-    _label_grid(axes, len(bands.strategy_names), "day of the plan", "capacity (H100-eq)")
+    _label_grid(axes, len(bands.strategy_names), _day_label(start), "capacity (H100-eq)")
     handles, labels = _path_keys(paths)
     _key_legend(fig, "Capacity in service C(t): per-day P10–P90 band and whole scenarios, "
                 "against baseline and demand",
@@ -168,7 +182,8 @@ def _key_legend(fig, title: str, handles: list, labels: list[str]) -> None:
 @_literal_text
 def largest_island_chart(plan: CompiledScenario, bands: CapacityBands,
                          colors: dict[str, str],
-                         paths: dict[str, list[ScenarioPath]] | None = None) -> bytes:
+                         paths: dict[str, list[ScenarioPath]] | None = None,
+                         start=None) -> bytes:
     """The largest island's capacity per strategy against the largest job's size: per-day
     P10-P90 band and whole scenarios (`paths`)."""
     fig, axes = _grid(len(bands.strategy_names), height=2.8)
@@ -181,15 +196,21 @@ def largest_island_chart(plan: CompiledScenario, bands: CapacityBands,
         ax.axhline(plan.largest_job, color="#B00020", linestyle="--", linewidth=1.0)
         ax.set_title(_short(name), color=color, fontsize=11, fontweight="bold")
         ax.set_xlim(0, plan.horizon)
+        date_axis(ax, start, 0, plan.horizon)
         ax.grid(alpha=0.3)
         ax.yaxis.set_major_formatter(_THOUSANDS)
-    _label_grid(axes, len(bands.strategy_names), "day of the plan",
+    _label_grid(axes, len(bands.strategy_names), _day_label(start),
                 "largest island (H100-eq)")
     handles, labels = _path_keys(paths)
     _key_legend(fig, "Largest island's capacity: can the largest job still run?",
                 [*handles, Line2D([], [], color="#B00020", linestyle="--", linewidth=1.0)],
                 [*labels, f"largest job {plan.largest_job:,.0f}"])
     return _png(fig)
+
+
+def _day_label(start) -> str:
+    return ("day of the plan" if start is None else
+            f"day of the plan (top: dates, day 0 = {start.isoformat()})")
 
 
 def _label_grid(axes, n: int, xlabel: str, ylabel: str) -> None:
@@ -347,7 +368,7 @@ def completion_axis(metrics: np.ndarray, names: tuple[str, ...],
 
 @_literal_text
 def completion_chart(metrics: np.ndarray, names: tuple[str, ...], colors: dict[str, str],
-                     horizon: float, axis: CompletionAxis | None = None) -> bytes:
+                     horizon: float, axis: CompletionAxis | None = None, start=None) -> bytes:
     """S-curves: P(completion_day <= x) per strategy, the day axis cut as `axis` says."""
     axis = completion_axis(metrics, names, horizon) if axis is None else axis
     fig, ax = plt.subplots(figsize=(12, 3.8))
@@ -361,7 +382,10 @@ def completion_chart(metrics: np.ndarray, names: tuple[str, ...], colors: dict[s
         ax.axhline(level, **_LEVEL_STYLE)
     left = min(lo, horizon)
     ax.set_xlim(left - max(1.0, 0.02 * (axis.right - left)), axis.right)
+    date_axis(ax, start, left - max(1.0, 0.02 * (axis.right - left)), axis.right)
     label = "completion day (last old unit removed and last new unit accepted)"
+    if start is not None:
+        label += f"; top: dates, day 0 = {start.isoformat()}"
     if axis.cut:
         label += (f"; axis cut at day {axis.right:,.0f}: later completions, up to day "
                   f"{axis.latest:,.0f}, are off the chart")
