@@ -145,14 +145,7 @@ def build_parser() -> argparse.ArgumentParser:
                           "out/<stem>-risks-<mode> with --risks off, pre or post); a run "
                           "replaces it as a whole, so it must hold only files mcrisk wrote")
     _add_mitigation_option(run)
-    run.add_argument("--precision", type=_precision, default=None, metavar="FRACTION",
-                     help="instead of --samples: sample until every P90's 95%% interval "
-                          "half-width is under this fraction of it, e.g. 2%%")
-    run.add_argument("--precision-floor", type=_nonnegative_float, default=0.5,
-                     metavar="ABS", help="...or under this, in the metric's unit "
-                                         "(for values near 0; default 0.5)")
-    run.add_argument("--max-samples", type=_positive_int, default=10_000_000,
-                     help="cap for --precision (default 10,000,000)")
+    _add_precision_options(run)
     run.add_argument("--csv", action="store_true",
                      help="also write ranking.csv, strategies.csv and milestones.csv")
     schedule = commands.add_parser(
