@@ -124,7 +124,6 @@ def _path_keys(paths: dict[str, list[ScenarioPath]] | None) -> tuple[list, list[
     return handles, labels
 
 
-@_literal_text
 def date_axis(ax, start, lo: float, hi: float) -> None:
     """A secondary axis on top of a day axis: the first of each month (gantt.date_ticks, at
     the day it begins: day t falls on start + floor(t)); nothing when `start` is None."""
@@ -138,6 +137,7 @@ def date_axis(ax, start, lo: float, hi: float) -> None:
     top.tick_params(labelsize=8)
 
 
+@_literal_text
 def fan_chart(plan: CompiledScenario, bands: CapacityBands, colors: dict[str, str],
               paths: dict[str, list[ScenarioPath]] | None = None, start=None) -> bytes:
     """Total capacity per strategy: per-day P10-P90 band, whole scenarios (`paths`, exact step
