@@ -13,7 +13,7 @@ import numpy as np
 from scipy import stats
 
 from .analysis.ranking import RANK_KEYS, rank_strategies
-from .compile import METRICS
+from .definitions import METRICS
 
 PERCENTILES = (("p50", 0.50), ("p90", 0.90), ("p99", 0.99))
 CONTINUOUS_METRICS = METRICS[:-1]           # all but power_violation (a probability)

@@ -45,16 +45,11 @@ from fractions import Fraction
 import numpy as np
 
 from . import rng
+from .definitions import NODE_CREW, NODE_MAX, Q_ATTEMPTS, Q_BURNIN, Q_SAMPLE, Q_SUM
 from .distributions import encode
 from .errors import Problem, ScenarioError
 from .model import DateSpec, Distribution, Scenario, Strategy
 
-Q_SAMPLE, Q_SUM, Q_BURNIN, Q_ATTEMPTS = 0, 1, 2, 3
-NODE_MAX, NODE_CREW = 0, 1
-
-METRICS = ("trough_depth", "trough_days", "shortfall_gpu_days", "homeless_days",
-           "completion_day", "power_violation")
-N_METRICS = len(METRICS)
 
 
 @dataclass(frozen=True)

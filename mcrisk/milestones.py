@@ -44,7 +44,8 @@ import numpy as np
 from scipy import stats
 
 from .aggregate import CI_CONFIDENCE, p90_ci_unavailable_reason
-from .compile import NODE_CREW, CompiledScenario
+from .compile import CompiledScenario
+from .definitions import NODE_CREW
 from .model import Scenario
 
 KEEP_EXACT = 25_000          # scenarios whose times are kept exactly

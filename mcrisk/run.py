@@ -15,7 +15,8 @@ from .milestones import day_date
 from .analysis.mitigation import counterpart, fits_in_memory, risks_entry, simulate_counterpart
 from .analysis.precision import PrecisionTarget, simulate_to_precision
 from .backends import Backend, select_backend
-from .compile import METRICS, CompiledScenario, compile_scenario, select_risks
+from .compile import CompiledScenario, compile_scenario, select_risks
+from .definitions import METRICS
 from .errors import McriskError
 from .model import Scenario
 from .outputs import OutputFolder, with_filename, write_json

@@ -18,12 +18,12 @@ import numpy as np
 
 from .backends import Backend
 from .compile import CompiledScenario
+from .definitions import N_METRICS
 from .errors import McriskError
 
 DEFAULT_CHUNK = 65_536
 DEFAULT_KEEP_WORLD = 250_000     # drawn inputs kept for drivers analysis
 MAX_SAMPLES = 100_000_000        # hard cap: 24 GB of kept metrics for 5 strategies
-N_METRICS = 6
 MEMORY_SHARE = 0.9               # refuse a run whose estimate exceeds this share of the RAM
 WORKING_FACTOR = 4               # per-chunk temporaries, as multiples of one chunk's results
 

@@ -13,7 +13,8 @@ from mcrisk.analysis.drivers import drivers_summary, driver_inputs, metric_drive
 from mcrisk.analysis.precision import (PrecisionTarget, parse_precision,
                                        simulate_to_precision)
 from mcrisk.backends import cpu, select_backend
-from mcrisk.compile import METRICS, compile_scenario
+from mcrisk.compile import compile_scenario
+from mcrisk.definitions import METRICS
 from mcrisk.scenario import load_scenario
 from mcrisk.simulate import simulate
 

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from mcrisk.backends import reference, cpu, select_backend
-from mcrisk.compile import METRICS, compile_scenario
+from mcrisk.compile import compile_scenario
+from mcrisk.definitions import METRICS
 from mcrisk.distributions import KIND_LOGNORMAL, KIND_PERT
 from mcrisk.errors import BackendUnavailable
 from mcrisk.scenario import load_scenario

@@ -20,8 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mcrisk import distributions, rng
-from mcrisk import compile as compile_
+from mcrisk import definitions, distributions, rng
 from mcrisk.backends import cpu, gpu, hostcuda, reference
 from mcrisk.compile import compile_scenario
 from mcrisk.scenario import load_scenario
@@ -111,10 +110,10 @@ def test_kernel_constants_are_the_python_ones():
         "KIND_TRIANGULAR": distributions.KIND_TRIANGULAR,
         "KIND_PERT": distributions.KIND_PERT, "KIND_LOGNORMAL": distributions.KIND_LOGNORMAL,
         "PERT_TABLE_SIZE": distributions.PERT_TABLE_SIZE, "PI": np.pi,
-        "Q_SAMPLE": compile_.Q_SAMPLE, "Q_SUM": compile_.Q_SUM, "Q_BURNIN": compile_.Q_BURNIN,
-        "Q_ATTEMPTS": compile_.Q_ATTEMPTS, "NODE_CREW": compile_.NODE_CREW,
-        "REL_EPS": reference.REL_EPS, "MAX_BURNIN_ATTEMPTS": reference.MAX_BURNIN_ATTEMPTS,
-        "N_METRICS": compile_.N_METRICS,
+        "Q_SAMPLE": definitions.Q_SAMPLE, "Q_SUM": definitions.Q_SUM, "Q_BURNIN": definitions.Q_BURNIN,
+        "Q_ATTEMPTS": definitions.Q_ATTEMPTS, "NODE_CREW": definitions.NODE_CREW,
+        "REL_EPS": definitions.REL_EPS, "MAX_BURNIN_ATTEMPTS": definitions.MAX_BURNIN_ATTEMPTS,
+        "N_METRICS": definitions.N_METRICS,
     }
     for letter, values in (("A", cpu._A), ("B", cpu._B), ("C", cpu._C), ("D", cpu._D)):
         expected.update({f"{letter}{j}": v for j, v in enumerate(values)})

@@ -10,7 +10,8 @@ from scipy import stats
 
 from mcrisk.aggregate import p90_confidence_interval
 from mcrisk.backends import reference, cpu
-from mcrisk.compile import METRICS, compile_scenario
+from mcrisk.compile import compile_scenario
+from mcrisk.definitions import METRICS
 from mcrisk.distributions import lognormal_sigma
 from mcrisk.scenario import load_scenario
 

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from mcrisk.aggregate import summarize
-from mcrisk.compile import METRICS
+from mcrisk.definitions import METRICS
 from mcrisk.report.findings import (findings, floor_shown, gating, gating_pairs, joint_trough,
                                     share)
 from mcrisk.scenario import load_scenario

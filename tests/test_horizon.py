@@ -14,7 +14,7 @@ import pytest
 from mcrisk.analysis.horizon import (BEYOND_HORIZON_NOTABLE, beyond_horizon, covering_horizon,
                                      horizon_warnings)
 from mcrisk.cli import format_horizon_warnings, main
-from mcrisk.compile import METRICS
+from mcrisk.definitions import METRICS
 from mcrisk.run import run_scenario
 
 # TINY (tests/conftest.py, horizon 100 days, fixed durations) with the shipment at day 60 plus

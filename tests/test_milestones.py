@@ -15,7 +15,8 @@ from scipy import stats
 
 from mcrisk.backends import gpu_unavailable_reason, select_backend
 from mcrisk.cli import main
-from mcrisk.compile import NODE_CREW, compile_scenario
+from mcrisk.compile import compile_scenario
+from mcrisk.definitions import NODE_CREW
 from mcrisk.errors import ScenarioError
 from mcrisk.milestones import (MilestoneCollector, _ci_ranks, _Histogram, _node_keys, critical_nodes,
                                day_date, definitions, milestone_times)

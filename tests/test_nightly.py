@@ -12,7 +12,7 @@ import pytest
 
 from mcrisk.aggregate import summarize
 from mcrisk.cli import main
-from mcrisk.compile import METRICS
+from mcrisk.definitions import METRICS
 from mcrisk.report import nightly as nightly_module
 from mcrisk.report import tables as tables_module
 from mcrisk.report.alerts import AlertOutcome, evaluate, parse_condition

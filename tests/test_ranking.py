@@ -19,7 +19,7 @@ from mcrisk.analysis.paired import paired_quantile_test
 from mcrisk.analysis.ranking import (FAMILY_ALPHA, RANK_KEYS, per_test_alpha, rank_label,
                                      rank_strategies, rule_text)
 from mcrisk.cli import format_table
-from mcrisk.compile import METRICS
+from mcrisk.definitions import METRICS
 from mcrisk.report.html import ranking_table
 from mcrisk.report.markdown import ranking_markdown
 

@@ -16,7 +16,8 @@ import numpy as np
 import pytest
 
 from mcrisk.backends import select_backend
-from mcrisk.compile import METRICS, compile_scenario
+from mcrisk.compile import compile_scenario
+from mcrisk.definitions import METRICS
 from mcrisk.report import figures as figures_module
 from mcrisk.report.bands import BandCollector, HallPower
 from mcrisk.report.findings import fmt

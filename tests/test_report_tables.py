@@ -7,7 +7,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from pathlib import Path
-from mcrisk.compile import METRICS
+from mcrisk.definitions import METRICS
 from mcrisk.report import bands as bands_module
 from mcrisk.report.tables import input_quantities
 from mcrisk.run import run_scenario

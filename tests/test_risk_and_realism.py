@@ -3,7 +3,8 @@ import numpy as np
 import pytest
 
 from mcrisk.backends import cpu, reference
-from mcrisk.compile import METRICS, compile_scenario, select_risks
+from mcrisk.compile import compile_scenario, select_risks
+from mcrisk.definitions import METRICS
 from mcrisk.errors import ScenarioError
 from mcrisk.scenario import load_scenario
 

@@ -13,7 +13,8 @@ from mcrisk import cli
 from mcrisk.analysis.compare import paired_difference
 from mcrisk.analysis.mitigation import (counterpart, fits_in_memory, mitigation_sentences,
                                         mitigation_value, verdict)
-from mcrisk.compile import METRICS, compile_scenario, select_risks
+from mcrisk.compile import compile_scenario, select_risks
+from mcrisk.definitions import METRICS
 from mcrisk.run import run_scenario
 from mcrisk.scenario import load_scenario
 from mcrisk.schema import summary_schema

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..aggregate import finite_mean, finite_or_none, metric_summary
-from ..compile import METRICS
+from ..definitions import METRICS
 
 COMPARE_METRICS = ("trough_depth", "trough_days", "shortfall_gpu_days", "homeless_days",
                    "completion_day")

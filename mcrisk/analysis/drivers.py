@@ -18,7 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from ..compile import METRICS, Q_BURNIN, Q_SAMPLE, CompiledScenario
+from ..compile import CompiledScenario
+from ..definitions import METRICS, Q_BURNIN, Q_SAMPLE
 
 DRIVER_METRICS = ("trough_depth", "trough_days", "shortfall_gpu_days", "homeless_days",
                   "completion_day")

@@ -25,7 +25,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..compile import METRICS, CompiledScenario, select_risks, with_mitigation
+from ..compile import CompiledScenario, select_risks, with_mitigation
+from ..definitions import METRICS
 from ..model import Distribution, Scenario
 from .compare import COMPARE_METRICS, paired_difference
 

@@ -85,7 +85,8 @@ def simulate_to_precision(plan, seed: int, backend, target: PrecisionTarget,
     metrics grow in place (one buffer, resized; see _grow), so near the cap the run holds
     about one copy of the kept metrics, not the parts plus their concatenation.
     """
-    from ..simulate import DEFAULT_KEEP_WORLD, N_METRICS, SimulationResult, simulate_into
+    from ..definitions import N_METRICS
+    from ..simulate import DEFAULT_KEEP_WORLD, SimulationResult, simulate_into
 
     n = min(target.start, target.max_samples)
     metrics = _Rows((n, plan.n_strategies, N_METRICS))

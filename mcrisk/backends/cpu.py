@@ -11,11 +11,12 @@ import math
 import numba as nb
 import numpy as np
 
-from ..compile import NODE_CREW, Q_ATTEMPTS, Q_BURNIN, Q_SAMPLE, Q_SUM, CompiledScenario
+from ..compile import CompiledScenario
+from ..definitions import (MAX_BURNIN_ATTEMPTS, N_METRICS, NODE_CREW, Q_ATTEMPTS, Q_BURNIN,
+                           Q_SAMPLE, Q_SUM, REL_EPS)
 from ..distributions import (KIND_FIXED, KIND_LOGNORMAL, KIND_PERT, KIND_TRIANGULAR,
                              KIND_UNIFORM, PERT_TABLE_SIZE)
 from ..rng import PHILOX_M0, PHILOX_M1, PHILOX_W0, PHILOX_W1, check_scenarios, split_seed
-from .reference import MAX_BURNIN_ATTEMPTS, REL_EPS
 
 _M0 = np.uint64(PHILOX_M0)
 _M1 = np.uint64(PHILOX_M1)
@@ -23,7 +24,6 @@ _W0 = np.uint64(PHILOX_W0)
 _W1 = np.uint64(PHILOX_W1)
 _MASK32 = np.uint64(0xFFFFFFFF)
 _TWO_POW_M52 = 2.0 ** -52
-_N_METRICS = 6
 
 # Performance: the hot functions run without Numba's reference counting (`_nrt=False`): they
 # never allocate, and counting every array passed between them (atomic updates on counters
@@ -541,7 +541,7 @@ def simulate_chunk(plan: CompiledScenario, seed: int, first: int, count: int,
     """Same contract as backends.reference.simulate_chunk."""
     check_scenarios(first, count)
     seed_lo, seed_hi = split_seed(seed)
-    metrics = np.zeros((count, plan.n_strategies, _N_METRICS))
+    metrics = np.zeros((count, plan.n_strategies, N_METRICS))
     world = np.zeros((count, plan.n_quantities))
     node_times = np.zeros((count if keep_nodes else 1, plan.n_strategies, plan.n_nodes))
     status = np.zeros(count, dtype=np.int8)

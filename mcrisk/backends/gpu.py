@@ -22,7 +22,8 @@ from scipy import stats
 
 from ..aggregate import (CONTINUOUS_METRICS, PERCENTILES, finite_or_none, p90_ci_min_samples,
                          p90_ci_unavailable_reason)
-from ..compile import N_METRICS, CompiledScenario
+from ..compile import CompiledScenario
+from ..definitions import N_METRICS
 from ..rng import check_scenarios, split_seed
 
 # The kernel's plan parameters: CompiledScenario.kernel_args() in order, then the shapes

@@ -21,7 +21,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..compile import N_METRICS, CompiledScenario
+from ..compile import CompiledScenario
+from ..definitions import N_METRICS
 from ..rng import SCENARIO_LIMIT, check_scenarios, split_seed
 from . import gpu
 

@@ -22,13 +22,10 @@ from __future__ import annotations
 import numpy as np
 
 from .. import rng
-from ..compile import (NODE_CREW, Q_ATTEMPTS, Q_BURNIN, Q_SAMPLE, Q_SUM, CompiledScenario)
+from ..compile import CompiledScenario
+from ..definitions import (MAX_BURNIN_ATTEMPTS, NODE_CREW, Q_ATTEMPTS, Q_BURNIN, Q_SAMPLE, Q_SUM,
+                           REL_EPS, demand_at, event_deltas)
 from ..distributions import KIND_FIXED, sample
-
-# Relative tolerance for "capacity below baseline" and "draw above cap": capacities are sums
-# of floats (72 x 2.5 ...), so exact comparisons would turn rounding into phantom troughs.
-REL_EPS = 1e-9
-MAX_BURNIN_ATTEMPTS = 100_000   # a guard; validation rules out burn-ins that cannot pass
 
 
 def sum_in_order(terms: np.ndarray) -> np.ndarray:
@@ -184,11 +181,6 @@ def positive_area(lo, hi, f_lo, f_hi):
     return area
 
 
-def demand_at(plan: CompiledScenario, t):
-    """D(t): piecewise linear through the demand points, flat outside them."""
-    return np.interp(t, plan.demand_day, plan.demand_value)
-
-
 def demand_on_segment(plan: CompiledScenario, k: int, t):
     """D(t) for t in demand segment k: k = 0 before the first point, k = n after the last,
     else the line from point k - 1 to point k (the kernels' formula, so their floats)."""
@@ -213,13 +205,6 @@ def shortfall_area(plan: CompiledScenario, lo, hi, capacity):
         f_hi = demand_on_segment(plan, k, seg_hi) - capacity
         total += np.where(ok, positive_area(seg_lo, seg_hi, f_lo, f_hi), 0.0)
     return total
-
-
-def event_deltas(plan: CompiledScenario, world: np.ndarray) -> np.ndarray:
-    """H100-eq each capacity event adds, per scenario: [n, k] (scaled by drawn performance)."""
-    scale = np.where(plan.cap_event_scale_q >= 0, world[:, np.maximum(plan.cap_event_scale_q, 0)],
-                     1.0)
-    return plan.cap_event_delta * scale
 
 
 def capacity_metrics(plan: CompiledScenario, node_time: np.ndarray, world: np.ndarray) -> tuple:

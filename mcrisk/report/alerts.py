@@ -25,7 +25,7 @@ import operator
 import re
 from dataclasses import dataclass
 
-from ..compile import METRICS
+from ..definitions import METRICS
 from ..errors import McriskError
 from .diff import NightDiff
 from .text import visible

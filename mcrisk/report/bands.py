@@ -2,7 +2,7 @@
 
 For every strategy and integer day d = 0 .. floor(H) the total capacity C(d) and the largest
 island's capacity are rebuilt from the capacity events' node times, each event scaled as the
-kernels scale it (backends.reference.event_deltas: a new unit's GPUs x the scenario's drawn
+kernels scale it (definitions.event_deltas: a new unit's GPUs x the scenario's drawn
 h100_eq_per_gpu x its ramp share, where performance is uncertain): an event counts at day d
 when its time is <= d (events at one instant apply together, so a same-day drain and
 acceptance both count). Per (strategy, day) a histogram of the values is kept; its size never
@@ -44,7 +44,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..backends.reference import REL_EPS, event_deltas
+from ..definitions import REL_EPS, event_deltas
 from ..compile import CompiledScenario
 from ..errors import McriskError
 

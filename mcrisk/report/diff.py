@@ -46,7 +46,7 @@ from scipy import stats
 
 from ..analysis.paired import mcnemar as _mcnemar
 from ..analysis.paired import paired_quantile_test
-from ..compile import METRICS
+from ..definitions import METRICS
 from .text import md_code, md_text, visible
 
 if sys.version_info >= (3, 11):

@@ -22,8 +22,8 @@ from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 from matplotlib.ticker import FuncFormatter, PercentFormatter  # noqa: E402
 
-from ..backends.reference import demand_at  # noqa: E402
-from ..compile import METRICS, CompiledScenario  # noqa: E402
+from ..compile import CompiledScenario  # noqa: E402
+from ..definitions import METRICS, demand_at
 from .bands import CapacityBands, HallPower  # noqa: E402
 from .paths import ScenarioPath  # noqa: E402
 from .text import visible  # noqa: E402

@@ -4,7 +4,7 @@ Returns plain text; the HTML and Markdown writers escape it. Every sentence is t
 sampled scenarios as they are:
 
 - counts are exact ("in 19,998 of 20,000 scenarios"), read from
-  metrics[scenario, strategy, metric] (metric order: mcrisk.compile.METRICS), never "9 of 10"
+  metrics[scenario, strategy, metric] (metric order: mcrisk.definitions.METRICS), never "9 of 10"
   read off a percentile;
 - a sentence about two quantities at once (how deep and how long) states thresholds that
   hold jointly in a counted number of scenarios (joint_trough), never two separate P90s
@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..compile import METRICS
+from ..definitions import METRICS
 from ..model import Scenario, Strategy, Trigger
 from .bands import HallPower
 
@@ -272,7 +272,7 @@ def findings(scenario: Scenario, summary: dict, largest_job: float | None = None
     """Paragraphs for the report's findings, best strategy first.
 
     metrics[scenario, strategy, metric] (strategies in the order of `names`, metrics in
-    mcrisk.compile.METRICS) are the run's per-scenario results; without them (a summary
+    mcrisk.definitions.METRICS) are the run's per-scenario results; without them (a summary
     alone) the findings state percentiles only, each on its own.
     """
     ranking = summary["ranking"]

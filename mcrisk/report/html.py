@@ -9,7 +9,7 @@ import datetime as _dt
 from ..analysis.horizon import horizon_warnings
 from ..analysis.ranking import RANK_LABELS, rank_label, rule_text
 from ..analysis.mitigation import mitigation_sentences, risk_mode_text
-from ..compile import METRICS
+from ..definitions import METRICS
 from .diff import NightDiff, input_change_line, judged_by, percent_change
 from .findings import fmt
 from .text import html_text

@@ -26,8 +26,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..backends.reference import event_deltas
-from ..compile import METRICS, CompiledScenario
+from ..compile import CompiledScenario
+from ..definitions import METRICS, event_deltas
 from .bands import inverted_cdf_index
 
 QUANTILES = (0.5, 0.9)

@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..analysis.ranking import rank_label
-from ..compile import METRICS
+from ..definitions import METRICS
 from ..milestones import QUANTILES
 from ..outputs import write_atomic
 

@@ -22,7 +22,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ..compile import METRICS, Q_ATTEMPTS, CompiledScenario
+from ..compile import CompiledScenario
+from ..definitions import METRICS, Q_ATTEMPTS
 from ..outputs import default_mode, write_atomic
 from .bands import CapacityBands
 

@@ -1,0 +1,39 @@
+"""What every layer agrees on: the metrics, the tolerance, the kinds of quantity and node,
+and the two formulas the report shares with the kernels (demand and capacity-event size).
+
+This module sits at the bottom of the house: it imports nothing from mcrisk, and everything
+above it (compile, the backends, analysis, report) takes these definitions from here rather
+than from each other. docs/metrics.md defines the metrics in words.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+# The six per-scenario, per-strategy metrics, in the order of the metrics axis everywhere
+# (kernel output, metrics.parquet columns, summary.json keys).
+METRICS = ("trough_depth", "trough_days", "shortfall_gpu_days", "homeless_days",
+           "completion_day", "power_violation")
+N_METRICS = len(METRICS)
+
+# Relative tolerance for "capacity below baseline" and "draw above cap": capacities are sums
+# of floats (72 x 2.5 ...), so exact comparisons would turn rounding into phantom troughs.
+REL_EPS = 1e-9
+MAX_BURNIN_ATTEMPTS = 100_000   # a guard; validation rules out burn-ins that cannot pass
+
+# Kinds of world quantity (see mcrisk/compile.py): a draw, a sum of earlier quantities, the
+# days a burn-in takes, and the attempts that burn-in needed (filled by the same step).
+Q_SAMPLE, Q_SUM, Q_BURNIN, Q_ATTEMPTS = 0, 1, 2, 3
+# Kinds of plan node: a max-plus node, and a row retrofit that also waits for a free crew.
+NODE_MAX, NODE_CREW = 0, 1
+
+
+def demand_at(plan, t):
+    """D(t): piecewise linear through the plan's demand points, flat outside them."""
+    return np.interp(t, plan.demand_day, plan.demand_value)
+
+
+def event_deltas(plan, world: np.ndarray) -> np.ndarray:
+    """H100-eq each capacity event adds, per scenario: [n, k] (scaled by drawn performance)."""
+    scale = np.where(plan.cap_event_scale_q >= 0, world[:, np.maximum(plan.cap_event_scale_q, 0)],
+                     1.0)
+    return plan.cap_event_delta * scale
