@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 from mcrisk import definitions, distributions, rng
+from mcrisk import compile as compile_
 from mcrisk.backends import cpu, gpu, hostcuda, reference
 from mcrisk.compile import compile_scenario
 from mcrisk.scenario import load_scenario
