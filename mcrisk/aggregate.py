@@ -1,5 +1,9 @@
 """Aggregation: percentiles over scenarios, a distribution-free CI of the P90, and ranking.
 
+quantile_ci_ranks is the one rule for the distribution-free interval of a quantile (binomial
+order statistics, as scipy.stats.quantile_test): summary.json's p90_ci, the milestones'
+intervals and the nightly's intervals.json all take their order statistics from it.
+
 Every statistic here is finite or None: summary.json is strict JSON, so a statistic that
 cannot be computed (an interval from too few scenarios, a mean that overflows) is null, never
 NaN or Infinity.
@@ -20,23 +24,57 @@ CONTINUOUS_METRICS = METRICS[:-1]           # all but power_violation (a probabi
 CI_CONFIDENCE = 0.95
 
 
-@functools.lru_cache(maxsize=None)
-def p90_ci_min_samples(confidence: float = CI_CONFIDENCE, q: float = 0.9) -> int:
-    """The fewest scenarios for which the two-sided order-statistic interval of the q-quantile
-    exists (36 for a 95% interval of the P90).
+@functools.lru_cache(maxsize=256)
+def quantile_ci_ranks(n: int, q: float = 0.9,
+                      confidence: float = CI_CONFIDENCE) -> tuple[int, int] | None:
+    """0-based ranks (low, high) in the sorted values of the distribution-free two-sided
+    interval of the q-quantile from n values, or None when n values are too few for it.
 
-    The interval is [X(l), X(u)] with binomial ranks (scipy.stats.quantile_test). Its upper
-    end needs a rank u <= n with P(Bin(n, q) >= u) <= (1 - confidence) / 2, which exists only
-    once q^n <= (1 - confidence) / 2: 0.9^35 = 0.0250 > 0.025 >= 0.9^36 = 0.0225. Below that
-    quantile_test returns NaN for the missing end.
+    The one rule every interval of a quantile in mcrisk uses (summary.json, milestones, the
+    nightly's intervals.json, the GPU summary), the ranks scipy.stats.quantile_test's
+    confidence_interval takes: with B ~ Binomial(n, q) the number of values below the true
+    quantile and a = (1 - confidence) / 2, low + 1 = the smallest k with P(B <= k) >= a and
+    high = the smallest k with P(B > k) <= a, so that [X(low), X(high)] misses the quantile
+    below with probability under a and above with at most a. The lower end needs
+    (1 - q)^n < a (low >= 0), the upper one q^n <= a (high < n): a 95% interval of the P90
+    needs 36 values, of the P50 6, of the P99 368 (quantile_ci_min_samples). The ranks depend
+    on n only, so they are computed once per n.
     """
     tail = (1 - confidence) / 2
+    binom = stats.binom(n, q)
+    low = int(binom.ppf(tail)) - 1
+    high = int(binom.isf(tail))
+    return (low, high) if 0 <= low and high < n else None
+
+
+@functools.lru_cache(maxsize=None)
+def quantile_ci_min_samples(q: float = 0.9, confidence: float = CI_CONFIDENCE) -> int:
+    """The fewest values for which quantile_ci_ranks(n, q, confidence) exists (36 for a 95%
+    interval of the P90); more values never lose it (both tail conditions only get easier)."""
     n = 1
-    while True:
-        binom = stats.binom(n, q)
-        if binom.ppf(tail) >= 1 and binom.isf(tail) < n:
-            return n
+    while quantile_ci_ranks(n, q, confidence) is None:
         n += 1
+    return n
+
+
+def quantile_ci(values: np.ndarray, q: float = 0.9,
+                confidence: float = CI_CONFIDENCE) -> tuple[float, float] | None:
+    """The distribution-free interval of the q-quantile of `values`: the two order statistics
+    at quantile_ci_ranks (NaN sorts last, as in numpy.sort), or None when there are too few
+    values for it to exist."""
+    values = np.asarray(values, dtype=np.float64)
+    ranks = quantile_ci_ranks(values.size, q, confidence)
+    if ranks is None:
+        return None
+    low, high = ranks
+    ordered = np.partition(values, [low, high])
+    return (float(ordered[low]), float(ordered[high]))
+
+
+def p90_ci_min_samples(confidence: float = CI_CONFIDENCE, q: float = 0.9) -> int:
+    """The fewest scenarios for which a P90 interval exists (quantile_ci_min_samples): 36 for
+    95%, since 0.9^35 = 0.0250 > 0.025 >= 0.9^36 = 0.0225."""
+    return quantile_ci_min_samples(q, confidence)
 
 
 def p90_ci_unavailable_reason(n: int, confidence: float = CI_CONFIDENCE) -> str | None:
@@ -50,16 +88,9 @@ def p90_ci_unavailable_reason(n: int, confidence: float = CI_CONFIDENCE) -> str 
 
 def p90_confidence_interval(values: np.ndarray,
                             confidence: float = CI_CONFIDENCE) -> tuple[float, float] | None:
-    """Distribution-free CI of the P90 from binomial order statistics (scipy quantile_test);
-    None when there are too few values for it to exist (see p90_ci_min_samples)."""
-    values = np.asarray(values, dtype=np.float64)
-    if p90_ci_unavailable_reason(values.size, confidence) is not None:
-        return None
-    if values.min() == values.max():        # every order statistic is that value
-        return (float(values[0]), float(values[0]))
-    ci = stats.quantile_test(values, q=float(np.quantile(values, 0.9)), p=0.9)
-    low, high = ci.confidence_interval(confidence_level=confidence)
-    return (float(low), float(high))
+    """Distribution-free CI of the P90 from binomial order statistics (quantile_ci); None when
+    there are too few values for it to exist (see p90_ci_min_samples)."""
+    return quantile_ci(values, 0.9, confidence)
 
 
 def finite_or_none(value: float) -> float | None:

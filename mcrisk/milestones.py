@@ -36,14 +36,12 @@ any of its members is.
 from __future__ import annotations
 
 import datetime as _dt
-import functools
 import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
-from .aggregate import CI_CONFIDENCE, p90_ci_unavailable_reason
+from .aggregate import CI_CONFIDENCE, p90_ci_unavailable_reason, quantile_ci_ranks
 from .compile import CompiledScenario
 from .definitions import NODE_CREW
 from .model import Scenario
@@ -274,14 +272,10 @@ def _linear_quantiles(rows: np.ndarray, qs) -> tuple[np.ndarray, np.ndarray]:
     return table, rows
 
 
-@functools.lru_cache(maxsize=64)
 def _ci_ranks(n: int, confidence: float = CI_CONFIDENCE) -> tuple[int, int]:
-    """0-based ranks (l, u) of the P90 interval's ends, as scipy.stats.quantile_test gives it."""
-    tail = (1 - confidence) / 2
-    binom = stats.binom(n, 0.9)
-    low = int(binom.ppf(tail))                 # X(low) with 1-based rank low
-    high = int(binom.isf(tail)) + 1            # X(high), 1-based
-    return low - 1, high - 1
+    """0-based ranks (l, u) of the P90 interval's ends: aggregate.quantile_ci_ranks, the one
+    rule for every quantile interval; asked for only where the interval exists."""
+    return quantile_ci_ranks(n, 0.9, confidence)
 
 
 def _merge(parts: list[tuple]) -> tuple:
