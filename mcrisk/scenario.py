@@ -1,6 +1,7 @@
 """Load a scenario file (TOML), validate all of it in one pass, and build `mcrisk.model.Scenario`.
 
     load_scenario(path) -> Scenario        raises ScenarioError carrying every Problem found
+    read_scenario(path) -> (Scenario, bytes)   the same, with the bytes it was built from
     scenario_sha256(path) -> str           hex SHA-256 of the file's bytes
 
 The format is documented in docs/scenario-format.md. Sections are read in dependency order
@@ -33,7 +34,7 @@ from mcrisk.model import (
     UnitType,
 )
 
-__all__ = ["load_scenario", "scenario_sha256"]
+__all__ = ["load_scenario", "read_scenario", "scenario_sha256"]
 
 COOLINGS = ("air", "liquid")
 NO_RETROFIT = Retrofit(crews=1, days=ZERO)  # stands in when the file has no [retrofit]; never used
@@ -75,6 +76,13 @@ def load_scenario(path: str | os.PathLike) -> Scenario:
     Raises ScenarioError with every Problem found (file, key path, value, what is wrong, hint);
     never another exception for a bad file. `Scenario.path` is `path` as given, as a str.
     """
+    return read_scenario(path)[0]
+
+
+def read_scenario(path: str | os.PathLike) -> tuple[Scenario, bytes]:
+    """load_scenario, and the bytes the Scenario was built from: the file is read once, so a
+    caller that keeps a copy (the nightly's scenario.toml) keeps exactly the bytes that were
+    parsed and that Scenario.sha256 hashes, even if the file changes meanwhile."""
     file = os.fsdecode(path)
     data = _read_bytes(file)
     document = _parse_toml(file, data)
@@ -87,7 +95,7 @@ def load_scenario(path: str | os.PathLike) -> Scenario:
     parts = _read_document(reader, document)
     if reader.problems:
         raise ScenarioError(reader.problems)
-    return Scenario(path=file, sha256=hashlib.sha256(data).hexdigest(), **parts)
+    return Scenario(path=file, sha256=hashlib.sha256(data).hexdigest(), **parts), data
 
 
 def _read_bytes(file: str) -> bytes:
