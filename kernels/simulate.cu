@@ -2,50 +2,13 @@
 // when compiled for the host (g++ -x c++, no __CUDACC__), the same per-scenario code in a plain
 // loop for the parity tests (mcrisk/backends/hostcuda.py). All the logic is in simulate.cuh.
 //
-// Arguments: CompiledScenario.kernel_args() in order, then the shapes Numba reads off the
-// arrays, then the chunk. mcrisk/backends/gpu.py (KERNEL_ARGUMENTS) lists the same names; a test
-// checks the two lists against each other.
+// Arguments: the plan's (MCRISK_PLAN_PARAMS, plan.cuh: generated from the plan interface,
+// mcrisk/plan.py), then the chunk's (mcrisk/backends/gpu.py CHUNK_PARAMETERS; a test checks them).
 #include "compat.cuh"
 #include "distributions.cuh"
 #include "philox.cuh"
+#include "plan.cuh"
 #include "simulate.cuh"
-
-#define MCRISK_PLAN_PARAMS(R)                                                                   \
-    const int* R dist_kind, const double* R dist_param, const double* R dist_chance,            \
-    const double* R pert_table, const int* R q_kind, const int* R q_dist,                       \
-    const mcrisk::u64* R q_address, const double* R q_const, const int* R q_terms_ptr,          \
-    const int* R q_terms, const int* R q_burnin, const int* R burnin_dist,                      \
-    const double* R burnin_fail, const int* R burnin_rma_after, const int* R node_base_q,       \
-    const int* R node_kind, const double* R node_base_const, const int* R node_add_q,           \
-    const double* R node_add_const, const int* R dep_ptr, const int* R dep_idx,                 \
-    int n_crews, const int* R block_ptr, const int* R block_node, const int* R block_wait,      \
-    const int* R n_ready_blocks, const int* R crew_node, const int* R n_crew_rows,              \
-    const int* R unlock_ptr, const int* R unlock_block,                                         \
-    const int* R cap_event_node, const int* R cap_event_island,                                \
-    const double* R cap_event_delta, const int* R cap_event_scale_q,                           \
-    const double* R island_cap0,                                                                \
-    const int* R power_event_node, const int* R power_event_hall,                               \
-    const double* R power_event_delta, const int* R cap_event_order,                           \
-    const int* R power_event_order, const int* R n_power_checked,                               \
-    const double* R hall_draw0, const double* R hall_cap,                                       \
-    const int* R completion_node, double baseline, double horizon, double largest_job,          \
-    const double* R demand_day, const double* R demand_value,                                   \
-    int n_quantities, int n_strategies, int n_nodes, int dep_width, int crew_width,             \
-    int unlock_width, int n_cap_events, int n_islands, int n_power_events, int n_halls,         \
-    int n_completion, int n_demand
-
-#define MCRISK_PLAN_VALUES                                                                      \
-    {dist_kind, dist_param, dist_chance, pert_table, q_kind, q_dist, q_address, q_const,        \
-     q_terms_ptr, q_terms, q_burnin, burnin_dist, burnin_fail, burnin_rma_after, node_base_q,   \
-     node_kind, node_base_const, node_add_q, node_add_const, dep_ptr, dep_idx, n_crews,         \
-     block_ptr, block_node, block_wait, n_ready_blocks, crew_node, n_crew_rows, unlock_ptr,     \
-     unlock_block, cap_event_node, cap_event_island, cap_event_delta,                           \
-     cap_event_scale_q, island_cap0,                                                            \
-     power_event_node, power_event_hall, power_event_delta, cap_event_order,                    \
-     power_event_order, n_power_checked, hall_draw0, hall_cap,                                  \
-     completion_node, baseline, horizon, largest_job, demand_day, demand_value,                 \
-     n_quantities, n_strategies, n_nodes, dep_width, crew_width, unlock_width, n_cap_events,    \
-     n_islands, n_power_events, n_halls, n_completion, n_demand}
 
 // Whether the plan's shapes fit the scratch sizes this build was compiled with.
 MCRISK_HD bool plan_fits(const mcrisk::Plan& p) {

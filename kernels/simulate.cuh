@@ -7,8 +7,8 @@
 //     capacity_metrics  -> trough depth/days, shortfall, homeless days
 //     power_violation, completion_day
 //
-// Differences of form, not of arithmetic: the plan's arrays travel in one struct `Plan` (Numba
-// takes them one by one), 2-D arrays are indexed by hand (row * width + column), and the scratch
+// Differences of form, not of arithmetic: the plan's arrays travel in one struct `Plan`
+// (plan.cuh, generated from mcrisk/plan.py; Numba takes them one by one), 2-D arrays are indexed by hand (row * width + column), and the scratch
 // arrays have compile-time sizes MAX_* that mcrisk sets with -D from the plan's shape.
 #ifndef MCRISK_SIMULATE_CUH
 #define MCRISK_SIMULATE_CUH
@@ -16,6 +16,7 @@
 #include "compat.cuh"
 #include "distributions.cuh"
 #include "philox.cuh"
+#include "plan.cuh"
 
 #if !defined(MAX_QUANTITIES) || !defined(MAX_NODES) || !defined(MAX_EVENTS) \
     || !defined(MAX_ISLANDS) || !defined(MAX_HALLS) || !defined(MAX_CREWS)
@@ -33,63 +34,6 @@ static constexpr int NODE_CREW = 1;
 static constexpr double REL_EPS = 1e-9;
 static constexpr int MAX_BURNIN_ATTEMPTS = 100000;
 static constexpr int N_METRICS = 6;
-
-// CompiledScenario.kernel_args() plus the shapes Numba reads off the arrays. Axes as in
-// mcrisk/compile.py: s strategy, v node, q quantity, d distribution, k event.
-struct Plan {
-    const int* dist_kind;          // [d]
-    const double* dist_param;      // [d, 4]
-    const double* dist_chance;     // [d]
-    const double* pert_table;      // [knots]
-    const int* q_kind;             // [q]
-    const int* q_dist;             // [q]
-    const u64* q_address;          // [q, 4]
-    const double* q_const;         // [q]
-    const int* q_terms_ptr;        // [q + 1]
-    const int* q_terms;            // [n_terms]
-    const int* q_burnin;           // [q]
-    const int* burnin_dist;        // [b, 3]
-    const double* burnin_fail;     // [b, 2]
-    const int* burnin_rma_after;   // [b]
-    const int* node_base_q;        // [v]
-    const int* node_kind;          // [s, v]
-    const double* node_base_const; // [s, v]
-    const int* node_add_q;         // [s, v, 2]
-    const double* node_add_const;  // [s, v]
-    const int* dep_ptr;            // [s, v + 1]
-    const int* dep_idx;            // [s, dep_width]
-    int n_crews;
-    const int* block_ptr;          // [s, v + 1]  the crew schedule: b block, r crew row
-    const int* block_node;         // [s, v]
-    const int* block_wait;         // [s, v]
-    const int* n_ready_blocks;     // [s]
-    const int* crew_node;          // [s, crew_width]
-    const int* n_crew_rows;        // [s]
-    const int* unlock_ptr;         // [s, crew_width + 1]
-    const int* unlock_block;       // [s, unlock_width]
-    const int* cap_event_node;     // [k]
-    const int* cap_event_island;   // [k]
-    const double* cap_event_delta; // [k]
-    const int* cap_event_scale_q;  // [k]    world quantity multiplying the delta, or -1
-    const double* island_cap0;     // [i]
-    const int* power_event_node;   // [p]
-    const int* power_event_hall;   // [s, p]
-    const double* power_event_delta;  // [p]
-    const int* cap_event_order;    // [s, k]  likely time order
-    const int* power_event_order;  // [s, p]  the first n_power_checked[s]: halls that could pass
-    const int* n_power_checked;    // [s]
-    const double* hall_draw0;      // [h]
-    const double* hall_cap;        // [h]
-    const int* completion_node;    // [c]
-    double baseline;
-    double horizon;
-    double largest_job;
-    const double* demand_day;      // [knots]
-    const double* demand_value;    // [knots]
-    // shapes
-    int n_quantities, n_strategies, n_nodes, dep_width, crew_width, unlock_width, n_cap_events,
-        n_islands, n_power_events, n_halls, n_completion, n_demand;
-};
 
 // Per-scenario scratch (cpu.py allocates the same arrays once per block of scenarios).
 struct Scratch {

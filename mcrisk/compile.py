@@ -39,7 +39,7 @@ new: +kW at install start, in the hall it is placed in, which depends on the str
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from fractions import Fraction
 
 import numpy as np
@@ -49,107 +49,7 @@ from .definitions import NODE_CREW, NODE_MAX, Q_ATTEMPTS, Q_BURNIN, Q_SAMPLE, Q_
 from .distributions import encode
 from .errors import Problem, ScenarioError
 from .model import DateSpec, Distribution, Scenario, Strategy
-
-
-
-@dataclass(frozen=True)
-class CompiledScenario:
-    """Flat arrays for the kernels. Axes: s strategy, v node, q quantity, d distribution."""
-
-    scenario_name: str
-    strategy_names: tuple[str, ...]
-    quantity_names: tuple[str, ...]
-    node_names: tuple[str, ...]
-    island_names: tuple[str, ...]
-    hall_names: tuple[str, ...]
-    # distributions
-    dist_kind: np.ndarray          # int32[d]
-    dist_param: np.ndarray         # float64[d, 4]
-    dist_chance: np.ndarray        # float64[d]
-    pert_table: np.ndarray         # float64[knots], all PERT tables end to end
-    # world quantities
-    q_kind: np.ndarray             # int32[q]
-    q_dist: np.ndarray             # int32[q]      (SAMPLE, and BURNIN: attempt dist)
-    q_address: np.ndarray          # uint64[q, 4]
-    q_const: np.ndarray            # float64[q]    (SUM)
-    q_terms_ptr: np.ndarray        # int32[q + 1]
-    q_terms: np.ndarray            # int32[n_terms]
-    q_burnin: np.ndarray           # int32[q]      row of the burn-in tables, -1 if not BURNIN
-    burnin_dist: np.ndarray        # int32[b, 3]   attempt, fix, rma distributions
-    burnin_fail: np.ndarray        # float64[b, 2] fail_first, fail_retry
-    burnin_rma_after: np.ndarray   # int32[b]
-    # strategy plans over fixed node ids
-    node_base_q: np.ndarray        # int32[v]
-    node_kind: np.ndarray          # int32[s, v]
-    node_base_const: np.ndarray    # float64[s, v]
-    node_add_q: np.ndarray         # int32[s, v, 2]
-    node_add_const: np.ndarray     # float64[s, v]
-    dep_ptr: np.ndarray            # int32[s, v + 1]
-    dep_idx: np.ndarray            # int32[s, max deps]
-    topo: np.ndarray               # int32[s, v]
-    n_crews: int
-    # the crew schedule; b block, r crew row
-    block_ptr: np.ndarray          # int32[s, v + 1]  block b: block_node[s, ptr[b]:ptr[b + 1]]
-    block_node: np.ndarray         # int32[s, v]      every node once, block by block
-    block_wait: np.ndarray         # int32[s, v]      how many crew rows block b waits for
-    n_ready_blocks: np.ndarray     # int32[s]         blocks 0 .. n - 1 wait for none
-    crew_node: np.ndarray          # int32[s, r]      crew rows (NODE_CREW nodes), ascending ids
-    n_crew_rows: np.ndarray        # int32[s]
-    unlock_ptr: np.ndarray         # int32[s, r + 1]  blocks that wait for crew row r, ascending:
-    unlock_block: np.ndarray       # int32[s, max]    unlock_block[s, ptr[r]:ptr[r + 1]]
-    # capacity and power events
-    cap_event_node: np.ndarray     # int32[k]
-    cap_event_island: np.ndarray   # int32[k]
-    cap_event_delta: np.ndarray    # float64[k]  H100-eq (per H100-eq-per-GPU if scaled)
-    cap_event_scale_q: np.ndarray  # int32[k]    world quantity multiplying the delta, or -1
-    island_cap0: np.ndarray        # float64[i]  capacity in service at day 0
-    power_event_node: np.ndarray   # int32[p]
-    power_event_hall: np.ndarray   # int32[s, p]
-    power_event_delta: np.ndarray  # float64[p]  kW
-    # performance: per strategy, the events in topological order of their nodes, a likely
-    # time order (the kernels' stable sort has little to move), and only the power events
-    # of halls whose draw could pass their cap (another hall's events cannot change the
-    # result: group ends only matter for the halls that are checked)
-    cap_event_order: np.ndarray    # int32[s, k]
-    power_event_order: np.ndarray  # int32[s, p]  the first n_power_checked[s] are used
-    n_power_checked: np.ndarray    # int32[s]
-    hall_draw0: np.ndarray         # float64[h]
-    hall_cap: np.ndarray           # float64[h]
-    completion_node: np.ndarray    # int32[c]
-    # metric definitions
-    baseline: float
-    horizon: float
-    largest_job: float
-    demand_day: np.ndarray         # float64[knots]
-    demand_value: np.ndarray       # float64[knots]
-
-    @property
-    def n_strategies(self) -> int:
-        return len(self.strategy_names)
-
-    @property
-    def n_quantities(self) -> int:
-        return len(self.quantity_names)
-
-    @property
-    def n_nodes(self) -> int:
-        return len(self.node_names)
-
-    def kernel_args(self) -> tuple:
-        """The arrays in the order every backend's kernel takes them."""
-        return (self.dist_kind, self.dist_param, self.dist_chance, self.pert_table,
-                self.q_kind, self.q_dist, self.q_address, self.q_const, self.q_terms_ptr,
-                self.q_terms, self.q_burnin, self.burnin_dist, self.burnin_fail,
-                self.burnin_rma_after, self.node_base_q, self.node_kind, self.node_base_const,
-                self.node_add_q, self.node_add_const, self.dep_ptr, self.dep_idx,
-                self.n_crews, self.block_ptr, self.block_node, self.block_wait,
-                self.n_ready_blocks, self.crew_node, self.n_crew_rows, self.unlock_ptr,
-                self.unlock_block, self.cap_event_node, self.cap_event_island,
-                self.cap_event_delta, self.cap_event_scale_q, self.island_cap0, self.power_event_node,
-                self.power_event_hall, self.power_event_delta, self.cap_event_order,
-                self.power_event_order, self.n_power_checked, self.hall_draw0,
-                self.hall_cap, self.completion_node, self.baseline, self.horizon,
-                self.largest_job, self.demand_day, self.demand_value)
+from .plan import CompiledScenario  # noqa: F401 (re-exported: the plan interface is plan.py)
 
 
 class _World:
@@ -694,7 +594,7 @@ def _assemble(scenario: Scenario, world: _World, nodes: _Nodes, plans: list[dict
         power_event_hall=np.array(power_hall, dtype=np.int32).reshape(len(plans), -1),
         power_event_delta=np.array(power_delta, dtype=np.float64),
         cap_event_order=np.array(cap_order, dtype=np.int32).reshape(len(plans), -1),
-        power_event_order=_padded(power_order, max(1, len(power_node))),
+        power_event_order=_padded(power_order, len(power_node)),
         n_power_checked=np.array([len(o) for o in power_order], dtype=np.int32),
         hall_draw0=hall_draw0,
         hall_cap=np.array([h.power_cap_kw for h in scenario.halls], dtype=np.float64),

@@ -61,36 +61,7 @@ def test_host_build_is_warning_free(host):
     assert host.build_log == "", host.build_log
 
 
-C_TYPES = {"const int*": "int32*", "const double*": "float64*", "const mcrisk::u32*": "uint32*",
-           "const mcrisk::u64*": "uint64*",
-           "int": "int32", "double": "float64", "mcrisk::u32": "uint32", "mcrisk::u64": "uint64",
-           "long long": "int64", "double*": "float64*", "signed char*": "int8*"}
-
-
-def c_parameters(text: str) -> list[tuple[str, str]]:
-    """(name, gpu.py kind) of a C parameter list such as `const int* R a, double b`."""
-    params = []
-    for item in text.replace("\\", " ").replace("__restrict__", "").split(","):
-        if item.strip() == "MCRISK_PLAN_PARAMS()":
-            continue
-        ctype, name = re.fullmatch(r"\s*(.+?)\s*(?:\bR\b)?\s*(\w+)\s*", item).groups()
-        params.append((name, C_TYPES[" ".join(ctype.split()).replace(" *", "*")]))
-    return params
-
-
-def test_kernel_parameters_are_the_ones_python_passes(minimal_plan):
-    text = gpu.kernel_file("simulate.cu")
-    block = re.search(r"#define MCRISK_PLAN_PARAMS\(R\)(.*?)\n\n", text, re.S).group(1)
-    assert c_parameters(block) == list(gpu.PLAN_PARAMETERS)
-    for entry in (gpu.KERNEL_NAME, "host_simulate_chunk"):
-        params = re.search(entry + r"\(\s*MCRISK_PLAN_PARAMS\((?:__restrict__)?\),(.*?)\)\s*\{",
-                           text, re.S).group(1)
-        assert c_parameters(params) == list(gpu.CHUNK_PARAMETERS), entry
-    # the first N_KERNEL_ARGS are CompiledScenario.kernel_args(), in that order
-    names = [name for name, _ in gpu.PLAN_PARAMETERS[:gpu.N_KERNEL_ARGS]]
-    assert len(names) == len(minimal_plan.kernel_args())
-    for name, value in zip(names, minimal_plan.kernel_args()):
-        assert getattr(minimal_plan, name) is value, name
+# The kernel's parameter lists against Python's: tests/test_plan_interface.py.
 
 
 def constants(text: str) -> dict[str, float]:

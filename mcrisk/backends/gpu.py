@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import importlib.resources
 import re
+import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -22,40 +23,16 @@ from scipy import stats
 
 from ..aggregate import (CONTINUOUS_METRICS, PERCENTILES, finite_or_none, p90_ci_min_samples,
                          p90_ci_unavailable_reason)
-from ..compile import CompiledScenario
+from ..plan import AXES, KERNEL_FIELDS, PLAN_GROUPS, CompiledScenario
 from ..definitions import N_METRICS
 from ..rng import check_scenarios, split_seed
 
-# The kernel's plan parameters: CompiledScenario.kernel_args() in order, then the shapes
-# Numba reads off the arrays. kernels/simulate.cu's MCRISK_PLAN_PARAMS lists the same names
-# and types (tests/test_cuda_host.py checks it). "T*" is an array of T, "T" a scalar.
-PLAN_PARAMETERS = (
-    ("dist_kind", "int32*"), ("dist_param", "float64*"), ("dist_chance", "float64*"),
-    ("pert_table", "float64*"), ("q_kind", "int32*"), ("q_dist", "int32*"),
-    ("q_address", "uint64*"), ("q_const", "float64*"), ("q_terms_ptr", "int32*"),
-    ("q_terms", "int32*"), ("q_burnin", "int32*"), ("burnin_dist", "int32*"),
-    ("burnin_fail", "float64*"), ("burnin_rma_after", "int32*"), ("node_base_q", "int32*"),
-    ("node_kind", "int32*"), ("node_base_const", "float64*"), ("node_add_q", "int32*"),
-    ("node_add_const", "float64*"), ("dep_ptr", "int32*"), ("dep_idx", "int32*"),
-    ("n_crews", "int32"), ("block_ptr", "int32*"), ("block_node", "int32*"),
-    ("block_wait", "int32*"), ("n_ready_blocks", "int32*"), ("crew_node", "int32*"),
-    ("n_crew_rows", "int32*"), ("unlock_ptr", "int32*"), ("unlock_block", "int32*"),
-    ("cap_event_node", "int32*"), ("cap_event_island", "int32*"),
-    ("cap_event_delta", "float64*"), ("cap_event_scale_q", "int32*"), ("island_cap0", "float64*"),
-    ("power_event_node", "int32*"), ("power_event_hall", "int32*"),
-    ("power_event_delta", "float64*"), ("cap_event_order", "int32*"),
-    ("power_event_order", "int32*"), ("n_power_checked", "int32*"),
-    ("hall_draw0", "float64*"), ("hall_cap", "float64*"),
-    ("completion_node", "int32*"), ("baseline", "float64"), ("horizon", "float64"),
-    ("largest_job", "float64"), ("demand_day", "float64*"), ("demand_value", "float64*"),
-    # shapes
-    ("n_quantities", "int32"), ("n_strategies", "int32"), ("n_nodes", "int32"),
-    ("dep_width", "int32"), ("crew_width", "int32"), ("unlock_width", "int32"),
-    ("n_cap_events", "int32"),
-    ("n_islands", "int32"), ("n_power_events", "int32"), ("n_halls", "int32"),
-    ("n_completion", "int32"), ("n_demand", "int32"),
-)
-N_KERNEL_ARGS = 49                  # how many of PLAN_PARAMETERS come from kernel_args()
+# The kernel's plan parameters, derived from the plan interface (mcrisk/plan.py): the kernel
+# fields in order, then the length of every axis the kernel indexes by hand. "T*" is an array
+# of T, "T" a scalar. kernels/plan.cuh declares the same list (generated: plan_header()).
+PLAN_PARAMETERS = (tuple((f.name, f.dtype + ("*" if f.axes else "")) for f in KERNEL_FIELDS)
+                   + tuple((axis.parameter, "int32") for axis in AXES if axis.parameter))
+N_KERNEL_ARGS = len(KERNEL_FIELDS)  # how many of PLAN_PARAMETERS come from kernel_args()
 # The chunk parameters that follow them (simulate_chunk_kernel and host_simulate_chunk alike).
 CHUNK_PARAMETERS = (
     ("seed_lo", "uint32"), ("seed_hi", "uint32"), ("first", "uint32"), ("count", "int64"),
@@ -105,17 +82,74 @@ def kernel_source(name: str = "simulate.cu") -> str:
     return expand(kernel_file(name))
 
 
+# C types of the plan's dtypes (u64 is mcrisk's, compat.cuh: NVRTC has no <cstdint>).
+C_TYPES = {"int32": "int", "float64": "double", "uint64": "u64"}
+PLAN_HEADER = "plan.cuh"
+
+
+def plan_header() -> str:
+    """Text of kernels/plan.cuh, generated from the plan interface (mcrisk/plan.py): the Plan
+    struct every stage reads and the two macros that declare the kernel's plan parameters
+    and gather them into a Plan. tests/test_plan_interface.py holds the file to this text."""
+    struct = []
+    for group in PLAN_GROUPS:
+        struct += _comment(f"{group.name}: {group.doc}", "    ")
+        for f in group.fields:
+            if f.kernel:
+                declaration = f"    {_c_type(f.dtype, bool(f.axes))} {f.name}; "
+                struct += _comment(f"{f.type_text}: {f.doc}", f"{declaration:<36}", " " * 36)
+    struct += _comment("shapes: the axis lengths, for the arrays indexed by hand", "    ")
+    struct += [f"    {'int ' + a.parameter + ';':<32}// {a.symbol}" for a in AXES if a.parameter]
+    params = [f"{_c_type(kind.rstrip('*'), kind.endswith('*'), 'mcrisk::')}"
+              f"{' R' if kind.endswith('*') else ''} {name}" for name, kind in PLAN_PARAMETERS]
+    values = textwrap.wrap(", ".join(name for name, _ in PLAN_PARAMETERS) + "}", 90,
+                           initial_indent="    {", subsequent_indent="     ")
+    return "\n".join([
+        *_comment("The compiled plan as the kernels see it: the struct every stage reads "
+                  "(`const Plan& p`) and the plan parameters of the kernel's entry points. "
+                  "GENERATED from the plan interface (mcrisk/plan.py) by "
+                  "mcrisk.backends.gpu.plan_header(): do not edit. Change the table, then run "
+                  "`python tests/regen_plan_header.py`; tests/test_plan_interface.py fails "
+                  "until then."),
+        "//",
+        "// Axes (2-D arrays are indexed by hand: row * width + column):",
+        *[f"//   {a.symbol:<8}{a.meaning}" for a in AXES],
+        "#ifndef MCRISK_PLAN_CUH", "#define MCRISK_PLAN_CUH", "",
+        '#include "compat.cuh"', "",
+        "namespace mcrisk {", "",
+        "struct Plan {", *struct, "};", "",
+        "}  // namespace mcrisk", "",
+        *_comment("The plan parameters (R: __restrict__ on the device, nothing on the host), "
+                  "in the order of mcrisk.backends.gpu.PLAN_PARAMETERS, and the Plan they make."),
+        *_continued(["#define MCRISK_PLAN_PARAMS(R)"]
+                    + [f"    {param}," for param in params[:-1]] + [f"    {params[-1]}"]), "",
+        *_continued(["#define MCRISK_PLAN_VALUES"] + values), "",
+        "#endif  // MCRISK_PLAN_CUH", ""])
+
+
+def _c_type(dtype: str, array: bool, namespace: str = "") -> str:
+    """C type of a plan field: `const T*` for an array, T for a scalar."""
+    name = C_TYPES[dtype]
+    name = namespace + name if name == "u64" else name
+    return f"const {name}*" if array else name
+
+
+def _comment(text: str, first: str = "", indent: str | None = None) -> list[str]:
+    """`text` as // comment lines of at most 100 characters after `first` (then `indent`)."""
+    indent = first if indent is None else indent
+    lines = textwrap.wrap(text, 97 - len(indent))
+    return [f"{first if j == 0 else indent}// {line}" for j, line in enumerate(lines)]
+
+
+def _continued(lines: list[str]) -> list[str]:
+    """A macro's lines, each but the last ending in a backslash at column 100."""
+    return [f"{line:<98} \\" for line in lines[:-1]] + lines[-1:]
+
+
 def plan_shapes(plan: CompiledScenario) -> dict[str, int]:
     """The shape parameters of the kernel (what Numba reads off the arrays)."""
-    return {
-        "n_quantities": plan.n_quantities, "n_strategies": plan.n_strategies,
-        "n_nodes": plan.n_nodes, "dep_width": plan.dep_idx.shape[1],
-        "crew_width": plan.crew_node.shape[1], "unlock_width": plan.unlock_block.shape[1],
-        "n_cap_events": plan.cap_event_node.shape[0],
-        "n_islands": plan.island_cap0.shape[0], "n_power_events": plan.power_event_node.shape[0],
-        "n_halls": plan.hall_cap.shape[0], "n_completion": plan.completion_node.shape[0],
-        "n_demand": plan.demand_day.shape[0],
-    }
+    lengths = plan.axis_lengths()
+    return {axis.parameter: lengths[axis.symbol] for axis in AXES if axis.parameter}
 
 
 def plan_limits(plan: CompiledScenario) -> dict[str, int]:

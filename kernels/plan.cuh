@@ -1,0 +1,180 @@
+// The compiled plan as the kernels see it: the struct every stage reads (`const Plan& p`) and the
+// plan parameters of the kernel's entry points. GENERATED from the plan interface (mcrisk/plan.py)
+// by mcrisk.backends.gpu.plan_header(): do not edit. Change the table, then run `python
+// tests/regen_plan_header.py`; tests/test_plan_interface.py fails until then.
+//
+// Axes (2-D arrays are indexed by hand: row * width + column):
+//   d       distribution (at least 1: a placeholder when the scenario draws nothing)
+//   knots   PERT table entries, every table end to end (at least 1)
+//   q       world quantity
+//   terms   the SUM quantities' terms end to end (at least 1)
+//   b       burn-in table row (at least 1)
+//   s       strategy
+//   v       node (fixed ids shared by every strategy)
+//   deps    one strategy's deps end to end, padded to the longest
+//   r       crew row, padded to the most of any strategy (at least 1)
+//   unlocks one strategy's unlock lists end to end, padded
+//   k       capacity event
+//   i       island
+//   p       power event
+//   h       hall
+//   c       node whose time ends the migration
+//   n       demand point
+#ifndef MCRISK_PLAN_CUH
+#define MCRISK_PLAN_CUH
+
+#include "compat.cuh"
+
+namespace mcrisk {
+
+struct Plan {
+    // distributions: the encoded distributions (mcrisk/distributions.py)
+    const int* dist_kind;           // int32[d]: KIND_* code (a `chance`: its inner kind)
+    const double* dist_param;       // float64[d, 4]: four parameters by kind
+    const double* dist_chance;      // float64[d]: P(a non-zero draw); 1.0: not a `chance`
+    const double* pert_table;       // float64[knots]: every PERT quantile table end to end
+    // world: the quantities drawn or derived once per scenario, in dependency order
+    const int* q_kind;              // int32[q]: Q_SAMPLE, Q_SUM, Q_BURNIN or Q_ATTEMPTS
+    const int* q_dist;              // int32[q]: distribution of a SAMPLE (a BURNIN: its attempt's)
+    const u64* q_address;           // uint64[q, 4]: addresses (BURNIN: attempt, outcome, fix, rma)
+    const double* q_const;          // float64[q]: a SUM's constant
+    const int* q_terms_ptr;         // int32[q + 1]: a SUM's terms: q_terms[ptr[q]:ptr[q + 1]]
+    const int* q_terms;             // int32[terms]: earlier quantities a SUM adds
+    const int* q_burnin;            // int32[q]: a BURNIN's row of the burn-in tables, else -1
+    const int* burnin_dist;         // int32[b, 3]: attempt, fix and rma distributions
+    const double* burnin_fail;      // float64[b, 2]: fail_first, fail_retry
+    const int* burnin_rma_after;    // int32[b]: failures in a row that send a unit to RMA
+    // network: each strategy's max-plus network over fixed node ids
+    const int* node_base_q;         // int32[v]: world quantity a node waits for, or -1
+    const int* node_kind;           // int32[s, v]: NODE_MAX, or NODE_CREW (also waits for a crew)
+    const double* node_base_const;  // float64[s, v]: day before which a node cannot start
+    const int* node_add_q;          // int32[s, v, 2]: world quantities added to the start, or -1
+    const double* node_add_const;   // float64[s, v]: days added to the start
+    const int* dep_ptr;             // int32[s, v + 1]: CSR pointers: node v's deps in dep_idx
+    const int* dep_idx;             // int32[s, deps]: the deps, node by node
+    // crew_schedule: blocks that time nodes without a worklist (mcrisk/compile.py)
+    int n_crews;                    // int32: retrofit crews
+    const int* block_ptr;           // int32[s, v + 1]: CSR pointers: block b's nodes in block_node
+    const int* block_node;          // int32[s, v]: every node in a block once, block by block
+    const int* block_wait;          // int32[s, v]: how many crew rows block b waits for
+    const int* n_ready_blocks;      // int32[s]: blocks 0 .. n - 1 wait for no crew row
+    const int* crew_node;           // int32[s, r]: crew rows (NODE_CREW nodes), ascending ids
+    const int* n_crew_rows;         // int32[s]: crew rows of each strategy
+    const int* unlock_ptr;          // int32[s, r + 1]: CSR pointers: the blocks crew row r frees
+    const int* unlock_block;        // int32[s, unlocks]: the freed blocks, ascending, row by row
+    // events: capacity and power changes at node times
+    const int* cap_event_node;      // int32[k]: node at whose time capacity changes
+    const int* cap_event_island;    // int32[k]: island whose capacity changes
+    const double* cap_event_delta;  // float64[k]: H100-eq (per H100-eq-per-GPU if scaled)
+    const int* cap_event_scale_q;   // int32[k]: world quantity multiplying the delta, or -1
+    const double* island_cap0;      // float64[i]: capacity in service at day 0
+    const int* power_event_node;    // int32[p]: node at whose time a hall's draw changes
+    const int* power_event_hall;    // int32[s, p]: hall whose draw changes (placement decides)
+    const double* power_event_delta; // float64[p]: kW
+    const int* cap_event_order;     // int32[s, k]: events in a likely time order (performance)
+    const int* power_event_order;   // int32[s, p]: likewise; the first n_power_checked[s] are used
+    const int* n_power_checked;     // int32[s]: power events of halls that could pass their cap
+    const double* hall_draw0;       // float64[h]: kW drawn at day 0
+    const double* hall_cap;         // float64[h]: kW cap
+    // metric_definitions: what the metrics measure against
+    const int* completion_node;     // int32[c]: nodes whose latest time is the completion day
+    double baseline;                // float64: capacity at day 0, H100-eq
+    double horizon;                 // float64: days the metrics integrate over
+    double largest_job;             // float64: H100-eq the largest job needs on one island
+    const double* demand_day;       // float64[n]: demand points' days
+    const double* demand_value;     // float64[n]: demand points' H100-eq
+    // shapes: the axis lengths, for the arrays indexed by hand
+    int n_quantities;               // q
+    int n_strategies;               // s
+    int n_nodes;                    // v
+    int dep_width;                  // deps
+    int crew_width;                 // r
+    int unlock_width;               // unlocks
+    int n_cap_events;               // k
+    int n_islands;                  // i
+    int n_power_events;             // p
+    int n_halls;                    // h
+    int n_completion;               // c
+    int n_demand;                   // n
+};
+
+}  // namespace mcrisk
+
+// The plan parameters (R: __restrict__ on the device, nothing on the host), in the order of
+// mcrisk.backends.gpu.PLAN_PARAMETERS, and the Plan they make.
+#define MCRISK_PLAN_PARAMS(R)                                                                      \
+    const int* R dist_kind,                                                                        \
+    const double* R dist_param,                                                                    \
+    const double* R dist_chance,                                                                   \
+    const double* R pert_table,                                                                    \
+    const int* R q_kind,                                                                           \
+    const int* R q_dist,                                                                           \
+    const mcrisk::u64* R q_address,                                                                \
+    const double* R q_const,                                                                       \
+    const int* R q_terms_ptr,                                                                      \
+    const int* R q_terms,                                                                          \
+    const int* R q_burnin,                                                                         \
+    const int* R burnin_dist,                                                                      \
+    const double* R burnin_fail,                                                                   \
+    const int* R burnin_rma_after,                                                                 \
+    const int* R node_base_q,                                                                      \
+    const int* R node_kind,                                                                        \
+    const double* R node_base_const,                                                               \
+    const int* R node_add_q,                                                                       \
+    const double* R node_add_const,                                                                \
+    const int* R dep_ptr,                                                                          \
+    const int* R dep_idx,                                                                          \
+    int n_crews,                                                                                   \
+    const int* R block_ptr,                                                                        \
+    const int* R block_node,                                                                       \
+    const int* R block_wait,                                                                       \
+    const int* R n_ready_blocks,                                                                   \
+    const int* R crew_node,                                                                        \
+    const int* R n_crew_rows,                                                                      \
+    const int* R unlock_ptr,                                                                       \
+    const int* R unlock_block,                                                                     \
+    const int* R cap_event_node,                                                                   \
+    const int* R cap_event_island,                                                                 \
+    const double* R cap_event_delta,                                                               \
+    const int* R cap_event_scale_q,                                                                \
+    const double* R island_cap0,                                                                   \
+    const int* R power_event_node,                                                                 \
+    const int* R power_event_hall,                                                                 \
+    const double* R power_event_delta,                                                             \
+    const int* R cap_event_order,                                                                  \
+    const int* R power_event_order,                                                                \
+    const int* R n_power_checked,                                                                  \
+    const double* R hall_draw0,                                                                    \
+    const double* R hall_cap,                                                                      \
+    const int* R completion_node,                                                                  \
+    double baseline,                                                                               \
+    double horizon,                                                                                \
+    double largest_job,                                                                            \
+    const double* R demand_day,                                                                    \
+    const double* R demand_value,                                                                  \
+    int n_quantities,                                                                              \
+    int n_strategies,                                                                              \
+    int n_nodes,                                                                                   \
+    int dep_width,                                                                                 \
+    int crew_width,                                                                                \
+    int unlock_width,                                                                              \
+    int n_cap_events,                                                                              \
+    int n_islands,                                                                                 \
+    int n_power_events,                                                                            \
+    int n_halls,                                                                                   \
+    int n_completion,                                                                              \
+    int n_demand
+
+#define MCRISK_PLAN_VALUES                                                                         \
+    {dist_kind, dist_param, dist_chance, pert_table, q_kind, q_dist, q_address, q_const,           \
+     q_terms_ptr, q_terms, q_burnin, burnin_dist, burnin_fail, burnin_rma_after,                   \
+     node_base_q, node_kind, node_base_const, node_add_q, node_add_const, dep_ptr,                 \
+     dep_idx, n_crews, block_ptr, block_node, block_wait, n_ready_blocks, crew_node,               \
+     n_crew_rows, unlock_ptr, unlock_block, cap_event_node, cap_event_island,                      \
+     cap_event_delta, cap_event_scale_q, island_cap0, power_event_node, power_event_hall,          \
+     power_event_delta, cap_event_order, power_event_order, n_power_checked, hall_draw0,           \
+     hall_cap, completion_node, baseline, horizon, largest_job, demand_day, demand_value,          \
+     n_quantities, n_strategies, n_nodes, dep_width, crew_width, unlock_width,                     \
+     n_cap_events, n_islands, n_power_events, n_halls, n_completion, n_demand}
+
+#endif  // MCRISK_PLAN_CUH
