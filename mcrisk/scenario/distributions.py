@@ -1,0 +1,188 @@
+"""Distributions and dates as a scenario writes them: a bare number of days or a table with
+`dist` (fixed, uniform, triangular, pert, lognormal, chance), each parameter checked against
+its bounds and the others (min <= mode <= max, ...); a date { day, delay, shared }; and the
+largest value the random stream can draw from a distribution.
+"""
+from __future__ import annotations
+
+import math
+
+from mcrisk.errors import NO_VALUE
+from mcrisk.model import DISTRIBUTION_KINDS, ZERO, DateSpec, Distribution
+
+from .limits import DAYS, MAX_LOGNORMAL_SPREAD, MAX_PERT_LAMBDA, _Limit
+from .reader import (_Spec, _Table, _as_ids, _as_number, _as_probability, _as_table,
+                     _check_ref, _fmt, _is_number, _kind, _suggest)
+
+
+_DIST_PARAMS = {
+    "fixed": ("value",),
+    "uniform": ("min", "max"),
+    "triangular": ("min", "mode", "max"),
+    "pert": ("min", "mode", "max", "lambda"),
+    "lognormal": ("median", "p90"),
+    "chance": ("p", "then"),
+}
+_PARAM_SPECS = {                       # example, meaning
+    "value": ("5", "a duration in days"),
+    "min": ("2", "the shortest duration in days"),
+    "mode": ("4", "the most likely duration in days"),
+    "max": ("10", "the longest duration in days"),
+    "lambda": ("4", "the weight of the mode; 4 is classic PERT"),
+    "median": ("14", "the median duration in days"),
+    "p90": ("45", "the 90th percentile in days"),
+    "p": ("0.35", "the probability that the duration is drawn, else it is 0"),
+}
+_DIST_EXAMPLE = '{ dist = "triangular", min = 2, mode = 4, max = 10 }'
+
+
+def _as_distribution(r, key, value, spec: _Spec, inner: bool = False, limit: _Limit = DAYS):
+    """A Distribution of days: a bare number (fixed) or a table with `dist`; None if bad.
+
+    Every parameter but lambda and p is at most `limit` (DAYS unless the distribution is of
+    something else, such as performance)."""
+    if _is_number(value):
+        days = _as_number(r, key, value, spec, at_least=0, at_most=limit)
+        return None if days is None else Distribution.fixed(days)
+    if not isinstance(value, dict):
+        r.report(key, value, f"must be a number of days or a distribution table, not "
+                             f"{_kind(value)}", f"for example {spec.name} = {_DIST_EXAMPLE}")
+        return None
+    kind = _dist_kind(r, key, value, inner)
+    if kind is None:
+        return None
+    t = _Table(r, key, value, ("dist",) + _DIST_PARAMS[kind])
+    return _DIST_READERS[kind](t, limit)
+
+
+def _dist_kind(r, key, table: dict, inner: bool) -> str | None:
+    kinds = ", ".join(DISTRIBUTION_KINDS)
+    kind = table.get("dist", NO_VALUE)
+    if kind is NO_VALUE:
+        r.report(f"{key}.dist", NO_VALUE, "missing", f'add dist = "...", one of {kinds}')
+    elif not isinstance(kind, str) or kind not in DISTRIBUTION_KINDS:
+        r.report(f"{key}.dist", kind, "unknown distribution",
+                 _suggest(kind, DISTRIBUTION_KINDS, "known distributions", compact=False))
+    elif inner and kind == "chance":
+        r.report(f"{key}.dist", kind, "a chance cannot draw from another chance",
+                 "multiply the two probabilities into one chance")
+    else:
+        return kind
+    return None
+
+
+def _param(t: _Table, name: str, limit: _Limit, **bounds):
+    """A distribution parameter in days (or lambda), in [0, limit] unless bounds say otherwise."""
+    example, why = _PARAM_SPECS[name]
+    return t.read(name, _as_number, example, why, **({"at_least": 0, "at_most": limit} | bounds))
+
+
+def _compare(t: _Table, name: str, value, relation: str, other_name: str, other,
+             hint: str) -> bool:
+    """Whether `value relation other` holds (True when either failed to read); reports on
+    `name` if it does not."""
+    if value is None or other is None:
+        return True
+    holds = {">": value > other, ">=": value >= other, "<=": value <= other}[relation]
+    if not holds:
+        t.r.report(t.at(name), value, f"must be {relation} {other_name} ({_fmt(other)})", hint)
+    return holds
+
+
+_ORDER_HINT = "min <= mode <= max, with min < max"
+_CERTAIN_HINT = "for a certain duration write the number alone"
+
+
+def _read_fixed(t: _Table, limit: _Limit):
+    value = _param(t, "value", limit)
+    return None if value is None else Distribution.fixed(value)
+
+
+def _read_uniform(t: _Table, limit: _Limit):
+    low, high = _param(t, "min", limit), _param(t, "max", limit)
+    ordered = _compare(t, "max", high, ">", "min", low,
+                       _CERTAIN_HINT if low == high else "min < max")
+    return Distribution("uniform", (low, high)) if ordered and None not in (low, high) else None
+
+
+_LAMBDA = _Limit(MAX_PERT_LAMBDA, "beyond it a PERT is its mode to within 0.1%: write the "
+                 "mode alone; far beyond, its quantiles cannot be computed")
+
+
+def _read_triangular(t: _Table, limit: _Limit, kind: str = "triangular"):
+    """triangular (min, mode, max) or pert (min, mode, max, lambda = 4).
+
+    A degenerate one (min == max) is refused: a fixed number says the same more plainly.
+    """
+    low, mode, high = (_param(t, name, limit) for name in ("min", "mode", "max"))
+    params = [low, mode, high]
+    if kind == "pert":
+        params.append(_param(t, "lambda", _LAMBDA, default=4.0, at_least=None, above=0))
+    ordered = all([
+        _compare(t, "max", high, ">", "min", low, _CERTAIN_HINT if low == high else _ORDER_HINT),
+        _compare(t, "mode", mode, ">=", "min", low, _ORDER_HINT),
+        _compare(t, "mode", mode, "<=", "max", high, _ORDER_HINT)])
+    return Distribution(kind, tuple(params)) if ordered and None not in params else None
+
+
+def _read_lognormal(t: _Table, limit: _Limit):
+    median = _param(t, "median", limit, at_least=None, above=0)
+    p90 = _param(t, "p90", limit)
+    ordered = _compare(t, "p90", p90, ">", "median", median,
+                       "the 90th percentile lies above the median; " + _CERTAIN_HINT)
+    if ordered and None not in (median, p90) and p90 > MAX_LOGNORMAL_SPREAD * median:
+        t.r.report(t.at("p90"), p90, f"must be <= {MAX_LOGNORMAL_SPREAD:,} x median "
+                   f"({_fmt(MAX_LOGNORMAL_SPREAD * median)})",
+                   "a wider lognormal's far tail (the generator reaches 8.2 sigma) passes "
+                   "1e19 x the median; for 'usually nothing, sometimes long' use a chance")
+        return None
+    return Distribution("lognormal", (median, p90)) if ordered and None not in (median, p90) \
+        else None
+
+
+def _read_chance(t: _Table, limit: _Limit):
+    p = t.read("p", _as_probability, *_PARAM_SPECS["p"])
+    then = t.read("then", _as_distribution, _DIST_EXAMPLE,
+                  "the duration drawn with probability p", inner=True, limit=limit)
+    return None if p is None or then is None else Distribution("chance", (p,), then)
+
+
+_DIST_READERS = {
+    "fixed": _read_fixed,
+    "uniform": _read_uniform,
+    "triangular": _read_triangular,
+    "pert": lambda t, limit: _read_triangular(t, limit, "pert"),
+    "lognormal": _read_lognormal,
+    "chance": _read_chance,
+}
+
+
+def _as_date(r, key, value, spec: _Spec):
+    """A DateSpec from { day, delay?, shared? }, days from day 0; None if bad."""
+    t = _as_table(r, key, value, ("day", "delay", "shared"))
+    if t is None:
+        return None
+    day = t.read("day", _as_number, "75", "the planned day, from day 0", at_least=0,
+                 at_most=DAYS)
+    delay = t.read("delay", _as_distribution, _DIST_EXAMPLE, "the date's own slip in days",
+                   default=ZERO)
+    shared = t.read("shared", _as_ids, '["vendor"]', "names of [shared_delays] added to it",
+                    default=(), empty_ok=True)
+    known = all([_check_ref(r, t.at("shared"), name, r.shared_delays, "shared delay")
+                 for name in shared or ()])
+    return DateSpec(day, delay, shared) if known and None not in (day, delay, shared) else None
+
+
+def largest_draw(dist: Distribution) -> float:
+    """The largest value the random stream can draw from `dist`: the maximum of a bounded
+    distribution; a lognormal's quantile at the largest uniform, 1 - 2**-53 (8.2 sigma)."""
+    if dist.kind == "chance":
+        return largest_draw(dist.inner)
+    if dist.kind != "lognormal":
+        return max(dist.params[:3] if dist.kind == "pert" else dist.params)
+    from mcrisk.distributions import lognormal_sigma
+    median, p90 = dist.params
+    return median * math.exp(_Z_LARGEST * lognormal_sigma(median, p90))
+
+
+_Z_LARGEST = 8.209536151601387   # -ndtri(2**-53): the standard normal at the largest uniform

@@ -1,0 +1,286 @@
+"""[[strategies]]: where each incoming unit is placed and when each existing unit drains, and
+the checks across them: every unit placed and drained once, rows not overfilled, liquid units
+only where a [retrofit] can make the row liquid, and no cycle of waits (deadlock) between
+drains that wait on acceptances and rows that wait on drains. The top of mcrisk.scenario.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+from mcrisk.errors import NO_VALUE
+from mcrisk.model import Row, Strategy, Trigger
+
+from .fleets import _check_fleet
+from .limits import DAYS, MAX_STRATEGIES
+from .reader import (_Reader, _Spec, _Table, _as_ids, _as_name, _as_number, _as_string,
+                     _check_ref, _check_unique, _count, _count_ok)
+from .sections import _read_description
+
+RESERVED_STRATEGY_NAMES = ("any", "all")   # --fail-if targets meaning every strategy
+
+
+@dataclass(frozen=True)
+class _Place:
+    """One `place` entry, with its key path for later checks."""
+
+    key: str
+    units: tuple[str, ...] | None
+    row: str | None
+
+
+@dataclass(frozen=True)
+class _Drain:
+    """One `drain` entry, with its key path for later checks; trigger None if unreadable."""
+
+    key: str
+    units: tuple[str, ...] | None
+    trigger: Trigger | None
+
+
+def _read_strategies(root: _Table):
+    """[[strategies]] name, description, place, drain: at least one, names unique."""
+    tables = root.tables("strategies", ("name", "description", "place", "drain"), "",
+                         "the plans to compare")
+    if tables == []:
+        root.r.report("strategies", [], "must have at least one strategy",
+                      "add [[strategies]] tables, the plans to compare")
+    if tables and not _count_ok(root.r, "strategies", len(tables), MAX_STRATEGIES,
+                                "strategies", "every strategy is simulated in every scenario "
+                                "and keeps its own capacity bands; compare fewer at a time"):
+        return None
+    seen: dict[str, str] = {}
+    strategies = []
+    for t in filter(None, tables or ()):
+        strategies.append(_read_strategy(t))
+        _check_unique(root.r, seen, strategies[-1].name, t.at("name"), "strategy name")
+    return None if tables is None else tuple(strategies)
+
+
+def _read_strategy(t: _Table) -> Strategy:
+    name = t.read("name", _as_strategy_name, '"big-bang"', "the strategy's name in reports")
+    description = _read_description(t)
+    place = _read_list(t, "place", _PLACE_KEYS, _read_place, '[{ units = "N01..N02", row = '
+                       '"A1" }]', "where each incoming unit goes")
+    drain = _read_list(t, "drain", _DRAIN_KEYS, _read_drain, '[{ units = "SU1", day = 60 }]',
+                       "when each existing unit starts to drain")
+    label = name if name is not None else t.key
+    if place is not None:
+        _check_placement(t, label, place)
+    if drain is not None:
+        _check_drains(t, label, drain)
+    if place is not None and drain is not None:
+        _check_deadlocks(t.r, place, drain)
+    # None stays None (the strategy is not built then); an empty tuple stays a tuple
+    placement = place and tuple((u, e.row) for e in place for u in e.units or ())
+    drains = drain and tuple((u, e.trigger) for e in drain for u in e.units or ())
+    return Strategy(name, placement, drains, description)
+
+
+def _as_strategy_name(r, key, value, spec: _Spec):
+    """A name (see _as_name) that --fail-if can target: not `any` or `all`, which mean every
+    strategy there. (--fail-if reads the last two dotted parts as metric and statistic, so
+    dots and operators in a name are fine; spaces at either end are not, and _as_name refuses
+    them.)"""
+    name = _as_name(r, key, value, spec)
+    if name in RESERVED_STRATEGY_NAMES:
+        r.report(key, name, f"is reserved: --fail-if reads '{name}' as every strategy",
+                 f'give the strategy another name, for example "{name}-units"')
+        return None
+    return name
+
+
+def _read_list(t: _Table, name, allowed, read_entry, example, why):
+    """The entries of an inline array of tables; None unless all of them are tables."""
+    tables = t.tables(name, allowed, example, why)
+    entries = tuple(read_entry(entry) for entry in filter(None, tables or ()))
+    return None if tables is None or None in tables else entries
+
+
+_PLACE_KEYS = ("units", "row")
+_DRAIN_KEYS = ("units", "day", "on_arrival", "on_accepted", "lag_days")
+
+
+def _read_place(t: _Table) -> _Place:
+    units = t.read("units", _as_ids, '"N01..N02"', "the incoming units to place")
+    row = t.read("row", _as_string, '"A1"', "the row they go in")
+    if row is not None and not _check_ref(t.r, t.at("row"), row, t.r.rows, "row"):
+        row = None
+    return _Place(t.key, units, row)
+
+
+def _read_drain(t: _Table) -> _Drain:
+    units = t.read("units", _as_ids, '"SU1..SU2"', "the existing units to drain")
+    return _Drain(t.key, units, _read_trigger(t))
+
+
+def _read_trigger(t: _Table) -> Trigger | None:
+    """When a drain starts: the latest of day, on_arrival and on_accepted given, + lag_days."""
+    day = t.read("day", _as_number, "60", "the earliest day the drain starts", default=None,
+                 at_least=0, at_most=DAYS)
+    on_arrival = t.read("on_arrival", _as_ids, '"S1"', "shipments whose arrival starts it",
+                        default=())
+    on_accepted = t.read("on_accepted", _as_ids, '"N01..N02"',
+                         "incoming units whose acceptance starts it", default=())
+    lag_days = t.read("lag_days", _as_number, "0", "days to wait after the conditions",
+                      default=0.0, at_least=0, at_most=DAYS)
+    for shipment in on_arrival or ():
+        _check_ref(t.r, t.at("on_arrival"), shipment, t.r.shipments, "shipment")
+    for unit in on_accepted or ():
+        _check_fleet(t.r, t.at("on_accepted"), unit, "incoming",
+                     "on_accepted waits for incoming units", "name new units, or use day")
+    if not any(name in t.data for name in ("day", "on_arrival", "on_accepted")):
+        t.r.report(t.key, NO_VALUE, "no trigger: a drain needs day, on_arrival or on_accepted",
+                   'add day = 60, on_arrival = "S1" or on_accepted = "N01"')
+        return None
+    if None in (on_arrival, on_accepted, lag_days) or (day is None and "day" in t.data):
+        return None
+    return Trigger(day, on_arrival, on_accepted, lag_days)
+
+
+def _check_placement(t: _Table, name: str, place: tuple[_Place, ...]) -> None:
+    """Each incoming unit placed exactly once; rows hold what they can, cooled as needed."""
+    r, placed_at = t.r, {}
+    units_by_row: dict[str, list[tuple[_Place, str]]] = defaultdict(list)
+    for entry in place:
+        key = f"{entry.key}.units"
+        for unit in entry.units or ():
+            if not _check_fleet(r, key, unit, "incoming", "place takes incoming units",
+                                "list existing units under drain"):
+                continue
+            if unit in placed_at:
+                r.report(key, unit, f"{unit} is placed twice in strategy {name!r}, also at "
+                         f"{placed_at[unit]}", "place each incoming unit once")
+                continue
+            placed_at[unit] = key
+            if entry.row is not None:
+                units_by_row[entry.row].append((entry, unit))
+    if r.incoming is not None and all(entry.units is not None for entry in place):
+        for unit in r.incoming:
+            if unit not in placed_at:
+                r.report(t.at("place"), NO_VALUE, f"{unit} is never placed in strategy {name!r}",
+                         f'add {{ units = "{unit}", row = "..." }} to place')
+    retrofit_reported = False  # once per strategy: the same fix serves every row
+    for row_id, entries in units_by_row.items():
+        if r.rows is not None and row_id in r.rows:
+            _check_row_fits(r, r.rows[row_id], entries)
+            retrofit_reported = retrofit_reported or _needs_retrofit(r, r.rows[row_id], entries)
+
+
+def _check_row_fits(r: _Reader, row: Row, entries: list[tuple[_Place, str]]) -> None:
+    """At most `positions` new units in a row; reported on the entry that overfills it."""
+    if row.positions is None or len(entries) <= row.positions:
+        return
+    entry = entries[row.positions][0]
+    placed = f"{_count(len(entries), 'new unit')} {'is' if len(entries) == 1 else 'are'}"
+    r.report(f"{entry.key}.row", row.id, f"{placed} placed in row {row.id}, which has "
+             f"{_count(row.positions, 'position')}",
+             f"place {len(entries) - row.positions} of them in another row, or raise positions "
+             f"of row {row.id}")
+
+
+def _needs_retrofit(r: _Reader, row: Row, entries: list[tuple[_Place, str]]) -> bool:
+    """Whether a liquid unit is placed in air row `row` while there is no [retrofit] (which
+    converts empty air rows to liquid); reports it on the first such entry. An air unit in a
+    liquid row needs nothing."""
+    if r.has_retrofit or row.cooling != "air":
+        return False
+    for entry, unit in entries:
+        if _cooling_of(r, unit) == "liquid":
+            r.report(f"{entry.key}.row", row.id, f"row {row.id} is air-cooled, {unit} is "
+                     "liquid-cooled, and there is no [retrofit] to convert the row",
+                     "add a [retrofit] table with crews and days, or place liquid units in "
+                     "liquid-cooled rows")
+            return True
+    return False
+
+
+def _cooling_of(r: _Reader, unit: str) -> str | None:
+    incoming = (r.incoming or {}).get(unit)
+    unit_type = incoming and (r.unit_types or {}).get(incoming.type)
+    return unit_type.cooling if unit_type else None
+
+
+def _check_drains(t: _Table, name: str, drain: tuple[_Drain, ...]) -> None:
+    """Each existing unit drained exactly once."""
+    r, drained_at = t.r, {}
+    for entry in drain:
+        key = f"{entry.key}.units"
+        for unit in entry.units or ():
+            if not _check_fleet(r, key, unit, "existing", "drain takes existing units",
+                                "list incoming units under place"):
+                continue
+            if unit in drained_at:
+                r.report(key, unit, f"{unit} is drained twice in strategy {name!r}, also at "
+                         f"{drained_at[unit]}", "drain each existing unit once")
+            drained_at.setdefault(unit, key)
+    if r.existing is not None and all(entry.units is not None for entry in drain):
+        for unit in r.existing:
+            if unit not in drained_at:
+                r.report(t.at("drain"), NO_VALUE, f"{unit} is never drained in strategy "
+                         f"{name!r}", f'add {{ units = "{unit}", day = ... }} to drain: every '
+                         "existing unit is removed")
+
+
+def _check_deadlocks(r: _Reader, place: tuple[_Place, ...], drain: tuple[_Drain, ...]) -> None:
+    """Report each cycle of waits, once, on the drain entry of its first unit.
+
+    Wait-for graph: drain(u) waits on accepted(n) for n in u's on_accepted; accepted(n) on
+    ready(row of n); ready(row) on drain(v) of every existing unit v standing in that row.
+    Arrivals and days wait on nothing, so only on_accepted can close a cycle.
+    """
+    if r.existing is None:
+        return
+    row_of_new = {u: e.row for e in place for u in e.units or () if e.row is not None}
+    units_in_row: dict[str, list[str]] = defaultdict(list)
+    for unit in r.existing.values():
+        units_in_row[unit.row].append(unit.id)
+    entry_of = {}
+    for entry in drain:
+        for unit in entry.units or ():
+            if unit in r.existing and entry.trigger is not None:
+                entry_of.setdefault(unit, entry)
+
+    def waits(unit: str):
+        """(new unit, its row, existing unit in that row) for each wait of drain(unit)."""
+        for new in entry_of[unit].trigger.on_accepted if unit in entry_of else ():
+            row = row_of_new.get(new)
+            for blocker in units_in_row.get(row, ()) if row is not None else ():
+                yield new, row, blocker
+
+    on_a_cycle: set[str] = set()
+    for unit, entry in entry_of.items():
+        cycle = None if unit in on_a_cycle else _shortest_cycle(unit, waits)
+        if cycle:
+            on_a_cycle.update(step[0] for step in cycle)
+            r.report(f"{entry.key}.on_accepted", list(entry.trigger.on_accepted),
+                     "deadlock: " + _describe_cycle(cycle),
+                     f"drain on units placed elsewhere, or place {cycle[0][1]} in an empty row")
+
+
+def _shortest_cycle(start: str, waits) -> list[tuple[str, str, str, str]] | None:
+    """Breadth-first: the shortest chain of waits from drain(start) back to itself, as steps
+    (unit, new unit it waits for, that unit's row, existing unit in the row); None if none."""
+    came_from: dict[str, tuple[str, str, str, str]] = {}
+    frontier = [start]
+    while frontier:
+        next_frontier = []
+        for unit in frontier:
+            for new, row, blocker in waits(unit):
+                step = (unit, new, row, blocker)
+                if blocker == start:
+                    steps = [step]
+                    while steps[-1][0] != start:
+                        steps.append(came_from[steps[-1][0]])
+                    return steps[::-1]
+                if blocker not in came_from:
+                    came_from[blocker] = step
+                    next_frontier.append(blocker)
+        frontier = next_frontier
+    return None
+
+
+def _describe_cycle(cycle: list[tuple[str, str, str, str]]) -> str:
+    return ", ".join(f"{unit} drains after {new} is accepted, {new} is placed in row {row}, "
+                     f"row {row} is free only after {blocker} drains"
+                     for unit, new, row, blocker in cycle)
