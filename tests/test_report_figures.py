@@ -21,7 +21,8 @@ from mcrisk.definitions import METRICS
 from mcrisk.report import figures as figures_module
 from mcrisk.report.bands import BandCollector, HallPower
 from mcrisk.report.findings import fmt
-from mcrisk.report.html import (_completion_caption, _fan_figure, _island_figure, power_table)
+from mcrisk.report.html_figures import completion_caption, fan_figure, island_figure
+from mcrisk.report.html_tables import power_table
 from mcrisk.report.paths import (SEVERITY, capacity_paths, nearest_rank_scenario,
                                  representative_paths)
 from mcrisk.scenario import load_scenario
@@ -254,7 +255,7 @@ def test_completion_axis_is_cut_at_the_largest_p999_and_the_caption_says_so(draw
     ax = drawn[-1].axes[0]
     assert ax.get_xlim()[1] == axis.right
     assert "axis cut at day" in ax.get_xlabel() and "5,000" in ax.get_xlabel()
-    caption = _completion_caption(axis)
+    caption = completion_caption(axis)
     assert f"ends at day {fmt(axis.right)}, just past the horizon" in caption
     assert "up to 0.05% of a strategy's scenarios complete later, the latest on day 5,000 (B)" \
         in caption
@@ -263,7 +264,7 @@ def test_completion_axis_is_cut_at_the_largest_p999_and_the_caption_says_so(draw
     axis = figures_module.completion_axis(metrics, names, horizon=540.0)
     assert axis.widest == "B" and axis.p999["B"] == 1099.0
     assert 1099.0 < axis.right < 1099.0 + 0.02 * (1099 - 300) + 1e-9
-    assert "just past the largest P99.9 of any strategy (B: day 1,099)" in _completion_caption(axis)
+    assert "just past the largest P99.9 of any strategy (B: day 1,099)" in completion_caption(axis)
 
 
 def test_completion_axis_without_a_tail_and_with_scenarios_that_never_complete():
@@ -271,12 +272,12 @@ def test_completion_axis_without_a_tail_and_with_scenarios_that_never_complete()
     metrics[:5, 1, M["completion_day"]] = 350.0
     axis = figures_module.completion_axis(metrics, ("A", "B"), horizon=540.0)
     assert not axis.cut and axis.latest == 399.0
-    assert "Every completion lies on the axis (the latest: day 399)" in _completion_caption(axis)
+    assert "Every completion lies on the axis (the latest: day 399)" in completion_caption(axis)
     metrics[0, 0, M["completion_day"]] = np.inf
     axis = figures_module.completion_axis(metrics, ("A", "B"), horizon=540.0)
     assert axis.never == {"A": 1, "B": 0}
     assert "Never complete (a burn-in that never passes): A in 1 scenario." in \
-        _completion_caption(axis)
+        completion_caption(axis)
 
 
 # -- captions and tables in report.html -------------------------------------------------------
@@ -288,7 +289,7 @@ def test_captions_name_each_drawn_scenario_with_its_own_numbers(reference_run):
              for chart, severity in SEVERITY.items()}
     figures = figures_module.Figures({"fan": b"png", "island": b"png"}, paths=paths)
     summary = {"samples": 400}
-    fan = _fan_figure(figures, summary, plan, colors)
+    fan = fan_figure(figures, summary, plan, colors)
     assert "per-day" not in fan and "percentiles taken day by day, not scenarios" in fan
     assert "P50 (thick, strategy colour)" in fan and "P90 (thin, black) of shortfall" in fan
     assert "The day axis ends at the horizon, day 540, where the metrics stop counting" in fan
@@ -305,7 +306,7 @@ def test_captions_name_each_drawn_scenario_with_its_own_numbers(reference_run):
                         f"<td class='n'>{fmt(plan.baseline - own[M['trough_depth']])}</td>"
                         f"<td class='n'>{fmt(own[M['trough_days']])}</td>")
             assert any(expected in row for row in rows), (name, p.scenario)
-    island = _island_figure(figures, summary, plan, colors)
+    island = island_figure(figures, summary, plan, colors)
     assert "of homeless days" in island
     for name, picked in paths["island"].items():
         if picked[0].scenario == picked[1].scenario:     # equal values: one row, one scenario
