@@ -1,4 +1,6 @@
-"""The horizon is never cut silently.
+"""Horizon warnings: which strategies often complete after the horizon, so that their
+trough, shortfall and homeless time are cut there, and what horizon would cover them. The
+horizon is never cut silently.
 
 trough_days, shortfall_gpu_days and homeless_days count only what happens in [0, H), while
 completion_day is not cut at H. A strategy that often completes after H has part of its
