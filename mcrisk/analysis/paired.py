@@ -2,7 +2,7 @@
 
 Used where two sets of per-scenario values are paired scenario by scenario: two strategies of
 one run (the ranking, mcrisk.analysis.ranking) and one strategy on two nights with the same
-seed and sample count (the nightly comparison, mcrisk.report.diff).
+seed and sample count (the nightly comparison, mcrisk.report.significance).
 
 A quantile test that uses the pairing: McNemar's exact test at the pooled quantile. With
 x and y the paired values and q the p-quantile of x and y pooled, b = #(x at or below q, y above

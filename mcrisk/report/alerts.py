@@ -8,7 +8,7 @@ Grammar:  TARGET.METRIC.STAT[.delta] OP NUMBER
   STAT    mean | p50 | p90 | p99 (power_violation: probability)
   .delta  tonight's value minus the previous run's (skipped, with a note, when there is none).
           Only a change the diff reports counts: beyond Monte Carlo noise and at least the
-          materiality threshold (mcrisk.report.diff). A change within noise or below the
+          materiality threshold (mcrisk.report.materiality). A change within noise or below the
           threshold never breaches a .delta condition, whatever its operator: `.delta >= 0`
           means "a reported increase", and `.delta == 0` can never be breached. When the raw
           change would have met the condition, a note says why it did not count.
