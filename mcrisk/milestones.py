@@ -485,30 +485,3 @@ def share_text(share: float) -> str:
 
 def weekday(iso: str | None) -> str:
     return _dt.date.fromisoformat(iso).strftime("%a") if iso else ""
-
-
-def run_schedule(path: str, strategy: str, samples: int, seed: int, backend: str = "auto",
-                 chunk_size: int | None = None, risks: str = "file",
-                 disable_risks: tuple[str, ...] = (), progress=None) -> dict:
-    """Simulate the scenario at `path` (every strategy, as a run does: the same worlds) and
-    return summary.json's `milestones` with only `strategy` (McriskError if unknown)."""
-    from .backends import select_backend
-    from .compile import compile_scenario
-    from .errors import McriskError
-    from .run import load_for_run
-    from .simulate import DEFAULT_CHUNK, check_memory, simulate
-
-    scenario = load_for_run(path, risks, disable_risks).scenario
-    if strategy not in [s.name for s in scenario.strategies]:
-        names = ", ".join(s.name for s in scenario.strategies)
-        raise McriskError(f"{path}: no strategy {strategy!r} (the scenario has: {names})")
-    plan = compile_scenario(scenario)
-    chunk = chunk_size or DEFAULT_CHUNK
-    check_memory(plan, samples, chunk, option="--samples")
-    collector = MilestoneCollector(plan, scenario)
-    simulate(plan, samples, seed, select_backend(backend), chunk_size=chunk, progress=progress,
-             chunk_hooks=(collector,), keep_world=0)
-    summary = collector.summary()
-    summary["strategies"] = {strategy: summary["strategies"][strategy]}
-    summary["strategy"] = strategy
-    return summary

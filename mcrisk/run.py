@@ -1,7 +1,16 @@
-"""One run, end to end without printing: load -> compile -> simulate -> summarize -> write."""
+"""One run, end to end without printing: compile -> simulate -> summarize -> write.
+
+The application layer's core: run_scenario takes a loaded scenario with its risk register set
+(RiskRun: load_for_run reads the file, set_risks sets the register of one already loaded), so a
+caller that needs the file itself too (the nightly keeps a copy) reads it once. The runs that
+grow to a precision target and the value of mitigation's second simulation are
+mcrisk.precision_run and mcrisk.mitigation_run; the statistics they use live in
+mcrisk.analysis, the files in mcrisk.report.
+"""
 from __future__ import annotations
 
 import datetime as _dt
+import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
@@ -11,15 +20,17 @@ from .aggregate import rank, summarize
 from .analysis.compare import against_leader
 from .analysis.drivers import drivers_summary
 from .analysis.horizon import beyond_horizon
-from .milestones import day_date
-from .analysis.mitigation import counterpart, fits_in_memory, risks_entry, simulate_counterpart
-from .analysis.precision import PrecisionTarget, simulate_to_precision
+from .analysis.mitigation import counterpart, risks_entry
+from .analysis.precision import PrecisionTarget, precision_entry
 from .backends import Backend, select_backend
 from .compile import CompiledScenario, compile_scenario, select_risks
 from .definitions import METRICS
 from .errors import McriskError
+from .milestones import day_date
+from .mitigation_run import mitigation_entry
 from .model import Scenario
 from .outputs import OutputFolder, with_filename, write_json
+from .precision_run import simulate_to_precision
 from .rng import RNG_NAME
 from .scenario import load_scenario
 from .simulate import DEFAULT_CHUNK, SimulationResult, check_memory, simulate
@@ -102,12 +113,6 @@ def build_summary(scenario: Scenario, backend: Backend, result: SimulationResult
     }
 
 
-def prepare(path: str, risks: str = "file", disable_risks: tuple[str, ...] = ()):
-    """Load the scenario, set its risk register for this run, and compile it."""
-    scenario = load_for_run(path, risks, disable_risks).scenario
-    return scenario, compile_scenario(scenario)
-
-
 @dataclass(frozen=True)
 class RiskRun:
     """A run's risk register: the scenario as loaded (`raw`) and as run (`scenario`), the
@@ -126,29 +131,20 @@ class RiskRun:
         return counterpart(self.raw, self.mode, self.disabled_by_cli)
 
 
-def load_for_run(path: str, risks: str = "file", disable_risks=()) -> RiskRun:
+def load_for_run(path: str | os.PathLike, risks: str = "file", disable_risks=()) -> RiskRun:
     """Load the scenario (once) and set its risk register for this run."""
-    raw = load_scenario(path)
+    return set_risks(load_scenario(path), risks, disable_risks)
+
+
+def set_risks(raw: Scenario, risks: str = "file", disable_risks=()) -> RiskRun:
+    """The risk register of a run of the loaded scenario `raw`: mode `risks`, and the ids of
+    `disable_risks` switched off (each once); a McriskError naming the file for an unknown id."""
     disabled = tuple(dict.fromkeys(disable_risks))
     try:
         scenario = select_risks(raw, risks, disabled)
     except ValueError as error:
-        raise McriskError(f"{path}: {error}") from None
+        raise McriskError(f"{raw.path}: {error}") from None
     return RiskRun(raw, scenario, risks, disabled)
-
-
-def mitigation_entry(side, other_plan, result: SimulationResult, backend: Backend,
-                chunk_size: int, strategies=None) -> dict | None:
-    """summary.json's `mitigation`: the other side of the register simulated on the run's
-    scenarios and paired with them, or why it was not (memory); None when it does not apply."""
-    if side is None:
-        return None
-    reason = fits_in_memory(result.plan, other_plan, result.samples, chunk_size)
-    if reason is not None:
-        return {"run_is": side.run_is, "simulated": side.simulated, "risks": list(side.risks),
-                "skipped": reason}
-    return simulate_counterpart(side, other_plan, result.metrics, result.samples, result.seed,
-                                backend, chunk_size, strategies)
 
 
 def _simulate(plan, samples, seed, backend, chunk_size, progress, precision, hooks=()):
@@ -158,23 +154,20 @@ def _simulate(plan, samples, seed, backend, chunk_size, progress, precision, hoo
                         chunk_hooks=hooks), None
     result, worst = simulate_to_precision(plan, seed, backend, precision, chunk_size,
                                           progress, hooks)
-    widest = {k: worst[k] for k in ("strategy", "metric", "p90", "half_width", "allowed")}
-    if "unavailable" in worst:
-        widest["interval_unavailable"] = worst["unavailable"]
-    report = {"relative": precision.relative, "floor": precision.floor,
-              "max_samples": precision.max_samples, "met": bool(worst["met"]),
-              "samples": result.samples, "widest": widest}
-    return result, report
+    return result, precision_entry(precision, result.samples, worst)
 
 
-def run_scenario(path: str, samples: int = DEFAULT_SAMPLES, seed: int = DEFAULT_SEED,
+def run_scenario(scenario: RiskRun | str | os.PathLike, samples: int = DEFAULT_SAMPLES,
+                 seed: int = DEFAULT_SEED,
                  backend: str = "auto", out_dir: str | Path | None = None,
                  chunk_size: int = DEFAULT_CHUNK,
                  progress: Callable[[int, int], None] | None = None,
                  report: bool = True, risks: str = "file", disable_risks: tuple[str, ...] = (),
                  precision: PrecisionTarget | None = None, publish: bool = True,
                  mitigation: bool = True, csv: bool = False) -> RunResult:
-    """Run every strategy of the scenario at `path`.
+    """Run every strategy of `scenario`: a loaded scenario with its risk register set
+    (load_for_run, set_risks), or, for convenience, the path of a scenario file, loaded here
+    (once) with the register `risks` and `disable_risks` (mcrisk.compile.select_risks).
 
     With out_dir, writes summary.json, metrics.parquet and capacity_bands.parquet there (the
     parquet files streamed chunk by chunk), then, if `report`, report.html and summary.md.
@@ -182,8 +175,7 @@ def run_scenario(path: str, samples: int = DEFAULT_SAMPLES, seed: int = DEFAULT_
     replaces out_dir in one atomic step, under a lock that makes a second run on the same
     out_dir fail at once (mcrisk.outputs.OutputFolder). With publish=False, out_dir is a
     private folder that the caller publishes itself (nightly's .partial folder), and the files
-    go straight into it. `risks` and `disable_risks` set the risk register
-    (mcrisk.compile.select_risks); with `precision`, `samples` is ignored and the run grows
+    go straight into it. With `precision`, `samples` is ignored and the run grows
     until every P90 is known to the target. A sample count whose results would not fit in
     memory is refused before anything runs.
 
@@ -191,7 +183,7 @@ def run_scenario(path: str, samples: int = DEFAULT_SAMPLES, seed: int = DEFAULT_
     run simulates the other side of its register too (pre for a post run, post otherwise) on
     the same scenarios, one more simulation, for summary.json's `mitigation`.
     """
-    register = load_for_run(path, risks, disable_risks)
+    register = _risk_run(scenario, risks, disable_risks)
     scenario = register.scenario
     plan = compile_scenario(scenario)
     side = register.counterpart() if mitigation else None
@@ -224,6 +216,17 @@ def run_scenario(path: str, samples: int = DEFAULT_SAMPLES, seed: int = DEFAULT_
     except OSError as error:          # one that names no file (EIO, ENOSPC): name the folder
         raise with_filename(error, out) from None
     return replace(run, out_dir=out, files=tuple(out / p.name for p in run.files))
+
+
+def _risk_run(scenario: RiskRun | str | os.PathLike, risks: str, disable_risks) -> RiskRun:
+    """run_scenario's register: `scenario` itself when loaded (its register is set: `risks`
+    and `disable_risks` must then be left as they are), else the file at that path, loaded."""
+    if not isinstance(scenario, RiskRun):
+        return load_for_run(scenario, risks, disable_risks)
+    if risks != "file" or tuple(disable_risks):
+        raise TypeError("run_scenario: the risk register of a loaded scenario is set by "
+                        "set_risks or load_for_run, not by `risks` or `disable_risks`")
+    return scenario
 
 
 def _write_run(scenario: Scenario, plan: CompiledScenario, folder: Path, report: bool,

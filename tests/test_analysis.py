@@ -10,11 +10,11 @@ from scipy import stats
 from mcrisk.aggregate import p90_confidence_interval
 from mcrisk.analysis.compare import compare_strategies, paired_difference
 from mcrisk.analysis.drivers import drivers_summary, driver_inputs, metric_drivers
-from mcrisk.analysis.precision import (PrecisionTarget, parse_precision,
-                                       simulate_to_precision)
+from mcrisk.analysis.precision import PrecisionTarget, parse_precision
 from mcrisk.backends import cpu, select_backend
 from mcrisk.compile import compile_scenario
 from mcrisk.definitions import METRICS
+from mcrisk.precision_run import simulate_to_precision
 from mcrisk.scenario import load_scenario
 from mcrisk.simulate import simulate
 

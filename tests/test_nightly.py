@@ -1,19 +1,23 @@
-"""Nightly runs (mcrisk.report.nightly, .diff): history folders, the index, diffs, safety."""
+"""Nightly runs (mcrisk.nightly, mcrisk.report.diff): history folders, the index, diffs, safety."""
 from __future__ import annotations
 
+import builtins
 import datetime as dt
 import hashlib
+import io
 import json
+import os
 from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from mcrisk import nightly as nightly_module
 from mcrisk.aggregate import summarize
 from mcrisk.cli import main
 from mcrisk.definitions import METRICS
-from mcrisk.report import nightly as nightly_module
+from mcrisk.nightly import HistoryError, prune_large_files, read_index, run_nightly
 from mcrisk.report import tables as tables_module
 from mcrisk.report.alerts import AlertOutcome, evaluate, parse_condition
 from mcrisk.report.diff import (INTERVALS_FILE, Materiality, Night, compare_nights, diff_markdown,
@@ -21,10 +25,10 @@ from mcrisk.report.diff import (INTERVALS_FILE, Materiality, Night, compare_nigh
                                 read_night, toml_changes)
 from mcrisk.report.html import alerts_html, trend_html
 from mcrisk.report.markdown import summary_markdown
-from mcrisk.report.nightly import HistoryError, prune_large_files, read_index, run_nightly
 from mcrisk.report.trend import changed_nights, read_trend, trend_chart
 
 MINIMAL = Path(__file__).resolve().parents[1] / "scenarios" / "minimal.toml"
+REFERENCE = MINIMAL.parent / "reference-2048.toml"
 NOW = dt.datetime(2026, 12, 2, 3, 15, 0, tzinfo=dt.timezone.utc)
 SAMPLES = 1500
 
@@ -409,19 +413,56 @@ def test_nightly_passes_risks_and_precision_to_the_run(tmp_path, monkeypatch):
     class Stop(Exception):
         pass
 
-    def fake_run(path, **kwargs):
-        seen.update(kwargs)
+    def fake_run(register, **kwargs):
+        seen.update(kwargs, register=register)
         raise Stop
 
     monkeypatch.setattr(nightly_module, "run_scenario", fake_run)
     with pytest.raises(Stop):
-        main(["nightly", str(MINIMAL), "--history", str(tmp_path / "h"), "--quiet",
-              "--risks", "pre", "--disable-risk", "x", "--disable-risk", "y",
+        main(["nightly", str(REFERENCE), "--history", str(tmp_path / "h"), "--quiet",
+              "--risks", "pre", "--disable-risk", "cdu-recall", "--disable-risk",
+              "allocation-cut", "--disable-risk", "cdu-recall",
               "--precision", "5%", "--precision-floor", "2", "--max-samples", "50000"])
-    assert seen["risks"] == "pre" and seen["disable_risks"] == ("x", "y")
+    register = seen["register"]              # the scenario as loaded, its register set
+    assert register.mode == "pre" and register.disabled_by_cli == ("cdu-recall", "allocation-cut")
+    assert [r.id for r in register.scenario.risks if r.enabled] == ["utility-slip"]
+    assert register.scenario.path == str(REFERENCE)
     target = seen["precision"]
     assert (target.relative, target.floor, target.max_samples) == (0.05, 2.0, 50_000)
     assert not list((tmp_path / "h").glob(".partial-*"))
+
+
+def test_an_unknown_disable_risk_fails_before_a_night_is_claimed(tmp_path, capsys):
+    code = main(["nightly", str(MINIMAL), "--history", str(tmp_path / "h"), "--quiet",
+                 "--disable-risk", "nosuch"])
+    assert code == 2 and f"mcrisk: {MINIMAL}: " in capsys.readouterr().err
+    assert [p.name for p in (tmp_path / "h").iterdir()] == []      # no .partial folder left
+
+
+def test_a_night_reads_its_scenario_file_once(tmp_path, monkeypatch):
+    """Parsed, hashed into summary.json and copied into the night's folder from one read:
+    the file is opened once (it was opened three times), and the copy is the bytes whose
+    hash summary.json records."""
+    scenario = scenario_copy(tmp_path)
+    data = scenario.read_bytes()
+    opened = []
+
+    def counting(real):
+        def open_(file, *args, **kwargs):
+            if isinstance(file, (str, bytes, os.PathLike)) and \
+                    os.path.realpath(file) == os.path.realpath(scenario):
+                opened.append(real.__name__)
+            return real(file, *args, **kwargs)
+        return open_
+
+    for module, name in ((os, "open"), (io, "open"), (builtins, "open")):
+        monkeypatch.setattr(module, name, counting(getattr(module, name)))
+    result = night(scenario, tmp_path / "h", samples=100)
+    monkeypatch.undo()
+    assert len(opened) == 1, opened
+    assert (result.folder / "scenario.toml").read_bytes() == data
+    assert result.run.summary["scenario_sha256"] == hashlib.sha256(data).hexdigest()
+    assert result.run.summary["scenario"] == str(scenario)
 
 
 def trend_summary(p90: float, sha: str = "a" * 64) -> dict:

@@ -11,10 +11,10 @@ import pytest
 
 from mcrisk import cli
 from mcrisk.analysis.compare import paired_difference
-from mcrisk.analysis.mitigation import (counterpart, fits_in_memory, mitigation_sentences,
-                                        mitigation_value, verdict)
+from mcrisk.analysis.mitigation import counterpart, mitigation_sentences, mitigation_value, verdict
 from mcrisk.compile import compile_scenario, select_risks
 from mcrisk.definitions import METRICS
+from mcrisk.mitigation_run import fits_in_memory
 from mcrisk.run import run_scenario
 from mcrisk.scenario import load_scenario
 from mcrisk.schema import summary_schema
@@ -247,7 +247,7 @@ def test_value_of_mitigation_skipped_when_it_would_not_fit_in_memory(tiny, monke
     assert fits_in_memory(plan, plan, 1000, 1000, available=10**12) is None
     reason = fits_in_memory(plan, plan, 1000, 1000, available=1000)
     assert reason.startswith("not computed: simulating the other side")
-    monkeypatch.setattr("mcrisk.run.fits_in_memory", lambda *args, **kw: reason)
+    monkeypatch.setattr("mcrisk.mitigation_run.fits_in_memory", lambda *args, **kw: reason)
     summary = run_scenario(str(with_slip(tiny)), samples=40, backend="cpu",
                            risks="pre").summary
     assert summary["mitigation"] == {"run_is": "pre", "simulated": "post",

@@ -12,7 +12,8 @@ same sampled worlds: every draw is addressed by name (a risk's occurrence and im
 world and differs only by the risks' values. Per strategy and metric, the distribution of
 pre - post over the scenarios (mcrisk.analysis.compare.paired_difference): positive means
 mitigation lowers the metric (every metric is better lower). A run in one mode simulates the
-other once more for it: one more simulation of the same scenarios.
+other once more for it: one more simulation of the same scenarios (mcrisk.mitigation_run
+runs it; this module only computes from the metrics).
 
 Claims are made from the 95% interval of the mean difference only: `helps` where it lies
 above 0, `hurts` where below, `within_noise` where it contains 0 (or cannot be computed),
@@ -20,12 +21,11 @@ above 0, `hurts` where below, `within_noise` where it contains 0 (or cannot be c
 """
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 
 import numpy as np
 
-from ..compile import CompiledScenario, select_risks, with_mitigation
+from ..compile import select_risks, with_mitigation
 from ..definitions import METRICS
 from ..model import Distribution, Scenario
 from .compare import COMPARE_METRICS, paired_difference
@@ -161,44 +161,25 @@ def mitigation_value(pre: np.ndarray, post: np.ndarray, strategy_names,
     return out
 
 
-def simulate_counterpart(side: Counterpart, plan: CompiledScenario, metrics: np.ndarray,
-                         samples: int, seed: int, backend, chunk_size: int,
-                         strategies=None) -> dict:
-    """Simulate the other side on the run's scenarios (0 .. samples - 1, the same seed) and
-    return summary.json's `mitigation` entry. `plan` is the other side compiled, `metrics`
-    the run's own [scenarios, strategies, metrics]; `strategies` limits the analysis to
-    some strategy names (compare's A and B)."""
-    from ..simulate import simulate
-
-    started = time.perf_counter()
-    other = simulate(plan, samples, seed, backend, chunk_size=chunk_size, keep_world=0).metrics
-    wall = time.perf_counter() - started
-    pre, post = (metrics, other) if side.run_is == "pre" else (other, metrics)
-    names = list(plan.strategy_names)
+def counterpart_entry(side: Counterpart, run_metrics: np.ndarray, other_metrics: np.ndarray,
+                      strategy_names, seed: int, wall_seconds: float, strategies=None) -> dict:
+    """summary.json's `mitigation`: the run's metrics [scenarios, strategies, metrics] paired
+    with the other side's on the same scenarios (`wall_seconds`: what simulating the other
+    side took); `strategies` limits the analysis to some strategy names (compare's A and B)."""
+    pre, post = ((run_metrics, other_metrics) if side.run_is == "pre"
+                 else (other_metrics, run_metrics))
+    names = list(strategy_names)
     keep = [names.index(n) for n in (strategies or names)]
     value = mitigation_value(pre[:, keep], post[:, keep], [names[k] for k in keep])
     return {"run_is": side.run_is, "simulated": side.simulated, "risks": list(side.risks),
-            "difference": "pre - post", "samples": int(samples), "seed": int(seed),
-            "wall_seconds": round(wall, 3), "strategies": value}
+            "difference": "pre - post", "samples": int(run_metrics.shape[0]),
+            "seed": int(seed), "wall_seconds": round(wall_seconds, 3), "strategies": value}
 
 
-def fits_in_memory(run_plan: CompiledScenario, other_plan: CompiledScenario, samples: int,
-                   chunk_size: int, available: int | None = None) -> str | None:
-    """None when the run and the other side's simulation fit together in memory (both
-    kept metrics arrays at once), else why not, as a sentence."""
-    from ..simulate import MEMORY_SHARE, memory_needed, physical_memory
-
-    available = physical_memory() if available is None else available
-    if available is None:
-        return None
-    needed = (memory_needed(run_plan, samples, chunk_size)
-              + memory_needed(other_plan, samples, chunk_size, keep_nodes=False, keep_world=0))
-    if needed <= MEMORY_SHARE * available:
-        return None
-    return (f"not computed: simulating the other side of the register too would need about "
-            f"{needed / 1e9:,.1f} GB with {samples:,} scenarios, and a run may use "
-            f"{MEMORY_SHARE:.0%} of this machine's {available / 1e9:,.1f} GB (run fewer "
-            f"scenarios, or compare a pre and a post run with mcrisk compare's risk modes)")
+def skipped_entry(side: Counterpart, reason: str) -> dict:
+    """summary.json's `mitigation` when the other side was not simulated, and why."""
+    return {"run_is": side.run_is, "simulated": side.simulated, "risks": list(side.risks),
+            "skipped": reason}
 
 
 def mitigation_sentences(mitigation: dict, order=None) -> list[str]:

@@ -1,4 +1,5 @@
-"""Stop on precision: sample in chunks until every reported P90 is known well enough.
+"""Stop on precision, the statistics: when is every reported P90 known well enough, and how
+many scenarios to try next. (The loop that simulates until then is mcrisk.precision_run.)
 
 The target is met when, for every strategy and continuous metric, the P90's 95% interval
 half-width (the larger side) is at most `relative` x |P90| or at most `floor` (in the
@@ -16,14 +17,31 @@ import numpy as np
 
 from ..aggregate import (CONTINUOUS_METRICS, finite_or_none, p90_ci_min_samples,
                          p90_ci_unavailable_reason, p90_confidence_interval)
+from ..errors import McriskError
+
+START_SAMPLES = 10_000           # a --precision run's first size, unless --samples is smaller
 
 
 @dataclass(frozen=True)
 class PrecisionTarget:
     relative: float = 0.02
     floor: float = 0.5
-    start: int = 10_000
+    start: int = START_SAMPLES
     max_samples: int = 10_000_000
+
+
+def precision_target(relative: float, floor: float, samples: int,
+                     max_samples: int) -> PrecisionTarget:
+    """The target of --precision RELATIVE --precision-floor FLOOR --max-samples MAX, starting
+    at `samples` scenarios or START_SAMPLES, whichever is fewer. A McriskError when
+    max_samples is below the sample count at which P90 intervals exist: it could never be met."""
+    needed = p90_ci_min_samples()
+    if max_samples < needed:
+        raise McriskError(f"--max-samples = {max_samples:,}: --precision can never be met, "
+                          f"since a 95% interval of the P90 needs at least {needed} scenarios "
+                          f"(use --max-samples {needed} or more)")
+    return PrecisionTarget(relative=relative, floor=floor, start=min(samples, START_SAMPLES),
+                           max_samples=max_samples)
 
 
 def parse_precision(text: str) -> float:
@@ -77,55 +95,12 @@ def next_sample_count(current: int, worst: dict, target: PrecisionTarget) -> int
     return min(target.max_samples, wanted)
 
 
-def simulate_to_precision(plan, seed: int, backend, target: PrecisionTarget,
-                          chunk_size: int, progress=None, chunk_hooks=()):
-    """Simulate scenarios 0 .. n - 1, growing n until `target` is met or max_samples is hit.
-
-    Returns (SimulationResult of all n scenarios, the last `worst_shortfall` report). The
-    metrics grow in place (one buffer, resized; see _grow), so near the cap the run holds
-    about one copy of the kept metrics, not the parts plus their concatenation.
-    """
-    from ..definitions import N_METRICS
-    from ..simulate import DEFAULT_KEEP_WORLD, SimulationResult, simulate_into
-
-    n = min(target.start, target.max_samples)
-    metrics = _Rows((n, plan.n_strategies, N_METRICS))
-    world = _Rows((min(n, DEFAULT_KEEP_WORLD), plan.n_quantities))
-    wall = simulate_into(plan, seed, backend, 0, metrics.array, world.array, chunk_size,
-                         progress, chunk_hooks)
-    while True:
-        worst = worst_shortfall(metrics.array, plan.strategy_names, target)
-        if worst["met"] or n >= target.max_samples:
-            break
-        grown = next_sample_count(n, worst, target)
-        metrics.grow(grown)
-        world.grow(min(grown, DEFAULT_KEEP_WORLD))
-        wall += simulate_into(plan, seed, backend, n, metrics.array[n:], world.array[n:],
-                              chunk_size, progress, chunk_hooks)
-        n = grown
-    return (SimulationResult(plan, seed, n, backend.name, metrics.array, world.array, wall),
-            worst)
-
-
-class _Rows:
-    """A float64 array that grows along its first axis, the existing rows kept.
-
-    grow() resizes in place (ndarray.resize reallocates, and glibc moves a large block's
-    pages with mremap instead of copying them), so growing never holds two copies. Where
-    something else still refers to the array, numpy refuses that (it would leave the other
-    reference dangling) and grow() copies into a new array instead: correct, just 2x memory.
-    """
-
-    def __init__(self, shape: tuple[int, ...]):
-        self.array = np.empty(shape)
-
-    def grow(self, rows: int) -> None:
-        shape = (rows, *self.array.shape[1:])
-        if rows == self.array.shape[0]:
-            return
-        try:
-            self.array.resize(shape, refcheck=True)
-        except ValueError:
-            grown = np.empty(shape)
-            grown[:self.array.shape[0]] = self.array
-            self.array = grown
+def precision_entry(target: PrecisionTarget, samples: int, worst: dict) -> dict:
+    """summary.json's `precision`: the target, whether it was met after `samples` scenarios,
+    and the P90 interval widest against its allowance (`worst`: worst_shortfall's report)."""
+    widest = {k: worst[k] for k in ("strategy", "metric", "p90", "half_width", "allowed")}
+    if "unavailable" in worst:
+        widest["interval_unavailable"] = worst["unavailable"]
+    return {"relative": target.relative, "floor": target.floor,
+            "max_samples": target.max_samples, "met": bool(worst["met"]),
+            "samples": samples, "widest": widest}

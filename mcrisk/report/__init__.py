@@ -1,5 +1,9 @@
 """The report stage: Parquet tables, capacity bands, figures, report.html, summary.md, and the
-nightly history with night-over-night diffs and alerts.
+night-over-night diffs, alerts and trend that the nightly (mcrisk.nightly) renders.
+
+Pure functions of a run's results: nothing here loads a scenario or runs a simulation (the
+one exception, the representative paths' replay, goes through the backend object the run
+hands over); run.py and nightly.py, above, call in.
 
     collect   chunk hooks run during simulate(): metrics.parquet, bands, power per hall
     bands     exact streaming histograms of capacity per (strategy, day)
@@ -10,7 +14,7 @@ nightly history with night-over-night diffs and alerts.
     markdown  summary.md
     diff      night-over-night comparison (diff.md)
     alerts    --fail-if conditions
-    nightly   dated run folders and history/index.json
+    trend     each strategy's P90s across the nights of a history
 """
 from __future__ import annotations
 

@@ -1,6 +1,11 @@
 """Nightly runs: a dated folder per run in a history folder, an index of the runs that
 succeeded, and a comparison with the previous one.
 
+The application layer: a night reads the scenario file once (its bytes are parsed, hashed
+into summary.json and kept as scenario.toml), runs it (mcrisk.run), and hands the results to
+the report stage for what is rendered and compared (mcrisk.report: diff, alerts, trend,
+report.html); what the history holds is read and written here.
+
     HISTORY/index.json              {"schema": 1, "runs": [entry, ...]}, oldest first
     HISTORY/2026-12-02T031500Z/     scenario.toml (a copy), summary.json, metrics.parquet,
                                     capacity_bands.parquet, intervals.json, diff.md,
@@ -28,7 +33,6 @@ from __future__ import annotations
 import contextlib
 import datetime as _dt
 import fcntl
-import hashlib
 import json
 import os
 import shutil
@@ -36,18 +40,18 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable
 
-from ..analysis.precision import PrecisionTarget
-from ..errors import NO_VALUE, McriskError, Problem
-from ..outputs import signals_held, write_atomic, write_json
-from ..run import RunResult, run_scenario
-from ..scenario import load_scenario
-from . import write_report
-from .alerts import AlertOutcome, Breach, Condition, check_strategies, evaluate
-from .diff import (INTERVALS_FILE, Materiality, NightDiff, NightUnreadable, compare_nights,
-                   diff_markdown, intervals_document, read_night)
-from .figures import strategy_colors
-from .text import visible
-from .trend import read_trend, trend_chart
+from .analysis.precision import PrecisionTarget
+from .errors import NO_VALUE, McriskError, Problem
+from .outputs import signals_held, write_atomic, write_json
+from .report import write_report
+from .report.alerts import AlertOutcome, Breach, Condition, check_strategies, evaluate
+from .report.diff import (INTERVALS_FILE, Materiality, NightDiff, NightUnreadable,
+                          compare_nights, diff_markdown, intervals_document, read_night)
+from .report.figures import strategy_colors
+from .report.text import visible
+from .report.trend import read_trend, trend_chart
+from .run import RiskRun, RunResult, run_scenario, set_risks
+from .scenario import read_scenario
 
 INDEX_FILE = "index.json"
 SCENARIO_COPY = "scenario.toml"
@@ -256,26 +260,28 @@ def run_nightly(scenario_path: str, history: str | Path, conditions: list[Condit
                 keep_large: int | None = None) -> NightlyResult:
     """One nightly run into `history`; compares with the previous run and checks conditions.
 
-    `risks`, `disable_risks` and `precision` are passed to run_scenario; `materiality` is the
-    smallest change the diff reports; `keep_large` (N >= 1), when given, deletes the large
-    files of this scenario's nights older than the latest N once tonight is registered.
+    The scenario file is read once: tonight's scenario.toml holds the very bytes that were
+    run and whose hash summary.json records. `risks` and `disable_risks` set the run's risk
+    register and `precision` is passed to run_scenario; `materiality` is the smallest change
+    the diff reports; `keep_large` (N >= 1), when given, deletes the large files of this
+    scenario's nights older than the latest N once tonight is registered.
     Raises (and registers nothing) on failure; breached conditions are returned, not raised.
     """
     if keep_large is not None and keep_large < 1:
         raise McriskError(f"--keep-large = {keep_large}: must be at least 1 (tonight's "
                           "metrics.parquet is what the next night pairs with)")
     history = Path(history)
-    scenario = load_scenario(scenario_path)
+    scenario, data = read_scenario(scenario_path)
     check_strategies(list(conditions), [s.name for s in scenario.strategies])
     history.mkdir(parents=True, exist_ok=True)
     earlier = earlier_runs(read_index(history), scenario.name)
+    register = set_risks(scenario, risks, disable_risks)
     run_id, staging = _claim(history, run_id_for(now or _dt.datetime.now(_dt.timezone.utc)))
     options = {k: v for k, v in (("samples", samples), ("seed", seed), ("chunk_size", chunk_size))
                if v is not None}
-    options.update(backend=backend, progress=progress, risks=risks,
-                   disable_risks=tuple(disable_risks), precision=precision)
+    options.update(backend=backend, progress=progress, precision=precision)
     try:
-        result = _build(scenario_path, history, run_id, staging, earlier, list(conditions),
+        result = _build(register, data, history, run_id, staging, earlier, list(conditions),
                         options, materiality)
         folder = _publish(history, run_id, staging, result)
     except BaseException:       # KeyboardInterrupt, SystemExit and SIGTERM's unwinding too
@@ -316,16 +322,14 @@ def prune_large_files(history: Path, scenario_name: str, keep: int) -> tuple[lis
     return pruned, notes
 
 
-def _build(scenario_path, history, run_id, staging, earlier, conditions, options,
-           materiality) -> NightlyResult:
-    """Everything of one run inside its .partial folder; `earlier`: the nights to compare
-    with, latest first."""
-    data = Path(scenario_path).read_bytes()
+def _build(register: RiskRun, data: bytes, history: Path, run_id: str, staging: Path,
+           earlier: list[dict], conditions: list[Condition], options: dict,
+           materiality: Materiality) -> NightlyResult:
+    """Everything of one run inside its .partial folder: `register` the scenario as loaded
+    from `data`, the file's bytes; `earlier` the nights to compare with, latest first."""
     copy = write_atomic(staging / SCENARIO_COPY, data)
     # publish=False: the .partial folder is this run's own, published by the rename below
-    run = run_scenario(scenario_path, out_dir=staging, report=False, publish=False, **options)
-    if hashlib.sha256(data).hexdigest() != run.summary["scenario_sha256"]:
-        raise HistoryError(f"{scenario_path} changed while the run read it; run again")
+    run = run_scenario(register, out_dir=staging, report=False, publish=False, **options)
     files = [copy, *run.files,
              write_json(staging / INTERVALS_FILE,
                         intervals_document(run.result.metrics, run.plan.strategy_names))]

@@ -1,0 +1,324 @@
+"""The command line: the only place that prints or exits.
+
+The top floor: it parses (cli.options), calls the application layer (mcrisk.run,
+mcrisk.compare_run, mcrisk.schedule_run, mcrisk.nightly) and prints what comes back
+(cli.text formats the tables and sentences). It orchestrates nothing itself.
+
+    mcrisk run SCENARIO [--samples N] [--seed S] [--backend auto|numpy|cpu|gpu] [--out DIR]
+               [--risks file|off|pre|post] [--disable-risk ID ...] [--precision 2%]
+    mcrisk compare SCENARIO A B [--samples N] [--seed S] [--backend B] [--risks MODE]
+    mcrisk nightly SCENARIO --history DIR [--samples N] [--seed S] [--backend B]
+                   [--risks MODE] [--disable-risk ID ...] [--precision 2%]
+                   [--fail-if EXPR ...] [--materiality 1%,trough_days=1] [--keep-large N]
+    mcrisk validate SCENARIO [SCENARIO ...]
+
+Exit codes: 0 ok, 2 bad input (scenario, backend, --fail-if, --out), 3 a --fail-if condition
+was breached (the nightly run is still complete and registered), 130 interrupted (SIGINT,
+Ctrl-C), 143 stopped by SIGTERM (what systemd and schedulers send). Both stops unwind the same
+way, so every cleanup runs: no temporary file or staging folder is left behind.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import errno
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+
+from .. import __version__
+from ..analysis.mitigation import risk_mode_text
+from ..analysis.precision import PrecisionTarget, precision_target
+from ..compile import compile_scenario, select_risks
+from ..errors import McriskError, ScenarioError
+from ..run import RunResult, load_for_run, run_scenario
+from ..scenario import load_scenario
+from .options import build_parser
+from .text import (count_noun, escaped, format_compare_mitigation, format_comparison,
+                   format_drivers, format_horizon_warnings, format_mitigation, format_precision,
+                   format_table)
+
+__all__ = ["main", "build_parser", "default_out", "format_table", "format_horizon_warnings",
+           "format_comparison", "format_drivers", "format_mitigation", "format_precision",
+           "Terminated", "EXIT_OK", "EXIT_INPUT", "EXIT_BREACHED"]
+
+EXIT_OK, EXIT_INPUT, EXIT_BREACHED = 0, 2, 3
+EXIT_SIGNAL_BASE = 128          # stopped by signal N: exit 128 + N (SIGINT 130, SIGTERM 143)
+
+
+class _Progress:
+    """A one-line progress bar on stderr, shown only for runs that take a while."""
+
+    def __init__(self, enabled: bool):
+        self.enabled = enabled
+        self.started = time.perf_counter()
+        self.shown = False
+
+    def __call__(self, done: int, total: int) -> None:
+        elapsed = time.perf_counter() - self.started
+        if not self.enabled or (elapsed < 1.0 and not self.shown):
+            return
+        self.shown = True
+        width = 30
+        filled = int(width * done / total)
+        rate = done / elapsed if elapsed > 0 else 0.0
+        sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done:,}/{total:,} "
+                         f"scenarios  {rate:,.0f}/s ")
+        if done == total:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+
+def _print_run(run: RunResult) -> None:
+    s = run.summary
+    print(f"mcrisk {s['mcrisk_version']}  {s['scenario']}  (sha256 {s['scenario_sha256'][:12]})")
+    print(f"{s['samples']:,} scenarios x {len(s['strategies'])} strategies, seed {s['seed']}, "
+          f"backend {s['backend']} ({run.backend.reason}), {s['rng']}, "
+          f"{s['wall_seconds']:.2f} s")
+    if s.get("start_date"):
+        from ..milestones import weekday
+        print(f"day 0 = {weekday(s['start_date'])} {s['start_date']}; horizon day "
+              f"{s['horizon_days']:,.0f} = {weekday(s.get('horizon_date'))} {s.get('horizon_date') or 'n/a'}; "
+              f"dates are the day each instant falls in (day 0 + floor(day))")
+    print(f"baseline {s['baseline_h100_eq']:,.0f} H100-eq, horizon {s['horizon_days']:,.0f} days; "
+          f"ranked by P90 trough depth, then trough days, then shortfall, then homeless days; "
+          f"a difference within Monte Carlo noise (paired test on the same worlds, at most "
+          f"{s['ranking_rule']['family_alpha']:.0%} family-wise error) is a tie, shown as 3=")
+    if "risks" in s:
+        print(escaped(risk_mode_text(s["risks"])))
+    print()
+    print(format_table(s))
+    warnings = format_horizon_warnings(s)
+    if warnings:
+        print(warnings)
+    if run.out_dir is not None:
+        print()
+        for path in run.files or (run.out_dir / "summary.json",):
+            print(f"wrote {path}")
+
+
+def _print_drivers(summary: dict) -> None:
+    print()
+    print(f"drivers of the P90 trough (over {summary['drivers']['scenarios']:,} scenarios; "
+          "near P90 = mean shift of the input in scenarios ranked 85-95%):")
+    print(format_drivers(summary))
+
+
+def default_out(scenario: str, risks: str = "file") -> Path:
+    """out/<scenario file stem>, or out/<stem>-risks-<mode> for a run whose risk mode is not
+    `file`, so that runs of different modes do not replace each other's files."""
+    stem = Path(scenario).stem
+    return Path("out") / (stem if risks == "file" else f"{stem}-risks-{risks}")
+
+
+def _precision(args: argparse.Namespace) -> PrecisionTarget | None:
+    """The --precision target of `run` and `nightly`, or None without --precision."""
+    if args.precision is None:
+        return None
+    return precision_target(args.precision, args.precision_floor, args.samples,
+                            args.max_samples)
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    out = args.out if args.out is not None else default_out(args.scenario, args.risks)
+    progress = _Progress(enabled=not args.quiet and sys.stderr.isatty())
+    precision = _precision(args)
+    register = load_for_run(args.scenario, args.risks, tuple(args.disable_risk))
+    run = run_scenario(register, samples=args.samples, seed=args.seed,
+                       backend=args.backend, out_dir=out, chunk_size=args.chunk_size,
+                       progress=progress, precision=precision,
+                       mitigation=not args.no_mitigation, csv=args.csv)
+    _print_run(run)
+    _print_drivers(run.summary)
+    if precision is not None:
+        print()
+        print(format_precision(run.summary["precision"]))
+    if "mitigation" in run.summary:
+        print()
+        print(format_mitigation(run.summary["mitigation"]))
+    return EXIT_OK
+
+
+def _cmd_schedule(args: argparse.Namespace) -> int:
+    from ..report.schedule_tables import format_schedule
+    from ..schedule_run import run_schedule
+
+    progress = _Progress(enabled=not args.quiet and sys.stderr.isatty())
+    milestones = run_schedule(args.scenario, args.strategy, args.samples, args.seed,
+                              args.backend, args.chunk_size, args.risks,
+                              tuple(args.disable_risk), progress)
+    print(f"{args.strategy}: milestones over {milestones['samples']:,} scenarios "
+          f"(seed {args.seed}, risks {args.risks})")
+    print(format_schedule(milestones, args.strategy, everything=args.all))
+    return EXIT_OK
+
+
+def _cmd_compare(args: argparse.Namespace) -> int:
+    from ..compare_run import run_comparison
+
+    progress = _Progress(enabled=not args.quiet and sys.stderr.isatty())
+    compared = run_comparison(args.scenario, args.a, args.b, args.samples, args.seed,
+                              args.backend, args.chunk_size, args.risks,
+                              tuple(args.disable_risk), not args.no_mitigation, progress)
+    print(f"mcrisk {__version__}  {args.scenario}: {args.a} (A) against {args.b} (B) on the same "
+          f"{args.samples:,} sampled worlds (seed {args.seed}, backend {compared.backend.name})")
+    print(escaped(risk_mode_text(compared.register.entry())))
+    print("A - B per scenario; positive = A worse (deeper, longer, later)")
+    print()
+    print(format_comparison(args.a, args.b, compared.differences, args.samples))
+    if compared.mitigation is not None:
+        print()
+        print(format_compare_mitigation(compared.mitigation, args.samples))
+    return EXIT_OK
+
+
+def _cmd_nightly(args: argparse.Namespace) -> int:
+    from ..nightly import run_nightly
+    from ..report.alerts import parse_conditions
+    from ..report.diff import change_line, input_change_line, parse_materiality
+    from ..report.text import visible
+
+    conditions = parse_conditions(args.fail_if)      # every bad one, exit 2 before running
+    try:
+        materiality = parse_materiality(args.materiality)
+    except ValueError as error:
+        raise McriskError(f"--materiality: {error}") from None
+    precision = _precision(args)
+    progress = _Progress(enabled=not args.quiet and sys.stderr.isatty())
+    night = run_nightly(args.scenario, args.history, conditions, samples=args.samples,
+                        seed=args.seed, backend=args.backend, chunk_size=args.chunk_size,
+                        progress=progress, risks=args.risks,
+                        disable_risks=tuple(args.disable_risk), precision=precision,
+                        materiality=materiality, keep_large=args.keep_large)
+    _print_run(night.run)
+    if precision is not None:
+        print()
+        print(format_precision(night.run.summary["precision"]))
+    print()
+    if night.diff is None:
+        print("no previous run of this scenario in the history: nothing to compare with")
+    else:
+        d = night.diff
+        print(f"compared with {visible(d.previous)}: {len(d.input_changes)} scenario input(s) "
+              f"changed, {len(d.reported)} change(s) beyond Monte Carlo noise and material "
+              f"({d.pairing_note})")
+        for change in d.input_changes[:20]:
+            print(f"  input {input_change_line(change, code=visible, escape=visible)}")
+        if len(d.input_changes) > 20:
+            print(f"  ... and {len(d.input_changes) - 20} more inputs (diff.md lists every one)")
+        for change in d.run_changes:
+            print(f"  run setting {input_change_line(change, code=visible, escape=visible)}")
+        for c in d.reported:
+            print(f"  {change_line(c, escape=visible)}")
+        if d.immaterial:
+            print(f"  ({len(d.immaterial)} more beyond noise but below the materiality "
+                  "threshold: see diff.md)")
+    if night.pruned:
+        print(f"--keep-large {args.keep_large}: deleted the large files (metrics.parquet, "
+              f"capacity_bands.parquet) of {len(night.pruned)} older night(s): "
+              + ", ".join(visible(r) for r in night.pruned))
+    for note in night.notes:
+        print(f"note: {note}")
+    if night.breaches:
+        print(f"mcrisk nightly: {len(night.breaches)} --fail-if breach(es):", file=sys.stderr)
+        for breach in night.breaches:
+            print(f"  BREACH {breach}", file=sys.stderr)
+        return EXIT_BREACHED
+    return EXIT_OK
+
+
+def _cmd_validate(args: argparse.Namespace) -> int:
+    failed = False
+    for path in args.scenario:
+        try:
+            scenario = load_scenario(path)
+            # Compiled too, so that what `run` would find (two names sharing a random-stream
+            # address) is found here; with every risk enabled, as some --risks mode may do.
+            compile_scenario(select_risks(scenario, "pre"))
+        except ScenarioError as error:
+            failed = True
+            print(str(error), file=sys.stderr)
+            continue
+        print(f"{path}: ok ({count_noun(len(scenario.strategies), 'strategy', 'strategies')}, "
+              f"{count_noun(len(scenario.existing), 'existing unit')}, "
+              f"{count_noun(len(scenario.incoming), 'incoming unit')})")
+    return EXIT_INPUT if failed else EXIT_OK
+
+
+class Terminated(KeyboardInterrupt):
+    """Raised by the SIGTERM handler wherever the program is, so that a SIGTERM unwinds
+    exactly like Ctrl-C: every `finally` and `except BaseException` cleanup runs (temporary
+    files, the staging folder, nightly's .partial folder, the output lock)."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+@contextlib.contextmanager
+def _sigterm_unwinds():
+    """Inside the block, SIGTERM raises Terminated (once: a second SIGTERM while cleaning up
+    is ignored, so that the cleanup completes; SIGKILL still stops the process)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield                         # handlers can only be set from the main thread
+        return
+    fired = []
+
+    def terminate(signum, _frame):
+        if not fired:
+            fired.append(signum)
+            raise Terminated(signum)
+
+    previous = signal.signal(signal.SIGTERM, terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
+
+
+def _describe_os_error(error: OSError) -> str:
+    """`path: what went wrong (what to do)` for an OSError from reading or writing files."""
+    what = error.strerror or str(error)
+    full = error.errno == errno.ENOSPC or "No space left" in str(error)
+    hint = ("free some space, or write elsewhere with --out" if full
+            else "check the path and its permissions")
+    where = f"{error.filename}: " if error.filename else ""
+    return f"{where}{what} ({hint})"
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        with _sigterm_unwinds():
+            if args.command == "run":
+                return _cmd_run(args)
+            if args.command == "nightly":
+                return _cmd_nightly(args)
+            if args.command == "compare":
+                return _cmd_compare(args)
+            if args.command == "schedule":
+                return _cmd_schedule(args)
+            return _cmd_validate(args)
+    except McriskError as error:
+        print(f"mcrisk: {error}" if not isinstance(error, ScenarioError) else str(error),
+              file=sys.stderr)
+        return error.exit_code
+    except BrokenPipeError:          # output piped into `head`: not an error of ours
+        sys.stderr.close()
+        return EXIT_OK
+    except OSError as error:
+        print(f"mcrisk: {_describe_os_error(error)}", file=sys.stderr)
+        return EXIT_INPUT
+    except KeyboardInterrupt as stop:
+        signum = getattr(stop, "signum", signal.SIGINT)
+        name = "SIGTERM" if signum == signal.SIGTERM else "Ctrl-C (SIGINT)"
+        print(f"mcrisk: stopped by {name}; nothing is half-written: each output folder holds "
+              "the previous run's files or, if this run had finished, all of its own",
+              file=sys.stderr)
+        return EXIT_SIGNAL_BASE + signum
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,164 @@
+"""The terminal's text: the tables and sentences the commands print, as pure functions of
+summary.json's data (user strings shown with invisible characters escaped).
+"""
+from __future__ import annotations
+
+from ..aggregate import p90_ci_min_samples
+from ..analysis.compare import MEAN_CI_MIN_SAMPLES
+from ..analysis.mitigation import mitigation_sentences
+
+def _fmt(value: float | None) -> str:
+    if value is None or value != value:  # not computable (summary.json: null), or nan
+        return "n/a"
+    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:,.1f}"
+
+
+def format_table(summary: dict) -> str:
+    """The ranked side-by-side table of the run's summary: a shared rank shows as '3=', and
+    'decided by' names the criterion that separated the strategy from the one above (for the
+    first, from the one below; '-' where no criterion separates any)."""
+    from ..analysis.ranking import RANK_LABELS, rank_label
+    from ..report.text import visible
+
+    header1 = (f"{'':4} {'strategy':24} {'trough depth (H100-eq)':>24} {'trough days':>22} "
+               f"{'shortfall (H100-eq x d)':>26} {'homeless days':>15} {'completion day':>15} "
+               f"{'power':>7}  {'decided by'}")
+    header2 = (f"{'rank':4} {'':24} {'P50':>7} {'P90':>8} {'P99':>7}  {'P50':>6} {'P90':>7} "
+               f"{'P99':>7}  {'P50':>8} {'P90':>8} {'P99':>8}  {'P50':>7} {'P90':>7} "
+               f"{'P50':>7} {'P90':>7} {'P(over)':>7}")
+    lines = [header1, header2]
+    ranks = summary.get("ranks") or {}
+    for position, name in enumerate(summary["ranking"], start=1):
+        m = summary["strategies"][name]
+        entry = ranks.get(name)
+        decided = entry.get("decided_by") if entry else None
+        cells = [f"{rank_label(entry) if entry else position:<4}", f"{visible(name)[:24]:24}"]
+        for metric, width in (("trough_depth", (7, 8, 7)), ("trough_days", (6, 7, 7)),
+                              ("shortfall_gpu_days", (8, 8, 8))):
+            cells.append(" ".join(f"{_fmt(m[metric][k]):>{w}}"
+                                  for k, w in zip(("p50", "p90", "p99"), width)) + " ")
+        cells.append(f"{_fmt(m['homeless_days']['p50']):>7} {_fmt(m['homeless_days']['p90']):>7}")
+        cells.append(f"{_fmt(m['completion_day']['p50']):>7} {_fmt(m['completion_day']['p90']):>7}")
+        cells.append(f"{m['power_violation']['probability']:>7.1%} ")
+        cells.append(RANK_LABELS.get(decided, str(decided)) if decided else "-")
+        lines.append(" ".join(cells))
+        if summary.get("start_date") and m.get("completion_date"):
+            lines.append(f"{'':4} {'':24} completion " + ", ".join(
+                f"{key.upper()} {_dated(m['completion_day'][key], m['completion_date'][key])}"
+                for key in ("p50", "p90")))
+    return "\n".join(lines)
+
+
+def _dated(day, iso) -> str:
+    """A day number with its date and weekday, '305 (Thu 2027-11-04)'; the number alone
+    without a date."""
+    from ..milestones import weekday
+
+    return f"{_fmt(day)} ({weekday(iso)} {iso})" if iso else _fmt(day)
+
+
+def format_horizon_warnings(summary: dict) -> str:
+    """'WARNING: ...' lines for strategies whose completion often lies beyond the horizon
+    (mcrisk.analysis.horizon); empty when there are none."""
+    from ..analysis.horizon import horizon_warnings
+    from ..report.text import visible
+
+    return "\n".join(f"WARNING: {visible(text)}" for text in horizon_warnings(summary))
+
+
+def format_drivers(summary: dict, top: int = 3) -> str:
+    """For each strategy, what drives its P90 trough (trough days; shortfall if no trough)."""
+    lines = []
+    for name in summary["ranking"]:
+        per_metric = summary["drivers"]["strategies"][name]
+        metric = next((m for m in ("trough_days", "shortfall_gpu_days") if per_metric[m]), None)
+        if metric is None:
+            lines.append(f"  {name}: no metric varies")
+            continue
+        parts = [f"{d['label']} (rank corr {d['spearman']:+.2f}, {d['shift']:+,.1f} near P90)"
+                 for d in per_metric[metric][:top]]
+        lines.append(f"  {name} [{metric.replace('_', ' ')}]: " + "; ".join(parts))
+    return "\n".join(lines)
+
+
+def format_precision(p: dict) -> str:
+    """Whether the --precision target was met, and the P90 interval farthest from it."""
+    w = p["widest"]
+    state = "met" if p["met"] else f"NOT met (stopped at --max-samples {p['max_samples']:,})"
+    if w["half_width"] is None:
+        widest = (f"{w['strategy']} {w['metric']} has no interval "
+                  f"({w.get('interval_unavailable', 'not computable')})")
+    else:
+        widest = (f"{w['strategy']} {w['metric']} +-{w['half_width']:,.3g} of "
+                  f"{w['p90']:,.6g} (allowed {w['allowed']:,.3g})")
+    return (f"precision {p['relative']:.1%} (floor {p['floor']}): {state} after "
+            f"{p['samples']:,} scenarios; widest P90 interval: {widest}")
+
+
+def format_comparison(a: str, b: str, comparison: dict, samples: int,
+                      difference: str = "A - B", worse: str = "P(A worse)",
+                      better: str = "P(A better)") -> str:
+    """One line per metric of the paired difference A - B over `samples` scenarios (or of
+    another paired difference, named by `difference`, `worse` and `better`); a `verdict`
+    column where the differences carry one (the value of mitigation)."""
+    verdicts = any("verdict" in d for d in comparison.values())
+    lines = [f"{f'metric ({difference})':22} {'mean [95% CI]':>30} {'P50':>10} "
+             f"{'P90 [95% CI]':>34} {worse:>11} {better:>12}"
+             + ("  verdict (mean)" if verdicts else "")]
+    for metric, d in comparison.items():
+        mean = f"{_fmt(d['mean'])} {_interval(d['mean_ci'], MEAN_CI_MIN_SAMPLES, samples)}"
+        p90 = f"{_fmt(d['p90'])} {_interval(d['p90_ci'], p90_ci_min_samples(), samples)}"
+        lines.append(f"{metric:22} {mean:>30} {_fmt(d['p50']):>10} {p90:>34} "
+                     f"{d['p_a_worse']:>11.1%} {d['p_a_better']:>12.1%}"
+                     + (f"  {d['verdict'].replace('_', ' ')}" if "verdict" in d else ""))
+    return "\n".join(lines)
+
+
+def escaped(text: str) -> str:
+    """User text (risk ids, strategy names) with invisible characters shown as escapes."""
+    from ..report.text import visible
+    return visible(text)
+
+
+def _mitigation_header(m: dict) -> str:
+    """What the value of mitigation is computed from, in one line."""
+    return (f"value of mitigation: pre - post mitigation of {', '.join(map(escaped, m['risks']))} "
+            f"on the same sampled worlds; positive = mitigation lowers the metric. This run is "
+            f"the {m['run_is']} side; the {m['simulated']} side was simulated too"
+            + (f" (one more simulation of {m['samples']:,} scenarios, {m['wall_seconds']:.2f} s)"
+               if "samples" in m else ""))
+
+
+def format_mitigation(m: dict) -> str:
+    """The value of mitigation of a run, in sentences: a claim only where the 95% interval
+    of the mean difference excludes 0 (summary.json and report.html have every number)."""
+    lines = [_mitigation_header(m) + ":"]
+    lines += [f"  {escaped(sentence)}" for sentence in mitigation_sentences(m)]
+    return "\n".join(lines)
+
+
+def _interval(ci: list[float] | None, needs: int, samples: int) -> str:
+    """[low, high], or why there is none: never a zero-width interval from too few samples."""
+    if ci is not None:
+        return f"[{_fmt(ci[0])}, {_fmt(ci[1])}]"
+    return f"n/a (needs >= {needs} scenarios)" if samples < needs else "n/a"
+
+
+def format_compare_mitigation(m: dict, samples: int) -> str:
+    """compare's "value of mitigation" section: per strategy, the table of pre - post."""
+    lines = [_mitigation_header(m) + "."]
+    if "strategies" not in m:
+        return "\n".join(lines + [f"  {m['skipped']}"])
+    lines.append("P(helps) / P(hurts): share of scenarios where mitigation lowers / raises "
+                 "it; verdict from the 95% interval of the mean: helps or hurts only where "
+                 "it excludes 0")
+    for name, per_metric in m["strategies"].items():
+        lines += ["", f"{escaped(name)}:",
+                  format_comparison(name, name, per_metric, samples, difference="pre - post",
+                                    worse="P(helps)", better="P(hurts)")]
+    return "\n".join(lines)
+
+
+def count_noun(n: int, one: str, many: str | None = None) -> str:
+    """'1 strategy', '2 strategies': a count with its noun in the right number."""
+    return f"{n:,} {one if n == 1 else (many or one + 's')}"

@@ -1,0 +1,60 @@
+"""`mcrisk compare`: two strategies of one scenario, paired on the same sampled worlds.
+
+Loads the scenario once, simulates it (every strategy: the worlds are the same whichever
+strategies are compared) and pairs A with B scenario by scenario
+(mcrisk.analysis.compare.compare_strategies); when the run's risks have mitigated values,
+the value of mitigation for A and B too (mcrisk.mitigation_run). Prints nothing: the CLI does.
+"""
+from __future__ import annotations
+
+import difflib
+import os
+from dataclasses import dataclass
+from typing import Callable
+
+from .analysis.compare import compare_strategies
+from .backends import Backend, select_backend
+from .compile import compile_scenario
+from .errors import McriskError
+from .mitigation_run import mitigation_entry
+from .run import RiskRun, load_for_run
+from .simulate import DEFAULT_CHUNK, check_memory, simulate
+
+
+@dataclass(frozen=True)
+class Comparison:
+    register: RiskRun              # the scenario and its risk register, as run
+    backend: Backend
+    differences: dict              # {metric: paired difference A - B} (compare_strategies)
+    mitigation: dict | None        # summary.json's `mitigation` for A and B, when it applies
+
+
+def run_comparison(path: str | os.PathLike, a: str, b: str, samples: int, seed: int,
+                   backend: str = "auto", chunk_size: int = DEFAULT_CHUNK, risks: str = "file",
+                   disable_risks: tuple[str, ...] = (), mitigation: bool = True,
+                   progress: Callable[[int, int], None] | None = None) -> Comparison:
+    """Compare strategy A with strategy B of the scenario at `path` on `samples` scenarios.
+
+    A name the scenario does not have is a McriskError naming the closest one; a sample count
+    that would not fit in memory is refused before anything runs.
+    """
+    register = load_for_run(path, risks, disable_risks)
+    plan = compile_scenario(register.scenario)
+    for label, name in (("A", a), ("B", b)):
+        if name not in plan.strategy_names:
+            close = difflib.get_close_matches(name, plan.strategy_names, n=1)
+            guess = f"did you mean {close[0]!r}? " if close else ""
+            raise McriskError(f"{path}: strategy {label} = {name!r}: no strategy "
+                              f"{name!r} in this file ({guess}it has "
+                              f"{', '.join(plan.strategy_names)})")
+    check_memory(plan, samples, chunk_size)
+    chosen = select_backend(backend)
+    result = simulate(plan, samples, seed, chosen, chunk_size=chunk_size, progress=progress,
+                      keep_world=0)
+    differences = compare_strategies(result.metrics, list(plan.strategy_names), a, b)
+    side = register.counterpart() if mitigation else None
+    value = None
+    if side is not None:
+        value = mitigation_entry(side, compile_scenario(side.other), result, chosen, chunk_size,
+                                 strategies=list(dict.fromkeys((a, b))))
+    return Comparison(register, chosen, differences, value)

@@ -1,0 +1,36 @@
+"""`mcrisk schedule`: simulate a scenario and keep one strategy's milestones.
+
+The milestones themselves (what they are, how their times reduce over scenarios) are
+mcrisk.milestones; this module runs the simulation that streams them.
+"""
+from __future__ import annotations
+
+import os
+
+from .backends import select_backend
+from .compile import compile_scenario
+from .errors import McriskError
+from .milestones import MilestoneCollector
+from .run import load_for_run
+from .simulate import DEFAULT_CHUNK, check_memory, simulate
+
+
+def run_schedule(path: str | os.PathLike, strategy: str, samples: int, seed: int,
+                 backend: str = "auto", chunk_size: int | None = None, risks: str = "file",
+                 disable_risks: tuple[str, ...] = (), progress=None) -> dict:
+    """Simulate the scenario at `path` (every strategy, as a run does: the same worlds) and
+    return summary.json's `milestones` with only `strategy` (McriskError if unknown)."""
+    scenario = load_for_run(path, risks, disable_risks).scenario
+    if strategy not in [s.name for s in scenario.strategies]:
+        names = ", ".join(s.name for s in scenario.strategies)
+        raise McriskError(f"{path}: no strategy {strategy!r} (the scenario has: {names})")
+    plan = compile_scenario(scenario)
+    chunk = chunk_size or DEFAULT_CHUNK
+    check_memory(plan, samples, chunk, option="--samples")
+    collector = MilestoneCollector(plan, scenario)
+    simulate(plan, samples, seed, select_backend(backend), chunk_size=chunk, progress=progress,
+             chunk_hooks=(collector,), keep_world=0)
+    summary = collector.summary()
+    summary["strategies"] = {strategy: summary["strategies"][strategy]}
+    summary["strategy"] = strategy
+    return summary
