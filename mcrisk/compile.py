@@ -49,14 +49,17 @@ from .definitions import NODE_CREW, NODE_MAX, Q_ATTEMPTS, Q_BURNIN, Q_SAMPLE, Q_
 from .distributions import encode
 from .errors import Problem, ScenarioError
 from .model import DateSpec, Distribution, Scenario, Strategy
+from .quantities import QuantityLabel
 from .plan import CompiledScenario  # noqa: F401 (re-exported: the plan interface is plan.py)
 
 
 class _World:
-    """Builds the world-quantity tables; one quantity per name."""
+    """Builds the world-quantity tables; one quantity per name, each with its label (what
+    the quantity is about; the name is spelled from it)."""
 
     def __init__(self):
         self.names: list[str] = []
+        self.labels: list[QuantityLabel] = []
         self.index: dict[str, int] = {}
         self.dists: list[tuple] = []
         self.pert_tables: list[np.ndarray] = []
@@ -67,86 +70,96 @@ class _World:
         self.dists.append(encode(dist, self.pert_tables))
         return len(self.dists) - 1
 
-    def _add(self, name: str, **row) -> int:
+    def _add(self, label: QuantityLabel, **row) -> int:
+        name = label.name
         if name in self.index:
             raise ValueError(f"quantity {name!r} compiled twice")
         self.index[name] = len(self.names)
         self.names.append(name)
-        base = dict(kind=Q_SAMPLE, dist=-1, address=(0, 0, 0, 0), address_names=(), const=0.0,
+        self.labels.append(label)
+        base = dict(kind=Q_SAMPLE, dist=-1, address=(0, 0, 0, 0), address_labels=(), const=0.0,
                     terms=(), burnin=-1)
         base.update(row)
         self.rows.append(base)
         return self.index[name]
 
-    def sample(self, name: str, dist: Distribution) -> int:
-        return self._add(name, kind=Q_SAMPLE, dist=self._dist(dist),
-                         address=(rng.address_id(name), 0, 0, 0), address_names=(name,))
+    def sample(self, label: QuantityLabel, dist: Distribution) -> int:
+        return self._add(label, kind=Q_SAMPLE, dist=self._dist(dist),
+                         address=(rng.address_id(label.name), 0, 0, 0), address_labels=(label,))
 
-    def total(self, name: str, const: float, terms: list[int]) -> int:
-        return self._add(name, kind=Q_SUM, const=float(const), terms=tuple(terms))
+    def total(self, label: QuantityLabel, const: float, terms: list[int]) -> int:
+        return self._add(label, kind=Q_SUM, const=float(const), terms=tuple(terms))
 
-    def date(self, name: str, spec: DateSpec, shared: dict[str, int], extra: list[int] = ()) -> int:
+    def date(self, label: QuantityLabel, spec: DateSpec, shared: dict[str, int],
+             extra: list[int] = ()) -> int:
         """A date quantity: spec.day + its delay + named shared delays (+ extra terms)."""
-        terms = [self.sample(f"{name}.delay", spec.delay)]
+        terms = [self.sample(label.derived("delay"), spec.delay)]
         terms += [shared[s] for s in spec.shared] + list(extra)
-        return self.total(name, spec.day, terms)
+        return self.total(label, spec.day, terms)
 
-    def burn_in(self, name: str, burn_in) -> int:
+    def burn_in(self, label: QuantityLabel, burn_in) -> int:
         dists = (self._dist(burn_in.attempt_days), self._dist(burn_in.fix_days),
                  self._dist(burn_in.rma_days))
         self.burnins.append((dists, (burn_in.fail_first, burn_in.fail_retry),
                              burn_in.rma_after_failures))
-        names = tuple(f"{name}.{part}" for part in ("attempt", "outcome", "fix", "rma"))
-        q = self._add(name, kind=Q_BURNIN, dist=dists[0],
-                      address=tuple(rng.address_id(n) for n in names), address_names=names,
-                      burnin=len(self.burnins) - 1)
-        self._add(f"{name}.attempts", kind=Q_ATTEMPTS)
+        streams = tuple(label.derived(part) for part in ("attempt", "outcome", "fix", "rma"))
+        q = self._add(label, kind=Q_BURNIN, dist=dists[0],
+                      address=tuple(rng.address_id(s.name) for s in streams),
+                      address_labels=streams, burnin=len(self.burnins) - 1)
+        self._add(label.derived("attempts"), kind=Q_ATTEMPTS)
         return q
 
 
 def _compile_world(scenario: Scenario, retrofit_rows: list[str]) -> tuple[_World, dict]:
     """Every quantity of the scenario; returns the builder and named handles into it."""
     w = _World()
-    shared = {name: w.sample(f"shared.{name}", dist) for name, dist in scenario.shared_delays}
+    shared = {name: w.sample(QuantityLabel("shared", name), dist)
+              for name, dist in scenario.shared_delays}
     risks = _RiskTerms(w, scenario)
     handles: dict = {"arrival": {}, "energized": {}, "island_ready": {}, "drain": {},
                      "removal": {}, "install": {}, "burn_in": {}, "retrofit": {},
                      "performance": {}}
     for ship in scenario.shipments:
-        handles["arrival"][ship.id] = w.date(f"shipment.{ship.id}.arrival", ship.arrival, shared,
-                                             risks.terms("arrival", ship.id))
+        handles["arrival"][ship.id] = w.date(QuantityLabel("shipment", ship.id, "arrival"),
+                                             ship.arrival, shared, risks.terms("arrival", ship.id))
     for hall in scenario.halls:
         at_risk = risks.terms("energized", hall.id)
         if hall.energized is not None or at_risk:
-            handles["energized"][hall.id] = w.date(f"hall.{hall.id}.energized",
+            handles["energized"][hall.id] = w.date(QuantityLabel("hall", hall.id, "energized"),
                                                    hall.energized or DateSpec(0.0), shared,
                                                    at_risk)
     for island in scenario.islands:
         at_risk = risks.terms("fabric", island.id)
         if island.delivery is not None or at_risk:
-            install = w.sample(f"island.{island.id}.install", island.install_days)
+            install = w.sample(QuantityLabel("island", island.id, "install"),
+                               island.install_days)
             handles["island_ready"][island.id] = w.date(
-                f"island.{island.id}.ready", island.delivery or DateSpec(0.0), shared,
-                [install] + at_risk)
+                QuantityLabel("island", island.id, "ready"), island.delivery or DateSpec(0.0),
+                shared, [install] + at_risk)
     for kind in scenario.unit_types:
         if kind.performance is not None:
-            handles["performance"][kind.id] = w.sample(f"unit_type.{kind.id}.h100_eq_per_gpu",
-                                                       kind.performance)
+            handles["performance"][kind.id] = w.sample(
+                QuantityLabel("unit_type", kind.id, "h100_eq_per_gpu"), kind.performance)
     for unit in scenario.existing:
         kind = scenario.unit_type(unit.type)
-        handles["drain"][unit.id] = w.sample(f"unit.{unit.id}.drain", kind.drain_days)
+        handles["drain"][unit.id] = w.sample(QuantityLabel("unit", unit.id, "drain"),
+                                             kind.drain_days)
         handles["removal"][unit.id] = risks.wrap(
-            "removal", unit.id, w.sample(f"unit.{unit.id}.removal", kind.removal_days))
+            "removal", unit.id, w.sample(QuantityLabel("unit", unit.id, "removal"),
+                                         kind.removal_days))
     for unit in scenario.incoming:
         kind = scenario.unit_type(unit.type)
         handles["install"][unit.id] = risks.wrap(
-            "install", unit.id, w.sample(f"unit.{unit.id}.install", kind.install_days))
+            "install", unit.id, w.sample(QuantityLabel("unit", unit.id, "install"),
+                                         kind.install_days))
         if kind.burn_in is not None:
             handles["burn_in"][unit.id] = risks.wrap(
-                "burn_in", unit.id, w.burn_in(f"unit.{unit.id}.burn_in", kind.burn_in))
+                "burn_in", unit.id, w.burn_in(QuantityLabel("unit", unit.id, "burn_in"),
+                                              kind.burn_in))
     for row_id in retrofit_rows:
         handles["retrofit"][row_id] = risks.wrap(
-            "retrofit", row_id, w.sample(f"row.{row_id}.retrofit", scenario.retrofit.days))
+            "retrofit", row_id, w.sample(QuantityLabel("row", row_id, "retrofit"),
+                                         scenario.retrofit.days))
     _check_addresses(w, scenario)
     return w, handles
 
@@ -161,7 +174,7 @@ class _RiskTerms:
         for risk in scenario.risks:
             if not risk.enabled:
                 continue
-            q = w.sample(f"risk.{risk.id}",
+            q = w.sample(QuantityLabel("risk", risk.id),
                          Distribution("chance", (risk.probability,), risk.impact))
             for target in risk.applies_to:
                 kind, _, ident = target.partition(":")
@@ -176,7 +189,7 @@ class _RiskTerms:
         extra = self.terms(kind, ident)
         if not extra:
             return q
-        return self.w.total(f"{self.w.names[q]}.with_risks", 0.0, [q] + extra)
+        return self.w.total(self.w.labels[q].derived("with_risks"), 0.0, [q] + extra)
 
 
 def _check_addresses(w: _World, scenario: Scenario) -> None:
@@ -187,44 +200,43 @@ def _check_addresses(w: _World, scenario: Scenario) -> None:
     the fix is to rename one of the two things.
     """
     owners = _address_owners(scenario)
-    seen: dict[int, str] = {}
+    seen: dict[int, QuantityLabel] = {}
     problems = []
     for row in w.rows:
-        for name, address in zip(row["address_names"], row["address"]):
-            first = seen.setdefault(address, name)
-            if first != name:
-                problems.append(_collision(scenario.path, owners, first, name))
+        for label, address in zip(row["address_labels"], row["address"]):
+            first = seen.setdefault(address, label)
+            if first != label:
+                problems.append(_collision(scenario.path, owners, first, label))
     if problems:
         raise ScenarioError(problems)
 
 
-def _address_owners(scenario: Scenario) -> dict[str, tuple[str, str]]:
-    """Name prefix of every thing that has draws -> (its key in the file, its id)."""
-    owners = {f"shared.{name}": (f"shared_delays.{name}", name)
+def _address_owners(scenario: Scenario) -> dict[tuple[str, str], tuple[str, str]]:
+    """(section, subject) of every thing that has draws -> (its key in the file, its id)."""
+    owners = {("shared", name): (f"shared_delays.{name}", name)
               for name, _ in scenario.shared_delays}
-    for prefix, key, things in (("shipment", "shipments", scenario.shipments),
-                                ("island", "islands", scenario.islands),
-                                ("unit_type", "unit_types", scenario.unit_types),
-                                ("risk", "risks", scenario.risks),
-                                ("hall", "halls", scenario.halls)):
-        owners.update({f"{prefix}.{t.id}": (f"{key}[{i}].id", t.id) for i, t in enumerate(things)})
+    for section, key, things in (("shipment", "shipments", scenario.shipments),
+                                 ("island", "islands", scenario.islands),
+                                 ("unit_type", "unit_types", scenario.unit_types),
+                                 ("risk", "risks", scenario.risks),
+                                 ("hall", "halls", scenario.halls)):
+        owners.update({(section, t.id): (f"{key}[{i}].id", t.id) for i, t in enumerate(things)})
     for h, hall in enumerate(scenario.halls):
-        owners.update({f"row.{row.id}": (f"halls[{h}].rows[{r}].id", row.id)
+        owners.update({("row", row.id): (f"halls[{h}].rows[{r}].id", row.id)
                        for r, row in enumerate(hall.rows)})
     for fleet, units in (("existing", scenario.existing), ("incoming", scenario.incoming)):
-        owners.update({f"unit.{u.id}": (f"{fleet}.units", u.id) for u in units})
+        owners.update({("unit", u.id): (f"{fleet}.units", u.id) for u in units})
     return owners
 
 
-def _collision(file: str, owners: dict[str, tuple[str, str]], first: str, name: str) -> Problem:
-    """The Problem of `name` hashing to the address of `first`, located at name's owner."""
-    def owner(quantity: str) -> tuple[str, str]:
-        prefixes = [p for p in owners if quantity == p or quantity.startswith(p + ".")]
-        return owners[max(prefixes, key=len)] if prefixes else (quantity, quantity)
-
-    (key, ident), (first_key, first_ident) = owner(name), owner(first)
+def _collision(file: str, owners: dict[tuple[str, str], tuple[str, str]], first: QuantityLabel,
+               label: QuantityLabel) -> Problem:
+    """The Problem of `label`'s name hashing to the address of `first`'s, located at the
+    owner of label (the thing its section and subject name)."""
+    (key, ident), (first_key, first_ident) = (owners[(x.section, x.subject)]
+                                              for x in (label, first))
     return Problem(file, key, ident,
-                   f"the draws of {name!r} would be those of {first!r} ({first_key} = "
+                   f"the draws of {label.name!r} would be those of {first.name!r} ({first_key} = "
                    f"{first_ident!r}): their 64-bit random-stream addresses (hashes of the "
                    "names) collide",
                    f"rename {ident!r} or {first_ident!r}")
@@ -550,6 +562,7 @@ def _assemble(scenario: Scenario, world: _World, nodes: _Nodes, plans: list[dict
         scenario_name=scenario.name,
         strategy_names=tuple(s.name for s in scenario.strategies),
         quantity_names=tuple(world.names),
+        quantity_labels=tuple(world.labels),
         node_names=tuple(nodes.names),
         island_names=tuple(islands),
         hall_names=tuple(halls),

@@ -27,6 +27,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .quantities import QuantityLabel
+
 
 @dataclass(frozen=True)
 class Axis:
@@ -185,6 +187,7 @@ class CompiledScenario(_PlanArrays):
     scenario_name: str
     strategy_names: tuple[str, ...]
     quantity_names: tuple[str, ...]
+    quantity_labels: tuple[QuantityLabel, ...]   # what each quantity is about
     node_names: tuple[str, ...]
     island_names: tuple[str, ...]
     hall_names: tuple[str, ...]

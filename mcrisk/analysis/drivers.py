@@ -9,17 +9,20 @@ days, every row's retrofit days ...). For each strategy and metric:
 * `near_p90_mean` - `mean` = `shift`: how far the input sits from its overall mean (in its
   own unit, days) in the scenarios whose metric lies near its P90 (ranks 85% to 95%), which
   reads "the P90 trough comes with hall B energized 38 days later than on average".
+
+Labels and groups come from each quantity's QuantityLabel (section, subject, part; see
+mcrisk/quantities.py), never from parsing its name: ids may contain dots.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 import numpy as np
 from scipy import stats
 
-from ..compile import CompiledScenario
 from ..definitions import METRICS, Q_BURNIN, Q_SAMPLE
+from ..plan import CompiledScenario
+from ..quantities import QuantityLabel
 
 DRIVER_METRICS = ("trough_depth", "trough_days", "shortfall_gpu_days", "homeless_days",
                   "completion_day")
@@ -44,52 +47,59 @@ class Driver:
                 "shift": self.shift}
 
 
-def _label(name: str) -> str:
-    """A readable label for a quantity name."""
-    rules = [
-        (r"^unit\.\*\.burn_in$", "burn-in days of every unit"),
-        (r"^unit\.\*\.(install|removal|drain)$", r"\1 days of every unit"),
-        (r"^unit\.\*\.(.+)$", r"\1 of every unit"),
-        (r"^row\.\*\.retrofit$", "retrofit days of every row"),
-        (r"^shared\.(.+)$", r"shared delay '\1'"),
-        (r"^risk\.(.+)$", r"risk '\1'"),
-        (r"^unit_type\.(.+)\.h100_eq_per_gpu$", r"\1 performance per GPU"),
-        (r"^shipment\.(.+)\.arrival\.delay$", r"shipment \1's own delay"),
-        (r"^hall\.(.+)\.energized\.delay$", r"hall \1 energization slip"),
-        (r"^island\.(.+)\.ready\.delay$", r"\1 fabric delivery delay"),
-        (r"^island\.(.+)\.install$", r"\1 fabric install"),
-        (r"^unit\.(.+)\.burn_in$", r"\1 burn-in days"),
-        (r"^unit\.(.+)\.install$", r"\1 install days"),
-        (r"^unit\.(.+)\.removal$", r"\1 removal days"),
-        (r"^unit\.(.+)\.drain$", r"\1 drain days"),
-        (r"^row\.(.+)\.retrofit$", r"row \1 retrofit days"),
-    ]
-    for pattern, replacement in rules:
-        if re.match(pattern, name):
-            return re.sub(pattern, replacement, name)
-    return name
+# what a quantity's part is, in words; a part not listed reads as itself
+_PART_WORDS = {"burn_in": "burn-in days", "install": "install days", "removal": "removal days",
+               "drain": "drain days", "retrofit": "retrofit days"}
+# how one quantity reads, by (section, part)
+_LABELS = {
+    ("shared", ""): "shared delay '{subject}'",
+    ("risk", ""): "risk '{subject}'",
+    ("unit_type", "h100_eq_per_gpu"): "{subject} performance per GPU",
+    ("shipment", "arrival.delay"): "shipment {subject}'s own delay",
+    ("hall", "energized.delay"): "hall {subject} energization slip",
+    ("island", "ready.delay"): "{subject} fabric delivery delay",
+    ("island", "install"): "{subject} fabric install",
+    **{("unit", part): "{subject} " + words for part, words in _PART_WORDS.items()
+       if part != "retrofit"},
+    ("row", "retrofit"): "row {subject} retrofit days",
+}
+GROUPED_SECTIONS = ("unit", "row")   # like draws of these are also summed over every subject
+
+
+def _label(label: QuantityLabel) -> str:
+    """A readable label for one quantity: "hall B energization slip"; its name if none fits."""
+    template = _LABELS.get((label.section, label.part))
+    return label.name if template is None else template.format(subject=label.subject)
+
+
+def _group_label(section: str, part: str) -> str:
+    """A readable label for the sum of one part over every subject: "burn-in days of every
+    unit"."""
+    return f"{_PART_WORDS.get(part, part)} of every {section}"
 
 
 def driver_inputs(plan: CompiledScenario, world: np.ndarray) -> tuple[list[str], list[str], np.ndarray]:
-    """(names, labels, values[n, k]) of the varying independent inputs and their groups."""
+    """(names, labels, values[n, k]) of the varying independent inputs and their groups.
+
+    A group is one part of every unit (or row), such as every unit's burn-in: it is named
+    "unit.*.burn_in" and listed when it has more than one varying member."""
     names, labels, columns = [], [], []
-    groups: dict[str, list[int]] = {}
-    for q, name in enumerate(plan.quantity_names):
+    groups: dict[tuple[str, str], list[int]] = {}
+    for q, label in enumerate(plan.quantity_labels):
         if plan.q_kind[q] not in (Q_SAMPLE, Q_BURNIN):
             continue
         column = world[:, q]
         if np.all(column == column[0]):
             continue
-        names.append(name)
-        labels.append(_label(name))
+        names.append(plan.quantity_names[q])
+        labels.append(_label(label))
         columns.append(column)
-        group = re.sub(r"^(unit|row)\.[^.]+\.", r"\1.*.", name)
-        if group != name:
-            groups.setdefault(group, []).append(q)
-    for group, members in groups.items():
+        if label.section in GROUPED_SECTIONS:
+            groups.setdefault((label.section, label.part), []).append(q)
+    for (section, part), members in groups.items():
         if len(members) > 1:
-            names.append(group)
-            labels.append(f"{_label(group)} (sum over {len(members)})")
+            names.append(f"{section}.*.{part}")
+            labels.append(f"{_group_label(section, part)} (sum over {len(members)})")
             columns.append(world[:, members].sum(axis=1))
     values = np.stack(columns, axis=1) if columns else np.zeros((world.shape[0], 0))
     return names, labels, values
