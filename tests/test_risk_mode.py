@@ -14,8 +14,9 @@ from mcrisk.analysis.compare import paired_difference
 from mcrisk.analysis.mitigation import counterpart, mitigation_sentences, mitigation_value, verdict
 from mcrisk.compile import compile_scenario, select_risks
 from mcrisk.definitions import METRICS
+from mcrisk.errors import McriskError
 from mcrisk.mitigation_run import fits_in_memory
-from mcrisk.run import run_scenario
+from mcrisk.run import load_for_run, run_scenario, set_risks
 from mcrisk.scenario import load_scenario
 from mcrisk.schema import summary_schema
 
@@ -99,6 +100,22 @@ def test_disable_risk_is_recorded_once_and_switches_the_risk_off():
     assert risks["disabled_by_cli"] == ["cdu-recall"]
     assert risks["disabled"] == ["cdu-recall"] and "cdu-recall" not in risks["enabled"]
     assert [r["enabled"] for r in risks["register"]] == [False, True, True]
+
+
+def test_a_loaded_scenario_runs_as_its_path_does_and_keeps_its_register():
+    """run_scenario takes the scenario loaded, its register set (load_for_run, set_risks):
+    the same numbers as the path's run; a register given twice is refused, not merged."""
+    register = set_risks(load_scenario(REFERENCE), "post", ("cdu-recall",))
+    loaded = run_scenario(register, samples=40, backend="cpu", mitigation=False).summary
+    by_path = run_scenario(str(REFERENCE), samples=40, backend="cpu", risks="post",
+                           disable_risks=("cdu-recall",), mitigation=False).summary
+    for key in ("strategies", "ranking", "risks", "scenario", "scenario_sha256"):
+        assert loaded[key] == by_path[key]
+    assert load_for_run(str(REFERENCE), "post", ("cdu-recall",)) == register
+    with pytest.raises(TypeError, match="set_risks"):
+        run_scenario(register, samples=40, backend="cpu", risks="pre")
+    with pytest.raises(McriskError, match=f"{REFERENCE}: .*nosuch"):
+        set_risks(load_scenario(REFERENCE), "pre", ("nosuch",))
 
 
 def test_default_out_folder_per_mode_and_an_explicit_out_is_kept(tmp_path):

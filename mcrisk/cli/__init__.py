@@ -2,11 +2,13 @@
 
 The top floor: it parses (cli.options), calls the application layer (mcrisk.run,
 mcrisk.compare_run, mcrisk.schedule_run, mcrisk.nightly) and prints what comes back
-(cli.text formats the tables and sentences). It orchestrates nothing itself.
+(cli.text formats the tables and sentences). Beyond `validate` (load and compile each
+file) it orchestrates nothing itself.
 
     mcrisk run SCENARIO [--samples N] [--seed S] [--backend auto|numpy|cpu|gpu] [--out DIR]
                [--risks file|off|pre|post] [--disable-risk ID ...] [--precision 2%]
     mcrisk compare SCENARIO A B [--samples N] [--seed S] [--backend B] [--risks MODE]
+    mcrisk schedule SCENARIO STRATEGY [--samples N] [--seed S] [--backend B] [--all]
     mcrisk nightly SCENARIO --history DIR [--samples N] [--seed S] [--backend B]
                    [--risks MODE] [--disable-risk ID ...] [--precision 2%]
                    [--fail-if EXPR ...] [--materiality 1%,trough_days=1] [--keep-large N]
