@@ -22,7 +22,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import numba  # noqa: E402
 
 from mcrisk import __version__  # noqa: E402
-from mcrisk.backends import cpu, reference  # noqa: E402
+from mcrisk.backends import numba as numba_backend  # noqa: E402
+from mcrisk.backends import numpy as numpy_backend  # noqa: E402
 from mcrisk.compile import compile_scenario  # noqa: E402
 from mcrisk.scenario import load_scenario  # noqa: E402
 
@@ -50,9 +51,9 @@ def main(argv=None) -> int:
     if args.threads:
         numba.set_num_threads(args.threads)
     plan = compile_scenario(load_scenario(args.scenario))
-    cpu.simulate_chunk(plan, 1, 0, 64)                       # JIT compile (or cache load)
-    numba_rate = best_rate(cpu, plan, args.numba_samples, args.repeats)
-    numpy_rate = best_rate(reference, plan, args.numpy_samples, max(1, args.repeats // 2))
+    numba_backend.simulate_chunk(plan, 1, 0, 64)                       # JIT compile (or cache load)
+    numba_rate = best_rate(numba_backend, plan, args.numba_samples, args.repeats)
+    numpy_rate = best_rate(numpy_backend, plan, args.numpy_samples, max(1, args.repeats // 2))
     result = {
         "scenario": args.scenario, "strategies": plan.n_strategies,
         "numba_threads": numba.get_num_threads(), "cpu_count": os.cpu_count(),
@@ -68,7 +69,7 @@ def main(argv=None) -> int:
           f"{result['cpu_count']} cores")
     print(f"  numpy reference : {numpy_rate:>14,.0f} scenario-strategies/s "
           f"({args.numpy_samples:,} samples, best of {max(1, args.repeats // 2)})")
-    print(f"  numba cpu       : {numba_rate:>14,.0f} scenario-strategies/s "
+    print(f"  numba           : {numba_rate:>14,.0f} scenario-strategies/s "
           f"({args.numba_samples:,} samples, best of {args.repeats})")
     print(f"  numba / numpy   : {numba_rate / numpy_rate:>14,.1f} x")
     if args.json:

@@ -35,7 +35,8 @@ import numba  # noqa: E402
 import numpy as np  # noqa: E402
 
 from mcrisk import __version__, aggregate  # noqa: E402
-from mcrisk.backends import cpu, gpu, select_backend  # noqa: E402
+from mcrisk.backends import gpu, select_backend  # noqa: E402
+from mcrisk.backends import numba as numba_backend  # noqa: E402
 from mcrisk.compile import compile_scenario  # noqa: E402
 from mcrisk.scenario import load_scenario  # noqa: E402
 from mcrisk.simulate import DEFAULT_CHUNK, simulate  # noqa: E402
@@ -84,7 +85,7 @@ def end_to_end(cupy, plan, samples: int) -> dict:
 
 def parity(plan, samples: int = 20_000) -> dict:
     got = gpu.simulate_chunk(plan, 1, 0, samples, keep_nodes=True)
-    expected = cpu.simulate_chunk(plan, 1, 0, samples, keep_nodes=True)
+    expected = numba_backend.simulate_chunk(plan, 1, 0, samples, keep_nodes=True)
     out = {}
     for name, a, b in zip(("metrics", "world", "node_times"), got, expected):
         with np.errstate(invalid="ignore"):
@@ -133,7 +134,7 @@ def main(argv=None) -> int:
     gpu.module_for(plan)
     module_s = time.perf_counter() - started
     gpu.simulate_chunk_device(plan, 1, 0, 1024)                  # first launch: load, warm
-    cpu.simulate_chunk(plan, 1, 0, 64)                           # Numba JIT, not timed
+    numba_backend.simulate_chunk(plan, 1, 0, 64)                           # Numba JIT, not timed
     props = cupy.cuda.runtime.getDeviceProperties(0)
     result = {
         "scenario": args.scenario, "strategies": plan.n_strategies,

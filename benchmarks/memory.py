@@ -45,12 +45,13 @@ def current_rss_bytes() -> int:
 def child(scenario: str, samples: int, seed: int, out_dir: str | None) -> dict:
     """One run in this process; what it cost."""
     sys.path.insert(0, str(ROOT))
-    from mcrisk.backends import cpu
+    from mcrisk.backends import numba as numba_backend
     from mcrisk.compile import compile_scenario
     from mcrisk.run import run_scenario
     from mcrisk.scenario import load_scenario
 
-    cpu.simulate_chunk(compile_scenario(load_scenario(scenario)), seed, 0, 64)   # JIT / cache
+    plan = compile_scenario(load_scenario(scenario))
+    numba_backend.simulate_chunk(plan, seed, 0, 64)                 # JIT / cache
     if out_dir is not None:
         import mcrisk.report  # noqa: F401  (the report stack, loaded as a run with out_dir does)
     baseline = current_rss_bytes()

@@ -30,7 +30,9 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import numba  # noqa: E402
 
-from mcrisk.backends import cpu, gpu_unavailable_reason, reference  # noqa: E402
+from mcrisk.backends import gpu_unavailable_reason  # noqa: E402
+from mcrisk.backends import numba as numba_backend  # noqa: E402
+from mcrisk.backends import numpy as numpy_backend  # noqa: E402
 from mcrisk.compile import compile_scenario  # noqa: E402
 from mcrisk.scenario import load_scenario  # noqa: E402
 
@@ -62,17 +64,17 @@ def measure(args) -> list[dict]:
         lambda first, n: simpy_model.simulate(plans, n, args.seed, first),
         args.simpy_samples, args.repeats))
     add("numpy reference", 1, args.numpy_samples, best_seconds(
-        lambda first, n: reference.simulate_chunk(plan, args.seed, first, n),
+        lambda first, n: numpy_backend.simulate_chunk(plan, args.seed, first, n),
         args.numpy_samples, args.repeats))
-    cpu.simulate_chunk(plan, args.seed, 0, 64)               # JIT compile (or cache load)
+    numba_backend.simulate_chunk(plan, args.seed, 0, 64)               # JIT compile (or cache load)
     threads = numba.get_num_threads()
     add("numba cpu", threads, args.numba_samples, best_seconds(
-        lambda first, n: cpu.simulate_chunk(plan, args.seed, first, n),
+        lambda first, n: numba_backend.simulate_chunk(plan, args.seed, first, n),
         args.numba_samples, args.repeats))
     if threads > 1:
         numba.set_num_threads(1)
         add("numba cpu", 1, args.numba_samples // threads, best_seconds(
-            lambda first, n: cpu.simulate_chunk(plan, args.seed, first, n),
+            lambda first, n: numba_backend.simulate_chunk(plan, args.seed, first, n),
             args.numba_samples // threads, args.repeats))
         numba.set_num_threads(threads)
     reason = gpu_unavailable_reason()

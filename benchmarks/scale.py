@@ -23,7 +23,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import numba  # noqa: E402
 
-from mcrisk.backends import cpu  # noqa: E402
+from mcrisk.backends import numba as numba_backend  # noqa: E402
 from mcrisk.compile import compile_scenario  # noqa: E402
 from mcrisk.run import run_scenario  # noqa: E402
 from mcrisk.scenario import load_scenario  # noqa: E402
@@ -69,7 +69,8 @@ def main(argv=None) -> int:
           "| whole run_scenario | scenario-strategies/s | us per scenario |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for path, label in plans:
-        cpu.simulate_chunk(compile_scenario(load_scenario(path)), args.seed, 0, 64)   # JIT
+        plan = compile_scenario(load_scenario(path))
+        numba_backend.simulate_chunk(plan, args.seed, 0, 64)      # JIT
         for samples in args.sizes:
             r = time_run(path, samples, args.seed)
             print(f"| {label} | {samples:,} | {r['simulate_s']:,.2f} s | "

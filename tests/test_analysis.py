@@ -11,7 +11,8 @@ from mcrisk.aggregate import p90_confidence_interval
 from mcrisk.analysis.compare import compare_strategies, paired_difference
 from mcrisk.analysis.drivers import drivers_summary, driver_inputs, metric_drivers
 from mcrisk.analysis.precision import PrecisionTarget, parse_precision
-from mcrisk.backends import cpu, select_backend
+from mcrisk.backends import numba as numba_backend
+from mcrisk.backends import select_backend
 from mcrisk.compile import compile_scenario
 from mcrisk.definitions import METRICS
 from mcrisk.precision_run import simulate_to_precision
@@ -22,7 +23,7 @@ from mcrisk.simulate import simulate
 def test_attribution_names_the_one_uncertain_input(tiny):
     plan = compile_scenario(load_scenario(
         tiny(delay='{ dist = "lognormal", median = 5, p90 = 20 }')))
-    metrics, world, _ = cpu.simulate_chunk(plan, 1, 0, 5000)
+    metrics, world, _ = numba_backend.simulate_chunk(plan, 1, 0, 5000)
     names, labels, values = driver_inputs(plan, world)
     assert names == ["shipment.S1.arrival.delay"]
     s = plan.strategy_names.index("swap-on-day")
@@ -39,7 +40,7 @@ def test_strongest_of_two_inputs_comes_first(tiny):
     plan = compile_scenario(load_scenario(tiny(
         delay='{ dist = "lognormal", median = 5, p90 = 20 }',
         install='{ dist = "uniform", min = 0, max = 1 }')))
-    metrics, world, _ = cpu.simulate_chunk(plan, 1, 0, 5000)
+    metrics, world, _ = numba_backend.simulate_chunk(plan, 1, 0, 5000)
     summary = drivers_summary(plan, metrics, world)
     top = summary["swap-on-day"]["trough_days"]
     assert top[0]["input"] == "shipment.S1.arrival.delay"
@@ -48,7 +49,7 @@ def test_strongest_of_two_inputs_comes_first(tiny):
 
 
 def test_reference_drivers_point_at_hall_b_for_hybrid_on_delivery(reference_plan):
-    metrics, world, _ = cpu.simulate_chunk(reference_plan, 1, 0, 20_000)
+    metrics, world, _ = numba_backend.simulate_chunk(reference_plan, 1, 0, 20_000)
     summary = drivers_summary(reference_plan, metrics, world, top=3)
     top = [d["input"] for d in summary["hybrid-on-delivery"]["trough_days"]]
     assert "hall.B.energized.delay" in top
@@ -64,8 +65,8 @@ def test_paired_difference_statistics():
 
 def test_pairing_gives_a_tighter_interval_than_independent_runs(reference_plan):
     n = 20_000
-    same, _, _ = cpu.simulate_chunk(reference_plan, 1, 0, n)
-    other, _, _ = cpu.simulate_chunk(reference_plan, 2, 0, n)
+    same, _, _ = numba_backend.simulate_chunk(reference_plan, 1, 0, n)
+    other, _, _ = numba_backend.simulate_chunk(reference_plan, 2, 0, n)
     names = list(reference_plan.strategy_names)
     a, b = names.index("hybrid-on-delivery"), names.index("hybrid-gated")
     width = lambda x: np.subtract(*p90_confidence_interval(x)[::-1])
@@ -104,7 +105,7 @@ def test_precision_stopping_meets_its_target_on_a_known_quantile(tiny):
     truth = 15 + stats.triang(c=0.25, loc=2, scale=8).ppf(math.sqrt(0.9))
     assert abs(p90 - truth) <= 2 * 0.002 * truth
     # growing the run gives exactly the run of that size
-    direct, _, _ = cpu.simulate_chunk(plan, 4, 0, result.samples)
+    direct, _, _ = numba_backend.simulate_chunk(plan, 4, 0, result.samples)
     np.testing.assert_array_equal(direct, result.metrics)
 
 

@@ -7,7 +7,10 @@ import re
 import numpy as np
 import pytest
 
-from mcrisk.backends import reference, cpu, select_backend
+from mcrisk.backends import numba as numba_backend
+from mcrisk.backends import numpy as numpy_backend
+from mcrisk.backends import select_backend
+from mcrisk.backends.numba import driver as numba_driver
 from mcrisk.compile import compile_scenario
 from mcrisk.definitions import METRICS
 from mcrisk.distributions import KIND_LOGNORMAL, KIND_PERT
@@ -66,8 +69,9 @@ def without_exp_ndtri_or_pow(text: str) -> str:
 @pytest.mark.parametrize("plan_name", ["reference_plan", "minimal_plan"])
 def test_numba_matches_numpy_per_scenario(request, plan_name):
     plan = request.getfixturevalue(plan_name)
-    assert_reference_agrees(plan, cpu.simulate_chunk(plan, 11, 1000, 1500, keep_nodes=True),
-                            reference.simulate_chunk(plan, 11, 1000, 1500, keep_nodes=True))
+    assert_reference_agrees(plan,
+                            numba_backend.simulate_chunk(plan, 11, 1000, 1500, keep_nodes=True),
+                            numpy_backend.simulate_chunk(plan, 11, 1000, 1500, keep_nodes=True))
 
 
 @pytest.mark.parametrize("case", range(0, 20, 2))
@@ -77,8 +81,8 @@ def test_numba_matches_numpy_on_random_scenarios(tmp_path, case):
     path = tmp_path / f"random-{case}.toml"
     path.write_text(random_scenario_text(case))
     plan = compile_scenario(load_scenario(path))
-    assert_reference_agrees(plan, cpu.simulate_chunk(plan, case, 500 * case, 400, True),
-                            reference.simulate_chunk(plan, case, 500 * case, 400, True))
+    assert_reference_agrees(plan, numba_backend.simulate_chunk(plan, case, 500 * case, 400, True),
+                            numpy_backend.simulate_chunk(plan, case, 500 * case, 400, True))
 
 
 @pytest.mark.parametrize("case", ["reference", *(f"random-{c}" for c in range(0, 20, 2))])
@@ -91,8 +95,8 @@ def test_numba_equals_numpy_bit_for_bit_without_exp_ndtri_or_pow(tmp_path, case)
     path.write_text(without_exp_ndtri_or_pow(text))
     plan = compile_scenario(load_scenario(path))
     assert not np.isin(plan.dist_kind, (KIND_LOGNORMAL, KIND_PERT)).any()
-    got = cpu.simulate_chunk(plan, 7, 300, 600, keep_nodes=True)
-    expected = reference.simulate_chunk(plan, 7, 300, 600, keep_nodes=True)
+    got = numba_backend.simulate_chunk(plan, 7, 300, 600, keep_nodes=True)
+    expected = numpy_backend.simulate_chunk(plan, 7, 300, 600, keep_nodes=True)
     for name, a, b in zip(("metrics", "world", "node times"), got, expected):
         np.testing.assert_array_equal(a, b, err_msg=name)
 
@@ -114,15 +118,15 @@ def test_event_orders_and_power_shortcut_change_nothing(tmp_path, case):
         plan, cap_event_order=np.tile(np.arange(n_cap, dtype=np.int32), (n_s, 1)),
         power_event_order=np.tile(np.arange(n_power, dtype=np.int32), (n_s, 1)),
         n_power_checked=np.full(n_s, n_power, dtype=np.int32))
-    fast = cpu.simulate_chunk(plan, 3, 0, 3000)[0]
-    np.testing.assert_array_equal(cpu.simulate_chunk(natural, 3, 0, 3000)[0], fast)
+    fast = numba_backend.simulate_chunk(plan, 3, 0, 3000)[0]
+    np.testing.assert_array_equal(numba_backend.simulate_chunk(natural, 3, 0, 3000)[0], fast)
     if case == "hall A capped at 2800 kW":
         assert fast[:, :, 5].max() == 1.0 and (plan.n_power_checked < n_power).any()
 
 
 def test_the_numba_path_really_ran(reference_plan):
-    cpu.simulate_chunk(reference_plan, 1, 0, 10)
-    assert cpu.simulate_chunk_kernel.signatures, "the Numba kernel was never compiled"
+    numba_backend.simulate_chunk(reference_plan, 1, 0, 10)
+    assert numba_driver.simulate_chunk_kernel.signatures, "the Numba kernel was never compiled"
 
 
 @pytest.mark.parametrize("chunk_size", [1, 7, 1000, 4096])
@@ -135,8 +139,8 @@ def test_results_do_not_depend_on_chunk_size(reference_plan, chunk_size):
 
 
 def test_any_scenario_can_be_replayed_alone(reference_plan):
-    batch, _, _ = cpu.simulate_chunk(reference_plan, 5, 0, 300)
-    alone, _, _ = cpu.simulate_chunk(reference_plan, 5, 217, 1)
+    batch, _, _ = numba_backend.simulate_chunk(reference_plan, 5, 0, 300)
+    alone, _, _ = numba_backend.simulate_chunk(reference_plan, 5, 217, 1)
     np.testing.assert_array_equal(alone[0], batch[217])
 
 
@@ -149,15 +153,15 @@ def test_strategies_share_the_world_common_random_numbers(tmp_path, reference_pl
     path = tmp_path / "only-hybrid-gated.toml"
     path.write_text(head + "[[strategies]]\n" + only[0])
     single = compile_scenario(load_scenario(path))
-    one, _, _ = cpu.simulate_chunk(single, 9, 0, 2000)
-    full, _, _ = cpu.simulate_chunk(reference_plan, 9, 0, 2000)
+    one, _, _ = numba_backend.simulate_chunk(single, 9, 0, 2000)
+    full, _, _ = numba_backend.simulate_chunk(reference_plan, 9, 0, 2000)
     s = reference_plan.strategy_names.index("hybrid-gated")
     np.testing.assert_array_equal(one[:, 0], full[:, s])
 
 
 def test_seeds_give_different_worlds(reference_plan):
-    _, a, _ = cpu.simulate_chunk(reference_plan, 1, 0, 100)
-    _, b, _ = cpu.simulate_chunk(reference_plan, 2, 0, 100)
+    _, a, _ = numba_backend.simulate_chunk(reference_plan, 1, 0, 100)
+    _, b, _ = numba_backend.simulate_chunk(reference_plan, 2, 0, 100)
     assert not np.allclose(a, b)
 
 
@@ -168,7 +172,7 @@ def test_golden_numbers_are_stable_across_machines_and_versions(reference_plan):
     `python -m tests.regen_golden`, and say so in the commit message.
     """
     golden = json.loads(GOLDEN.read_text())
-    metrics, world, _ = cpu.simulate_chunk(reference_plan, 1, 0, 8)
+    metrics, world, _ = numba_backend.simulate_chunk(reference_plan, 1, 0, 8)
     assert golden["strategies"] == list(reference_plan.strategy_names)
     np.testing.assert_allclose(metrics, np.array(golden["metrics"]), rtol=1e-9, atol=1e-9)
     np.testing.assert_allclose(world, np.array(golden["world"]), rtol=1e-12, atol=1e-12)
@@ -178,7 +182,7 @@ def chunk_function(request, name: str):
     """simulate_chunk of a backend by name; the host build of the CUDA sources included."""
     if name == "host CUDA":
         return request.getfixturevalue("host").simulate_chunk
-    return {"numpy": reference.simulate_chunk, "numba": cpu.simulate_chunk}[name]
+    return {"numpy": numpy_backend.simulate_chunk, "numba": numba_backend.simulate_chunk}[name]
 
 
 @pytest.mark.parametrize("name", ["numpy", "numba", "host CUDA"])

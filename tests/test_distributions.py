@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 from scipy import special, stats
 
-from mcrisk.backends import cpu
+from mcrisk.backends.numba import distributions as numba_distributions
 from mcrisk.distributions import (PERT_TABLE_SIZE, Z90, encode, lognormal_sigma,
                                   pert_alpha_beta, sample)
 from mcrisk.model import Distribution
@@ -24,7 +24,8 @@ def _numpy_and_numba(dist, u1, u2=None):
     ours = sample(kind, params, chance, table, u1, u2)
     dist_kind = np.array([kind], dtype=np.int32)
     dist_param = params.reshape(1, 4)
-    numba = np.array([cpu.ppf(kind, dist_param, 0, table, u) for u in u1]) if chance >= 1 else None
+    numba = (np.array([numba_distributions.ppf(kind, dist_param, 0, table, u) for u in u1])
+             if chance >= 1 else None)
     return ours, numba
 
 
@@ -91,5 +92,5 @@ def test_chance_draws_inner_with_probability_p():
 def test_numba_ndtri_matches_scipy():
     p = np.concatenate([np.geomspace(1e-300, 0.02, 500), np.linspace(0.02, 0.98, 2000),
                         1 - np.geomspace(1e-16, 0.02, 500)])
-    got = np.array([cpu.ndtri(x) for x in p])
+    got = np.array([numba_distributions.ndtri(x) for x in p])
     np.testing.assert_allclose(got, special.ndtri(p), rtol=1e-12, atol=1e-12)

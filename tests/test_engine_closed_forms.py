@@ -9,13 +9,14 @@ import pytest
 from scipy import stats
 
 from mcrisk.aggregate import p90_confidence_interval
-from mcrisk.backends import reference, cpu
+from mcrisk.backends import numba as numba_backend
+from mcrisk.backends import numpy as numpy_backend
 from mcrisk.compile import compile_scenario
 from mcrisk.definitions import METRICS
 from mcrisk.distributions import lognormal_sigma
 from mcrisk.scenario import load_scenario
 
-BACKENDS = [pytest.param(reference, id="numpy"), pytest.param(cpu, id="numba")]
+BACKENDS = [pytest.param(numpy_backend, id="numpy"), pytest.param(numba_backend, id="numba")]
 M = {name: k for k, name in enumerate(METRICS)}
 
 
@@ -196,7 +197,7 @@ def test_burn_in_with_rma_matches_the_renewal_equation(tiny, backend):
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.slow
 def test_shared_vendor_slip_correlates_arrivals_as_computed(reference_plan, backend):
-    n = 100_000 if backend is cpu else 20_000
+    n = 100_000 if backend is numba_backend else 20_000
     _, world, _ = backend.simulate_chunk(reference_plan, 3, 0, n)
     names = reference_plan.quantity_names
     col = {name: world[:, names.index(name)] for name in names}

@@ -17,7 +17,9 @@ import pytest
 from scipy import stats
 
 from mcrisk import aggregate
-from mcrisk.backends import cpu, gpu, gpu_unavailable_reason, select_backend
+from mcrisk.backends import gpu, gpu_unavailable_reason, select_backend
+from mcrisk.backends import numba as numba_backend
+from mcrisk.backends.numba import distributions as numba_distributions
 from mcrisk.errors import BackendUnavailable
 
 from .test_cuda_host import KAT_PHILOX4X32_10, host, random_scenario_text  # noqa: F401
@@ -109,7 +111,7 @@ def test_device_summary_logic_equals_aggregate_on_the_cpu(n):
 
 
 def test_device_summary_logic_equals_aggregate_on_simulated_metrics(reference_plan):
-    metrics, _, _ = cpu.simulate_chunk(reference_plan, 3, 0, 3000)
+    metrics, _, _ = numba_backend.simulate_chunk(reference_plan, 3, 0, 3000)
     names = reference_plan.strategy_names
     assert_same_document(gpu.summarize_with(np, metrics, names),
                          aggregate.summarize(metrics, names))
@@ -176,7 +178,7 @@ def test_gpu_backend_plumbing_through_a_host_stand_in(monkeypatch, host, referen
     before = gpu.launch_count
     for first, count in ((0, 1000), (2 ** 32 - 129, 129)):   # the first and last scenarios
         got = gpu.simulate_chunk(reference_plan, 4, first, count, keep_nodes=True)
-        expected = cpu.simulate_chunk(reference_plan, 4, first, count, keep_nodes=True)
+        expected = numba_backend.simulate_chunk(reference_plan, 4, first, count, keep_nodes=True)
         for a, b in zip(got, expected):
             assert type(a) is np.ndarray
             np.testing.assert_array_equal(a, b)
@@ -273,12 +275,13 @@ def test_gpu_ndtri_is_within_rounding_of_the_cpu(cupy, minimal_plan):
     p = np.concatenate([np.random.default_rng(6).random(20_000), [1e-300, 1e-15, 0.5]])
     out = cupy.zeros_like(cupy.asarray(p))
     probe(cupy, minimal_plan, "ndtri_kernel", (cupy.asarray(p), out), p.size)
-    np.testing.assert_allclose(out.get(), [cpu.ndtri(x) for x in p], rtol=1e-14, atol=1e-300)
+    np.testing.assert_allclose(out.get(), [numba_distributions.ndtri(x) for x in p], rtol=1e-14,
+                               atol=1e-300)
 
 
 def assert_gpu_parity(plan, seed, first, count):
     got = gpu.simulate_chunk(plan, seed, first, count, keep_nodes=True)
-    expected = cpu.simulate_chunk(plan, seed, first, count, keep_nodes=True)
+    expected = numba_backend.simulate_chunk(plan, seed, first, count, keep_nodes=True)
     np.testing.assert_allclose(got[1], expected[1], rtol=WORLD_RTOL, atol=0)
     np.testing.assert_allclose(got[2], expected[2], rtol=WORLD_RTOL, atol=0)
     np.testing.assert_allclose(got[0], expected[0], rtol=METRIC_RTOL, atol=METRIC_ATOL)

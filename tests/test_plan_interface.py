@@ -18,12 +18,12 @@ import numpy as np
 import pytest
 
 from mcrisk import plan as plan_interface
-from mcrisk.backends import cpu as numba_backend
+from mcrisk.backends.numba import driver as numba_driver
 from mcrisk.backends import gpu as cuda
 from mcrisk.plan import AXES, FIELD, KERNEL_FIELDS, PLAN_FIELDS, PlanInterfaceError
 
 KERNELS = Path(__file__).resolve().parents[1] / "kernels"
-NUMBA_SOURCES = [Path(numba_backend.__file__)]
+NUMBA_SOURCES = sorted(Path(numba_driver.__file__).parent.glob("*.py"))
 # The Numba kernel's parameters after the plan's (simulate_chunk_kernel, then simulate_block).
 NUMBA_CHUNK_PARAMETERS = ["seed_lo", "seed_hi", "first", "n_blocks", "metrics", "world",
                           "node_times", "keep_nodes", "status"]
@@ -156,9 +156,9 @@ def test_kernel_parameters_are_the_ones_python_passes():
 
 def test_numba_kernel_signatures_are_the_table():
     names = [f.name for f in KERNEL_FIELDS]
-    kernel = list(inspect.signature(numba_backend.simulate_chunk_kernel.py_func).parameters)
+    kernel = list(inspect.signature(numba_driver.simulate_chunk_kernel.py_func).parameters)
     assert kernel == names + NUMBA_CHUNK_PARAMETERS
-    block = list(inspect.signature(numba_backend.simulate_block.py_func).parameters)
+    block = list(inspect.signature(numba_driver.simulate_block.py_func).parameters)
     assert block == names + NUMBA_BLOCK_PARAMETERS
 
 

@@ -2,7 +2,8 @@
 import numpy as np
 import pytest
 
-from mcrisk.backends import cpu, reference
+from mcrisk.backends import numba as numba_backend
+from mcrisk.backends import numpy as numpy_backend
 from mcrisk.compile import compile_scenario, select_risks
 from mcrisk.definitions import METRICS
 from mcrisk.errors import ScenarioError
@@ -10,7 +11,7 @@ from mcrisk.scenario import load_scenario
 
 from .conftest import REFERENCE
 
-BACKENDS = [pytest.param(reference, id="numpy"), pytest.param(cpu, id="numba")]
+BACKENDS = [pytest.param(numpy_backend, id="numpy"), pytest.param(numba_backend, id="numba")]
 M = {name: k for k, name in enumerate(METRICS)}
 
 RISK = """
@@ -67,7 +68,7 @@ def test_risk_on_one_shipment_moves_only_that_date(tiny, backend):
 def test_risk_occurs_with_its_probability_and_is_shared_by_targets(tiny):
     path = with_risk(tiny, 0.3, impact='{ dist = "uniform", min = 10, max = 20 }',
                      targets='["install"]')
-    plan, _, world = metrics_of(path, cpu, samples=20_000)
+    plan, _, world = metrics_of(path, numba_backend, samples=20_000)
     risk = world[:, plan.quantity_names.index("risk.cdu-recall")]
     assert np.mean(risk > 0) == pytest.approx(0.3, abs=0.015)
     assert risk[risk > 0].min() >= 10 and risk.max() <= 20
@@ -84,9 +85,9 @@ def test_risk_modes_and_common_random_numbers(tmp_path):
     off = compile_scenario(select_risks(scenario, "file"))
     pre = compile_scenario(select_risks(scenario, "pre"))
     post = compile_scenario(select_risks(scenario, "post"))
-    m_off, _, _ = cpu.simulate_chunk(off, 1, 0, 4000)
-    m_pre, _, _ = cpu.simulate_chunk(pre, 1, 0, 4000)
-    m_post, _, _ = cpu.simulate_chunk(post, 1, 0, 4000)
+    m_off, _, _ = numba_backend.simulate_chunk(off, 1, 0, 4000)
+    m_pre, _, _ = numba_backend.simulate_chunk(pre, 1, 0, 4000)
+    m_post, _, _ = numba_backend.simulate_chunk(post, 1, 0, 4000)
     done = M["completion_day"]
     # risks delay on average, mitigation removes part of it. Not scenario by scenario: a
     # later-emptying row can reorder the crew's queue and finish sooner (a Graham anomaly).
@@ -108,7 +109,8 @@ def test_uncertain_performance_scales_new_capacity(tiny, backend):
     path.write_text(path.read_text().replace(
         "h100_eq_per_gpu = 2.5", 'h100_eq_per_gpu = { dist = "uniform", min = 1, max = 3 }'))
     plan = compile_scenario(load_scenario(path))
-    metrics, world, _ = backend.simulate_chunk(plan, 2, 0, 40_000 if backend is cpu else 10_000)
+    samples = 40_000 if backend is numba_backend else 10_000
+    metrics, world, _ = backend.simulate_chunk(plan, 2, 0, samples)
     perf = world[:, plan.quantity_names.index("unit_type.new.h100_eq_per_gpu")]
     depth = metrics[:, plan.strategy_names.index("swap-gated"), M["trough_depth"]]
     np.testing.assert_allclose(depth, np.maximum(0, 256 - 144 * perf), atol=1e-9)

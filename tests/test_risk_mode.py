@@ -179,9 +179,9 @@ def test_value_of_mitigation_is_the_drawn_impact_scenario_by_scenario(tiny):
     scenario = load_scenario(path)
     pre = compile_scenario(select_risks(scenario, "pre"))
     post = compile_scenario(select_risks(scenario, "post"))
-    from mcrisk.backends import cpu
-    m_pre, world, _ = cpu.simulate_chunk(pre, 7, 0, 200)
-    m_post, _, _ = cpu.simulate_chunk(post, 7, 0, 200)
+    from mcrisk.backends import numba as numba_backend
+    m_pre, world, _ = numba_backend.simulate_chunk(pre, 7, 0, 200)
+    m_post, _, _ = numba_backend.simulate_chunk(post, 7, 0, 200)
     draw = world[:, pre.quantity_names.index("risk.late-ship")]
     assert draw.min() >= 5 and draw.max() <= 50 and np.unique(draw).size == 200
     s, done = pre.strategy_names.index("swap-gated"), METRICS.index("completion_day")

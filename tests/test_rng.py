@@ -4,7 +4,9 @@ import numpy as np
 import pytest
 
 from mcrisk import cli, rng
-from mcrisk.backends import cpu, reference
+from mcrisk.backends import numba as numba_backend
+from mcrisk.backends import numpy as numpy_backend
+from mcrisk.backends.numba import random as numba_random
 from mcrisk.compile import compile_scenario
 from mcrisk.scenario import load_scenario
 
@@ -29,7 +31,8 @@ def test_numpy_philox_matches_random123(counter, key, expected):
 
 @pytest.mark.parametrize("counter, key, expected", KAT_PHILOX4X32_10)
 def test_numba_philox_matches_random123(counter, key, expected):
-    words = cpu.philox4x32_10(*(np.uint64(c) for c in counter), *(np.uint64(k) for k in key))
+    words = numba_random.philox4x32_10(*(np.uint64(c) for c in counter),
+                                       *(np.uint64(k) for k in key))
     assert tuple(int(w) for w in words) == expected
 
 
@@ -38,7 +41,8 @@ def test_numba_and_numpy_words_are_bit_identical():
     counters = gen.integers(0, 2 ** 32, size=(2000, 4), dtype=np.uint64)
     keys = gen.integers(0, 2 ** 32, size=(2000, 2), dtype=np.uint64)
     expected = np.stack(rng.philox4x32_10(counters.T, keys.T), axis=1)
-    got = np.array([cpu.philox4x32_10(*c, *k) for c, k in zip(counters, keys)], dtype=np.uint64)
+    got = np.array([numba_random.philox4x32_10(*c, *k) for c, k in zip(counters, keys)],
+                   dtype=np.uint64)
     np.testing.assert_array_equal(got, expected)
 
 
@@ -48,7 +52,7 @@ def test_uniforms_are_identical_and_strictly_inside_the_unit_interval():
     u1, u2 = rng.uniforms(seed, scenario, rng.address_id("unit.N01.install"), 3)
     lo, hi = rng.split_seed(seed)
     for i in range(0, 5000, 97):
-        v1, v2 = cpu.uniforms(np.uint64(lo), np.uint64(hi), scenario[i],
+        v1, v2 = numba_random.uniforms(np.uint64(lo), np.uint64(hi), scenario[i],
                               rng.address_id("unit.N01.install"), 3)
         assert (v1, v2) == (u1[i], u2[i])
     assert 0.0 < min(u1.min(), u2.min()) and max(u1.max(), u2.max()) < 1.0
@@ -81,7 +85,7 @@ def test_address_is_a_pure_function_of_its_parts():
 
 
 def test_the_counter_is_scenario_address_lo_address_hi_draw():
-    # The layout every backend mirrors (cpu.uniforms, kernels/philox.cuh), pinned here.
+    # The layout every backend mirrors (numba/random.py, kernels/random.cuh), pinned here.
     address = 0x0123_4567_89AB_CDEF
     seed = 0xFEDC_BA98_7654_3210
     w0, w1, w2, w3 = rng.philox4x32_10((77, 0x89AB_CDEF, 0x0123_4567, 5),
@@ -169,8 +173,8 @@ def test_units_whose_32_bit_ids_collided_validate_and_run(tmp_path, capsys):
     path = minimal_with_racks(tmp_path, "rack8309", "rack14157")
     assert cli.main(["validate", str(path)]) == 0
     plan = compile_scenario(load_scenario(path))
-    metrics, world, _ = cpu.simulate_chunk(plan, 1, 0, 200)
-    reference_metrics, reference_world, _ = reference.simulate_chunk(plan, 1, 0, 200)
+    metrics, world, _ = numba_backend.simulate_chunk(plan, 1, 0, 200)
+    reference_metrics, reference_world, _ = numpy_backend.simulate_chunk(plan, 1, 0, 200)
     np.testing.assert_allclose(world, reference_world, rtol=1e-12)
     np.testing.assert_allclose(metrics, reference_metrics, rtol=1e-12)
     assert cli.main(["run", str(path), "--samples", "300", "--backend", "cpu", "--quiet",
@@ -185,7 +189,7 @@ def test_as_many_units_as_validation_allows_validate_and_run(tmp_path):
     path = minimal_with_racks(tmp_path, "", "", last=9_998)
     assert cli.main(["validate", str(path)]) == 0
     plan = compile_scenario(load_scenario(path))
-    metrics, world, _ = cpu.simulate_chunk(plan, 1, 0, 10)
+    metrics, world, _ = numba_backend.simulate_chunk(plan, 1, 0, 10)
     assert np.isfinite(world).all() and np.isfinite(metrics).all()
 
 

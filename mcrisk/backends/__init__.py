@@ -52,11 +52,11 @@ def select_backend(name: str) -> Backend:
         reason = gpu_unavailable_reason()
         if reason is None:
             return Backend("gpu", importlib.import_module(".gpu", __name__), "auto: CUDA device found")
-        return Backend("cpu", importlib.import_module(".cpu", __name__), f"auto: no GPU, {reason}")
+        return Backend("cpu", importlib.import_module(".numba", __name__), f"auto: no GPU, {reason}")
     if name == "gpu":
         reason = gpu_unavailable_reason()
         if reason is not None:
             raise BackendUnavailable(f"--backend gpu cannot run here: {reason}; {GPU_FIX}")
         return Backend("gpu", importlib.import_module(".gpu", __name__), "requested")
-    module = "reference" if name == "numpy" else "cpu"
+    module = "numpy" if name == "numpy" else "numba"
     return Backend(name, importlib.import_module(f".{module}", __name__), "requested")

@@ -1,0 +1,101 @@
+"""Distributions of the Numba backend: inverse CDFs of uniforms, and the draw at an address.
+
+mcrisk/distributions.py is the specification and encoding (the NumPy backend draws with it,
+numpy/distributions.py); kernels/distributions.cuh is the CUDA twin of this file.
+"""
+from __future__ import annotations
+
+import math
+
+from ...distributions import (KIND_FIXED, KIND_LOGNORMAL, KIND_PERT, KIND_TRIANGULAR,
+                              KIND_UNIFORM, PERT_TABLE_SIZE)
+from .jit import jit, jit_inline
+from .random import uniforms
+
+# Acklam's rational approximation of the normal quantile, refined by one Halley step on
+# erfc: full double precision (scipy.special.ndtri is the reference in the NumPy backend).
+_A = (-3.969683028665376e+01, 2.209460984245205e+02, -2.759285104469687e+02,
+      1.383577518672690e+02, -3.066479806614716e+01, 2.506628277459239e+00)
+_B = (-5.447609879822406e+01, 1.615858368580409e+02, -1.556989798598866e+02,
+      6.680131188771972e+01, -1.328068155288572e+01)
+_C = (-7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e+00,
+      -2.549732539343734e+00, 4.374664141464968e+00, 2.938163982698783e+00)
+_D = (7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e+00,
+      3.754408661907416e+00)
+
+
+@jit
+def ndtri(p):
+    """Standard normal quantile for p in (0, 1); the upper half by symmetry, since 1 - p is
+    exact there and the Halley step is accurate only where erfc does not cancel."""
+    if p > 0.5:
+        return -ndtri_lower(1.0 - p)
+    return ndtri_lower(p)
+
+
+@jit
+def ndtri_lower(p):
+    """ndtri for p in (0, 0.5]."""
+    if p < 0.02425:
+        q = math.sqrt(-2.0 * math.log(p))
+        x = ((((((_C[0] * q + _C[1]) * q + _C[2]) * q + _C[3]) * q + _C[4]) * q + _C[5])
+             / ((((_D[0] * q + _D[1]) * q + _D[2]) * q + _D[3]) * q + 1.0))
+    else:
+        q = p - 0.5
+        r = q * q
+        x = ((((((_A[0] * r + _A[1]) * r + _A[2]) * r + _A[3]) * r + _A[4]) * r + _A[5]) * q
+             / (((((_B[0] * r + _B[1]) * r + _B[2]) * r + _B[3]) * r + _B[4]) * r + 1.0))
+    e = 0.5 * math.erfc(-x / math.sqrt(2.0)) - p
+    u = e * math.sqrt(2.0 * math.pi) * math.exp(0.5 * x * x)
+    return x - u / (1.0 + 0.5 * x * u)
+
+
+@jit_inline
+def ppf(kind, dist_param, d, pert_table, u):
+    """Inverse CDF of distribution d (not `chance`) at u; rows are indexed, never sliced
+    (performance: a slice is an array view with reference counting in the hot loop)."""
+    if kind == KIND_FIXED:
+        return dist_param[d, 0]
+    if kind == KIND_UNIFORM:
+        return dist_param[d, 0] + u * dist_param[d, 1]
+    if kind == KIND_TRIANGULAR:
+        low, mode, high = dist_param[d, 0], dist_param[d, 1], dist_param[d, 2]
+        span = high - low
+        if span <= 0.0:
+            return low
+        if u < (mode - low) / span:
+            return low + math.sqrt(u * span * (mode - low))
+        return high - math.sqrt((1.0 - u) * span * (high - mode))
+    if kind == KIND_PERT:
+        offset = int(dist_param[d, 2])
+        last = PERT_TABLE_SIZE - 1
+        position = u * last
+        knot = min(int(position), last - 1)
+        frac = position - knot
+        if knot == 0:
+            y = pert_table[offset + 1] * position ** pert_table[offset + last + 1]
+        elif knot == last - 1:
+            y = 1.0 - (1.0 - pert_table[offset + last - 1]) * (
+                (last - position) ** pert_table[offset + last + 2])
+        else:
+            lo = pert_table[offset + knot]
+            y = lo + frac * (pert_table[offset + knot + 1] - lo)
+        return dist_param[d, 0] + dist_param[d, 1] * y
+    if kind == KIND_LOGNORMAL:
+        return math.exp(dist_param[d, 0] + dist_param[d, 1] * ndtri(u))
+    return math.nan
+
+
+@jit_inline
+def draw(dist_kind, dist_param, dist_chance, pert_table, d, seed_lo, seed_hi, scenario,
+         address, index):
+    kind = dist_kind[d]
+    chance = dist_chance[d]
+    if kind == KIND_FIXED and chance >= 1.0:
+        return dist_param[d, 0]
+    u1, u2 = uniforms(seed_lo, seed_hi, scenario, address, index)
+    if chance >= 1.0:
+        return ppf(kind, dist_param, d, pert_table, u1)
+    if u1 < chance:
+        return ppf(kind, dist_param, d, pert_table, u2)
+    return 0.0

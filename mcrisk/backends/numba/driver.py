@@ -1,0 +1,146 @@
+"""The Numba backend's driver: every strategy on every scenario of a chunk, in parallel.
+
+Parallel over blocks of scenarios (`prange`), each block with its own scratch arrays so the
+hot loop never allocates. Pairs: numpy/driver.py and kernels/simulate.cu (one CUDA thread
+runs the body of simulate_block's loop, simulate_scenario, for one scenario).
+"""
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import numba as nb
+import numpy as np
+
+from ... import definitions, distributions, rng
+from ...definitions import N_METRICS
+from ...plan import CompiledScenario
+from ...rng import check_scenarios, split_seed
+from .jit import jit
+from .metrics import capacity_metrics, completion_day, power_violation
+from .schedule import schedule_nodes
+from .world import sample_world
+
+
+@jit
+def simulate_block(
+        dist_kind, dist_param, dist_chance, pert_table, q_kind, q_dist, q_address, q_const,
+        q_terms_ptr, q_terms, q_burnin, burnin_dist, burnin_fail, burnin_rma_after,
+        node_base_q, node_kind, node_base_const, node_add_q, node_add_const, dep_ptr,
+        dep_idx, n_crews, block_ptr, block_node, block_wait, n_ready_blocks, crew_node,
+        n_crew_rows, unlock_ptr, unlock_block, cap_event_node, cap_event_island,
+        cap_event_delta, cap_event_scale_q, island_cap0, power_event_node, power_event_hall,
+        power_event_delta, cap_event_order, power_event_order, n_power_checked, hall_draw0,
+        hall_cap, completion_node, baseline, horizon, largest_job, demand_day, demand_value,
+        seed_lo, seed_hi, first, begin, end, metrics, world, node_times,
+        keep_nodes, status, node_time, waiting, crew_ready_at, crew_free, times, order,
+        island_cap, draw_kw):
+    """Scenarios begin .. end - 1 of the chunk, every strategy, with the given scratch."""
+    n_strategies = node_kind.shape[0]
+    for i in range(begin, end):
+        scenario = first + np.uint64(i)
+        sample_world(dist_kind, dist_param, dist_chance, pert_table, q_kind, q_dist,
+                     q_address, q_const, q_terms_ptr, q_terms, q_burnin, burnin_dist,
+                     burnin_fail, burnin_rma_after, seed_lo, seed_hi, scenario, world[i])
+        for s in range(n_strategies):
+            ok = schedule_nodes(node_base_q, node_kind, node_base_const, node_add_q,
+                                node_add_const, dep_ptr, dep_idx, n_crews, block_ptr,
+                                block_node, block_wait, n_ready_blocks, crew_node,
+                                n_crew_rows, unlock_ptr, unlock_block, s, world[i],
+                                node_time, waiting, crew_ready_at, crew_free)
+            if not ok:
+                status[i] = 1
+            capacity_metrics(cap_event_node, cap_event_island, cap_event_delta,
+                             cap_event_scale_q, cap_event_order, island_cap0, baseline,
+                             horizon, largest_job, demand_day, demand_value, s, world[i],
+                             node_time, times, order, island_cap, metrics[i, s])
+            metrics[i, s, 4] = completion_day(completion_node, node_time)
+            metrics[i, s, 5] = power_violation(power_event_node, power_event_hall,
+                                               power_event_delta, power_event_order,
+                                               n_power_checked, hall_draw0, hall_cap, s,
+                                               node_time, times, order, draw_kw)
+            if keep_nodes:
+                for v in range(node_time.shape[0]):
+                    node_times[i, s, v] = node_time[v]
+
+
+def _sources_digest() -> str:
+    """SHA-256 of every source file compiled into the kernel: this package and the mcrisk
+    modules whose constants it freezes (rng, distributions, definitions)."""
+    files = sorted(Path(__file__).parent.glob("*.py")) + [
+        Path(module.__file__) for module in (rng, distributions, definitions)]
+    digest = hashlib.sha256()
+    for file in files:
+        digest.update(file.name.encode() + b"\0" + file.read_bytes())
+    return digest.hexdigest()
+
+
+def _kernel(sources: str):
+    """simulate_chunk_kernel, cached by Numba under a key that covers all its sources.
+
+    Numba's cache checks only the file that defines a cached function, but this kernel has
+    the stage functions of five other files compiled into it. It closes over `sources` (the
+    digest of them all), and Numba keys a closure's cache entry on its cells, so editing any
+    stage recompiles the kernel instead of loading its old code.
+    """
+    @nb.njit(cache=True, parallel=True)
+    def simulate_chunk_kernel(
+            dist_kind, dist_param, dist_chance, pert_table, q_kind, q_dist, q_address, q_const,
+            q_terms_ptr, q_terms, q_burnin, burnin_dist, burnin_fail, burnin_rma_after,
+            node_base_q, node_kind, node_base_const, node_add_q, node_add_const, dep_ptr,
+            dep_idx, n_crews, block_ptr, block_node, block_wait, n_ready_blocks, crew_node,
+            n_crew_rows, unlock_ptr, unlock_block, cap_event_node, cap_event_island,
+            cap_event_delta, cap_event_scale_q, island_cap0, power_event_node, power_event_hall,
+            power_event_delta, cap_event_order, power_event_order, n_power_checked, hall_draw0,
+            hall_cap, completion_node, baseline, horizon, largest_job, demand_day, demand_value,
+            seed_lo, seed_hi, first, n_blocks, metrics, world, node_times,
+            keep_nodes, status):
+        """Fill metrics[i, s, m] and world[i, q] (node_times[i, s, v] if keep_nodes).
+
+        Each block allocates its scratch once and hands it to simulate_block, which runs
+        without reference counting (performance: see `jit`).
+        """
+        sources  # noqa: B018 -- a closure cell, so part of Numba's cache key (_kernel)
+        count = metrics.shape[0]
+        n_nodes = node_base_q.shape[0]
+        n_events = max(cap_event_node.shape[0], power_event_node.shape[0])
+        block = (count + n_blocks - 1) // n_blocks
+        for b in nb.prange(n_blocks):
+            simulate_block(
+                dist_kind, dist_param, dist_chance, pert_table, q_kind, q_dist, q_address,
+                q_const, q_terms_ptr, q_terms, q_burnin, burnin_dist, burnin_fail,
+                burnin_rma_after, node_base_q, node_kind, node_base_const, node_add_q,
+                node_add_const, dep_ptr, dep_idx, n_crews, block_ptr, block_node, block_wait,
+                n_ready_blocks, crew_node, n_crew_rows, unlock_ptr, unlock_block, cap_event_node,
+                cap_event_island, cap_event_delta, cap_event_scale_q, island_cap0,
+                power_event_node, power_event_hall, power_event_delta, cap_event_order,
+                power_event_order, n_power_checked, hall_draw0, hall_cap, completion_node,
+                baseline, horizon, largest_job, demand_day, demand_value, seed_lo, seed_hi,
+                first, b * block, min(count, (b + 1) * block), metrics, world, node_times,
+                keep_nodes, status,
+                np.empty(n_nodes), np.empty(n_nodes, dtype=np.int32), np.empty(n_nodes),
+                np.empty(max(n_crews, 1)),
+                np.empty(n_events), np.empty(n_events, dtype=np.int64),
+                np.empty(island_cap0.shape[0]), np.empty(hall_cap.shape[0]))
+    return simulate_chunk_kernel
+
+
+simulate_chunk_kernel = _kernel(_sources_digest())
+
+
+def simulate_chunk(plan: CompiledScenario, seed: int, first: int, count: int,
+                   keep_nodes: bool = False):
+    """Same contract as the NumPy backend's simulate_chunk (mcrisk/backends/numpy/driver.py)."""
+    check_scenarios(first, count)
+    seed_lo, seed_hi = split_seed(seed)
+    metrics = np.zeros((count, plan.n_strategies, N_METRICS))
+    world = np.zeros((count, plan.n_quantities))
+    node_times = np.zeros((count if keep_nodes else 1, plan.n_strategies, plan.n_nodes))
+    status = np.zeros(count, dtype=np.int8)
+    n_blocks = max(1, min(count, nb.get_num_threads() * 8))
+    simulate_chunk_kernel(*plan.kernel_args(), np.uint64(seed_lo), np.uint64(seed_hi),
+                          np.uint64(first), n_blocks, metrics, world, node_times,
+                          keep_nodes, status)
+    if status.any():
+        raise RuntimeError("schedule_nodes left nodes unscheduled: a deadlock past validation")
+    return metrics, world, (node_times if keep_nodes else None)

@@ -1,0 +1,22 @@
+"""The draw of a distribution at an address, for many scenarios at once (NumPy reference).
+
+The inverse CDFs are mcrisk/distributions.py and the random stream mcrisk/rng.py, used as
+they are. Pairs: numba/distributions.py and kernels/distributions.cuh.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ... import rng
+from ...distributions import KIND_FIXED, sample
+from ...plan import CompiledScenario
+
+
+def draw(plan: CompiledScenario, d: int, seed: int, scenario: np.ndarray, address: int,
+         index) -> np.ndarray:
+    """Draws of distribution d at (seed, scenario, address, index) for each scenario."""
+    if plan.dist_kind[d] == KIND_FIXED and plan.dist_chance[d] >= 1.0:
+        return np.full(scenario.shape, plan.dist_param[d, 0])
+    u1, u2 = rng.uniforms(seed, scenario, address, index)
+    return sample(int(plan.dist_kind[d]), plan.dist_param[d], float(plan.dist_chance[d]),
+                  plan.pert_table, u1, u2)

@@ -1,0 +1,32 @@
+"""The NumPy reference's driver: every strategy on the scenarios of a chunk.
+
+Pairs: numba/driver.py and kernels/simulate.cu.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ... import rng
+from ...definitions import N_METRICS
+from ...plan import CompiledScenario
+from .metrics import capacity_metrics, power_violation
+from .schedule import schedule_nodes
+from .world import sample_world
+
+
+def simulate_chunk(plan: CompiledScenario, seed: int, first: int, count: int,
+                   keep_nodes: bool = False):
+    """metrics[i, s, m] (and world[i, q], and node_time[i, s, v] if keep_nodes) for scenarios
+    first .. first + count - 1, all below 2**32 (count = 0: arrays with no scenario)."""
+    rng.check_scenarios(first, count)
+    world = sample_world(plan, seed, first, count)
+    metrics = np.zeros((count, plan.n_strategies, N_METRICS))
+    nodes = np.zeros((count, plan.n_strategies, plan.n_nodes)) if keep_nodes else None
+    for s in range(plan.n_strategies):
+        node_time = schedule_nodes(plan, s, world)
+        metrics[:, s, 0:4] = np.stack(capacity_metrics(plan, node_time, world), axis=1)
+        metrics[:, s, 4] = node_time[:, plan.completion_node].max(axis=1)
+        metrics[:, s, 5] = power_violation(plan, s, node_time)
+        if keep_nodes:
+            nodes[:, s] = node_time
+    return metrics, world, nodes

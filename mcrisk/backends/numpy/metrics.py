@@ -1,0 +1,107 @@
+"""The metrics of one strategy from its node times (NumPy reference).
+
+Capacity (trough depth and days, shortfall, homeless days) and the power check; the
+completion day is a max in driver.py. Pairs: numba/metrics.py and kernels/metrics.cuh.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...definitions import REL_EPS, event_deltas
+from ...plan import CompiledScenario
+from .sums import sum_in_order
+
+
+def positive_area(lo, hi, f_lo, f_hi):
+    """Integral of max(0, f) over [lo, hi] for f linear from f_lo to f_hi."""
+    width = hi - lo
+    both = (f_lo >= 0) & (f_hi >= 0)
+    area = np.where(both, 0.5 * (f_lo + f_hi) * width, 0.0)
+    up = (f_lo < 0) & (f_hi > 0)
+    down = (f_lo > 0) & (f_hi < 0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        area = np.where(up, 0.5 * width * f_hi * f_hi / (f_hi - f_lo), area)
+        area = np.where(down, 0.5 * width * f_lo * f_lo / (f_lo - f_hi), area)
+    return area
+
+
+def demand_on_segment(plan: CompiledScenario, k: int, t):
+    """D(t) for t in demand segment k: k = 0 before the first point, k = n after the last,
+    else the line from point k - 1 to point k (the kernels' formula, so their floats)."""
+    day, value = plan.demand_day, plan.demand_value
+    n = day.shape[0]
+    if k == 0 or k == n:
+        return np.full(np.shape(t), value[0] if k == 0 else value[n - 1])
+    slope = (value[k] - value[k - 1]) / (day[k] - day[k - 1])
+    return value[k - 1] + (t - day[k - 1]) * slope
+
+
+def shortfall_area(plan: CompiledScenario, lo, hi, capacity):
+    """Integral over [lo, hi] of max(0, D(t) - capacity), demand segment by segment."""
+    cuts = [-np.inf] + list(plan.demand_day) + [np.inf]
+    total = np.zeros(np.shape(lo))
+    for k, (a, b) in enumerate(zip(cuts[:-1], cuts[1:])):
+        seg_lo = np.maximum(lo, a)
+        seg_hi = np.minimum(hi, b)
+        ok = seg_hi > seg_lo
+        seg_lo, seg_hi = np.where(ok, seg_lo, 0.0), np.where(ok, seg_hi, 0.0)
+        f_lo = demand_on_segment(plan, k, seg_lo) - capacity
+        f_hi = demand_on_segment(plan, k, seg_hi) - capacity
+        total += np.where(ok, positive_area(seg_lo, seg_hi, f_lo, f_hi), 0.0)
+    return total
+
+
+def capacity_metrics(plan: CompiledScenario, node_time: np.ndarray, world: np.ndarray) -> tuple:
+    """trough_depth, trough_days, shortfall_gpu_days, homeless_days per scenario.
+
+    Capacity is piecewise constant between events; events at one instant apply together
+    because the interval between them has zero length.
+    """
+    n = node_time.shape[0]
+    horizon = plan.horizon
+    times = node_time[:, plan.cap_event_node]
+    order = np.argsort(times, axis=1, kind="stable")
+    times = np.take_along_axis(times, order, axis=1)
+    n_islands = plan.island_cap0.shape[0]
+    # island capacity before and after each sorted event, added event by event: [n, k + 1, i]
+    delta = np.zeros((n, times.shape[1], n_islands))
+    island = plan.cap_event_island[order]
+    event_delta = event_deltas(plan, world)
+    np.put_along_axis(delta, island[:, :, None],
+                      np.take_along_axis(event_delta, order, axis=1)[:, :, None], axis=2)
+    island_cap = np.add.accumulate(
+        np.concatenate([np.broadcast_to(plan.island_cap0, (n, 1, n_islands)), delta], axis=1),
+        axis=1)
+    bounds = np.concatenate([np.zeros((n, 1)), np.clip(times, 0.0, horizon),
+                             np.full((n, 1), horizon)], axis=1)
+    lo, hi = bounds[:, :-1], bounds[:, 1:]
+    width = hi - lo
+    capacity = sum_in_order(island_cap)
+    baseline = plan.baseline
+    below = capacity < baseline - REL_EPS * baseline
+    depth = np.where(width > 0, np.maximum(0.0, baseline - capacity), 0.0).max(axis=1)
+    depth = np.where(depth > REL_EPS * baseline, depth, 0.0)
+    trough_days = sum_in_order(np.where(below, width, 0.0))
+    shortfall = sum_in_order(shortfall_area(plan, lo, hi, capacity))
+    job = plan.largest_job
+    homeless = island_cap.max(axis=2) < job - REL_EPS * max(job, 1.0)
+    homeless_days = sum_in_order(np.where(homeless, width, 0.0))
+    return depth, trough_days, shortfall, homeless_days
+
+
+def power_violation(plan: CompiledScenario, s: int, node_time: np.ndarray) -> np.ndarray:
+    """1.0 where some hall's draw exceeds its cap at any time (not only before the horizon)."""
+    n = node_time.shape[0]
+    times = node_time[:, plan.power_event_node]
+    order = np.argsort(times, axis=1, kind="stable")
+    times = np.take_along_axis(times, order, axis=1)
+    violated = np.zeros(n, dtype=bool)
+    # a tie group's state is the one after its last event
+    group_end = np.concatenate([times[:, 1:] != times[:, :-1], np.ones((n, 1), bool)], axis=1)
+    for h, cap in enumerate(plan.hall_cap):
+        limit = cap + REL_EPS * cap
+        delta = np.where(plan.power_event_hall[s] == h, plan.power_event_delta, 0.0)[order]
+        start = np.full((n, 1), plan.hall_draw0[h])
+        draw = np.add.accumulate(np.concatenate([start, delta], axis=1), axis=1)[:, 1:]
+        violated |= (plan.hall_draw0[h] > limit) | ((draw > limit) & group_end).any(axis=1)
+    return violated.astype(np.float64)

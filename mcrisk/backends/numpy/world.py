@@ -1,0 +1,74 @@
+"""world[scenario, quantity]: the quantities drawn or derived once per scenario (NumPy reference).
+
+Pairs: numba/world.py and kernels/world.cuh.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ... import rng
+from ...definitions import MAX_BURNIN_ATTEMPTS, Q_ATTEMPTS, Q_BURNIN, Q_SAMPLE, Q_SUM
+from ...plan import CompiledScenario
+from .distributions import draw
+from .sums import sum_in_order
+
+
+def burn_in_days(plan: CompiledScenario, q: int, seed: int, scenario: np.ndarray):
+    """Days from install end to a passed burn-in, and attempts, per scenario.
+
+    Attempt k (counted over the unit's whole life) lasts attempt_days drawn at
+    (attempt, k) and fails when the uniform at (outcome, k) is below fail_first for a
+    first attempt (also the first after an RMA), else fail_retry. A failure is fixed
+    (fix_days at (fix, k)) unless it is the rma_after-th in a row: then the unit is replaced
+    (rma_days at (rma, r) for the unit's r-th RMA) and counts restart.
+    """
+    b = plan.q_burnin[q]
+    attempt_dist, fix_dist, rma_dist = plan.burnin_dist[b]
+    fail_first, fail_retry = plan.burnin_fail[b]
+    rma_after = plan.burnin_rma_after[b]
+    a_attempt, a_outcome, a_fix, a_rma = (int(a) for a in plan.q_address[q])
+    n = scenario.shape[0]
+    days = np.zeros(n)
+    attempts = np.zeros(n)
+    fails_in_row = np.zeros(n, dtype=np.int64)
+    rma_count = np.zeros(n, dtype=np.int64)
+    active = np.arange(n)
+    for k in range(MAX_BURNIN_ATTEMPTS):
+        if active.size == 0:
+            break
+        s = scenario[active]
+        days[active] += draw(plan, attempt_dist, seed, s, a_attempt, k)
+        attempts[active] += 1
+        u_outcome, _ = rng.uniforms(seed, s, a_outcome, k)
+        p_fail = np.where(fails_in_row[active] == 0, fail_first, fail_retry)
+        failed = active[u_outcome < p_fail]
+        fails_in_row[failed] += 1
+        replaced = failed[fails_in_row[failed] == rma_after]
+        fixed = failed[fails_in_row[failed] < rma_after]
+        days[fixed] += draw(plan, fix_dist, seed, scenario[fixed], a_fix, k)
+        days[replaced] += draw(plan, rma_dist, seed, scenario[replaced], a_rma, rma_count[replaced])
+        rma_count[replaced] += 1
+        fails_in_row[replaced] = 0
+        active = failed
+    else:
+        days[active] = np.inf
+    return days, attempts
+
+
+def sample_world(plan: CompiledScenario, seed: int, first: int, count: int) -> np.ndarray:
+    """world[i, q] for scenarios first .. first + count - 1."""
+    scenario = np.arange(first, first + count, dtype=np.uint64)
+    world = np.zeros((count, plan.n_quantities))
+    for q in range(plan.n_quantities):
+        kind = plan.q_kind[q]
+        if kind == Q_SAMPLE:
+            world[:, q] = draw(plan, plan.q_dist[q], seed, scenario, int(plan.q_address[q, 0]), 0)
+        elif kind == Q_SUM:
+            terms = plan.q_terms[plan.q_terms_ptr[q]:plan.q_terms_ptr[q + 1]]
+            constant = np.full((count, 1), plan.q_const[q])
+            world[:, q] = sum_in_order(np.concatenate([constant, world[:, terms]], axis=1))
+        elif kind == Q_BURNIN:
+            world[:, q], world[:, q + 1] = burn_in_days(plan, q, seed, scenario)
+        elif kind != Q_ATTEMPTS:
+            raise ValueError(f"unknown quantity kind {kind}")
+    return world
