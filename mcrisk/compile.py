@@ -10,7 +10,8 @@ Two layers, and a schedule derived from the second:
     BURNIN   the days a unit's burn-in takes (attempts, fixes, RMAs); addresses
              q_address[q, 0..3] = attempt, outcome, fix, rma; the next quantity holds its
              number of attempts (kind ATTEMPTS, filled by the same step)
-  Quantities are in dependency order, so a single forward pass computes them.
+  Quantities are in dependency order, so a single forward pass computes them. mcrisk/world.py
+  builds them, each with a name and a QuantityLabel (what it is about; mcrisk/quantities.py).
 
 * The **plan** of each strategy: a max-plus network of timed nodes with fixed ids shared by
   all strategies (node k is "drain SU1" in every strategy), listed per strategy in
@@ -44,202 +45,10 @@ from fractions import Fraction
 
 import numpy as np
 
-from . import rng
-from .definitions import NODE_CREW, NODE_MAX, Q_ATTEMPTS, Q_BURNIN, Q_SAMPLE, Q_SUM
-from .distributions import encode
-from .errors import Problem, ScenarioError
-from .model import DateSpec, Distribution, Scenario, Strategy
-from .quantities import QuantityLabel
+from .definitions import NODE_CREW, NODE_MAX
+from .model import Scenario, Strategy
 from .plan import CompiledScenario  # noqa: F401 (re-exported: the plan interface is plan.py)
-
-
-class _World:
-    """Builds the world-quantity tables; one quantity per name, each with its label (what
-    the quantity is about; the name is spelled from it)."""
-
-    def __init__(self):
-        self.names: list[str] = []
-        self.labels: list[QuantityLabel] = []
-        self.index: dict[str, int] = {}
-        self.dists: list[tuple] = []
-        self.pert_tables: list[np.ndarray] = []
-        self.rows: list[dict] = []
-        self.burnins: list[tuple] = []
-
-    def _dist(self, dist: Distribution) -> int:
-        self.dists.append(encode(dist, self.pert_tables))
-        return len(self.dists) - 1
-
-    def _add(self, label: QuantityLabel, **row) -> int:
-        name = label.name
-        if name in self.index:
-            raise ValueError(f"quantity {name!r} compiled twice")
-        self.index[name] = len(self.names)
-        self.names.append(name)
-        self.labels.append(label)
-        base = dict(kind=Q_SAMPLE, dist=-1, address=(0, 0, 0, 0), address_labels=(), const=0.0,
-                    terms=(), burnin=-1)
-        base.update(row)
-        self.rows.append(base)
-        return self.index[name]
-
-    def sample(self, label: QuantityLabel, dist: Distribution) -> int:
-        return self._add(label, kind=Q_SAMPLE, dist=self._dist(dist),
-                         address=(rng.address_id(label.name), 0, 0, 0), address_labels=(label,))
-
-    def total(self, label: QuantityLabel, const: float, terms: list[int]) -> int:
-        return self._add(label, kind=Q_SUM, const=float(const), terms=tuple(terms))
-
-    def date(self, label: QuantityLabel, spec: DateSpec, shared: dict[str, int],
-             extra: list[int] = ()) -> int:
-        """A date quantity: spec.day + its delay + named shared delays (+ extra terms)."""
-        terms = [self.sample(label.derived("delay"), spec.delay)]
-        terms += [shared[s] for s in spec.shared] + list(extra)
-        return self.total(label, spec.day, terms)
-
-    def burn_in(self, label: QuantityLabel, burn_in) -> int:
-        dists = (self._dist(burn_in.attempt_days), self._dist(burn_in.fix_days),
-                 self._dist(burn_in.rma_days))
-        self.burnins.append((dists, (burn_in.fail_first, burn_in.fail_retry),
-                             burn_in.rma_after_failures))
-        streams = tuple(label.derived(part) for part in ("attempt", "outcome", "fix", "rma"))
-        q = self._add(label, kind=Q_BURNIN, dist=dists[0],
-                      address=tuple(rng.address_id(s.name) for s in streams),
-                      address_labels=streams, burnin=len(self.burnins) - 1)
-        self._add(label.derived("attempts"), kind=Q_ATTEMPTS)
-        return q
-
-
-def _compile_world(scenario: Scenario, retrofit_rows: list[str]) -> tuple[_World, dict]:
-    """Every quantity of the scenario; returns the builder and named handles into it."""
-    w = _World()
-    shared = {name: w.sample(QuantityLabel("shared", name), dist)
-              for name, dist in scenario.shared_delays}
-    risks = _RiskTerms(w, scenario)
-    handles: dict = {"arrival": {}, "energized": {}, "island_ready": {}, "drain": {},
-                     "removal": {}, "install": {}, "burn_in": {}, "retrofit": {},
-                     "performance": {}}
-    for ship in scenario.shipments:
-        handles["arrival"][ship.id] = w.date(QuantityLabel("shipment", ship.id, "arrival"),
-                                             ship.arrival, shared, risks.terms("arrival", ship.id))
-    for hall in scenario.halls:
-        at_risk = risks.terms("energized", hall.id)
-        if hall.energized is not None or at_risk:
-            handles["energized"][hall.id] = w.date(QuantityLabel("hall", hall.id, "energized"),
-                                                   hall.energized or DateSpec(0.0), shared,
-                                                   at_risk)
-    for island in scenario.islands:
-        at_risk = risks.terms("fabric", island.id)
-        if island.delivery is not None or at_risk:
-            install = w.sample(QuantityLabel("island", island.id, "install"),
-                               island.install_days)
-            handles["island_ready"][island.id] = w.date(
-                QuantityLabel("island", island.id, "ready"), island.delivery or DateSpec(0.0),
-                shared, [install] + at_risk)
-    for kind in scenario.unit_types:
-        if kind.performance is not None:
-            handles["performance"][kind.id] = w.sample(
-                QuantityLabel("unit_type", kind.id, "h100_eq_per_gpu"), kind.performance)
-    for unit in scenario.existing:
-        kind = scenario.unit_type(unit.type)
-        handles["drain"][unit.id] = w.sample(QuantityLabel("unit", unit.id, "drain"),
-                                             kind.drain_days)
-        handles["removal"][unit.id] = risks.wrap(
-            "removal", unit.id, w.sample(QuantityLabel("unit", unit.id, "removal"),
-                                         kind.removal_days))
-    for unit in scenario.incoming:
-        kind = scenario.unit_type(unit.type)
-        handles["install"][unit.id] = risks.wrap(
-            "install", unit.id, w.sample(QuantityLabel("unit", unit.id, "install"),
-                                         kind.install_days))
-        if kind.burn_in is not None:
-            handles["burn_in"][unit.id] = risks.wrap(
-                "burn_in", unit.id, w.burn_in(QuantityLabel("unit", unit.id, "burn_in"),
-                                              kind.burn_in))
-    for row_id in retrofit_rows:
-        handles["retrofit"][row_id] = risks.wrap(
-            "retrofit", row_id, w.sample(QuantityLabel("row", row_id, "retrofit"),
-                                         scenario.retrofit.days))
-    _check_addresses(w, scenario)
-    return w, handles
-
-
-class _RiskTerms:
-    """The enabled risks of a register as world quantities (`risk.<id>`: its impact with
-    its probability, else 0), and which activities and dates each one delays."""
-
-    def __init__(self, w: _World, scenario: Scenario):
-        self.w = w
-        self.targets: dict[tuple[str, str | None], list[int]] = {}
-        for risk in scenario.risks:
-            if not risk.enabled:
-                continue
-            q = w.sample(QuantityLabel("risk", risk.id),
-                         Distribution("chance", (risk.probability,), risk.impact))
-            for target in risk.applies_to:
-                kind, _, ident = target.partition(":")
-                self.targets.setdefault((kind, ident or None), []).append(q)
-
-    def terms(self, kind: str, ident: str) -> list[int]:
-        """Risk quantities that delay (kind, ident): those naming it and those naming all."""
-        return self.targets.get((kind, None), []) + self.targets.get((kind, ident), [])
-
-    def wrap(self, kind: str, ident: str, q: int) -> int:
-        """Quantity q, or q plus its risks as a new SUM quantity when any apply."""
-        extra = self.terms(kind, ident)
-        if not extra:
-            return q
-        return self.w.total(self.w.labels[q].derived("with_risks"), 0.0, [q] + extra)
-
-
-def _check_addresses(w: _World, scenario: Scenario) -> None:
-    """Raise ScenarioError if two names of the plan hash to one address.
-
-    Two such names would get the same draws in every scenario. With 64-bit ids this takes
-    about 2**32 names to happen by chance, so it is a guard, found by `mcrisk validate`;
-    the fix is to rename one of the two things.
-    """
-    owners = _address_owners(scenario)
-    seen: dict[int, QuantityLabel] = {}
-    problems = []
-    for row in w.rows:
-        for label, address in zip(row["address_labels"], row["address"]):
-            first = seen.setdefault(address, label)
-            if first != label:
-                problems.append(_collision(scenario.path, owners, first, label))
-    if problems:
-        raise ScenarioError(problems)
-
-
-def _address_owners(scenario: Scenario) -> dict[tuple[str, str], tuple[str, str]]:
-    """(section, subject) of every thing that has draws -> (its key in the file, its id)."""
-    owners = {("shared", name): (f"shared_delays.{name}", name)
-              for name, _ in scenario.shared_delays}
-    for section, key, things in (("shipment", "shipments", scenario.shipments),
-                                 ("island", "islands", scenario.islands),
-                                 ("unit_type", "unit_types", scenario.unit_types),
-                                 ("risk", "risks", scenario.risks),
-                                 ("hall", "halls", scenario.halls)):
-        owners.update({(section, t.id): (f"{key}[{i}].id", t.id) for i, t in enumerate(things)})
-    for h, hall in enumerate(scenario.halls):
-        owners.update({("row", row.id): (f"halls[{h}].rows[{r}].id", row.id)
-                       for r, row in enumerate(hall.rows)})
-    for fleet, units in (("existing", scenario.existing), ("incoming", scenario.incoming)):
-        owners.update({("unit", u.id): (f"{fleet}.units", u.id) for u in units})
-    return owners
-
-
-def _collision(file: str, owners: dict[tuple[str, str], tuple[str, str]], first: QuantityLabel,
-               label: QuantityLabel) -> Problem:
-    """The Problem of `label`'s name hashing to the address of `first`'s, located at the
-    owner of label (the thing its section and subject name)."""
-    (key, ident), (first_key, first_ident) = (owners[(x.section, x.subject)]
-                                              for x in (label, first))
-    return Problem(file, key, ident,
-                   f"the draws of {label.name!r} would be those of {first.name!r} ({first_key} = "
-                   f"{first_ident!r}): their 64-bit random-stream addresses (hashes of the "
-                   "names) collide",
-                   f"rename {ident!r} or {first_ident!r}")
+from .world import World, compile_world
 
 
 def _needs_retrofit(scenario: Scenario, strategy: Strategy) -> set[str]:
@@ -445,7 +254,7 @@ def compile_scenario(scenario: Scenario) -> CompiledScenario:
     """Flatten a validated scenario and all its strategies into kernel arrays."""
     retrofitted = set().union(*(_needs_retrofit(scenario, s) for s in scenario.strategies))
     retrofit_rows = [row.id for row in scenario.rows() if row.id in retrofitted]
-    world, handles = _compile_world(scenario, retrofit_rows)
+    world, handles = compile_world(scenario, retrofit_rows)
     nodes = _Nodes(scenario, handles)
     plans = [_strategy_plan(scenario, s, nodes, handles) for s in scenario.strategies]
     for before, plan in zip([None] + plans[:-1], plans):
@@ -495,7 +304,7 @@ def _halls_that_could_pass_their_cap(hall_of_event: list[int], delta: list[float
     return could
 
 
-def _assemble(scenario: Scenario, world: _World, nodes: _Nodes, plans: list[dict],
+def _assemble(scenario: Scenario, world: World, nodes: _Nodes, plans: list[dict],
               handles: dict) -> CompiledScenario:
     n_nodes = len(nodes.names)
     node = nodes.id
