@@ -1,10 +1,11 @@
-// Distributions as inverse CDFs of uniforms. Mirrors ppf/ndtri/draw of mcrisk/backends/cpu.py
-// line by line (encoding: mcrisk/distributions.py).
+// Distributions as inverse CDFs of uniforms, and the draw at an address. Pairs:
+// mcrisk/backends/numba/distributions.py, line by line, and mcrisk/distributions.py (the
+// specification and the encoding).
 #ifndef MCRISK_DISTRIBUTIONS_CUH
 #define MCRISK_DISTRIBUTIONS_CUH
 
 #include "compat.cuh"
-#include "philox.cuh"
+#include "random.cuh"
 
 namespace mcrisk {
 
@@ -19,7 +20,7 @@ static constexpr int PERT_TABLE_SIZE = 4097;
 static constexpr double PI = 3.141592653589793;
 
 // Acklam's rational approximation of the normal quantile, refined by one Halley step on erfc
-// (cpu.py's _A, _B, _C, _D).
+// (numba/distributions.py's _A, _B, _C, _D).
 static constexpr double A0 = -3.969683028665376e+01, A1 = 2.209460984245205e+02,
                         A2 = -2.759285104469687e+02, A3 = 1.383577518672690e+02,
                         A4 = -3.066479806614716e+01, A5 = 2.506628277459239e+00;

@@ -1,14 +1,83 @@
-// Entry points of the simulation: the CUDA kernel (one thread per scenario, every strategy) and,
-// when compiled for the host (g++ -x c++, no __CUDACC__), the same per-scenario code in a plain
-// loop for the parity tests (mcrisk/backends/hostcuda.py). All the logic is in simulate.cuh.
+// The driver of the CUDA sources: one scenario, every strategy (simulate_scenario), and the
+// entry points that run it: the CUDA kernel (one thread per scenario) and, when compiled for the
+// host (g++ -x c++, no __CUDACC__), the same per-scenario code in a plain loop for the parity
+// tests (mcrisk/backends/hostcuda.py). Pairs: mcrisk/backends/numba/driver.py (simulate_block's
+// loop body is simulate_scenario) and mcrisk/backends/numpy/driver.py. The stages, one file
+// each, are read side by side with the Numba and NumPy files of the same name:
 //
-// Arguments: the plan's (MCRISK_PLAN_PARAMS, plan.cuh: generated from the plan interface,
-// mcrisk/plan.py), then the chunk's (mcrisk/backends/gpu.py CHUNK_PARAMETERS; a test checks them).
+//     random.cuh         Philox4x32-10 at an address       numba/random.py, mcrisk/rng.py
+//     distributions.cuh  inverse CDFs, the draw            numba/distributions.py
+//     world.cuh          world[q], once per scenario       numba/world.py
+//     schedule.cuh       node_time[v] of one strategy      numba/schedule.py
+//     metrics.cuh        the six metrics                   numba/metrics.py
+//     plan.cuh           the Plan struct (generated from the plan interface, mcrisk/plan.py)
+//
+// Differences of form, not of arithmetic: the plan's arrays travel in one struct `Plan` (Numba
+// takes them one by one), 2-D arrays are indexed by hand (row * width + column), and the
+// scratch arrays have compile-time sizes MAX_* that mcrisk sets with -D from the plan's shape.
+//
+// Arguments: the plan's (MCRISK_PLAN_PARAMS, plan.cuh), then the chunk's
+// (mcrisk/backends/gpu.py CHUNK_PARAMETERS; tests/test_plan_interface.py checks them).
 #include "compat.cuh"
 #include "distributions.cuh"
-#include "philox.cuh"
+#include "metrics.cuh"
 #include "plan.cuh"
-#include "simulate.cuh"
+#include "random.cuh"
+#include "schedule.cuh"
+#include "world.cuh"
+
+#if !defined(MAX_QUANTITIES) || !defined(MAX_NODES) || !defined(MAX_EVENTS) \
+    || !defined(MAX_ISLANDS) || !defined(MAX_HALLS) || !defined(MAX_CREWS)
+#error "define MAX_QUANTITIES, MAX_NODES, MAX_EVENTS, MAX_ISLANDS, MAX_HALLS and MAX_CREWS (mcrisk passes them as -D options from the plan's shape)"
+#endif
+
+namespace mcrisk {
+
+static constexpr int N_METRICS = 6;  // mcrisk.definitions: the metrics axis
+
+// Per-scenario scratch (numba/driver.py allocates the same arrays once per block of scenarios).
+struct Scratch {
+    double world[MAX_QUANTITIES];
+    double node_time[MAX_NODES];
+    int waiting[MAX_NODES];
+    double crew_ready_at[MAX_NODES];
+    double crew_free[MAX_CREWS];
+    double times[MAX_EVENTS];
+    int order[MAX_EVENTS];
+    double island_cap[MAX_ISLANDS];
+    double draw_kw[MAX_HALLS];
+};
+
+// Scenario first + i, every strategy: the body of numba/driver.py's simulate_block loop. Fills
+// metrics[i, s, :], world[i, :] and, if keep_nodes, node_times[i, s, :]; status[i] = 1 on a
+// deadlock. first + i < 2**32: the Python entry points check it (mcrisk.rng.check_scenarios).
+MCRISK_HD void simulate_scenario(const Plan& p, u32 seed_lo, u32 seed_hi, u32 first, long long i,
+                                 Scratch& x, double* metrics, double* world, double* node_times,
+                                 int keep_nodes, signed char* status) {
+    u32 scenario = first + (u32)i;
+    sample_world(p, seed_lo, seed_hi, scenario, x.world);
+    for (int q = 0; q < p.n_quantities; ++q) {
+        world[i * p.n_quantities + q] = x.world[q];
+    }
+    for (int s = 0; s < p.n_strategies; ++s) {
+        bool ok = schedule_nodes(p, s, x.world, x.node_time, x.waiting, x.crew_ready_at,
+                                 x.crew_free);
+        if (!ok) {
+            status[i] = 1;
+        }
+        double* out = metrics + (i * p.n_strategies + s) * N_METRICS;
+        capacity_metrics(p, s, x.world, x.node_time, x.times, x.order, x.island_cap, out);
+        out[4] = completion_day(p, x.node_time);
+        out[5] = power_violation(p, s, x.node_time, x.times, x.order, x.draw_kw);
+        if (keep_nodes) {
+            for (int v = 0; v < p.n_nodes; ++v) {
+                node_times[(i * p.n_strategies + s) * p.n_nodes + v] = x.node_time[v];
+            }
+        }
+    }
+}
+
+}  // namespace mcrisk
 
 // Whether the plan's shapes fit the scratch sizes this build was compiled with.
 MCRISK_HD bool plan_fits(const mcrisk::Plan& p) {

@@ -30,7 +30,9 @@ from mcrisk.scenario import load_scenario
 
 from .test_rng import KAT_PHILOX4X32_10  # Random123 known answers, one copy
 
-NUMBA_SOURCES = sorted(Path(numba_backend.__file__).parent.glob("*.py"))
+NUMBA_DIR = Path(numba_backend.__file__).parent
+NUMBA_SOURCES = sorted(NUMBA_DIR.glob("*.py"))
+KERNEL_DIR = Path(__file__).resolve().parents[1] / "kernels"
 
 # Where the same compiler and libm evaluate the same operations (x86-64, glibc): no rounding
 # may differ at all.
@@ -75,9 +77,7 @@ def constants(text: str) -> dict[str, float]:
 
 
 def test_kernel_constants_are_the_python_ones():
-    got = {}
-    for name in ("philox.cuh", "distributions.cuh", "simulate.cuh"):
-        got.update(constants(gpu.kernel_file(name)))
+    got = constants(gpu.kernel_source())      # every kernel file, includes inlined
     expected = {
         "PHILOX_M0": rng.PHILOX_M0, "PHILOX_M1": rng.PHILOX_M1, "PHILOX_W0": rng.PHILOX_W0,
         "PHILOX_W1": rng.PHILOX_W1, "PHILOX_ROUNDS": rng.PHILOX_ROUNDS,
@@ -97,16 +97,44 @@ def test_kernel_constants_are_the_python_ones():
     assert {k: got.get(k) for k in expected} == expected
 
 
-def test_kernel_functions_have_the_cpu_names():
-    # Read side by side: every Numba function has a CUDA namesake (simulate_block's loop body
-    # is simulate_scenario, one thread's work), and simulate_chunk_kernel is the entry point.
-    source = gpu.kernel_source()
-    numba_names = re.findall(r"^@(?:jit|jit_inline|nb\.njit\(.*?\))\s*\ndef (\w+)\(",
-                             "\n".join(p.read_text() for p in NUMBA_SOURCES), re.M)
-    assert len(numba_names) > 15
-    missing = [name for name in numba_names if name != "simulate_block"
-               and not re.search(rf"\b{name}\(", source)]
-    assert missing == []
+# Each stage's Numba file and CUDA file, read side by side (numba/<stage>.py, kernels/<file>).
+STAGE_FILES = {"random": "random.cuh", "distributions": "distributions.cuh",
+               "world": "world.cuh", "schedule": "schedule.cuh", "metrics": "metrics.cuh",
+               "driver": "simulate.cu"}
+# One thread's work is simulate_block's loop body for one scenario.
+CUDA_NAME = {"simulate_block": "simulate_scenario"}
+# CUDA functions with no Numba namesake, and why.
+CUDA_ONLY = {
+    "mulhilo": "the 32 x 32 -> 64-bit multiply, written inline in Numba",
+    "plan_fits": "compile-time scratch sizes (Numba allocates scratch to fit)",
+    "philox_kernel": "probe", "uniforms_kernel": "probe", "ndtri_kernel": "probe",
+    "host_simulate_chunk": "host entry point", "host_limits": "host entry point",
+    "host_philox": "host probe", "host_uniforms": "host probe", "host_ndtri": "host probe",
+}
+
+
+def numba_functions(text: str) -> list[str]:
+    return re.findall(r"^\s*@(?:jit|jit_inline|nb\.njit\(.*?\))\s*\n\s*def (\w+)\(", text, re.M)
+
+
+def cuda_functions(text: str) -> list[str]:
+    return re.findall(r'^(?:MCRISK_HD|extern "C"(?: __global__)?) [\w:&*]+ (\w+)\(', text, re.M)
+
+
+@pytest.mark.parametrize("stage", sorted(STAGE_FILES))
+def test_kernel_functions_have_the_cpu_names(stage):
+    # Read side by side: each stage's Numba file and CUDA file define the same functions
+    # (in the same order), so a function in one has its namesake in the other.
+    numba = numba_functions((NUMBA_DIR / f"{stage}.py").read_text())
+    cuda = [name for name in cuda_functions(gpu.kernel_file(STAGE_FILES[stage]))
+            if name not in CUDA_ONLY]
+    assert numba and [CUDA_NAME.get(name, name) for name in numba] == cuda
+
+
+def test_every_stage_file_is_paired():
+    assert {p.stem for p in NUMBA_SOURCES} - {"__init__", "jit"} == set(STAGE_FILES)
+    assert {p.name for p in KERNEL_DIR.glob("*.cu*")} - {"compat.cuh", "plan.cuh"} == \
+        set(STAGE_FILES.values())
 
 
 def test_device_code_needs_no_standard_header():

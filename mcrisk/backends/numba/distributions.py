@@ -25,15 +25,6 @@ _D = (7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e+00,
 
 
 @jit
-def ndtri(p):
-    """Standard normal quantile for p in (0, 1); the upper half by symmetry, since 1 - p is
-    exact there and the Halley step is accurate only where erfc does not cancel."""
-    if p > 0.5:
-        return -ndtri_lower(1.0 - p)
-    return ndtri_lower(p)
-
-
-@jit
 def ndtri_lower(p):
     """ndtri for p in (0, 0.5]."""
     if p < 0.02425:
@@ -48,6 +39,15 @@ def ndtri_lower(p):
     e = 0.5 * math.erfc(-x / math.sqrt(2.0)) - p
     u = e * math.sqrt(2.0 * math.pi) * math.exp(0.5 * x * x)
     return x - u / (1.0 + 0.5 * x * u)
+
+
+@jit
+def ndtri(p):
+    """Standard normal quantile for p in (0, 1); the upper half by symmetry, since 1 - p is
+    exact there and the Halley step is accurate only where erfc does not cancel."""
+    if p > 0.5:
+        return -ndtri_lower(1.0 - p)
+    return ndtri_lower(p)
 
 
 @jit_inline

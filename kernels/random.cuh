@@ -1,13 +1,13 @@
-// The random stream: Philox4x32-10 with every draw at an address. Mirrors mcrisk/rng.py (the
-// specification) and the Philox functions of mcrisk/backends/cpu.py line by line.
+// The random stream: Philox4x32-10 with every draw at an address. Pairs: mcrisk/rng.py (the
+// specification) and mcrisk/backends/numba/random.py, line by line.
 //
 // Counter (scenario, address_lo, address_hi, draw_index), key (seed_lo, seed_hi): the scenario
 // index is below 2**32 (the Python entry points refuse larger ones) and the address is the
 // 64-bit id of the drawn thing's name. The CPU holds 32-bit words in uint64 and masks; here
 // they are u32, and the 32 x 32 -> 64 multiply is __umulhi on the device and a 64-bit product
 // on the host: bit-identical words either way.
-#ifndef MCRISK_PHILOX_CUH
-#define MCRISK_PHILOX_CUH
+#ifndef MCRISK_RANDOM_CUH
+#define MCRISK_RANDOM_CUH
 
 #include "compat.cuh"
 
@@ -76,4 +76,4 @@ MCRISK_HD Uniforms uniforms(u32 seed_lo, u32 seed_hi, u32 scenario, u64 address,
 
 }  // namespace mcrisk
 
-#endif  // MCRISK_PHILOX_CUH
+#endif  // MCRISK_RANDOM_CUH

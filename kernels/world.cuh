@@ -1,0 +1,82 @@
+// The world of one scenario: quantities drawn or derived once, in dependency order (common
+// random numbers: every strategy runs on it). Pairs: mcrisk/backends/numba/world.py, line by
+// line, and mcrisk/backends/numpy/world.py (the reference).
+#ifndef MCRISK_WORLD_CUH
+#define MCRISK_WORLD_CUH
+
+#include "compat.cuh"
+#include "distributions.cuh"
+#include "plan.cuh"
+#include "random.cuh"
+
+namespace mcrisk {
+
+// mcrisk.definitions: kinds of world quantity, and the burn-in guard.
+static constexpr int Q_SAMPLE = 0;
+static constexpr int Q_SUM = 1;
+static constexpr int Q_BURNIN = 2;
+static constexpr int Q_ATTEMPTS = 3;
+static constexpr int MAX_BURNIN_ATTEMPTS = 100000;
+
+// Days from install end to a passed burn-in; its number of attempts goes to `attempts`.
+MCRISK_HD double burn_in_days(const Plan& p, int q, u32 seed_lo, u32 seed_hi, u32 scenario,
+                              double& attempts) {
+    int b = p.q_burnin[q];
+    int attempt_dist = p.burnin_dist[3 * b + 0], fix_dist = p.burnin_dist[3 * b + 1],
+        rma_dist = p.burnin_dist[3 * b + 2];
+    double fail_first = p.burnin_fail[2 * b + 0], fail_retry = p.burnin_fail[2 * b + 1];
+    int rma_after = p.burnin_rma_after[b];
+    u64 a_attempt = p.q_address[4 * q + 0], a_outcome = p.q_address[4 * q + 1];
+    u64 a_fix = p.q_address[4 * q + 2], a_rma = p.q_address[4 * q + 3];
+    double days = 0.0;
+    int fails_in_row = 0;
+    int rma_count = 0;
+    for (int k = 0; k < MAX_BURNIN_ATTEMPTS; ++k) {
+        days += draw(p.dist_kind, p.dist_param, p.dist_chance, p.pert_table, attempt_dist,
+                     seed_lo, seed_hi, scenario, a_attempt, (u32)k);
+        double u_outcome = uniforms(seed_lo, seed_hi, scenario, a_outcome, (u32)k).u1;
+        double p_fail = fails_in_row == 0 ? fail_first : fail_retry;
+        if (u_outcome >= p_fail) {
+            attempts = k + 1.0;
+            return days;
+        }
+        fails_in_row += 1;
+        if (fails_in_row == rma_after) {
+            days += draw(p.dist_kind, p.dist_param, p.dist_chance, p.pert_table, rma_dist,
+                         seed_lo, seed_hi, scenario, a_rma, (u32)rma_count);
+            rma_count += 1;
+            fails_in_row = 0;
+        } else {
+            days += draw(p.dist_kind, p.dist_param, p.dist_chance, p.pert_table, fix_dist,
+                         seed_lo, seed_hi, scenario, a_fix, (u32)k);
+        }
+    }
+    attempts = (double)MAX_BURNIN_ATTEMPTS;
+    return infinity();
+}
+
+// world[q] of one scenario, in dependency order.
+MCRISK_HD void sample_world(const Plan& p, u32 seed_lo, u32 seed_hi, u32 scenario,
+                            double* world) {
+    for (int q = 0; q < p.n_quantities; ++q) {
+        int kind = p.q_kind[q];
+        if (kind == Q_SAMPLE) {
+            world[q] = draw(p.dist_kind, p.dist_param, p.dist_chance, p.pert_table, p.q_dist[q],
+                            seed_lo, seed_hi, scenario, p.q_address[4 * q + 0], 0u);
+        } else if (kind == Q_SUM) {
+            double total = p.q_const[q];
+            for (int j = p.q_terms_ptr[q]; j < p.q_terms_ptr[q + 1]; ++j) {
+                total += world[p.q_terms[j]];
+            }
+            world[q] = total;
+        } else if (kind == Q_BURNIN) {
+            world[q] = burn_in_days(p, q, seed_lo, seed_hi, scenario, world[q + 1]);
+        } else if (kind != Q_ATTEMPTS) {
+            world[q] = not_a_number();
+        }
+    }
+}
+
+}  // namespace mcrisk
+
+#endif  // MCRISK_WORLD_CUH
