@@ -3,9 +3,9 @@
 Every import of an mcrisk module is read from the source (ast, so imports inside functions
 count too) and must point to the same floor or one below. The floors, bottom to top:
 
-    foundation   definitions, errors, rng, distributions, model, schema, outputs
+    foundation   definitions, quantities, errors, rng, distributions, model, schema, outputs
     scenario     the TOML reader and validation (mcrisk/scenario/)
-    compile      the scenario as flat arrays (compile, plan)
+    compile      the scenario as flat arrays (compile, world, plan)
     backends     NumPy, Numba, CUDA: sample worlds, schedule, metrics
     simulate     the chunk loop
     results      statistics of results: aggregate, milestones, analysis/
@@ -29,14 +29,16 @@ MAX_LINES = 600
 
 FLOORS = ("foundation", "scenario", "compile", "backends", "simulate", "results", "report",
           "application", "cli")
-# Each module's floor, by the longest dotted prefix of its name listed here.
+# Each module's floor, by the longest dotted prefix of its name listed here (a package's
+# modules are where the package is; a new top-level module must be placed here).
 PLACES = {
     "mcrisk": "foundation",                   # the package itself: __version__ only
-    "mcrisk.definitions": "foundation", "mcrisk.errors": "foundation",
+    "mcrisk.definitions": "foundation", "mcrisk.quantities": "foundation",
+    "mcrisk.errors": "foundation",
     "mcrisk.rng": "foundation", "mcrisk.distributions": "foundation",
     "mcrisk.model": "foundation", "mcrisk.schema": "foundation", "mcrisk.outputs": "foundation",
     "mcrisk.scenario": "scenario",
-    "mcrisk.compile": "compile", "mcrisk.plan": "compile",
+    "mcrisk.compile": "compile", "mcrisk.world": "compile", "mcrisk.plan": "compile",
     "mcrisk.backends": "backends",
     "mcrisk.simulate": "simulate",
     "mcrisk.aggregate": "results", "mcrisk.milestones": "results", "mcrisk.analysis": "results",
@@ -97,11 +99,13 @@ def imports(module: str) -> set[str]:
 
 
 def floor(module: str) -> str:
+    """The floor of `module`: its own entry in PLACES, or its package's (never the bare
+    `mcrisk` entry, which is the package's __init__ only); KeyError when it has none."""
     name = module
     while name not in PLACES:
-        if "." not in name:
-            raise KeyError(module)
         name = name.rsplit(".", 1)[0]
+        if name == "mcrisk":
+            raise KeyError(module)
     return PLACES[name]
 
 
@@ -112,6 +116,9 @@ def test_the_import_reader_sees_relative_lazy_and_submodule_imports(tmp_path):
     assert "mcrisk.report" in imports("mcrisk.nightly")                 # from .report import
     assert "mcrisk.schedule_run" in imports("mcrisk.cli")               # inside a function
     assert imports("mcrisk.definitions") == set()
+    assert floor("mcrisk.report.diff") == "report" and floor("mcrisk") == "foundation"
+    with pytest.raises(KeyError):
+        floor("mcrisk.not_placed_anywhere")      # not the package's floor by default
 
 
 def test_every_module_has_a_floor():
