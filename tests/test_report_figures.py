@@ -348,3 +348,179 @@ def test_power_cells_differ_where_the_statistics_differ():
     html = power_table({"s": [distinct]}, {"s": "#000000"})
     assert ("<td class='n'>50.0</td><td class='n'>60.0</td><td class='n'>70.0</td>"
             "<td class='n'>30.0</td><td class='n'>30.0%</td>") in html
+
+
+# -- layout: computed once, nothing outside the canvas or over a plot -------------------------
+
+def drawn_texts(fig, monkeypatch) -> list:
+    """Every non-empty text the figure draws (ticks outside the view are not drawn), after one
+    draw at its own size, as the report saves it."""
+    texts = []
+    draw = matplotlib.text.Text.draw
+
+    def spy(self, renderer):
+        if self.get_visible() and self.get_text():
+            texts.append(self)
+        return draw(self, renderer)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(matplotlib.text.Text, "draw", spy)
+        fig.canvas.draw()
+    return texts
+
+
+def overlaps(a, b, tol: float = 0.5) -> bool:
+    return (a.x0 < b.x1 - tol and b.x0 < a.x1 - tol and a.y0 < b.y1 - tol and b.y0 < a.y1 - tol)
+
+
+def tick_axis(fig) -> dict[int, int]:
+    """id of each tick label -> id of its Axis (a date axis's included)."""
+    owner = {}
+    for ax in fig.axes:
+        for a in (ax, *ax.child_axes):
+            for axis in (a.xaxis, a.yaxis):
+                for tick in axis.get_major_ticks():
+                    owner[id(tick.label1)] = owner[id(tick.label2)] = id(axis)
+    return owner
+
+
+def layout_problems(fig, monkeypatch) -> list[str]:
+    """What a reader would see as broken: a text or legend reaching past the canvas, lying on
+    a plotting area, or on another text (two tick labels of one axis excepted)."""
+    texts = drawn_texts(fig, monkeypatch)
+    render = fig.canvas.get_renderer()
+    canvas, owner = fig.bbox, tick_axis(fig)
+    plots = [ax.bbox for ax in fig.axes if ax.get_visible()]
+    legends = [*fig.legends, *(ax.get_legend() for ax in fig.axes if ax.get_legend())]
+    boxes = [(repr(t.get_text()), t.get_window_extent(render)) for t in texts]
+    problems = []
+    for name, box in [*boxes, *((f"legend {i}", legend.get_window_extent(render))
+                                for i, legend in enumerate(legends))]:
+        if not (box.x0 >= canvas.x0 - 0.5 and box.x1 <= canvas.x1 + 0.5
+                and box.y0 >= canvas.y0 - 0.5 and box.y1 <= canvas.y1 + 0.5):
+            problems.append(f"{name} reaches past the canvas: {box.bounds} in {canvas.bounds}")
+        problems += [f"{name} lies on a plotting area" for plot in plots if overlaps(box, plot)]
+    for i, (text, (name, box)) in enumerate(zip(texts, boxes)):
+        for other, (other_name, other_box) in zip(texts[i + 1:], boxes[i + 1:]):
+            same_axis = owner.get(id(text), -1) == owner.get(id(other), -2)
+            if overlaps(box, other_box) and not same_axis:
+                problems.append(f"{name} lies on {other_name}")
+    return problems
+
+
+@pytest.fixture(scope="module")
+def reference_paths(reference_run):
+    plan, metrics, _ = reference_run
+    return {chart: representative_paths(plan, CPU, SEED, metrics, severity)
+            for chart, severity in SEVERITY.items()}
+
+
+def report_figures(plan, metrics, bands, power, paths, start=None) -> list:
+    """The six figures as report_parts makes them, kept as Figure objects (no PNG)."""
+    kept = []
+    names = plan.strategy_names
+    colors = figures_module.strategy_colors(names)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(figures_module, "_png", lambda fig: kept.append(fig) or b"")
+        figures_module.fan_chart(plan, bands, colors, paths["fan"], start)
+        figures_module.largest_island_chart(plan, bands, colors, paths["island"], start)
+        figures_module.exceedance_chart(metrics, names, colors, (
+            ("trough_depth", "trough depth (H100-eq below baseline)"),
+            ("trough_days", "days below baseline"),
+            ("shortfall_gpu_days", "shortfall against demand (H100-eq × days)")), "Trough")
+        figures_module.completion_chart(metrics, names, colors, plan.horizon, None, start)
+        figures_module.exceedance_chart(metrics, names, colors, (
+            ("homeless_days", "days with no island big enough"),), "Homeless time")
+        figures_module.power_chart(power, colors)
+    return kept
+
+
+@pytest.mark.parametrize("start", [pytest.param(None, marks=pytest.mark.slow), "2027-01-04"])
+def test_every_text_and_legend_of_the_report_figures_is_inside_and_clear(
+        reference_run, reference_paths, start, monkeypatch):
+    """Both with and without a date axis (which adds a row of labels above every panel)."""
+    import datetime as dt
+
+    plan, metrics, collector = reference_run
+    start = None if start is None else dt.date.fromisoformat(start)
+    kept = report_figures(plan, metrics, collector.bands(), collector.hall_power(),
+                          reference_paths, start)
+    try:
+        for fig in kept:
+            assert layout_problems(fig, monkeypatch) == [], fig.texts[0].get_text()
+            assert tuple(fig.get_size_inches()) in {(12.0, 6.4), (12.0, 5.6), (12.0, 3.8)}
+    finally:
+        for fig in kept:
+            matplotlib.pyplot.close(fig)
+
+
+def test_a_figure_is_drawn_once_at_its_own_size(reference_run, monkeypatch):
+    """tight_layout and savefig(bbox_inches='tight') drew each figure two or three times, and
+    cropped it to a different width each time."""
+    import io
+
+    plan, metrics, _ = reference_run
+    draws = []
+    draw = matplotlib.figure.Figure.draw
+    monkeypatch.setattr(matplotlib.figure.Figure, "draw",
+                        lambda self, renderer: draws.append(self) or draw(self, renderer))
+    names = plan.strategy_names
+    png = figures_module.completion_chart(metrics, names, figures_module.strategy_colors(names),
+                                          plan.horizon)
+    assert len(draws) == 1
+    pixels = matplotlib.image.imread(io.BytesIO(png), format="png")
+    assert pixels.shape[:2] == (380, 1200)                 # 12 x 3.8 inches at 100 dpi
+
+
+def test_long_names_fold_the_legend_and_long_labels_wrap_inside_the_canvas(monkeypatch):
+    """Eight strategies with 28-character names do not fit one legend row 12 inches wide, and
+    the completion label with a date and a cut axis is longer than the axis: the legend takes
+    more rows and the label more lines, every word kept, nothing past the canvas."""
+    import datetime as dt
+
+    rng = np.random.default_rng(1)
+    names = tuple(f"strategy number {i} with $x^2$ <b>" for i in range(8))
+    metrics = rng.gamma(2.0, 50.0, (5000, len(names), len(METRICS)))
+    metrics[:3, 0, M["completion_day"]] = 9000.0
+    colors = figures_module.strategy_colors(names)
+    kept = []
+    monkeypatch.setattr(figures_module, "_png", lambda fig: kept.append(fig) or b"")
+    figures_module.completion_chart(metrics, names, colors, 200.0, None, dt.date(2027, 1, 4))
+    figures_module.exceedance_chart(metrics, names, colors,
+                                    (("trough_depth", "depth " * 30), ("trough_days", "days")),
+                                    "t")
+    try:
+        for fig in kept:
+            assert layout_problems(fig, monkeypatch) == []
+            legend = fig.legends[0]
+            assert legend._ncols < 6 and len(legend.get_texts()) == len(names) + 1 + (
+                fig is kept[0])
+        label = kept[0].axes[0].get_xlabel()
+        assert "\n" in label and "later completions, up to day 9,000, are off the chart" in \
+            label.replace("\n", " ")
+        assert kept[1].axes[0].get_xlabel().split() == ["depth"] * 30
+    finally:
+        for fig in kept:
+            matplotlib.pyplot.close(fig)
+
+
+def test_the_trend_chart_keeps_rotated_night_labels_and_its_legend_inside(monkeypatch):
+    """Forty nights (labels at 60 degrees, reaching left of their tick), a scenario change and
+    seven strategies with long names."""
+    from mcrisk.report import trend as trend_module
+
+    names = tuple(f"a long strategy name number {i}" for i in range(7))
+    nights = []
+    for i in range(40):
+        stats = {name: {metric: (100.0 * i + s, [90.0 * i, 110.0 * i + s])
+                        for metric, _ in trend_module.TREND_METRICS}
+                 for s, name in enumerate(names)}
+        nights.append(trend_module.TrendNight(f"2026-12-{1 + i % 28:02d}T0315{i:02d}Z",
+                                              "a" if i < 20 else "b", stats))
+    trend = trend_module.Trend(tuple(nights), ())
+    with matplotlib.rc_context(trend_module.LITERAL_TEXT):
+        fig = trend_module.trend_figure(trend, names, figures_module.strategy_colors(names))
+        try:
+            assert layout_problems(fig, monkeypatch) == []
+        finally:
+            matplotlib.pyplot.close(fig)

@@ -4,6 +4,11 @@ One colour per strategy, in scenario order, the same in every figure. Distributi
 scenarios are drawn from 401 quantiles ('inverted_cdf'), so a figure costs the same at 10^3
 and 10^6 samples. Every figure is drawn with mathtext and TeX off, so that names and ids are
 shown as written: a `$` in a hall id is a dollar sign, not the start of a formula.
+
+Each figure is laid out once, before it is drawn (figure_layout: room for titles, labels and
+legends measured from their font metrics), and drawn once, when saved: tight_layout and
+savefig(bbox_inches="tight") drew the figures two to three times, most of the report's time.
+Figures are plain matplotlib.figure.Figure objects, not pyplot's: nothing global to close.
 """
 from __future__ import annotations
 
@@ -14,19 +19,18 @@ import textwrap
 from dataclasses import dataclass
 
 import matplotlib
+import numpy as np
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
+from matplotlib.ticker import FuncFormatter, PercentFormatter
 
-matplotlib.use("Agg")  # before pyplot: no display, no GUI toolkit
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-from matplotlib.lines import Line2D  # noqa: E402
-from matplotlib.patches import Patch  # noqa: E402
-from matplotlib.ticker import FuncFormatter, PercentFormatter  # noqa: E402
-
-from ..compile import CompiledScenario  # noqa: E402
+from ..compile import CompiledScenario
 from ..definitions import METRICS, demand_at
-from .bands import CapacityBands, HallPower  # noqa: E402
-from .paths import ScenarioPath  # noqa: E402
-from .text import visible  # noqa: E402
+from . import figure_layout as layout
+from .bands import CapacityBands, HallPower
+from .paths import ScenarioPath
+from .text import visible
 
 # Okabe-Ito-like, distinguishable for most colour-blind readers, then tab10 for more.
 _PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#8C564B",
@@ -51,7 +55,7 @@ def _literal_text(draw):
     """
     @functools.wraps(draw)
     def literal(*args, **kwargs):
-        with plt.rc_context({"text.parse_math": False, "text.usetex": False}):
+        with matplotlib.rc_context({"text.parse_math": False, "text.usetex": False}):
             return draw(*args, **kwargs)
     return literal
 
@@ -74,20 +78,26 @@ def strategy_colors(names: tuple[str, ...]) -> dict[str, str]:
 
 
 def _png(fig) -> bytes:
+    """The figure as PNG, drawn once: its layout is already fixed (figure_layout)."""
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=_DPI, bbox_inches="tight")
-    plt.close(fig)
+    fig.savefig(buffer, format="png", dpi=_DPI)
     return buffer.getvalue()
 
 
+def _figure(rows: int, cols: int, width: float, height: float, **shared):
+    """A figure of rows x cols axes (as a 2-D array), not registered with pyplot."""
+    fig = Figure(figsize=(width, height))
+    return fig, fig.subplots(rows, cols, squeeze=False, **shared)
+
+
 def _grid(n: int, width: float = 12.0, height: float = 3.2):
+    """Up to three panels a row, sharing both axes; cells past the n-th are hidden."""
     cols = min(3, n)
     rows = math.ceil(n / cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(width, height * rows), sharex=True,
-                             sharey=True, squeeze=False)
-    for ax in axes.flat[n:]:
+    fig, grid = _figure(rows, cols, width, height * rows, sharex=True, sharey=True)
+    for ax in grid.flat[n:]:
         ax.set_visible(False)
-    return fig, list(axes.flat)
+    return fig, grid
 
 
 def _short(name: str, limit: int = 40) -> str:
@@ -117,7 +127,8 @@ def _path_keys(paths: dict[str, list[ScenarioPath]] | None) -> tuple[list, list[
     if not first:
         return [], []
     words = _SEVERITY_WORDS.get(first[0].severity, first[0].severity)
-    handles = [Line2D([], [], color="#555555", **_P50_PATH), Line2D([], [], **_P90_PATH)][:len(first)]
+    handles = [Line2D([], [], color="#555555", **_P50_PATH),
+               Line2D([], [], **_P90_PATH)][:len(first)]
     labels = [f"scenario at the {p.label} of {words}" + (" (strategy colour)" if j == 0 else
                                                            " (black)")
               for j, p in enumerate(first)]
@@ -142,7 +153,8 @@ def fan_chart(plan: CompiledScenario, bands: CapacityBands, colors: dict[str, st
               paths: dict[str, list[ScenarioPath]] | None = None, start=None) -> bytes:
     """Total capacity per strategy: per-day P10-P90 band, whole scenarios (`paths`, exact step
     functions of continuous time), baseline and demand."""
-    fig, axes = _grid(len(bands.strategy_names))
+    fig, grid = _grid(len(bands.strategy_names))
+    axes = list(grid.flat)
     days = bands.days
     demand_days = np.union1d(days.astype(float), np.clip(plan.demand_day, 0.0, plan.horizon))
     demand = demand_at(plan, demand_days)
@@ -160,23 +172,23 @@ def fan_chart(plan: CompiledScenario, bands: CapacityBands, colors: dict[str, st
         ax.yaxis.set_major_formatter(_THOUSANDS)
     _label_grid(axes, len(bands.strategy_names), _day_label(start), "capacity (H100-eq)")
     handles, labels = _path_keys(paths)
-    _key_legend(fig, "Capacity in service C(t): per-day P10–P90 band and whole scenarios, "
-                "against baseline and demand",
+    _key_legend(fig, grid, "Capacity in service C(t): per-day P10–P90 band and whole "
+                "scenarios, against baseline and demand",
                 [*handles, Line2D([], [], **_BASELINE_STYLE), Line2D([], [], **_DEMAND_STYLE)],
                 [*labels, f"baseline {plan.baseline:,.0f}", "demand"])
     return _png(fig)
 
 
-def _key_legend(fig, title: str, handles: list, labels: list[str]) -> None:
-    """Title and a legend (the band, in neutral grey, then `handles`) above a grid."""
-    rows = len([ax for ax in fig.axes if ax.get_visible()]) > 3
-    fig.suptitle(title, fontsize=12)
-    fig.tight_layout(rect=(0, 0, 1, 0.90 if rows else 0.82))
-    fig.legend([Patch(color="#777777", alpha=0.3, linewidth=0), *handles],
-               ["P10–P90 of each day (strategy colour)", *labels], loc="upper center",
-               bbox_to_anchor=(0.5, 0.955 if rows else 0.93), ncol=3,
-               fontsize=9,
-               frameon=False)
+def _key_legend(fig, grid, title: str, handles: list, labels: list[str]) -> None:
+    """Title and a legend (the band, in neutral grey, then `handles`) above a grid, which is
+    laid out under them."""
+    def legend(ncol: int):
+        return fig.legend([Patch(color="#777777", alpha=0.3, linewidth=0), *handles],
+                          ["P10–P90 of each day (strategy colour)", *labels],
+                          loc="upper center", ncol=ncol, fontsize=9, frameon=False)
+
+    measure = layout.Measure(fig)
+    layout.arrange(fig, grid, measure, layout.header(fig, measure, title, 12, legend, ncol=3))
 
 
 @_literal_text
@@ -186,7 +198,8 @@ def largest_island_chart(plan: CompiledScenario, bands: CapacityBands,
                          start=None) -> bytes:
     """The largest island's capacity per strategy against the largest job's size: per-day
     P10-P90 band and whole scenarios (`paths`)."""
-    fig, axes = _grid(len(bands.strategy_names), height=2.8)
+    fig, grid = _grid(len(bands.strategy_names), height=2.8)
+    axes = list(grid.flat)
     days = bands.days
     for s, (ax, name) in enumerate(zip(axes, bands.strategy_names)):
         color = colors[name]
@@ -202,7 +215,7 @@ def largest_island_chart(plan: CompiledScenario, bands: CapacityBands,
     _label_grid(axes, len(bands.strategy_names), _day_label(start),
                 "largest island (H100-eq)")
     handles, labels = _path_keys(paths)
-    _key_legend(fig, "Largest island's capacity: can the largest job still run?",
+    _key_legend(fig, grid, "Largest island's capacity: can the largest job still run?",
                 [*handles, Line2D([], [], color="#B00020", linestyle="--", linewidth=1.0)],
                 [*labels, f"largest job {plan.largest_job:,.0f}"])
     return _png(fig)
@@ -300,9 +313,9 @@ def _strategy_handles(names: tuple[str, ...], colors: dict[str, str]) -> list:
 def exceedance_chart(metrics: np.ndarray, names: tuple[str, ...], colors: dict[str, str],
                      panels: tuple[tuple[str, str], ...], title: str) -> bytes:
     """P(metric > x) per strategy, one panel per (metric, x-axis label)."""
-    fig, axes = plt.subplots(1, len(panels), figsize=(12, 3.8), squeeze=False)
+    fig, grid = _figure(1, len(panels), 12, 3.8)
     width = 150 // len(panels)
-    for ax, (metric, xlabel) in zip(axes.flat, panels):
+    for ax, (metric, xlabel) in zip(grid.flat, panels):
         k = _metric(metrics, metric)
         lo, hi = _finite_range(metrics[:, :, k])
         curves = [_curve(metrics[:, s, k]) for s in range(len(names))]
@@ -314,17 +327,22 @@ def exceedance_chart(metrics: np.ndarray, names: tuple[str, ...], colors: dict[s
         ax.xaxis.set_major_formatter(_COMPACT)
         ax.set_ylim(-0.02, 1.02)
         ax.grid(alpha=0.3)
-    _strategy_legend(fig, title, [*_strategy_handles(names, colors), Line2D([], [], **_LEVEL_STYLE)],
+    _strategy_legend(fig, grid, title,
+                     [*_strategy_handles(names, colors), Line2D([], [], **_LEVEL_STYLE)],
                      [*(_short(n, 28) for n in names), "1 in 10: a curve crosses it at its P90"])
     return _png(fig)
 
 
-def _strategy_legend(fig, title: str, handles: list, labels: list[str]) -> None:
-    """One legend row under the title, outside the plotting area: curves stay visible."""
-    fig.suptitle(title, fontsize=12)
-    fig.tight_layout(rect=(0, 0, 1, 0.86))
-    fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.93),
-               ncol=min(len(labels), 6), fontsize=9, frameon=False)
+def _strategy_legend(fig, grid, title: str, handles: list, labels: list[str]) -> None:
+    """One legend row (more if it would not fit) under the title, outside the plotting area,
+    so that the curves stay visible; the panels of `grid` are laid out under it."""
+    def legend(ncol: int):
+        return fig.legend(handles, labels, loc="upper center", ncol=ncol, fontsize=9,
+                          frameon=False)
+
+    measure = layout.Measure(fig)
+    top = layout.header(fig, measure, title, 12, legend, ncol=min(len(labels), 6))
+    layout.arrange(fig, grid, measure, top)
 
 
 @dataclass(frozen=True)
@@ -371,7 +389,8 @@ def completion_chart(metrics: np.ndarray, names: tuple[str, ...], colors: dict[s
                      horizon: float, axis: CompletionAxis | None = None, start=None) -> bytes:
     """S-curves: P(completion_day <= x) per strategy, the day axis cut as `axis` says."""
     axis = completion_axis(metrics, names, horizon) if axis is None else axis
-    fig, ax = plt.subplots(figsize=(12, 3.8))
+    fig, grid = _figure(1, 1, 12, 3.8)
+    ax = grid[0, 0]
     k = _metric(metrics, "completion_day")
     lo, hi = _finite_range(metrics[:, :, k])
     curves = [_curve(metrics[:, s, k]) for s in range(len(names))]
@@ -395,7 +414,7 @@ def completion_chart(metrics: np.ndarray, names: tuple[str, ...], colors: dict[s
     ax.xaxis.set_major_formatter(_THOUSANDS)
     ax.set_ylim(-0.02, 1.02)
     ax.grid(alpha=0.3)
-    _strategy_legend(fig, "Completion S-curves (ECDF of completion_day)",
+    _strategy_legend(fig, grid, "Completion S-curves (ECDF of completion_day)",
                      [*_strategy_handles(names, colors), Line2D([], [], **_BASELINE_STYLE),
                       Line2D([], [], **_LEVEL_STYLE)],
                      [*(_short(n, 28) for n in names), f"horizon H = {horizon:,.0f} days",
@@ -408,8 +427,9 @@ def power_chart(power: dict[str, list[HallPower]], colors: dict[str, str]) -> by
     """P90 peak draw per hall and strategy against each hall's cap."""
     names = list(power)
     halls = [row.hall for row in power[names[0]]] if names else []
-    fig, axes = plt.subplots(1, max(1, len(halls)), figsize=(12, 3.8), squeeze=False)
-    for h, ax in enumerate(axes.flat[:len(halls)]):
+    fig, grid = _figure(1, max(1, len(halls)), 12, 3.8)
+    legends = []
+    for h, ax in enumerate(grid.flat[:len(halls)]):
         rows = [power[name][h] for name in names]
         y = np.arange(len(names))
         ax.barh(y, [r.peak_p90_kw for r in rows], color=[colors[n] for n in names], alpha=0.85)
@@ -422,8 +442,11 @@ def power_chart(power: dict[str, list[HallPower]], colors: dict[str, str]) -> by
         ax.set_xlabel(f"hall {_short(halls[h], 24)}: P90 peak draw (kW)")
         ax.xaxis.set_major_formatter(_THOUSANDS)
         ax.grid(alpha=0.3, axis="x")
-        ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=2,
-                  frameon=False)
-    fig.suptitle("Power check per hall: peak IT draw against the cap", fontsize=12)
-    fig.tight_layout()
+        legends.append((ax, ax.legend(fontsize=8, loc="upper center", ncol=2, frameon=False)))
+    measure = layout.Measure(fig)
+    top = layout.header(fig, measure, "Power check per hall: peak IT draw against the cap", 12)
+    under = max([0.0, *(layout.legend_room(legend, measure) for _, legend in legends)])
+    layout.arrange(fig, grid, measure, top, bottom_extra=under)
+    for ax, legend in legends:                  # under each hall's x label, once placed
+        layout.legend_under(ax, measure, legend)
     return _png(fig)

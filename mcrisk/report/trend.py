@@ -9,7 +9,8 @@ how many older ones are not.
 The chart (trend_chart): one small panel per metric (P90 trough depth, trough days,
 shortfall, completion day), x = night, one line per strategy of tonight's run with its 95%
 interval shaded (summary.json's p90_ci), and a dotted vertical line before each night whose
-scenario file differs from the night before it.
+scenario file differs from the night before it. Laid out once and drawn once, as the run's
+figures are (figure_layout).
 """
 from __future__ import annotations
 
@@ -19,15 +20,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import matplotlib
+import numpy as np
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.ticker import FuncFormatter
 
-matplotlib.use("Agg")  # before pyplot: no display, no GUI toolkit
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-from matplotlib.lines import Line2D  # noqa: E402
-from matplotlib.ticker import FuncFormatter  # noqa: E402
-
-from .diff import NightUnreadable, read_summary  # noqa: E402
-from .text import visible  # noqa: E402
+from . import figure_layout as layout
+from .diff import NightUnreadable, read_summary
+from .text import visible
 
 TREND_METRICS = (("trough_depth", "P90 trough depth (H100-eq)"),
                  ("trough_days", "P90 trough days"),
@@ -137,16 +137,24 @@ def changed_nights(trend: Trend) -> list[int]:
             if trend.nights[i].scenario_sha256 != trend.nights[i - 1].scenario_sha256]
 
 
+LITERAL_TEXT = {"text.parse_math": False, "text.usetex": False}   # ids drawn as written
+
+
 def trend_chart(trend: Trend, names: tuple[str, ...], colors: dict[str, str]) -> bytes:
-    """The trend as PNG bytes: one panel per metric of TREND_METRICS, x = night."""
-    with plt.rc_context({"text.parse_math": False, "text.usetex": False}):
-        return _trend_chart(trend, names, colors)
+    """The trend as PNG bytes: one panel per metric of TREND_METRICS, x = night. Text is
+    literal while the figure is made and drawn (tick labels are made when drawn)."""
+    with matplotlib.rc_context(LITERAL_TEXT):
+        buffer = io.BytesIO()
+        trend_figure(trend, names, colors).savefig(buffer, format="png", dpi=100)
+        return buffer.getvalue()
 
 
-def _trend_chart(trend: Trend, names, colors) -> bytes:
+def trend_figure(trend: Trend, names, colors) -> Figure:
+    """The trend chart as a laid-out Figure (make and draw it under LITERAL_TEXT)."""
     n = len(trend.nights)
     x = np.arange(n)
-    fig, axes = plt.subplots(1, len(TREND_METRICS), figsize=(13, 3.6), squeeze=False)
+    fig = Figure(figsize=(13, 3.6))
+    axes = fig.subplots(1, len(TREND_METRICS), squeeze=False)
     step = min(0.8, 3.2 / max(len(names) - 1, 1))
     widths = [1.2 + step * (len(names) - 1 - s) for s in range(len(names))]   # widest first
     labels = _tick_labels([night.run_id for night in trend.nights])
@@ -161,7 +169,8 @@ def _trend_chart(trend: Trend, names, colors) -> bytes:
             for j, s in enumerate(group):
                 value, low, high = _series(trend, names[s], metric)
                 color = colors[names[s]]
-                style = {} if len(group) == 1 else dict(linestyle=(j * 4.0, (4.0, 4.0 * (len(group) - 1))))
+                style = {} if len(group) == 1 else dict(
+                    linestyle=(j * 4.0, (4.0, 4.0 * (len(group) - 1))))
                 ax.plot(x, value, color=color, linewidth=widths[group[0]], marker="o",
                         markersize=3, **style)
                 ax.fill_between(x, low, high, color=color, alpha=0.12, linewidth=0)
@@ -178,12 +187,12 @@ def _trend_chart(trend: Trend, names, colors) -> bytes:
     if changed_nights(trend):
         handles.append(Line2D([], [], **_CHANGED_STYLE))
         legend.append("scenario file changed")
-    fig.suptitle(f"P90 per night, last {n} night{'s' if n != 1 else ''} "
-                 "(shaded: its 95% interval)", fontsize=12)
-    fig.tight_layout(rect=(0, 0, 1, 0.84))
-    fig.legend(handles, legend, loc="upper center", bbox_to_anchor=(0.5, 0.92),
-               ncol=min(len(legend), 6), fontsize=9, frameon=False)
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=100, bbox_inches="tight")
-    plt.close(fig)
-    return buffer.getvalue()
+    def key(ncol: int):
+        return fig.legend(handles, legend, loc="upper center", ncol=ncol, fontsize=9,
+                          frameon=False)
+
+    measure = layout.Measure(fig)
+    top = layout.header(fig, measure, f"P90 per night, last {n} night{'s' if n != 1 else ''} "
+                        "(shaded: its 95% interval)", 12, key, ncol=min(len(legend), 6))
+    layout.arrange(fig, axes, measure, top)
+    return fig

@@ -1,0 +1,164 @@
+"""What the report's figures cost: the reference run (20,000 scenarios by default) is simulated
+once without a report, its figure inputs are built as report/__init__.py's report_parts builds
+them (colours, replayed scenario paths, the completion axis), and then only the six figures are
+timed, each several times (the minimum counts: the machine is shared and noisy).
+
+With --against REV the figures module as committed at REV (`git show REV:mcrisk/report/
+figures.py`, loaded beside the working copy as mcrisk.report._figures_at_REV) is timed in the
+same run, repetitions interleaved, so that the ratio compares like with like:
+
+    .venv/bin/python benchmarks/bench_report.py --against HEAD~3 [--samples 20000] [--repeat 5]
+
+--parallel also times the six figures rendered by a 2-process pool (fork), pool start
+included, against the same figures in one process.
+
+Prints per figure and in total: seconds (best of --repeat) and, with --against, the ratio.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import subprocess
+import sys
+import tempfile
+import time
+import types
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from mcrisk.run import run_scenario  # noqa: E402
+
+FIGURE_NAMES = ("fan", "island", "trough", "completion", "homeless", "power")
+
+
+def module_at(rev: str) -> types.ModuleType:
+    """mcrisk/report/figures.py as committed at `rev`, importable beside the working copy (its
+    relative imports resolve inside mcrisk.report, as the original's do)."""
+    source = subprocess.run(["git", "show", f"{rev}:mcrisk/report/figures.py"], cwd=ROOT,
+                            check=True, capture_output=True, text=True).stdout
+    name = "mcrisk.report._figures_at_" + "".join(c if c.isalnum() else "_" for c in rev)
+    module = types.ModuleType(name)
+    module.__package__ = "mcrisk.report"
+    module.__file__ = f"{rev}:mcrisk/report/figures.py"
+    sys.modules[name] = module                  # dataclasses look their module up there
+    exec(compile(source, module.__file__, "exec"), module.__dict__)
+    return module
+
+
+def inputs(samples: int, backend: str):
+    """The run and what report_parts computes before drawing: (run, paths, completion axis)."""
+    from mcrisk.report.paths import SEVERITY, representative_paths
+
+    with tempfile.TemporaryDirectory() as tmp:
+        run = run_scenario(str(ROOT / "scenarios" / "reference-2048.toml"), samples=samples,
+                           backend=backend, out_dir=Path(tmp) / "out", report=False)
+    plan, metrics = run.plan, run.result.metrics
+    replayed: dict = {}
+    paths = {chart: representative_paths(plan, run.backend, run.result.seed, metrics, severity,
+                                         replayed=replayed)
+             for chart, severity in SEVERITY.items()}
+    return run, paths
+
+
+def calls(figures, run, paths) -> dict:
+    """The six figure calls of report_parts, as argument-less functions, by figure name."""
+    plan, metrics, detail = run.plan, run.result.metrics, run.detail
+    names = plan.strategy_names
+    colors = figures.strategy_colors(names)
+    completion = figures.completion_axis(metrics, names, plan.horizon)
+    start = run.scenario.start_date
+    return {
+        "fan": lambda: figures.fan_chart(plan, detail.bands, colors, paths["fan"], start),
+        "island": lambda: figures.largest_island_chart(plan, detail.bands, colors,
+                                                       paths["island"], start),
+        "trough": lambda: figures.exceedance_chart(
+            metrics, names, colors,
+            (("trough_depth", "trough depth (H100-eq below baseline)"),
+             ("trough_days", "days below baseline"),
+             ("shortfall_gpu_days", "shortfall against demand (H100-eq × days)")),
+            "Trough depth, duration and shortfall: probability of exceeding"),
+        "completion": lambda: figures.completion_chart(metrics, names, colors, plan.horizon,
+                                                       completion, start),
+        "homeless": lambda: figures.exceedance_chart(
+            metrics, names, colors, (("homeless_days", "days with no island big enough"),),
+            f"Homeless time of the largest job ({plan.largest_job:,.0f} H100-eq)"),
+        "power": lambda: figures.power_chart(detail.hall_power, colors),
+    }
+
+
+def time_once(call) -> tuple[float, int]:
+    started = time.perf_counter()
+    out = call()
+    return time.perf_counter() - started, len(out)
+
+
+_POOL_CALLS: dict = {}
+
+
+def _pool_render(name: str) -> bytes:
+    return _POOL_CALLS[name]()
+
+
+def time_pool(table: dict) -> float:
+    """The six figures by a 2-process fork pool, the pool's start and end included."""
+    import multiprocessing
+
+    _POOL_CALLS.clear()
+    _POOL_CALLS.update(table)
+    started = time.perf_counter()
+    with multiprocessing.get_context("fork").Pool(2) as pool:
+        pool.map(_pool_render, FIGURE_NAMES, chunksize=1)
+    return time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--samples", type=int, default=20_000)
+    parser.add_argument("--backend", default="cpu")
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--against", metavar="REV", help="also time figures.py as at REV")
+    parser.add_argument("--parallel", action="store_true", help="also time a 2-process pool")
+    args = parser.parse_args()
+    run, paths = inputs(args.samples, args.backend)
+    current = importlib.import_module("mcrisk.report.figures")
+    variants = {"working copy": calls(current, run, paths)}
+    if args.against:
+        variants = {args.against: calls(module_at(args.against), run, paths), **variants}
+    for table in variants.values():                 # warm: fonts, caches, lazy imports
+        for call in table.values():
+            call()
+    best = {v: {f: float("inf") for f in FIGURE_NAMES} for v in variants}
+    size = {v: {} for v in variants}
+    pooled = []
+    for _ in range(args.repeat):
+        for variant, table in variants.items():
+            for figure, call in table.items():
+                seconds, size[variant][figure] = time_once(call)
+                best[variant][figure] = min(best[variant][figure], seconds)
+        if args.parallel:
+            pooled.append(time_pool(variants["working copy"]))
+    print(f"report figures, reference-2048, {args.samples:,} scenarios, best of {args.repeat} "
+          "(seconds; bytes of the image)")
+    heads = list(variants)
+    print(f"  {'figure':<12}" + "".join(f"{h:>24}" for h in heads)
+          + ("   ratio" if len(heads) == 2 else ""))
+    for figure in (*FIGURE_NAMES, "total"):
+        cells = []
+        for v in heads:
+            seconds = sum(best[v].values()) if figure == "total" else best[v][figure]
+            kb = sum(size[v].values()) if figure == "total" else size[v][figure]
+            cells.append((seconds, kb))
+        line = f"  {figure:<12}" + "".join(f"{s:>10.3f} s {b / 1024:>8.0f} kB" for s, b in cells)
+        if len(cells) == 2:
+            line += f"  {cells[0][0] / cells[1][0]:6.2f}x"
+        print(line)
+    if pooled:
+        serial = sum(best["working copy"].values())
+        print(f"  2-process pool, start included: {min(pooled):.3f} s against {serial:.3f} s "
+              f"in one process ({serial / min(pooled):.2f}x)")
+
+
+if __name__ == "__main__":
+    main()
