@@ -3,16 +3,18 @@ once without a report, its figure inputs are built as report/__init__.py's repor
 them (colours, replayed scenario paths, the completion axis), and then only the six figures are
 timed, each several times (the minimum counts: the machine is shared and noisy).
 
-With --against REV the figures module as committed at REV (`git show REV:mcrisk/report/
-figures.py`, loaded beside the working copy as mcrisk.report._figures_at_REV) is timed in the
-same run, repetitions interleaved, so that the ratio compares like with like:
+With --against REV (repeatable) the figures module as committed at REV (`git show REV:mcrisk/
+report/figures.py`, loaded beside the working copy as mcrisk.report._figures_at_REV; its
+imports resolve in the working copy) is timed in the same run, repetitions interleaved, so
+that the ratios compare like with like:
 
-    .venv/bin/python benchmarks/bench_report.py --against HEAD~3 [--samples 20000] [--repeat 5]
+    .venv/bin/python benchmarks/bench_report.py --against REV1 [--against REV2] [--repeat 5]
 
 --parallel also times the six figures rendered by a 2-process pool (fork), pool start
 included, against the same figures in one process.
 
-Prints per figure and in total: seconds (best of --repeat) and, with --against, the ratio.
+Prints per figure and in total: seconds (best of --repeat) and the image's size, and for
+each REV its time over the working copy's.
 """
 from __future__ import annotations
 
@@ -118,14 +120,14 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=20_000)
     parser.add_argument("--backend", default="cpu")
     parser.add_argument("--repeat", type=int, default=5)
-    parser.add_argument("--against", metavar="REV", help="also time figures.py as at REV")
+    parser.add_argument("--against", metavar="REV", action="append", default=[],
+                        help="also time figures.py as at REV (repeatable)")
     parser.add_argument("--parallel", action="store_true", help="also time a 2-process pool")
     args = parser.parse_args()
     run, paths = inputs(args.samples, args.backend)
     current = importlib.import_module("mcrisk.report.figures")
-    variants = {"working copy": calls(current, run, paths)}
-    if args.against:
-        variants = {args.against: calls(module_at(args.against), run, paths), **variants}
+    variants = {rev: calls(module_at(rev), run, paths) for rev in args.against}
+    variants["working copy"] = calls(current, run, paths)
     for table in variants.values():                 # warm: fonts, caches, lazy imports
         for call in table.values():
             call()
@@ -142,8 +144,8 @@ def main() -> None:
     print(f"report figures, reference-2048, {args.samples:,} scenarios, best of {args.repeat} "
           "(seconds; bytes of the image)")
     heads = list(variants)
-    print(f"  {'figure':<12}" + "".join(f"{h:>24}" for h in heads)
-          + ("   ratio" if len(heads) == 2 else ""))
+    print(f"  {'figure':<12}" + "".join(f"{h[:22]:>24}" for h in heads)
+          + "".join(f"{h[:10] + '/now':>15}" for h in heads[:-1]))
     for figure in (*FIGURE_NAMES, "total"):
         cells = []
         for v in heads:
@@ -151,8 +153,7 @@ def main() -> None:
             kb = sum(size[v].values()) if figure == "total" else size[v][figure]
             cells.append((seconds, kb))
         line = f"  {figure:<12}" + "".join(f"{s:>10.3f} s {b / 1024:>8.0f} kB" for s, b in cells)
-        if len(cells) == 2:
-            line += f"  {cells[0][0] / cells[1][0]:6.2f}x"
+        line += "".join(f"{seconds / cells[-1][0]:>14.2f}x" for seconds, _ in cells[:-1])
         print(line)
     if pooled:
         serial = sum(best["working copy"].values())

@@ -78,9 +78,10 @@ def strategy_colors(names: tuple[str, ...]) -> dict[str, str]:
 
 
 def _png(fig) -> bytes:
-    """The figure as PNG, drawn once: its layout is already fixed (figure_layout)."""
+    """The figure as PNG, drawn once: its layout is already fixed (figure_layout). zlib level
+    3 instead of PIL's 6: the same pixels, a third less time encoding, ~6% more bytes."""
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=_DPI)
+    fig.savefig(buffer, format="png", dpi=_DPI, pil_kwargs={"compress_level": 3})
     return buffer.getvalue()
 
 
@@ -91,12 +92,18 @@ def _figure(rows: int, cols: int, width: float, height: float, **shared):
 
 
 def _grid(n: int, width: float = 12.0, height: float = 3.2):
-    """Up to three panels a row, sharing both axes; cells past the n-th are hidden."""
+    """Up to three panels a row, sharing both axes, as a 2-D array with None in the cells past
+    the n-th (no axes is made for them); tick labels only on the outer edges."""
     cols = min(3, n)
     rows = math.ceil(n / cols)
-    fig, grid = _figure(rows, cols, width, height * rows, sharex=True, sharey=True)
-    for ax in grid.flat[n:]:
-        ax.set_visible(False)
+    fig = Figure(figsize=(width, height * rows))
+    cells = fig.add_gridspec(rows, cols)
+    grid = np.full((rows, cols), None, dtype=object)
+    for i in range(n):
+        first = grid.flat[0]
+        grid.flat[i] = ax = fig.add_subplot(cells[i // cols, i % cols], sharex=first,
+                                            sharey=first)
+        ax.label_outer()
     return fig, grid
 
 
