@@ -6,11 +6,11 @@
 benchmarks/gpu_check.sh runs it after `pytest -m gpu`. Measures, on the scenario:
   * module      NVRTC compile and load of kernels/simulate.cu for the plan's shape (cold cache)
   * kernel      scenario-strategies/s of one launch of N scenarios (CUDA events around
-                gpu.simulate_chunk_device: output zeroing, the launch and the status check),
+                cuda.simulate_chunk_device: output zeroing, the launch and the status check),
                 best of --repeats, for each N in --sizes
   * end to end  --e2e-samples scenarios x all strategies -> summary document:
-                device path (simulate_chunk_device + summarize_on_device), the driver path
-                the CLI takes (mcrisk.simulate.simulate with the gpu backend, 65,536-scenario
+                device path (simulate_chunk_device + device_summary.summarize_with(cupy)),
+                the driver path the CLI takes (mcrisk.simulate.simulate with the cuda backend, 65,536-scenario
                 chunks copied to the host, aggregate.summarize), and the same driver with the
                 Numba backend on this machine's cores, for comparison
   * parity      max relative difference GPU vs Numba on the first 20,000 scenarios
@@ -35,7 +35,8 @@ import numba  # noqa: E402
 import numpy as np  # noqa: E402
 
 from mcrisk import __version__, aggregate  # noqa: E402
-from mcrisk.backends import gpu, select_backend  # noqa: E402
+from mcrisk.analysis import device_summary  # noqa: E402
+from mcrisk.backends import cuda, select_backend  # noqa: E402
 from mcrisk.backends import numba as numba_backend  # noqa: E402
 from mcrisk.compile import compile_scenario  # noqa: E402
 from mcrisk.scenario import load_scenario  # noqa: E402
@@ -56,7 +57,7 @@ def kernel_rate(cupy, plan, samples: int, repeats: int) -> dict:
     best = float("inf")
     for r in range(repeats):
         seconds = device_seconds(
-            cupy, lambda: gpu.simulate_chunk_device(plan, 1, r * samples, samples))
+            cupy, lambda: cuda.simulate_chunk_device(plan, 1, r * samples, samples))
         best = min(best, seconds)
         cupy.get_default_memory_pool().free_all_blocks()
     return {"samples": samples, "seconds": best,
@@ -66,9 +67,9 @@ def kernel_rate(cupy, plan, samples: int, repeats: int) -> dict:
 def end_to_end(cupy, plan, samples: int) -> dict:
     out = {}
     started = time.perf_counter()
-    metrics, _, _ = gpu.simulate_chunk_device(plan, 7, 0, samples)
+    metrics, _, _ = cuda.simulate_chunk_device(plan, 7, 0, samples)
     simulated = time.perf_counter()
-    gpu.summarize_on_device(metrics, plan.strategy_names)
+    device_summary.summarize_with(cupy, metrics, plan.strategy_names)
     out["device_path_s"] = time.perf_counter() - started
     out["device_path_simulate_s"] = simulated - started
     del metrics
@@ -84,7 +85,7 @@ def end_to_end(cupy, plan, samples: int) -> dict:
 
 
 def parity(plan, samples: int = 20_000) -> dict:
-    got = gpu.simulate_chunk(plan, 1, 0, samples, keep_nodes=True)
+    got = cuda.simulate_chunk(plan, 1, 0, samples, keep_nodes=True)
     expected = numba_backend.simulate_chunk(plan, 1, 0, samples, keep_nodes=True)
     out = {}
     for name, a, b in zip(("metrics", "world", "node_times"), got, expected):
@@ -131,9 +132,9 @@ def main(argv=None) -> int:
     import cupy
     plan = compile_scenario(load_scenario(args.scenario))
     started = time.perf_counter()
-    gpu.module_for(plan)
+    cuda.module_for(plan)
     module_s = time.perf_counter() - started
-    gpu.simulate_chunk_device(plan, 1, 0, 1024)                  # first launch: load, warm
+    cuda.simulate_chunk_device(plan, 1, 0, 1024)                  # first launch: load, warm
     numba_backend.simulate_chunk(plan, 1, 0, 64)                           # Numba JIT, not timed
     props = cupy.cuda.runtime.getDeviceProperties(0)
     result = {
@@ -142,7 +143,7 @@ def main(argv=None) -> int:
         "multiprocessors": props["multiProcessorCount"], "cupy": cupy.__version__,
         "cuda_runtime": cupy.cuda.runtime.runtimeGetVersion(), "python": platform.python_version(),
         "numba_threads": numba.get_num_threads(), "mcrisk": __version__,
-        "compile_options": list(gpu.compile_options(plan)), "module_s": module_s,
+        "compile_options": list(cuda.compile_options(plan)), "module_s": module_s,
         "kernel": [kernel_rate(cupy, plan, n, args.repeats) for n in args.sizes],
         "e2e_samples": args.e2e_samples,
         "end_to_end": end_to_end(cupy, plan, args.e2e_samples),

@@ -4,7 +4,7 @@
         [--no-out-samples 10000000] [--out-samples 1000000] [--seed 1]
 
 Runs, each in its own `python benchmarks/memory.py --child ...` process:
-  * mcrisk.run.run_scenario(..., backend="cpu", out_dir=None) on --no-out-samples scenarios
+  * mcrisk.run.run_scenario(..., backend="numba", out_dir=None) on --no-out-samples scenarios
     (the driver keeps every scenario's metrics, 6 float64 per strategy, and the drawn inputs
     of the first 250,000 scenarios only; chunks stream through);
   * the same with out_dir (summary.json, metrics.parquet and capacity_bands.parquet streamed
@@ -61,7 +61,7 @@ def child(scenario: str, samples: int, seed: int, out_dir: str | None) -> dict:
         during.append(current_rss_bytes())
 
     started = time.perf_counter()
-    run = run_scenario(scenario, samples=samples, seed=seed, backend="cpu", out_dir=out_dir,
+    run = run_scenario(scenario, samples=samples, seed=seed, backend="numba", out_dir=out_dir,
                        progress=progress)
     seconds = time.perf_counter() - started
     files = {p.name: p.stat().st_size for p in run.files} if out_dir else {}
@@ -112,7 +112,7 @@ def main(argv=None) -> int:
         return 0
     rows = [measure(args.scenario, args.no_out_samples, args.seed, with_out=False),
             measure(args.scenario, args.out_samples, args.seed, with_out=True)]
-    print(f"{args.scenario}, seed {args.seed}, backend cpu (numba), {os.cpu_count()} cores")
+    print(f"{args.scenario}, seed {args.seed}, backend numba, {os.cpu_count()} cores")
     print("| scenarios x strategies | call | peak RSS | RSS before the run | largest RSS "
           "during simulate | kept metrics + inputs | simulate | whole call |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- |")

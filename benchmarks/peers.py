@@ -8,7 +8,7 @@ Measures scenario-strategies per second (scenarios x strategies / wall seconds, 
   (a) benchmarks/simpy_model.py, the SimPy peer (one process, one core),
   (b) the NumPy reference backend (vectorized over scenarios, one core),
   (c) the Numba backend on every core numba sees, and on one thread,
-  (d) the GPU backend, when mcrisk.backends.gpu_unavailable_reason() is None,
+  (d) the cuda backend (GPU), when mcrisk.backends.gpu_unavailable_reason() is None,
 each through the call the driver makes (simulate_chunk: metrics and inputs back in host
 memory; the SimPy peer returns metrics only). Numba's JIT and the GPU module are warmed up
 first. Prints the table with ratios against SimPy and the command that reproduces it.
@@ -79,11 +79,11 @@ def measure(args) -> list[dict]:
         numba.set_num_threads(threads)
     reason = gpu_unavailable_reason()
     if reason is None:
-        from mcrisk.backends import gpu
+        from mcrisk.backends import cuda
 
-        gpu.simulate_chunk(plan, args.seed, 0, 1024)         # module compile and load
+        cuda.simulate_chunk(plan, args.seed, 0, 1024)         # module compile and load
         add("gpu", "device", args.gpu_samples, best_seconds(
-            lambda first, n: gpu.simulate_chunk(plan, args.seed, first, n),
+            lambda first, n: cuda.simulate_chunk(plan, args.seed, first, n),
             args.gpu_samples, args.repeats))
     return rows, reason, plan
 

@@ -4,7 +4,7 @@
 
 For the reference (scenarios/reference-2048.toml) and the reference scaled --factor times in
 plan size (written by benchmarks/make_scaled_scenario.py to benchmarks/out/, not committed),
-and for each number of scenarios in --sizes: one mcrisk.run.run_scenario(..., backend="cpu",
+and for each number of scenarios in --sizes: one mcrisk.run.run_scenario(..., backend="numba",
 out_dir=None) call, timed whole and, inside it, the chunked driver (mcrisk.simulate.simulate,
 the Numba kernel over 65,536-scenario chunks). Prints scenario-strategies/s and time per
 scenario of both. The Numba kernel is warmed up (JIT or cache) on each plan first.
@@ -43,7 +43,7 @@ def plan_size(path: str) -> str:
 
 def time_run(path: str, samples: int, seed: int) -> dict:
     started = time.perf_counter()
-    run = run_scenario(path, samples=samples, seed=seed, backend="cpu", out_dir=None)
+    run = run_scenario(path, samples=samples, seed=seed, backend="numba", out_dir=None)
     whole = time.perf_counter() - started
     n = run.plan.n_strategies
     return {"samples": samples, "strategies": n, "simulate_s": run.result.wall_seconds,
@@ -61,7 +61,7 @@ def main(argv=None) -> int:
         args.factor, ROOT / "benchmarks" / "out" / f"reference-x{args.factor}.toml")
     plans = [(REFERENCE, "reference"),
              (str(scaled.relative_to(ROOT)), f"reference x{args.factor}")]
-    print(f"backend cpu (numba, {numba.get_num_threads()} threads of {os.cpu_count()} cores), "
+    print(f"backend numba ({numba.get_num_threads()} threads of {os.cpu_count()} cores), "
           f"seed {args.seed}")
     for path, label in plans:
         print(f"  {label}: {path}: {plan_size(path)}")

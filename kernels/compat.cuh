@@ -1,6 +1,6 @@
 // The one place that lets the kernel sources compile three ways: NVRTC (cupy.RawModule, the
 // GPU backend), nvcc (the CI compile check) and g++ -x c++ (the host build that CI runs for
-// parity, mcrisk/backends/hostcuda.py). Device code includes no header at all, so NVRTC, which
+// parity, mcrisk/backends/cuda_host.py). Device code includes no header at all, so NVRTC, which
 // has no C++ standard library, and nvcc see the same text.
 #ifndef MCRISK_COMPAT_CUH
 #define MCRISK_COMPAT_CUH

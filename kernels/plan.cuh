@@ -1,6 +1,6 @@
 // The compiled plan as the kernels see it: the struct every stage reads (`const Plan& p`) and the
 // plan parameters of the kernel's entry points. GENERATED from the plan interface (mcrisk/plan.py)
-// by mcrisk.backends.gpu.plan_header(): do not edit. Change the table, then run `python
+// by mcrisk.backends.cuda.plan_header(): do not edit. Change the table, then run `python
 // tests/regen_plan_header.py`; tests/test_plan_interface.py fails until then.
 //
 // Axes (2-D arrays are indexed by hand: row * width + column):
@@ -101,7 +101,7 @@ struct Plan {
 }  // namespace mcrisk
 
 // The plan parameters (R: __restrict__ on the device, nothing on the host), in the order of
-// mcrisk.backends.gpu.PLAN_PARAMETERS, and the Plan they make.
+// mcrisk.backends.cuda.PLAN_PARAMETERS, and the Plan they make.
 #define MCRISK_PLAN_PARAMS(R)                                                                      \
     const int* R dist_kind,                                                                        \
     const double* R dist_param,                                                                    \

@@ -1,7 +1,7 @@
 // The driver of the CUDA sources: one scenario, every strategy (simulate_scenario), and the
 // entry points that run it: the CUDA kernel (one thread per scenario) and, when compiled for the
 // host (g++ -x c++, no __CUDACC__), the same per-scenario code in a plain loop for the parity
-// tests (mcrisk/backends/hostcuda.py). Pairs: mcrisk/backends/numba/driver.py (simulate_block's
+// tests (mcrisk/backends/cuda_host.py). Pairs: mcrisk/backends/numba/driver.py (simulate_block's
 // loop body is simulate_scenario) and mcrisk/backends/numpy/driver.py. The stages, one file
 // each, are read side by side with the Numba and NumPy files of the same name:
 //
@@ -17,7 +17,7 @@
 // scratch arrays have compile-time sizes MAX_* that mcrisk sets with -D from the plan's shape.
 //
 // Arguments: the plan's (MCRISK_PLAN_PARAMS, plan.cuh), then the chunk's
-// (mcrisk/backends/gpu.py CHUNK_PARAMETERS; tests/test_plan_interface.py checks them).
+// (mcrisk/backends/cuda.py CHUNK_PARAMETERS; tests/test_plan_interface.py checks them).
 #include "compat.cuh"
 #include "distributions.cuh"
 #include "metrics.cuh"
@@ -144,7 +144,7 @@ extern "C" __global__ void ndtri_kernel(const double* p, double* out, long long 
     }
 }
 
-#else  // host build: the same code in plain loops (see mcrisk/backends/hostcuda.py)
+#else  // host build: the same code in plain loops (see mcrisk/backends/cuda_host.py)
 
 // Returns 0, or -1 if the plan does not fit this build's MAX_* sizes (nothing is written).
 extern "C" int host_simulate_chunk(

@@ -15,7 +15,7 @@ than wrap around to scenario 0's numbers. Draw indices (burn-in attempts) are in
 
 One Philox block gives four 32-bit words; a draw turns words 0-1 into its first uniform and
 words 2-3 into its second (only `chance` distributions use the second). This module is the
-NumPy specification; `mcrisk/backends/numba/random.py` and `kernels/philox.cuh` mirror it line
+NumPy specification; `mcrisk/backends/numba/random.py` and `kernels/random.cuh` mirror it line
 by line.
 """
 from __future__ import annotations

@@ -40,7 +40,7 @@ def test_every_scenario_file_runs_every_strategy(path, tmp_path, capsys):
     printed = capsys.readouterr().out
     summary = json.loads((out / "summary.json").read_text())
     assert summary["samples"] == 400 and summary["seed"] == 3
-    assert summary["rng"] == "philox4x32-10" and summary["backend"] in ("cpu", "gpu")
+    assert summary["rng"] == "philox4x32-10" and summary["backend"] in ("numba", "cuda")
     assert len(summary["scenario_sha256"]) == 64 and summary["mcrisk_version"]
     assert set(summary["ranking"]) == set(summary["strategies"])
     for name, metrics in summary["strategies"].items():

@@ -1,8 +1,8 @@
 """The CUDA kernel's sources, compiled for the host with g++, equal the Numba backend.
 
 This is how every CI run, without a GPU, proves kernels/*.cu(h) right: the per-scenario code
-is all __host__ __device__, so mcrisk.backends.hostcuda compiles the very text that NVRTC gets
-(gpu.kernel_source()) as C++ and loads it with ctypes. Measured on x86-64 with glibc: words,
+is all __host__ __device__, so mcrisk.backends.cuda_host compiles the very text that NVRTC gets
+(cuda.kernel_source()) as C++ and loads it with ctypes. Measured on x86-64 with glibc: words,
 uniforms, ndtri, world quantities, node times and metrics are bit-identical to Numba; the
 tolerances below (rtol 1e-12 for world and node times) are what other platforms are held to.
 A separate test compiles the kernel with nvcc for sm_90, so a kernel that does not compile for
@@ -22,7 +22,7 @@ import pytest
 
 from mcrisk import definitions, distributions, rng
 from mcrisk import compile as compile_
-from mcrisk.backends import gpu, hostcuda
+from mcrisk.backends import cuda, cuda_host
 from mcrisk.backends import numba as numba_backend
 from mcrisk.backends.numba import distributions as numba_distributions
 from mcrisk.compile import compile_scenario
@@ -42,10 +42,10 @@ METRIC_RTOL, METRIC_ATOL = 1e-9, 1e-6
 
 
 @pytest.fixture(scope="session")
-def host(tmp_path_factory) -> hostcuda.HostLibrary:
-    if hostcuda.host_compiler() is None:
+def host(tmp_path_factory) -> cuda_host.HostLibrary:
+    if cuda_host.host_compiler() is None:
         pytest.fail("no C++ compiler (g++ or $CXX): the CUDA kernel's parity cannot be checked")
-    return hostcuda.HostLibrary(*hostcuda.build_host_library(tmp_path_factory.mktemp("hostcuda")))
+    return cuda_host.HostLibrary(*cuda_host.build_host_library(tmp_path_factory.mktemp("hostcuda")))
 
 
 def assert_parity(got: tuple, expected: tuple) -> None:
@@ -77,7 +77,7 @@ def constants(text: str) -> dict[str, float]:
 
 
 def test_kernel_constants_are_the_python_ones():
-    got = constants(gpu.kernel_source())      # every kernel file, includes inlined
+    got = constants(cuda.kernel_source())      # every kernel file, includes inlined
     expected = {
         "PHILOX_M0": rng.PHILOX_M0, "PHILOX_M1": rng.PHILOX_M1, "PHILOX_W0": rng.PHILOX_W0,
         "PHILOX_W1": rng.PHILOX_W1, "PHILOX_ROUNDS": rng.PHILOX_ROUNDS,
@@ -125,10 +125,10 @@ def cuda_functions(text: str) -> list[str]:
 def test_kernel_functions_have_the_cpu_names(stage):
     # Read side by side: each stage's Numba file and CUDA file define the same functions
     # (in the same order), so a function in one has its namesake in the other.
-    numba = numba_functions((NUMBA_DIR / f"{stage}.py").read_text())
-    cuda = [name for name in cuda_functions(gpu.kernel_file(STAGE_FILES[stage]))
-            if name not in CUDA_ONLY]
-    assert numba and [CUDA_NAME.get(name, name) for name in numba] == cuda
+    in_numba = numba_functions((NUMBA_DIR / f"{stage}.py").read_text())
+    in_cuda = [name for name in cuda_functions(cuda.kernel_file(STAGE_FILES[stage]))
+               if name not in CUDA_ONLY]
+    assert in_numba and [CUDA_NAME.get(name, name) for name in in_numba] == in_cuda
 
 
 def test_every_stage_file_is_paired():
@@ -139,9 +139,9 @@ def test_every_stage_file_is_paired():
 
 def test_device_code_needs_no_standard_header():
     # NVRTC (cupy.RawModule) has no C++ standard library: the only header is the host's.
-    includes = re.findall(r"#include\s*<[^>]+>", gpu.kernel_source())
+    includes = re.findall(r"#include\s*<[^>]+>", cuda.kernel_source())
     assert includes == ["#include <math.h>"]
-    compat = gpu.kernel_file("compat.cuh")
+    compat = cuda.kernel_file("compat.cuh")
     assert compat.index("#ifndef __CUDACC__") < compat.index("#include <math.h>") \
         < compat.index("#endif")
 
@@ -151,15 +151,15 @@ def test_device_code_needs_no_standard_header():
                            "is not checked here (CI has CUDA 13's nvcc)")
 @pytest.mark.slow
 def test_kernel_compiles_for_the_device(tmp_path, reference_plan):
-    # The exact text and options that gpu.py hands NVRTC, through nvcc and ptxas for sm_90.
+    # The exact text and options that cuda.py hands NVRTC, through nvcc and ptxas for sm_90.
     source = tmp_path / "simulate.cu"
-    source.write_text(gpu.kernel_source())
+    source.write_text(cuda.kernel_source())
     done = subprocess.run(
         ["nvcc", "-cubin", "-arch=sm_90", "-Werror", "all-warnings", "-Xptxas", "-v",
-         *gpu.compile_options(reference_plan), "-x", "cu", str(source),
+         *cuda.compile_options(reference_plan), "-x", "cu", str(source),
          "-o", str(tmp_path / "simulate.cubin")], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
-    for kernel in (gpu.KERNEL_NAME, *gpu.PROBE_KERNELS):
+    for kernel in (cuda.KERNEL_NAME, *cuda.PROBE_KERNELS):
         assert f"Compiling entry function '{kernel}'" in done.stderr   # extern "C": unmangled
     assert "bytes spill" in done.stderr
 
@@ -235,7 +235,7 @@ def test_minimal_scenario_matches_numba(host, minimal_plan):
 
 
 def test_host_simulate_chunk_without_nodes(host, minimal_plan):
-    metrics, world, nodes = hostcuda.host_simulate_chunk(minimal_plan, 5, 10, 50, library=host)
+    metrics, world, nodes = cuda_host.host_simulate_chunk(minimal_plan, 5, 10, 50, library=host)
     assert nodes is None
     expected_metrics, expected_world, _ = numba_backend.simulate_chunk(minimal_plan, 5, 10, 50)
     np.testing.assert_array_equal(world, expected_world)

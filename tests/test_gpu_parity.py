@@ -1,23 +1,23 @@
-"""The GPU backend: the CuPy kernel equals the CPU backend, and the device summary equals
-mcrisk.aggregate's.
+"""The cuda backend on a GPU: the CuPy kernel equals the Numba backend, and the device summary
+equals mcrisk.aggregate's.
 
 Tests marked `gpu` need CuPy and a CUDA device and skip cleanly without them
 (`pytest -m gpu` runs only those; benchmarks/gpu_check.sh runs them on a lent GPU). The rest
 runs everywhere: the summary's rank logic through NumPy (the very code the device path uses),
-importing without CuPy, and the error for `--backend gpu` on a machine without one.
+importing without CuPy, and the error for `--backend cuda` (or its old name `gpu`) on a
+machine without one.
 """
 from __future__ import annotations
 
-import math
 import subprocess
 import sys
 
 import numpy as np
 import pytest
-from scipy import stats
 
 from mcrisk import aggregate
-from mcrisk.backends import gpu, gpu_unavailable_reason, select_backend
+from mcrisk.analysis import device_summary
+from mcrisk.backends import cuda, gpu_unavailable_reason, select_backend
 from mcrisk.backends import numba as numba_backend
 from mcrisk.backends.numba import distributions as numba_distributions
 from mcrisk.errors import BackendUnavailable
@@ -54,18 +54,19 @@ def assert_same_document(got, expected, mean_rtol: float = 0.0):
 # ---- everywhere -----------------------------------------------------------------------------
 
 def test_importing_mcrisk_never_imports_cupy():
-    code = ("import sys, mcrisk, mcrisk.cli, mcrisk.backends.gpu, mcrisk.backends.hostcuda; "
+    code = ("import sys, mcrisk, mcrisk.cli, mcrisk.backends.cuda, mcrisk.backends.cuda_host; "
             "assert 'cupy' not in sys.modules, 'cupy was imported'")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
 
 
-def test_gpu_without_cupy_names_cause_and_fix(monkeypatch):
+@pytest.mark.parametrize("name", ["cuda", "gpu"])     # gpu: the old name, still accepted
+def test_gpu_without_cupy_names_cause_and_fix(monkeypatch, name):
     monkeypatch.setitem(sys.modules, "cupy", None)        # import cupy -> ImportError
     with pytest.raises(BackendUnavailable) as caught:
-        select_backend("gpu")
+        select_backend(name)
     message = str(caught.value)
-    assert "--backend gpu cannot run here" in message
+    assert f"--backend {name} cannot run here" in message
     assert "CuPy is not installed" in message and "pip install" in message
 
 
@@ -75,7 +76,7 @@ def test_gpu_without_a_device_names_cause_and_fix():
     with pytest.raises(BackendUnavailable, match="--backend gpu cannot run here") as caught:
         select_backend("gpu")
     assert NO_GPU in str(caught.value)
-    assert any(fix in str(caught.value) for fix in ("pip install", "--backend cpu", "driver"))
+    assert any(fix in str(caught.value) for fix in ("pip install", "--backend numba", "driver"))
 
 
 @pytest.mark.parametrize("n", [1, 2, 3, 9, 10, 11, 100, 101, 999, 1000, 1001, 65_537])
@@ -83,37 +84,26 @@ def test_quantile_positions_reproduce_numpy_quantile(n):
     gen = np.random.default_rng(n)
     values = np.sort(np.round(gen.lognormal(size=n), 1))   # ties included
     for _, q in aggregate.PERCENTILES:
-        prev, nxt, gamma = gpu.quantile_position(n, q)
-        assert gpu.lerp(values[prev], values[nxt], gamma) == np.quantile(values, q)
-
-
-@pytest.mark.parametrize("n", [2, 3, 10, 20, 29, 30, 31, 59, 100, 1000, 20_000])
-def test_p90_ci_ranks_reproduce_quantile_test(n):
-    values = np.random.default_rng(n).normal(size=n)
-    ci = stats.quantile_test(values, q=float(np.quantile(values, 0.9)), p=0.9)
-    low, high = ci.confidence_interval(confidence_level=0.95)
-    ordered = np.sort(values)
-    ranks = gpu.p90_ci_ranks(n)
-    got = [ordered[r] if r is not None else math.nan for r in ranks]
-    assert got == pytest.approx([low, high], rel=0, abs=0, nan_ok=True)
+        prev, nxt, gamma = device_summary.quantile_position(n, q)
+        assert device_summary.lerp(values[prev], values[nxt], gamma) == np.quantile(values, q)
 
 
 @pytest.mark.parametrize("n", [1, 2, 7, 40, 1000, 4321])
-def test_device_summary_logic_equals_aggregate_on_the_cpu(n):
+def test_device_summary_logic_equals_aggregate_on_the_host(n):
     gen = np.random.default_rng(n)
     metrics = gen.gamma(2.0, 30.0, size=(n, 3, 6))
     metrics[:, 1, 0] = 0.0                                # a constant column: CI collapses
     metrics[:, 2, 1] = np.round(metrics[:, 2, 1], -1)     # many ties
     metrics[:, :, 5] = gen.random((n, 3)) < 0.2           # power_violation, 0.0 or 1.0
     names = ("a", "b", "c")
-    assert_same_document(gpu.summarize_with(np, metrics, names),
+    assert_same_document(device_summary.summarize_with(np, metrics, names),
                          aggregate.summarize(metrics, names))
 
 
 def test_device_summary_logic_equals_aggregate_on_simulated_metrics(reference_plan):
     metrics, _, _ = numba_backend.simulate_chunk(reference_plan, 3, 0, 3000)
     names = reference_plan.strategy_names
-    assert_same_document(gpu.summarize_with(np, metrics, names),
+    assert_same_document(device_summary.summarize_with(np, metrics, names),
                          aggregate.summarize(metrics, names))
 
 
@@ -125,7 +115,7 @@ class _HostArray(np.ndarray):
 
 
 class HostStandInForCupy:
-    """Just enough of CuPy for gpu.py, with simulate_chunk_kernel run by the host build: the
+    """Just enough of CuPy for cuda.py, with simulate_chunk_kernel run by the host build: the
     backend's own plumbing (module cache, argument list and types, grid, status, outputs)
     runs on every CI, not only on a lent GPU."""
 
@@ -144,7 +134,7 @@ class HostStandInForCupy:
 
     def RawModule(self, code, options):
         self.compiled.append(options)
-        assert code == gpu.kernel_source()
+        assert code == cuda.kernel_source()
         return _HostModule(self.host)
 
 
@@ -156,37 +146,38 @@ class _HostModule:
         pass
 
     def get_function(self, name):
-        assert name == gpu.KERNEL_NAME
+        assert name == cuda.KERNEL_NAME
         return self.launch
 
     def launch(self, grid, block, args):
-        parameters = gpu.PLAN_PARAMETERS + gpu.CHUNK_PARAMETERS
+        parameters = cuda.PLAN_PARAMETERS + cuda.CHUNK_PARAMETERS
         for (name, kind), value in zip(parameters, args, strict=True):
             if not kind.endswith("*"):               # CuPy passes a scalar by its NumPy type
                 assert type(value) is np.dtype(kind).type, name
-        count = int(args[len(gpu.PLAN_PARAMETERS) + 3])
+        count = int(args[len(cuda.PLAN_PARAMETERS) + 3])
         assert (grid[0] - 1) * block[0] < count <= grid[0] * block[0]
         arrays = [np.asarray(a) if isinstance(a, np.ndarray) else a for a in args]
-        assert self.host.launch(gpu.typed_arguments(parameters, arrays)) == 0
+        assert self.host.launch(cuda.typed_arguments(parameters, arrays)) == 0
 
 
 def test_gpu_backend_plumbing_through_a_host_stand_in(monkeypatch, host, reference_plan):
     stand_in = HostStandInForCupy(host)
-    monkeypatch.setattr(gpu, "_cupy", lambda: stand_in)
-    monkeypatch.setattr(gpu, "_modules", {})
-    monkeypatch.setattr(gpu, "_device_plan", {"plan": None, "args": None})
-    before = gpu.launch_count
+    monkeypatch.setattr(cuda, "_cupy", lambda: stand_in)
+    monkeypatch.setattr(cuda, "_modules", {})
+    monkeypatch.setattr(cuda, "_device_plan", {"plan": None, "args": None})
+    before = cuda.launch_count
     for first, count in ((0, 1000), (2 ** 32 - 129, 129)):   # the first and last scenarios
-        got = gpu.simulate_chunk(reference_plan, 4, first, count, keep_nodes=True)
+        got = cuda.simulate_chunk(reference_plan, 4, first, count, keep_nodes=True)
         expected = numba_backend.simulate_chunk(reference_plan, 4, first, count, keep_nodes=True)
         for a, b in zip(got, expected):
             assert type(a) is np.ndarray
             np.testing.assert_array_equal(a, b)
-    assert gpu.simulate_chunk(reference_plan, 4, 0, 10)[2] is None
-    assert gpu.launch_count == before + 3
-    assert stand_in.compiled == [gpu.compile_options(reference_plan)]   # one module per shape
-    metrics, _, _ = gpu.simulate_chunk_device(reference_plan, 4, 0, 500)
-    assert_same_document(gpu.summarize_on_device(metrics, reference_plan.strategy_names),
+    assert cuda.simulate_chunk(reference_plan, 4, 0, 10)[2] is None
+    assert cuda.launch_count == before + 3
+    assert stand_in.compiled == [cuda.compile_options(reference_plan)]   # one module per shape
+    metrics, _, _ = cuda.simulate_chunk_device(reference_plan, 4, 0, 500)
+    assert_same_document(device_summary.summarize_with(stand_in, metrics,
+                                                        reference_plan.strategy_names),
                          aggregate.summarize(np.asarray(metrics), reference_plan.strategy_names))
 
 
@@ -195,23 +186,23 @@ def test_gpu_backend_with_zero_scenarios_launches_nothing(monkeypatch, host, min
                                                           keep_nodes):
     # Same behaviour as every other backend (tests/test_backends.py): arrays with no scenario.
     stand_in = HostStandInForCupy(host)
-    monkeypatch.setattr(gpu, "_cupy", lambda: stand_in)
-    monkeypatch.setattr(gpu, "_modules", {})
-    before = gpu.launch_count
-    metrics, world, nodes = gpu.simulate_chunk(minimal_plan, 1, 0, 0, keep_nodes=keep_nodes)
+    monkeypatch.setattr(cuda, "_cupy", lambda: stand_in)
+    monkeypatch.setattr(cuda, "_modules", {})
+    before = cuda.launch_count
+    metrics, world, nodes = cuda.simulate_chunk(minimal_plan, 1, 0, 0, keep_nodes=keep_nodes)
     assert metrics.shape == (0, minimal_plan.n_strategies, 6)
     assert world.shape == (0, minimal_plan.n_quantities)
     if keep_nodes:
         assert nodes.shape == (0, minimal_plan.n_strategies, minimal_plan.n_nodes)
     else:
         assert nodes is None
-    assert gpu.launch_count == before and stand_in.compiled == []
+    assert cuda.launch_count == before and stand_in.compiled == []
     with pytest.raises(ValueError, match="below 2"):
-        gpu.simulate_chunk(minimal_plan, 1, 2 ** 32 - 1, 2)
+        cuda.simulate_chunk(minimal_plan, 1, 2 ** 32 - 1, 2)
 
 
 def test_compile_options_carry_the_plan_shape(reference_plan):
-    options = gpu.compile_options(reference_plan)
+    options = cuda.compile_options(reference_plan)
     assert "--fmad=false" in options
     assert f"-DMAX_NODES={reference_plan.n_nodes}" in options
     assert f"-DMAX_QUANTITIES={reference_plan.n_quantities}" in options
@@ -229,7 +220,7 @@ def cupy():
 
 
 def probe(cupy, plan, name, args, n):
-    kernel = gpu.module_for(plan).get_function(name)
+    kernel = cuda.module_for(plan).get_function(name)
     kernel(((n + 127) // 128,), (128,), (*args, np.int64(n)))
     cupy.cuda.Device().synchronize()
 
@@ -271,7 +262,7 @@ def test_gpu_uniforms_are_bit_identical(cupy, minimal_plan):
 
 
 @pytest.mark.gpu
-def test_gpu_ndtri_is_within_rounding_of_the_cpu(cupy, minimal_plan):
+def test_gpu_ndtri_is_within_rounding_of_numba(cupy, minimal_plan):
     p = np.concatenate([np.random.default_rng(6).random(20_000), [1e-300, 1e-15, 0.5]])
     out = cupy.zeros_like(cupy.asarray(p))
     probe(cupy, minimal_plan, "ndtri_kernel", (cupy.asarray(p), out), p.size)
@@ -280,7 +271,7 @@ def test_gpu_ndtri_is_within_rounding_of_the_cpu(cupy, minimal_plan):
 
 
 def assert_gpu_parity(plan, seed, first, count):
-    got = gpu.simulate_chunk(plan, seed, first, count, keep_nodes=True)
+    got = cuda.simulate_chunk(plan, seed, first, count, keep_nodes=True)
     expected = numba_backend.simulate_chunk(plan, seed, first, count, keep_nodes=True)
     np.testing.assert_allclose(got[1], expected[1], rtol=WORLD_RTOL, atol=0)
     np.testing.assert_allclose(got[2], expected[2], rtol=WORLD_RTOL, atol=0)
@@ -290,18 +281,18 @@ def assert_gpu_parity(plan, seed, first, count):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("first", [0, 2 ** 32 - 20_000])   # the first and last scenarios
-def test_gpu_matches_cpu_on_the_reference(cupy, reference_plan, first):
+def test_gpu_matches_numba_on_the_reference(cupy, reference_plan, first):
     assert_gpu_parity(reference_plan, 1, first, 20_000)
 
 
 @pytest.mark.gpu
-def test_gpu_matches_cpu_on_minimal(cupy, minimal_plan):
+def test_gpu_matches_numba_on_minimal(cupy, minimal_plan):
     assert_gpu_parity(minimal_plan, 123, 0, 20_000)
 
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("case", range(0, 20, 4))
-def test_gpu_matches_cpu_on_random_scenarios(cupy, tmp_path, case):
+def test_gpu_matches_numba_on_random_scenarios(cupy, tmp_path, case):
     from mcrisk.compile import compile_scenario
     from mcrisk.scenario import load_scenario
     path = tmp_path / f"random-{case}.toml"
@@ -311,7 +302,7 @@ def test_gpu_matches_cpu_on_random_scenarios(cupy, tmp_path, case):
 
 @pytest.mark.gpu
 def test_gpu_gives_empty_results_for_zero_scenarios(cupy, minimal_plan):
-    metrics, world, nodes = gpu.simulate_chunk(minimal_plan, 1, 0, 0, keep_nodes=True)
+    metrics, world, nodes = cuda.simulate_chunk(minimal_plan, 1, 0, 0, keep_nodes=True)
     assert metrics.shape == (0, minimal_plan.n_strategies, 6)
     assert world.shape == (0, minimal_plan.n_quantities)
     assert nodes.shape == (0, minimal_plan.n_strategies, minimal_plan.n_nodes)
@@ -319,19 +310,20 @@ def test_gpu_gives_empty_results_for_zero_scenarios(cupy, minimal_plan):
 
 @pytest.mark.gpu
 def test_the_gpu_path_really_ran(cupy, reference_plan):
-    backend = select_backend("gpu")
-    assert backend.name == "gpu" and backend.module is gpu
-    before = gpu.launch_count
+    backend = select_backend("cuda")
+    assert backend.name == "cuda" and backend.module is cuda
+    assert select_backend("gpu").name == "cuda"                     # the old name
+    before = cuda.launch_count
     metrics, world, nodes = backend.simulate_chunk(reference_plan, 1, 0, 1000)
-    assert gpu.launch_count == before + 1
-    assert gpu.compile_options(reference_plan) in gpu._modules     # compiled once, cached
+    assert cuda.launch_count == before + 1
+    assert cuda.compile_options(reference_plan) in cuda._modules     # compiled once, cached
     assert nodes is None and metrics.shape == (1000, reference_plan.n_strategies, 6)
     assert isinstance(metrics, np.ndarray) and isinstance(world, np.ndarray)
 
 
 @pytest.mark.gpu
-def test_summarize_on_device_equals_aggregate(cupy, reference_plan):
-    metrics, _, _ = gpu.simulate_chunk_device(reference_plan, 2, 0, 50_000)
+def test_device_summary_on_the_gpu_equals_aggregate(cupy, reference_plan):
+    metrics, _, _ = cuda.simulate_chunk_device(reference_plan, 2, 0, 50_000)
     names = reference_plan.strategy_names
-    assert_same_document(gpu.summarize_on_device(metrics, names),
+    assert_same_document(device_summary.summarize_with(cupy, metrics, names),
                          aggregate.summarize(metrics.get(), names), mean_rtol=1e-12)

@@ -19,7 +19,7 @@ import pytest
 
 from mcrisk import plan as plan_interface
 from mcrisk.backends.numba import driver as numba_driver
-from mcrisk.backends import gpu as cuda
+from mcrisk.backends import cuda
 from mcrisk.plan import AXES, FIELD, KERNEL_FIELDS, PLAN_FIELDS, PlanInterfaceError
 
 KERNELS = Path(__file__).resolve().parents[1] / "kernels"

@@ -8,6 +8,7 @@
     horizon     which strategies often complete after the horizon, and what would cover them
     mitigation  the risk register as run, and the paired value of mitigation
     precision   when every P90 is known well enough, and how many scenarios to try next
+    device_summary  aggregate.summarize's document in NumPy or CuPy (on the GPU's metrics)
 
 Nothing here simulates, reads a scenario file or writes a file: the run (mcrisk.run and the
 *_run modules above it) calls in with the results.

@@ -1,8 +1,18 @@
 """Backends behind one small interface, chosen once by name.
 
+Named by what they are:
+
+    numpy      the reference, vectorized over scenarios (mcrisk/backends/numpy/)
+    numba      the same stages as scalar loops, parallel on the CPU (mcrisk/backends/numba/)
+    cuda       the CUDA sources (kernels/) on an NVIDIA GPU through CuPy (cuda.py)
+    cuda-host  the same CUDA sources compiled for the host with a C++ compiler, one thread:
+               for parity checks without a GPU (cuda_host.py)
+
+`cpu` and `gpu`, the names of earlier versions, are accepted as aliases of numba and cuda.
 Every backend module exposes `simulate_chunk(plan, seed, first, count, keep_nodes=False)`
 returning (metrics[count, strategy, metric], world[count, quantity], node_times or None) for
-scenario indices first .. first + count - 1. Only `auto` chooses; it says what it chose.
+scenario indices first .. first + count - 1. Only `auto` chooses (cuda when usable, else
+numba); it says what it chose.
 """
 from __future__ import annotations
 
@@ -12,12 +22,15 @@ from types import ModuleType
 
 from ..errors import BackendUnavailable
 
-BACKEND_NAMES = ("auto", "numpy", "cpu", "gpu")
+BACKENDS = ("numpy", "numba", "cuda", "cuda-host")
+ALIASES = {"cpu": "numba", "gpu": "cuda"}          # names of earlier versions
+BACKEND_NAMES = ("auto", *BACKENDS, *ALIASES)        # what --backend accepts
+MODULES = {"numpy": ".numpy", "numba": ".numba", "cuda": ".cuda", "cuda-host": ".cuda_host"}
 
 
 @dataclass(frozen=True)
 class Backend:
-    name: str            # "numpy" | "cpu" | "gpu"
+    name: str            # one of BACKENDS
     module: ModuleType
     reason: str          # why it was chosen (for `auto`) or "requested"
 
@@ -25,8 +38,9 @@ class Backend:
         return self.module.simulate_chunk(plan, seed, first, count, keep_nodes)
 
 
-GPU_FIX = ("install the GPU extra (pip install '.[gpu]', a CuPy wheel matching your CUDA 12 "
-           "or 13 driver) on a machine with an NVIDIA GPU, or use --backend cpu")
+CUDA_FIX = ("install the GPU extra (pip install '.[gpu]', a CuPy wheel matching your CUDA 12 "
+            "or 13 driver) on a machine with an NVIDIA GPU, or use --backend numba")
+CUDA_HOST_FIX = "set $CXX or install g++, or use --backend numba"
 
 
 def gpu_unavailable_reason() -> str | None:
@@ -45,18 +59,43 @@ def gpu_unavailable_reason() -> str | None:
 
 
 def select_backend(name: str) -> Backend:
-    """The backend called `name`; `auto` picks the GPU when usable, else Numba."""
+    """The backend called `name` (or an alias of it); `auto` picks cuda when usable, else
+    numba. Raises BackendUnavailable, naming the cause and the fix, when it cannot run here."""
     if name not in BACKEND_NAMES:
-        raise BackendUnavailable(f"unknown backend {name!r}: choose one of {', '.join(BACKEND_NAMES)}")
+        raise BackendUnavailable(f"unknown backend {name!r}: choose one of "
+                                 f"{', '.join(BACKEND_NAMES)}")
     if name == "auto":
         reason = gpu_unavailable_reason()
         if reason is None:
-            return Backend("gpu", importlib.import_module(".gpu", __name__), "auto: CUDA device found")
-        return Backend("cpu", importlib.import_module(".numba", __name__), f"auto: no GPU, {reason}")
-    if name == "gpu":
+            return _backend("cuda", "auto: CUDA device found")
+        return _backend("numba", f"auto: no GPU, {reason}")
+    canonical = ALIASES.get(name, name)
+    requested = "requested" if canonical == name else f"requested as {name}, now named {canonical}"
+    if canonical == "cuda":
         reason = gpu_unavailable_reason()
         if reason is not None:
-            raise BackendUnavailable(f"--backend gpu cannot run here: {reason}; {GPU_FIX}")
-        return Backend("gpu", importlib.import_module(".gpu", __name__), "requested")
-    module = "numpy" if name == "numpy" else "numba"
-    return Backend(name, importlib.import_module(f".{module}", __name__), "requested")
+            raise BackendUnavailable(f"--backend {name} cannot run here: {reason}; {CUDA_FIX}")
+    if canonical == "cuda-host":
+        reason = _host_build_failure()
+        if reason is not None:
+            raise BackendUnavailable(f"--backend {name} cannot run here: it compiles the CUDA "
+                                     f"sources for this machine with a C++ compiler, and "
+                                     f"{reason}; {CUDA_HOST_FIX}")
+    return _backend(canonical, requested)
+
+
+def _host_build_failure() -> str | None:
+    """None once the host build of the CUDA sources is ready (built on first use), else why
+    it cannot be: no compiler, or the compiler's first error lines."""
+    from .cuda_host import HostBuildError, default_library, host_compiler
+    if host_compiler() is None:
+        return "none was found"
+    try:
+        default_library()
+    except HostBuildError as exc:
+        return "the build failed: " + " ".join(str(exc).split())[:300]
+    return None
+
+
+def _backend(name: str, reason: str) -> Backend:
+    return Backend(name, importlib.import_module(MODULES[name], __name__), reason)

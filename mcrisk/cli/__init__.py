@@ -5,7 +5,7 @@ mcrisk.compare_run, mcrisk.schedule_run, mcrisk.nightly) and prints what comes b
 (cli.text formats the tables and sentences). Beyond `validate` (load and compile each
 file) it orchestrates nothing itself.
 
-    mcrisk run SCENARIO [--samples N] [--seed S] [--backend auto|numpy|cpu|gpu] [--out DIR]
+    mcrisk run SCENARIO [--samples N] [--seed S] [--backend auto|numpy|numba|cuda] [--out DIR]
                [--risks file|off|pre|post] [--disable-risk ID ...] [--precision 2%]
     mcrisk compare SCENARIO A B [--samples N] [--seed S] [--backend B] [--risks MODE]
     mcrisk schedule SCENARIO STRATEGY [--samples N] [--seed S] [--backend B] [--all]

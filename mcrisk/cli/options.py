@@ -74,7 +74,11 @@ def _add_world_options(command: argparse.ArgumentParser) -> None:
     command.add_argument("--seed", type=_seed, default=DEFAULT_SEED,
                          help=f"random seed in [0, 2**64) (default {DEFAULT_SEED})")
     command.add_argument("--backend", choices=BACKEND_NAMES, default="auto",
-                         help="auto picks the GPU when CuPy and a device are present, else cpu")
+                         help="numpy (reference), numba (CPU), cuda (GPU through CuPy) or "
+                              "cuda-host (the CUDA sources built for this CPU with a C++ "
+                              "compiler, one thread: parity checks); auto picks cuda when CuPy "
+                              "and a device are present, else numba; cpu and gpu are aliases "
+                              "of numba and cuda")
     command.add_argument("--chunk-size", type=_positive_int, default=DEFAULT_CHUNK,
                          help="scenarios per kernel call; results do not depend on it")
     command.add_argument("--risks", choices=RISK_MODES, default="file",

@@ -378,7 +378,7 @@ def drawn_capacity_pieces(plan: CompiledScenario, event_times: np.ndarray, world
 def hall_peak_draw(plan: CompiledScenario, s: int, node_times: np.ndarray) -> np.ndarray:
     """float64[c, halls]: each hall's highest draw in kW at any time, strategy s.
 
-    Mirrors backends.reference.power_violation: events at one instant apply together, so the
+    Mirrors backends/numpy/metrics.power_violation: events at one instant apply together, so the
     draw is read only after the last event of a tie group.
     """
     c = node_times.shape[0]

@@ -1,14 +1,15 @@
-"""The CUDA kernel's sources compiled for the host: parity with the CPU on every CI run.
+"""The `cuda-host` backend: the CUDA sources compiled for the host, parity on every CI run.
 
 All per-scenario logic of kernels/simulate.cu is `__host__ __device__` (kernels/*.cuh), and
 kernels/compat.cuh turns the CUDA qualifiers into nothing outside nvcc. So g++ compiles the
-very text that NVRTC compiles for the GPU (gpu.kernel_source(), includes inlined) as C++ into
+very text that NVRTC compiles for the GPU (cuda.kernel_source(), includes inlined) as C++ into
 a shared library, which ctypes loads. Its entry points run the same per-scenario function in a
 plain loop, and expose the random stream and the normal quantile as probes.
 
-Not a backend: it is single-threaded and exists so tests can hold the CUDA code to the Numba
-backend without a GPU. Build flags keep the host arithmetic the CPU backends' (no FMA
-contraction, no fast-math), so the two agree bit for bit on x86-64 with glibc.
+It is single-threaded and exists so tests, and `--backend cuda-host`, can hold the CUDA code to
+the Numba backend without a GPU; it needs a C++ compiler ($CXX, else g++). Build flags keep
+the host arithmetic the CPU backends' (no FMA contraction, no fast-math), so the two agree bit
+for bit on x86-64 with glibc.
 """
 from __future__ import annotations
 
@@ -21,10 +22,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ..compile import CompiledScenario
+from ..plan import CompiledScenario
 from ..definitions import N_METRICS
 from ..rng import SCENARIO_LIMIT, check_scenarios, split_seed
-from . import gpu
+from . import cuda
 
 # Scratch sizes of the host build: generous, so one build serves every test plan (the GPU
 # compiles one module per plan shape instead). Scratch lives on the heap (simulate.cu).
@@ -57,7 +58,7 @@ def build_host_library(build_dir: str | Path) -> tuple[Path, str]:
     compiler = host_compiler()
     if compiler is None:
         raise HostBuildError("no C++ compiler found (set $CXX or install g++)")
-    source = gpu.kernel_source()
+    source = cuda.kernel_source()
     defines = tuple(f"-D{k}={v}" for k, v in HOST_LIMITS.items())
     key = hashlib.sha256("\0".join((source, compiler) + HOST_FLAGS + defines).encode())
     build_dir = Path(build_dir)
@@ -92,7 +93,7 @@ class HostLibrary:
         lib = ctypes.CDLL(str(self.path))
         lib.host_simulate_chunk.argtypes = [
             ctypes.c_void_p if kind.endswith("*") else _CTYPES[kind]
-            for _, kind in gpu.PLAN_PARAMETERS + gpu.CHUNK_PARAMETERS]
+            for _, kind in cuda.PLAN_PARAMETERS + cuda.CHUNK_PARAMETERS]
         lib.host_simulate_chunk.restype = ctypes.c_int
         lib.host_limits.argtypes = [ctypes.c_void_p]
         lib.host_philox.argtypes = [ctypes.c_void_p] * 3 + [ctypes.c_longlong]
@@ -100,15 +101,15 @@ class HostLibrary:
                                       + [ctypes.c_longlong])
         lib.host_ndtri.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_longlong]
         self._lib = lib
-        limits = np.zeros(len(gpu.LIMIT_NAMES), dtype=np.int32)
+        limits = np.zeros(len(cuda.LIMIT_NAMES), dtype=np.int32)
         lib.host_limits(_pointer(limits))
-        self.limits = dict(zip(gpu.LIMIT_NAMES, (int(n) for n in limits)))
+        self.limits = dict(zip(cuda.LIMIT_NAMES, (int(n) for n in limits)))
 
     def simulate_chunk(self, plan: CompiledScenario, seed: int, first: int, count: int,
                        keep_nodes: bool = False):
-        """Same contract as backends.cpu.simulate_chunk (count = 0: no scenario, no call)."""
+        """Same contract as every backend's simulate_chunk (count = 0: no scenario, no call)."""
         check_scenarios(first, count)
-        needs = gpu.plan_limits(plan)
+        needs = cuda.plan_limits(plan)
         too_big = [f"{k} {needs[k]} > {self.limits[k]}" for k in needs if needs[k] > self.limits[k]]
         if too_big:
             raise ValueError(f"plan too large for the host build: {', '.join(too_big)}")
@@ -118,7 +119,7 @@ class HostLibrary:
         status = np.zeros(count, dtype=np.int8)
         if count == 0:
             return metrics, world, (node_times if keep_nodes else None)
-        if self.launch(gpu.plan_arguments(plan) + gpu.chunk_arguments(
+        if self.launch(cuda.plan_arguments(plan) + cuda.chunk_arguments(
                 seed, first, count, metrics, world, node_times, keep_nodes, status)) != 0:
             raise RuntimeError("host_simulate_chunk refused the plan (MAX_* sizes)")
         if status.any():
@@ -126,8 +127,8 @@ class HostLibrary:
         return metrics, world, (node_times if keep_nodes else None)
 
     def launch(self, arguments: list) -> int:
-        """host_simulate_chunk on the kernel's typed argument list (gpu.plan_arguments +
-        gpu.chunk_arguments, NumPy arrays); returns its code (0, or -1: too large)."""
+        """host_simulate_chunk on the kernel's typed argument list (cuda.plan_arguments +
+        cuda.chunk_arguments, NumPy arrays); returns its code (0, or -1: too large)."""
         return self._lib.host_simulate_chunk(
             *(_pointer(a) if isinstance(a, np.ndarray) else a.item() for a in arguments))
 
@@ -178,5 +179,11 @@ def default_library() -> HostLibrary:
 def host_simulate_chunk(plan: CompiledScenario, seed: int, first: int, count: int,
                         keep_nodes: bool = False, library: HostLibrary | None = None):
     """The CUDA kernel's code run on the host: (metrics, world, node_times or None), the same
-    contract as backends.cpu.simulate_chunk."""
+    contract as every backend's simulate_chunk."""
     return (library or default_library()).simulate_chunk(plan, seed, first, count, keep_nodes)
+
+
+def simulate_chunk(plan: CompiledScenario, seed: int, first: int, count: int,
+                   keep_nodes: bool = False):
+    """The backend interface (mcrisk.backends): host_simulate_chunk with the default build."""
+    return host_simulate_chunk(plan, seed, first, count, keep_nodes)

@@ -1,15 +1,17 @@
-"""The CUDA backend: kernels/simulate.cu through CuPy, one thread per scenario.
+"""The `cuda` backend: kernels/simulate.cu through CuPy, one thread per scenario.
 
-The kernel mirrors backends/cpu.py line by line (kernels/*.cuh keep its names, loop structure
-and constants); one thread samples its scenario's world once and then runs every strategy on
-it (common random numbers). Only metrics[i, s, 6] and world[i, q] leave the kernel (and
-node_times[i, s, v] when asked for). The same sources compile for the host with g++, which is
-how CI proves them equal to the Numba backend without a GPU (backends/hostcuda.py,
+The CUDA sources mirror the Numba backend line by line, one file per stage (kernels/<stage>.cuh
+next to mcrisk/backends/numba/<stage>.py: the same names, loop structure and constants); one
+thread samples its scenario's world once and then runs every strategy on it (common random
+numbers). Only metrics[i, s, 6] and world[i, q] leave the kernel (and node_times[i, s, v] when
+asked for). The same sources compile for the host with g++, which is how CI proves them equal
+to the Numba backend without a GPU (cuda_host.py, the `cuda-host` backend;
 tests/test_cuda_host.py).
 
 Importing this module does not import CuPy: the kernel's interface (argument list, compile
-options, source text) and the summary's rank logic are plain NumPy, shared with the host build
-and testable anywhere. CuPy is imported on first use.
+options, source text) is plain NumPy, shared with the host build and testable anywhere. CuPy is
+imported on first use. The summary of metrics left on the device (sorting there) is
+mcrisk.analysis.device_summary.summarize_with(cupy, ...), a statistic of results.
 """
 from __future__ import annotations
 
@@ -19,12 +21,9 @@ import textwrap
 from pathlib import Path
 
 import numpy as np
-from scipy import stats
 
-from ..aggregate import (CONTINUOUS_METRICS, PERCENTILES, finite_or_none, p90_ci_min_samples,
-                         p90_ci_unavailable_reason)
-from ..plan import AXES, KERNEL_FIELDS, PLAN_GROUPS, CompiledScenario
 from ..definitions import N_METRICS
+from ..plan import AXES, KERNEL_FIELDS, PLAN_GROUPS, CompiledScenario
 from ..rng import check_scenarios, split_seed
 
 # The kernel's plan parameters, derived from the plan interface (mcrisk/plan.py): the kernel
@@ -108,7 +107,7 @@ def plan_header() -> str:
         *_comment("The compiled plan as the kernels see it: the struct every stage reads "
                   "(`const Plan& p`) and the plan parameters of the kernel's entry points. "
                   "GENERATED from the plan interface (mcrisk/plan.py) by "
-                  "mcrisk.backends.gpu.plan_header(): do not edit. Change the table, then run "
+                  "mcrisk.backends.cuda.plan_header(): do not edit. Change the table, then run "
                   "`python tests/regen_plan_header.py`; tests/test_plan_interface.py fails "
                   "until then."),
         "//",
@@ -120,7 +119,7 @@ def plan_header() -> str:
         "struct Plan {", *struct, "};", "",
         "}  // namespace mcrisk", "",
         *_comment("The plan parameters (R: __restrict__ on the device, nothing on the host), "
-                  "in the order of mcrisk.backends.gpu.PLAN_PARAMETERS, and the Plan they make."),
+                  "in the order of mcrisk.backends.cuda.PLAN_PARAMETERS, and the Plan they make."),
         *_continued(["#define MCRISK_PLAN_PARAMS(R)"]
                     + [f"    {param}," for param in params[:-1]] + [f"    {params[-1]}"]), "",
         *_continued(["#define MCRISK_PLAN_VALUES"] + values), "",
@@ -197,97 +196,6 @@ def chunk_arguments(seed: int, first: int, count: int, metrics, world, node_time
                                               node_times, int(bool(keep_nodes)), status))
 
 
-# ---- the summary's ranks, without CuPy -------------------------------------------------------
-
-def quantile_position(n: int, q: float) -> tuple[int, int, float]:
-    """(previous, next, gamma) of numpy.quantile's default 'linear' method for n values."""
-    virtual = (n - 1) * q                       # numpy: (n - 1) * quantiles
-    if virtual >= n - 1:                        # numpy: both neighbours are index -1, the
-        return n - 1, n - 1, virtual - (-1)     # last value, and gamma is taken from -1
-    previous = int(np.floor(virtual))
-    return previous, previous + 1, virtual - previous
-
-
-def lerp(a: float, b: float, t: float) -> float:
-    """numpy's _lerp, the same operations in the same order (so the same float)."""
-    a, b = np.float64(a), np.float64(b)
-    diff_b_a = b - a
-    if t >= 0.5:
-        return float(b - diff_b_a * (1 - t))
-    return float(a + diff_b_a * t)
-
-
-def p90_ci_ranks(n: int, confidence: float = 0.95) -> tuple[int | None, int | None]:
-    """0-based order statistics of the P90's two-sided CI (None: that side is undefined).
-
-    Exactly scipy.stats.quantile_test(...).confidence_interval(confidence) with p = 0.9:
-    the ranks depend on n only, so they are found here once and gathered on the device.
-    """
-    binom = stats.binom(n, 0.9)
-    p = (1 - confidence) / 2
-    low_index = int(binom.ppf(p)) - 1
-    high_index = int(binom.isf(p))
-    return (low_index if low_index >= 0 else None, high_index if high_index < n else None)
-
-
-def summarize_with(xp, metrics, strategy_names: tuple[str, ...]) -> dict:
-    """aggregate.summarize's document from metrics[scenario, strategy, metric] in module xp.
-
-    xp is numpy or cupy: sort and means run in xp (on the device for cupy); only the few
-    order statistics that the percentiles and CIs need come back, and the interpolation runs
-    on the host with numpy's formula, so percentiles and CIs equal aggregate.summarize's
-    exactly (a device lerp could be contracted into an FMA). Means agree to rounding.
-    """
-    n = int(metrics.shape[0])
-    if n < 1:
-        raise ValueError("no scenarios to summarize")
-    n_continuous = len(CONTINUOUS_METRICS)
-    # [strategy, metric, scenario]: each row contiguous, sorted along the last axis.
-    rows = xp.ascontiguousarray(xp.moveaxis(metrics[:, :, :n_continuous], 0, -1))
-    means = _to_numpy(xp.mean(rows, axis=-1))
-    ordered = xp.sort(rows, axis=-1)
-    positions = {key: quantile_position(n, q) for key, q in PERCENTILES}
-    low, high = p90_ci_ranks(n)
-    wanted = sorted({0, n - 1} | {i for p in positions.values() for i in p[:2]}
-                    | {r for r in (low, high) if r is not None})
-    column = {rank: j for j, rank in enumerate(wanted)}
-    stats_ = _to_numpy(ordered[:, :, xp.asarray(wanted)])         # [strategy, metric, k]
-    violations = _to_numpy(xp.count_nonzero(metrics[:, :, -1] > 0.5, axis=0))
-    out = {}
-    for s, name in enumerate(strategy_names):
-        per = {}
-        for m, metric in enumerate(CONTINUOUS_METRICS):
-            values = stats_[s, m]
-            summary = {"mean": float(means[s, m])}
-            for key, (prev, nxt, gamma) in positions.items():
-                summary[key] = lerp(values[column[prev]], values[column[nxt]], gamma)
-            if np.isnan(values[column[n - 1]]):           # numpy: NaNs sort last, NaN out
-                for key, _ in PERCENTILES:
-                    summary[key] = float("nan")
-            first, last = float(values[column[0]]), float(values[column[n - 1]])
-            if n < p90_ci_min_samples():          # aggregate's convention: null, and why
-                ci = None
-            elif first == last:
-                ci = [first, first]
-            else:
-                ci = [float(values[column[r]]) for r in (low, high)]
-            summary = {key: finite_or_none(value) for key, value in summary.items()}
-            if ci is not None and all(np.isfinite(ci)):
-                summary["p90_ci"] = ci
-            else:
-                summary["p90_ci"] = None
-                summary["p90_ci_unavailable"] = (p90_ci_unavailable_reason(n) or
-                                                 "an end of the interval is not a finite number")
-            per[metric] = summary
-        per["power_violation"] = {"probability": int(violations[s]) / n}
-        out[name] = per
-    return out
-
-
-def _to_numpy(array) -> np.ndarray:
-    return array.get() if hasattr(array, "get") else np.asarray(array)
-
-
 # ---- CuPy ----------------------------------------------------------------------------------
 
 _modules: dict[tuple[str, ...], object] = {}     # compile options -> cupy.RawModule
@@ -299,8 +207,8 @@ def _cupy():
     try:
         import cupy
     except ImportError as exc:
-        raise RuntimeError("the GPU backend needs CuPy (pip install '.[gpu]'); "
-                           "select it with mcrisk.backends.select_backend('gpu')") from exc
+        raise RuntimeError("the cuda backend needs CuPy (pip install '.[gpu]'); "
+                           "select it with mcrisk.backends.select_backend('cuda')") from exc
     return cupy
 
 
@@ -350,7 +258,7 @@ def simulate_chunk_device(plan: CompiledScenario, seed: int, first: int, count: 
     worst = int(status.max())
     if worst == 2:
         raise RuntimeError("the kernel module's MAX_* sizes do not fit the plan (a bug in "
-                           "mcrisk.backends.gpu.plan_limits)")
+                           "mcrisk.backends.cuda.plan_limits)")
     if worst == 1:
         raise RuntimeError("schedule_nodes left nodes unscheduled: a deadlock past validation")
     return metrics, world, (node_times if keep_nodes else None)
@@ -358,12 +266,6 @@ def simulate_chunk_device(plan: CompiledScenario, seed: int, first: int, count: 
 
 def simulate_chunk(plan: CompiledScenario, seed: int, first: int, count: int,
                    keep_nodes: bool = False):
-    """Same contract as backends.reference.simulate_chunk (NumPy arrays back)."""
+    """Same contract as the NumPy backend's simulate_chunk (NumPy arrays back)."""
     metrics, world, node_times = simulate_chunk_device(plan, seed, first, count, keep_nodes)
     return metrics.get(), world.get(), (node_times.get() if keep_nodes else None)
-
-
-def summarize_on_device(metrics_gpu, strategy_names: tuple[str, ...]) -> dict:
-    """aggregate.summarize's document from a CuPy metrics[scenario, strategy, metric] array:
-    sorting, means and counts on the device; see summarize_with."""
-    return summarize_with(_cupy(), metrics_gpu, strategy_names)
