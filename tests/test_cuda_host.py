@@ -45,7 +45,7 @@ METRIC_RTOL, METRIC_ATOL = 1e-9, 1e-6
 def host(tmp_path_factory) -> cuda_host.HostLibrary:
     if cuda_host.host_compiler() is None:
         pytest.fail("no C++ compiler (g++ or $CXX): the CUDA kernel's parity cannot be checked")
-    return cuda_host.HostLibrary(*cuda_host.build_host_library(tmp_path_factory.mktemp("hostcuda")))
+    return cuda_host.HostLibrary(*cuda_host.build_host_library(tmp_path_factory.mktemp("cuda_host")))
 
 
 def assert_parity(got: tuple, expected: tuple) -> None:
