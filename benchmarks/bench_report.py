@@ -58,7 +58,7 @@ def inputs(samples: int, backend: str):
                            backend=backend, out_dir=Path(tmp) / "out", report=False)
     plan, metrics = run.plan, run.result.metrics
     replayed: dict = {}
-    paths = {chart: representative_paths(plan, run.backend, run.result.seed, metrics, severity,
+    paths = {chart: representative_paths(plan, run.replay, metrics, severity,
                                          replayed=replayed)
              for chart, severity in SEVERITY.items()}
     return run, paths

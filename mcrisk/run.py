@@ -53,6 +53,12 @@ class RunResult:
     files: tuple[Path, ...] = ()            # every file written into out_dir, in order
     detail: "RunDetail | None" = None       # streamed bands and hall power (when out_dir)
 
+    def replay(self, index: int):
+        """Scenario `index` simulated alone with node times, on the run's backend, plan and
+        seed: (metrics[1, s, 6], world[1, q], node_times[1, s, v]). The report draws whole
+        scenarios through this, so it never needs a backend of its own."""
+        return self.backend.simulate_chunk(self.plan, self.result.seed, index, 1, keep_nodes=True)
+
 
 DRIVERS_TOP = 5
 

@@ -23,13 +23,18 @@ from mcrisk.report.bands import BandCollector, HallPower
 from mcrisk.report.findings import fmt
 from mcrisk.report.html_figures import completion_caption, fan_figure, island_figure
 from mcrisk.report.html_tables import power_table
-from mcrisk.report.paths import (SEVERITY, capacity_paths, nearest_rank_scenario,
-                                 representative_paths)
+from mcrisk.report.paths import (SEVERITY, ReplayMismatch, capacity_paths,
+                                 nearest_rank_scenario, representative_paths)
 from mcrisk.scenario import load_scenario
 from mcrisk.simulate import simulate
 
 M = {name: k for k, name in enumerate(METRICS)}
 CPU = select_backend("cpu")
+
+
+def replayer(plan, seed):
+    """What RunResult.replay is for a run of `plan` with `seed` on the Numba backend."""
+    return lambda index: CPU.simulate_chunk(plan, seed, index, 1, keep_nodes=True)
 SEED = 3
 
 
@@ -124,7 +129,7 @@ def check_path_against_metrics(plan, path):
 @pytest.mark.parametrize("severity", sorted(set(SEVERITY.values())))
 def test_replayed_reference_paths_have_the_metrics_the_kernel_computed(reference_run, severity):
     plan, metrics, _ = reference_run
-    paths = representative_paths(plan, CPU, SEED, metrics, severity)
+    paths = representative_paths(plan, replayer(plan, SEED), metrics, severity)
     assert list(paths) == list(plan.strategy_names)
     k = M[severity]
     for s, name in enumerate(plan.strategy_names):
@@ -138,12 +143,20 @@ def test_replayed_reference_paths_have_the_metrics_the_kernel_computed(reference
             check_path_against_metrics(plan, path)
 
 
+def test_a_replay_that_is_not_the_runs_scenario_is_refused(reference_run):
+    """The report draws a scenario only if the replay it is handed gives the run's metrics:
+    a replay with another seed (another world) must not pass for the run's scenario."""
+    plan, metrics, _ = reference_run
+    with pytest.raises(ReplayMismatch, match="replaying scenario"):
+        representative_paths(plan, replayer(plan, SEED + 1), metrics, "shortfall_gpu_days")
+
+
 def test_paths_reach_below_the_band_the_p50_line_hides(reference_run):
     """The defect this replaces: rolling-on-delivery's per-day P50 stays far above the lowest
     point of the scenario at the P50 of its shortfall."""
     plan, metrics, collector = reference_run
     s = plan.strategy_names.index("rolling-on-delivery")
-    path = representative_paths(plan, CPU, SEED, metrics, "shortfall_gpu_days")[
+    path = representative_paths(plan, replayer(plan, SEED), metrics, "shortfall_gpu_days")[
         "rolling-on-delivery"][0]
     assert path.total.minimum() < collector.bands().total[s, :, 1].min() - 100
 
@@ -159,7 +172,8 @@ def test_paths_use_the_drawn_performance_and_the_ramp(tiny):
     result = simulate(plan, 200, 7, CPU)
     perf = plan.quantity_names.index("unit_type.new.h100_eq_per_gpu")
     for severity in ("shortfall_gpu_days", "trough_days"):
-        for name, picked in representative_paths(plan, CPU, 7, result.metrics, severity).items():
+        picked_paths = representative_paths(plan, replayer(plan, 7), result.metrics, severity)
+        for name, picked in picked_paths.items():
             for p in picked:
                 check_path_against_metrics(plan, p)
                 # fully ramped by the horizon in this scenario? then C = 144 GPUs x perf
@@ -181,7 +195,7 @@ def test_fan_and_island_charts_draw_the_replayed_paths_not_a_p50_line(reference_
     for chart, which, band in ((figures_module.fan_chart, "total", bands.total),
                                (figures_module.largest_island_chart, "largest", bands.largest)):
         severity = SEVERITY["fan" if which == "total" else "island"]
-        paths = representative_paths(plan, CPU, SEED, metrics, severity)
+        paths = representative_paths(plan, replayer(plan, SEED), metrics, severity)
         chart(plan, bands, colors, paths)
         axes = [ax for ax in drawn[-1].axes if ax.get_visible()]
         for s, (ax, name) in enumerate(zip(axes, plan.strategy_names)):
@@ -285,7 +299,7 @@ def test_completion_axis_without_a_tail_and_with_scenarios_that_never_complete()
 def test_captions_name_each_drawn_scenario_with_its_own_numbers(reference_run):
     plan, metrics, _ = reference_run
     colors = figures_module.strategy_colors(plan.strategy_names)
-    paths = {chart: representative_paths(plan, CPU, SEED, metrics, severity)
+    paths = {chart: representative_paths(plan, replayer(plan, SEED), metrics, severity)
              for chart, severity in SEVERITY.items()}
     figures = figures_module.Figures({"fan": b"png", "island": b"png"}, paths=paths)
     summary = {"samples": 400}
@@ -411,7 +425,7 @@ def layout_problems(fig, monkeypatch) -> list[str]:
 @pytest.fixture(scope="module")
 def reference_paths(reference_run):
     plan, metrics, _ = reference_run
-    return {chart: representative_paths(plan, CPU, SEED, metrics, severity)
+    return {chart: representative_paths(plan, replayer(plan, SEED), metrics, severity)
             for chart, severity in SEVERITY.items()}
 
 

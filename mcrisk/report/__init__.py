@@ -2,8 +2,8 @@
 night-over-night diffs, alerts and trend that the nightly (mcrisk.nightly) renders.
 
 Pure functions of a run's results: nothing here loads a scenario or runs a simulation (the
-one exception, the representative paths' replay, goes through the backend object the run
-hands over); run.py and nightly.py, above, call in.
+representative paths' replay is a function the run hands over, RunResult.replay); run.py and
+nightly.py, above, call in.
 
     collect   chunk hooks run during simulate(): metrics.parquet, bands, power per hall
     bands     exact streaming histograms of capacity per (strategy, day)
@@ -43,7 +43,7 @@ def report_parts(run) -> tuple[dict[str, bytes], list[str], dict[str, str]]:
     names = plan.strategy_names
     colors = figures.strategy_colors(names)
     replayed: dict = {}                        # a scenario picked twice is replayed once
-    paths = {chart: representative_paths(plan, run.backend, run.result.seed, metrics, severity,
+    paths = {chart: representative_paths(plan, run.replay, metrics, severity,
                                          replayed=replayed)
              for chart, severity in SEVERITY.items()}
     completion = figures.completion_axis(metrics, names, plan.horizon)

@@ -11,8 +11,9 @@ metric is picked from the per-scenario metrics the kernel computed:
     ties           the lowest scenario index among the scenarios with exactly that value
 
 and replayed alone (every draw is addressed by scenario index, so simulating index i with
-count 1 gives that scenario's node times), with the run's own backend, so that the path is
-the very scenario whose metrics were counted (the replay's metrics are checked against them).
+count 1 gives that scenario's node times) by the `replay` function the run hands over (the
+run's own backend, seed and plan: this module never simulates), so that the path is the very
+scenario whose metrics were counted (the replay's metrics are checked against them).
 From its node times C(t) and the largest island's capacity are rebuilt exactly, as step
 functions in continuous time (no day grid): every capacity event at its time, events at one
 instant applied together, events at or before day 0 from day 0, with the scenario's drawn
@@ -114,12 +115,14 @@ class ReplayMismatch(RuntimeError):
     """A replayed scenario's metrics differ from the run's: the path would not be its path."""
 
 
-def representative_paths(plan: CompiledScenario, backend, seed: int, metrics: np.ndarray,
+def representative_paths(plan: CompiledScenario, replay, metrics: np.ndarray,
                          severity: str, quantiles: tuple[float, ...] = QUANTILES,
                          replayed: dict | None = None) -> dict[str, list[ScenarioPath]]:
     """{strategy: [ScenarioPath per quantile]} for the scenarios at `quantiles` of `severity`.
 
-    metrics: float64[samples, strategies, 6], the run's (scenario i in row i). `replayed`, a
+    replay(index) -> (metrics[1, s, 6], world[1, q], node_times[1, s, v]) simulates scenario
+    `index` alone (RunResult.replay). metrics: float64[samples, strategies, 6], the run's
+    (scenario i in row i). `replayed`, a
     cache {index: (metrics, world, node_times)} shared between calls, saves replaying a
     scenario twice.
     """
@@ -131,7 +134,7 @@ def representative_paths(plan: CompiledScenario, backend, seed: int, metrics: np
         for q in quantiles:
             index = nearest_rank_scenario(metrics[:, s, k], q)
             if index not in replayed:
-                replayed[index] = _replay(plan, backend, seed, index, metrics[index])
+                replayed[index] = _replay(replay, index, metrics[index])
             _, world, nodes = replayed[index]
             total, largest = capacity_paths(plan, nodes[0, s], world[0])
             paths.append(ScenarioPath(name, q, severity, index,
@@ -141,11 +144,11 @@ def representative_paths(plan: CompiledScenario, backend, seed: int, metrics: np
     return out
 
 
-def _replay(plan: CompiledScenario, backend, seed: int, index: int, expected: np.ndarray):
+def _replay(replay, index: int, expected: np.ndarray):
     """Simulate scenario `index` alone, with node times; its metrics must be the run's."""
-    again, world, nodes = backend.simulate_chunk(plan, seed, index, 1, keep_nodes=True)
+    again, world, nodes = replay(index)
     same = np.isclose(again[0], expected, rtol=1e-12, atol=0.0) | (again[0] == expected)
     if not same.all():
-        raise ReplayMismatch(f"replaying scenario {index} on backend {backend.name} gave "
+        raise ReplayMismatch(f"replaying scenario {index} gave "
                              f"metrics {again[0].tolist()}, the run had {expected.tolist()}")
     return again, world, nodes
