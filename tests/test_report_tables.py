@@ -9,6 +9,7 @@ import pytest
 from pathlib import Path
 from mcrisk.definitions import METRICS
 from mcrisk.report import bands as bands_module
+from mcrisk.report import tables as tables_module
 from mcrisk.report.tables import input_quantities
 from mcrisk.run import run_scenario
 
@@ -98,3 +99,48 @@ def test_a_failed_run_leaves_the_previous_tables_and_no_temp_files(tmp_path, mon
                      chunk_size=100, report=False)
     after = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
     assert after == before                               # no temp file, nothing replaced
+
+
+def test_metrics_batch_equals_the_rows_built_one_by_one(reference_plan):
+    """The chunk's table (columns as contiguous rows of three arrays, the strategy names as one
+    buffer) holds exactly what one row per scenario x strategy, built value by value, holds."""
+    plan = reference_plan
+    rng = np.random.default_rng(3)
+    c, s = 7, plan.n_strategies
+    metrics = rng.gamma(2.0, 50.0, (c, s, len(METRICS)))
+    metrics[:, :, -1] = rng.integers(0, 2, (c, s))
+    world = rng.gamma(2.0, 10.0, (c, plan.n_quantities))
+    world[:, [q for q in range(plan.n_quantities)
+              if plan.quantity_names[q].endswith(".attempts")]] = 2.0
+    schema = tables_module.metrics_schema(plan)
+    table = tables_module.metrics_batch(plan, 40, metrics, world, schema)
+    assert table.schema.equals(schema)
+    rows = table.to_pylist()
+    kept = input_quantities(plan)
+    for i in range(c):
+        for k in range(s):
+            row = rows[i * s + k]
+            assert row["scenario"] == 40 + i and row["strategy"] == plan.strategy_names[k]
+            assert [row[m] for m in METRICS[:-1]] == list(metrics[i, k, :-1])
+            assert row["power_violation"] == bool(metrics[i, k, -1] > 0.5)
+            for q in kept:
+                name = plan.quantity_names[q]
+                expected = world[i, q]
+                if name.endswith(".attempts"):
+                    assert row[name] == int(expected)
+                else:
+                    assert row[name] == float(np.float32(expected))
+
+
+def test_metrics_parquet_encodes_plainly_with_statistics_where_they_skip(minimal_run):
+    """Dictionary encoding only on the strategy names (on floats it tripled the writing time
+    and grew the file); min/max statistics on scenario and strategy only."""
+    meta = pq.ParquetFile(minimal_run.out_dir / "metrics.parquet").metadata
+    group = meta.row_group(0)
+    columns = {group.column(j).path_in_schema: group.column(j) for j in range(group.num_columns)}
+    assert "RLE_DICTIONARY" in columns["strategy"].encodings
+    for name in ("scenario", "trough_depth", "shipment.S1.arrival"):
+        assert "RLE_DICTIONARY" not in columns[name].encodings, name
+    assert columns["scenario"].statistics.min == 0
+    assert columns["trough_depth"].statistics is None
+    assert columns["scenario"].compression == "ZSTD"
