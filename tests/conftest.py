@@ -1,17 +1,23 @@
-"""Shared fixtures: the shipped scenarios compiled once, and a builder for tiny scenarios."""
+"""Shared fixtures: the shipped scenarios compiled once, a builder for tiny scenarios, and every
+backend (`backend`: numpy, numba, the host build of the CUDA sources, the GPU when present).
+
+Plain helpers (paths, scenario edits, the schema check, known answers) are in tests/helpers.py,
+backend tolerances in tests/parity.py, the random scenario generator in
+tests/random_scenarios.py: test modules import those, never each other.
+"""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 import pytest
 
+from mcrisk.backends import cuda_host, gpu_unavailable_reason, select_backend
 from mcrisk.compile import compile_scenario
 from mcrisk.scenario import load_scenario
 
-ROOT = Path(__file__).resolve().parent.parent
-SCENARIOS = ROOT / "scenarios"
-REFERENCE = SCENARIOS / "reference-2048.toml"
-MINIMAL = SCENARIOS / "minimal.toml"
+from .helpers import MINIMAL, REFERENCE, ROOT, SCENARIOS  # noqa: F401 (imported from here too)
 
 # A tiny migration with fixed durations, so that every metric can be worked out by hand.
 # Two air-cooled units E1, E2 (128 H100-eq each) in rows R1, R2; two liquid racks N1, N2
@@ -134,3 +140,48 @@ def reference_plan(reference_scenario):
 @pytest.fixture(scope="session")
 def minimal_plan():
     return compile_scenario(load_scenario(MINIMAL))
+
+
+@pytest.fixture
+def in_tmp(tmp_path, monkeypatch):
+    """Run the test in its own folder, so files are named x.toml in messages."""
+    monkeypatch.chdir(tmp_path)
+
+
+# ---- backends ----------------------------------------------------------------------------------
+
+@pytest.fixture(scope="session")
+def host(tmp_path_factory) -> cuda_host.HostLibrary:
+    """The CUDA sources built for the host, once per session. Fails, never skips, without a
+    C++ compiler: the bit-exact parity tests (tests/test_cuda_host.py) are CI's proof of the
+    kernels."""
+    if cuda_host.host_compiler() is None:
+        pytest.fail("no C++ compiler (g++ or $CXX): the CUDA kernel's parity cannot be checked")
+    build = cuda_host.build_host_library(tmp_path_factory.mktemp("cuda_host"))
+    return cuda_host.HostLibrary(*build)
+
+
+@dataclass(frozen=True)
+class BackendUnderTest:
+    """A backend as simulate() and the tests use it: its name (mcrisk.backends.BACKENDS) and
+    simulate_chunk(plan, seed, first, count, keep_nodes=False). `compiled` is False for the
+    NumPy reference, which takes about 0.2 s a call on the reference scenario however few
+    scenarios it holds: tests give it fewer scenarios or chunks."""
+    name: str
+    simulate_chunk: Callable
+    compiled: bool = True
+
+
+@pytest.fixture(params=["numpy", "numba", "cuda-host",
+                        pytest.param("cuda", marks=pytest.mark.gpu)])
+def backend(request) -> BackendUnderTest:
+    """Each backend in turn: numpy, numba, cuda-host (the session's host build; skipped when
+    no C++ compiler can build it) and cuda (skipped, with the reason, without a usable GPU)."""
+    name = request.param
+    if name == "cuda-host":
+        if cuda_host.host_compiler() is None:
+            pytest.skip("cuda-host: no C++ compiler (g++ or $CXX) to build the CUDA sources")
+        return BackendUnderTest(name, request.getfixturevalue("host").simulate_chunk)
+    if name == "cuda" and (reason := gpu_unavailable_reason()) is not None:
+        pytest.skip(f"cuda: {reason}")
+    return BackendUnderTest(name, select_backend(name).simulate_chunk, name != "numpy")

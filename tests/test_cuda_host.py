@@ -2,16 +2,14 @@
 
 This is how every CI run, without a GPU, proves kernels/*.cu(h) right: the per-scenario code
 is all __host__ __device__, so mcrisk.backends.cuda_host compiles the very text that NVRTC gets
-(cuda.kernel_source()) as C++ and loads it with ctypes. Measured on x86-64 with glibc: words,
-uniforms, ndtri, world quantities, node times and metrics are bit-identical to Numba; the
-tolerances below (rtol 1e-12 for world and node times) are what other platforms are held to.
-A separate test compiles the kernel with nvcc for sm_90, so a kernel that does not compile for
-the device fails CI too.
+(cuda.kernel_source()) as C++ and loads it with ctypes (the session's build: the `host` fixture,
+tests/conftest.py). Measured on x86-64 with glibc: words, uniforms, ndtri, world quantities,
+node times and metrics are bit-identical to Numba; tests/parity.py's table says what other
+platforms are held to. A separate test compiles the kernel with nvcc for sm_90, so a kernel
+that does not compile for the device fails CI too.
 """
 from __future__ import annotations
 
-import platform
-import random
 import re
 import shutil
 import subprocess
@@ -28,37 +26,14 @@ from mcrisk.backends.numba import distributions as numba_distributions
 from mcrisk.compile import compile_scenario
 from mcrisk.scenario import load_scenario
 
-from .test_rng import KAT_PHILOX4X32_10  # Random123 known answers, one copy
+from .helpers import KAT_PHILOX4X32_10
+from .parity import BIT_IDENTICAL_PLATFORM, NDTRI_RTOL, assert_parity
+from .random_scenarios import random_scenario_text
 
 NUMBA_DIR = Path(numba_backend.__file__).parent
 NUMBA_SOURCES = sorted(NUMBA_DIR.glob("*.py"))
 KERNEL_DIR = Path(__file__).resolve().parents[1] / "kernels"
-
-# Where the same compiler and libm evaluate the same operations (x86-64, glibc): no rounding
-# may differ at all.
-BIT_IDENTICAL_PLATFORM = platform.machine() in ("x86_64", "AMD64") and platform.libc_ver()[0] == "glibc"
-WORLD_RTOL = 1e-12      # world quantities and node times, elsewhere
-METRIC_RTOL, METRIC_ATOL = 1e-9, 1e-6
-
-
-@pytest.fixture(scope="session")
-def host(tmp_path_factory) -> cuda_host.HostLibrary:
-    if cuda_host.host_compiler() is None:
-        pytest.fail("no C++ compiler (g++ or $CXX): the CUDA kernel's parity cannot be checked")
-    return cuda_host.HostLibrary(*cuda_host.build_host_library(tmp_path_factory.mktemp("cuda_host")))
-
-
-def assert_parity(got: tuple, expected: tuple) -> None:
-    """Host-built CUDA (metrics, world, node_times) against Numba's."""
-    (g_metrics, g_world, g_nodes), (e_metrics, e_world, e_nodes) = got, expected
-    if BIT_IDENTICAL_PLATFORM:
-        np.testing.assert_array_equal(g_world, e_world)
-        np.testing.assert_array_equal(g_nodes, e_nodes)
-        np.testing.assert_array_equal(g_metrics, e_metrics)
-        return
-    np.testing.assert_allclose(g_world, e_world, rtol=WORLD_RTOL, atol=0)
-    np.testing.assert_allclose(g_nodes, e_nodes, rtol=WORLD_RTOL, atol=0)
-    np.testing.assert_allclose(g_metrics, e_metrics, rtol=METRIC_RTOL, atol=METRIC_ATOL)
+HOST_AGAINST_NUMBA = ("cuda-host", "numba")
 
 
 # ---- the build and the interface ------------------------------------------------------------
@@ -208,7 +183,7 @@ def test_ndtri_is_the_numba_ndtri(host):
     if BIT_IDENTICAL_PLATFORM:
         np.testing.assert_array_equal(host.ndtri(p), expected)
     else:
-        np.testing.assert_allclose(host.ndtri(p), expected, rtol=1e-14)
+        np.testing.assert_allclose(host.ndtri(p), expected, rtol=NDTRI_RTOL)
 
 
 # ---- whole scenarios --------------------------------------------------------------------------
@@ -217,7 +192,7 @@ def test_ndtri_is_the_numba_ndtri(host):
 def test_reference_scenario_matches_numba(host, reference_plan, first):
     got = host.simulate_chunk(reference_plan, 1, first, 3000, keep_nodes=True)
     expected = numba_backend.simulate_chunk(reference_plan, 1, first, 3000, keep_nodes=True)
-    assert_parity(got, expected)
+    assert_parity(got, expected, HOST_AGAINST_NUMBA, reference_plan)
 
 
 def test_reference_with_every_risk_matches_numba(host, reference_scenario):
@@ -225,21 +200,20 @@ def test_reference_with_every_risk_matches_numba(host, reference_scenario):
     assert any(name.startswith("risk.") for name in plan.quantity_names)
     got = host.simulate_chunk(plan, 2, 0, 2000, keep_nodes=True)
     expected = numba_backend.simulate_chunk(plan, 2, 0, 2000, keep_nodes=True)
-    assert_parity(got, expected)
+    assert_parity(got, expected, HOST_AGAINST_NUMBA, plan)
 
 
 def test_minimal_scenario_matches_numba(host, minimal_plan):
     got = host.simulate_chunk(minimal_plan, 123, 0, 3000, keep_nodes=True)
     expected = numba_backend.simulate_chunk(minimal_plan, 123, 0, 3000, keep_nodes=True)
-    assert_parity(got, expected)
+    assert_parity(got, expected, HOST_AGAINST_NUMBA, minimal_plan)
 
 
 def test_host_simulate_chunk_without_nodes(host, minimal_plan):
-    metrics, world, nodes = cuda_host.host_simulate_chunk(minimal_plan, 5, 10, 50, library=host)
-    assert nodes is None
-    expected_metrics, expected_world, _ = numba_backend.simulate_chunk(minimal_plan, 5, 10, 50)
-    np.testing.assert_array_equal(world, expected_world)
-    np.testing.assert_array_equal(metrics, expected_metrics)
+    got = cuda_host.host_simulate_chunk(minimal_plan, 5, 10, 50, library=host)
+    assert got[2] is None
+    assert_parity(got, numba_backend.simulate_chunk(minimal_plan, 5, 10, 50), HOST_AGAINST_NUMBA,
+                  minimal_plan)
 
 
 def test_a_plan_too_large_for_the_build_is_refused(host, minimal_plan, monkeypatch):
@@ -258,7 +232,7 @@ def test_random_scenarios_match_numba(host, tmp_path, case):
     plan = compile_scenario(load_scenario(path))
     got = host.simulate_chunk(plan, case, 1000 * case, 300, keep_nodes=True)
     expected = numba_backend.simulate_chunk(plan, case, 1000 * case, 300, keep_nodes=True)
-    assert_parity(got, expected)
+    assert_parity(got, expected, HOST_AGAINST_NUMBA, plan)
 
 
 def test_random_scenarios_cover_every_feature(tmp_path):
@@ -282,159 +256,3 @@ def test_random_scenarios_cover_every_feature(tmp_path):
                     "on_accepted", "on_arrival", "lag_days", "shared", "energized", "burn_in",
                     "crews = 2", "crew node", "islands > 1", "halls > 1", "ramp", "[[risks]]",
                     "uncertain performance", "risk quantity"}
-
-
-# ---- a generator of small valid scenarios -----------------------------------------------------
-
-def random_scenario_text(seed: int) -> str:
-    """A small random scenario file that validates and cannot deadlock.
-
-    Random counts of halls, rows, islands, unit types, units and shipments; every distribution
-    kind; drains on days, arrivals and acceptances; uncertain performance, ramps and a risk
-    register (some risks enabled). Deadlocks are avoided by construction: a
-    drain waits only for the acceptance of units placed in rows that hold no existing unit.
-    """
-    g = random.Random(seed)
-    out: list[str] = []
-    shared = [f"v{k}" for k in range(g.randint(0, 2))]
-
-    def number(lo: float, hi: float) -> float:
-        return round(g.uniform(lo, hi), 2)
-
-    def dist(inner: bool = False) -> str:
-        kind = g.choice(["bare", "fixed", "uniform", "triangular", "pert", "lognormal"]
-                        + ([] if inner else ["chance", "chance"]))
-        low = number(0, 10)
-        if kind == "bare":
-            return str(low)
-        if kind == "fixed":
-            return f'{{ dist = "fixed", value = {low} }}'
-        high = round(low + number(0.5, 30), 2)
-        if kind == "uniform":
-            return f'{{ dist = "uniform", min = {low}, max = {high} }}'
-        mode = g.choice([low, high, number(low, high)])
-        if kind == "triangular":
-            return f'{{ dist = "triangular", min = {low}, mode = {mode}, max = {high} }}'
-        if kind == "pert":
-            lam = f", lambda = {number(0.5, 8)}" if g.random() < 0.5 else ""
-            return f'{{ dist = "pert", min = {low}, mode = {mode}, max = {high}{lam} }}'
-        if kind == "lognormal":
-            median = number(0.5, 20)
-            return f'{{ dist = "lognormal", median = {median}, p90 = {round(median * number(1.1, 5), 2)} }}'
-        return f'{{ dist = "chance", p = {g.choice([0, 1, number(0, 1)])}, then = {dist(inner=True)} }}'
-
-    def date() -> str:
-        names = g.sample(shared, g.randint(0, len(shared)))
-        extra = f", shared = {ids(names)}" if names else ""
-        delay = f", delay = {dist()}" if g.random() < 0.8 else ""
-        return f"{{ day = {number(0, 120)}{delay}{extra} }}"
-
-    def ids(items) -> str:
-        return "[" + ", ".join(f'"{i}"' for i in items) + "]"
-
-    points, day = [], 0.0
-    for _ in range(g.randint(1, 4)):
-        points.append(f"[{day}, {number(0, 1500)}]")
-        day = round(day + number(1, 200), 2)
-    out += ["[scenario]", f'name = "random-{seed}"', f"horizon_days = {number(60, 600)}", "",
-            "[demand]", f"points = [{', '.join(points)}]", f"largest_job = {number(0, 400)}", ""]
-    if shared:
-        out += ["[shared_delays]"] + [f"{n} = {dist()}" for n in shared] + [""]
-    islands = [f"ib{k}" for k in range(g.randint(1, 3))]
-    for k, island in enumerate(islands):
-        out += ["[[islands]]", f'id = "{island}"']
-        if k > 0 and g.random() < 0.7:
-            out += [f"delivery = {date()}", f"install_days = {dist()}"]
-        out += [""]
-    old_types = [f"old{k}" for k in range(g.randint(1, 2))]
-    new_types = [f"new{k}" for k in range(g.randint(1, 2))]
-    for t in old_types + new_types:
-        performance = g.choice([0.5, 1.0, 2.5])
-        if t.startswith("new") and g.random() < 0.4:      # uncertain: drawn per scenario
-            performance = g.choice(['{ dist = "uniform", min = 1.5, max = 3 }',
-                                    '{ dist = "triangular", min = 2, mode = 2.5, max = 2.6 }',
-                                    '{ dist = "lognormal", median = 2.4, p90 = 2.7 }'])
-        out += ["[[unit_types]]", f'id = "{t}"', f"gpus = {g.randint(8, 256)}",
-                f"h100_eq_per_gpu = {performance}",
-                f"power_kw = {number(5, 400)}",
-                f'cooling = "{"air" if t.startswith("old") else g.choice(["air", "liquid", "liquid"])}"',
-                f'island = "{g.choice(islands)}"']
-        if t.startswith("old"):
-            out += [f"drain_days = {dist()}", f"removal_days = {dist()}", ""]
-            continue
-        out += [f"install_days = {dist()}"]
-        if g.random() < 0.4:
-            out += [f"ramp = {{ start_fraction = {number(0, 1)}, days = {number(1, 90)}, "
-                    f"steps = {g.randint(1, 5)} }}"]
-        out += [""]
-        if g.random() < 0.75:
-            rma_after = g.randint(1, 4)
-            out += ["[unit_types.burn_in]", f"attempt_days = {dist()}",
-                    f"fail_first = {number(0, 0.8)}", f"fail_retry = {number(0, 0.8)}",
-                    f"fix_days = {dist()}", f"rma_after_failures = {rma_after}",
-                    f"rma_days = {dist()}", ""]
-    n_existing, n_incoming = g.randint(1, 6), g.randint(1, 8)
-    rows: list[tuple[str, str, int]] = []          # (row, hall, positions)
-    halls = [f"H{k}" for k in range(g.randint(1, 2))]
-    for h, hall in enumerate(halls):
-        hall_rows = [(f"R{h}{k}", g.choice(["air", "air", "liquid"]), g.randint(0, 4))
-                     for k in range(g.randint(1, 4))]
-        if h == len(halls) - 1:                     # room for every new unit, once empty
-            hall_rows.append((f"R{h}x", g.choice(["air", "liquid"]), n_incoming))
-        rows += [(r, hall, p) for r, _, p in hall_rows]
-        cap = number(100, 3000) if g.random() < 0.5 else 100000
-        energized = f"energized = {date()}" if g.random() < 0.4 else ""
-        out += ["[[halls]]", f'id = "{hall}"', f"power_cap_kw = {cap}", energized, "rows = ["]
-        out += [f'  {{ id = "{r}", cooling = "{c}", positions = {p} }},' for r, c, p in hall_rows]
-        out += ["]", ""]
-    out += ["[retrofit]", f"crews = {g.randint(1, 3)}", f"days = {dist()}", ""]
-    row_of_existing = {f"E{k}": g.choice(rows)[0] for k in range(n_existing)}
-    for unit, row in row_of_existing.items():
-        out += ["[[existing]]", f'units = "{unit}"', f'type = "{g.choice(old_types)}"',
-                f'rows = "{row}"', ""]
-    incoming = [f"N{k}" for k in range(n_incoming)]
-    for unit in incoming:
-        out += ["[[incoming]]", f'units = "{unit}"', f'type = "{g.choice(new_types)}"', ""]
-    n_shipments = g.randint(1, min(3, n_incoming))
-    cuts = sorted(g.sample(range(1, n_incoming), n_shipments - 1))
-    shipments = {f"S{k}": incoming[a:b] for k, (a, b) in
-                 enumerate(zip([0] + cuts, cuts + [n_incoming]))}
-    for ship, units in shipments.items():
-        out += ["[[shipments]]", f'id = "{ship}"', f"units = {ids(units)}",
-                f"arrival = {date()}", ""]
-    occupied = set(row_of_existing.values())
-    for s in range(g.randint(1, 4)):
-        free = {r: p for r, _, p in rows}
-        placement = []
-        for unit in incoming:
-            row = g.choice([r for r, p in free.items() if p > 0])
-            free[row] -= 1
-            placement.append((unit, row))
-        safe = [u for u, r in placement if r not in occupied]
-        out += ["[[strategies]]", f'name = "strategy-{s}"', "place = ["]
-        out += [f'  {{ units = "{u}", row = "{r}" }},' for u, r in placement]
-        out += ["]", "drain = ["]
-        for unit in row_of_existing:
-            trigger = []
-            if g.random() < 0.5 or not safe:
-                trigger.append(f"day = {number(0, 150)}")
-            if g.random() < 0.4:
-                trigger.append(f"on_arrival = {ids(g.sample(list(shipments), 1))}")
-            if safe and (g.random() < 0.5 or not trigger):
-                trigger.append(f"on_accepted = {ids(g.sample(safe, g.randint(1, len(safe))))}")
-            if g.random() < 0.3:
-                trigger.append(f"lag_days = {number(0, 10)}")
-            out += [f'  {{ units = "{unit}", {", ".join(trigger)} }},']
-        out += ["]", ""]
-    targets = (["retrofit", "install", "removal", "burn_in", "arrival"]
-               + [f"{kind}:{ident}" for kind, idents in (
-                   ("retrofit", [r for r, _, _ in rows]), ("install", incoming),
-                   ("burn_in", incoming), ("removal", list(row_of_existing)),
-                   ("arrival", list(shipments)), ("energized", halls), ("fabric", islands))
-                  for ident in idents])
-    for k in range(g.randint(0, 3)):
-        out += ["[[risks]]", f'id = "risk-{k}"', f"probability = {g.choice([1, number(0, 1)])}",
-                f"impact = {dist(inner=True)}",
-                f"applies_to = {ids(g.sample(targets, g.randint(1, 3)))}",
-                f"enabled = {g.choice(['true', 'true', 'false'])}", ""]
-    return "\n".join(out) + "\n"

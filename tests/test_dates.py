@@ -138,7 +138,7 @@ def test_findings_date_a_late_completion():
 
 
 def test_dated_summary_fits_the_schema(runs):
-    from .test_schema import errors
+    from .helpers import schema_errors as errors
 
     assert errors(runs["dated"]["summary"]) == []
     broken = json.loads(json.dumps(runs["dated"]["summary"]))

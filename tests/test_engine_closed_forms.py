@@ -1,6 +1,7 @@
 """The engine against hand calculations and closed forms, never against its own output.
 
-Every test runs both backends (NumPy reference and Numba) on the same scenario.
+Every test runs on every backend (the `backend` fixture, tests/conftest.py): the NumPy
+reference, Numba, the CUDA sources built for the host, and the GPU when there is one.
 """
 import math
 
@@ -9,14 +10,11 @@ import pytest
 from scipy import stats
 
 from mcrisk.aggregate import p90_confidence_interval
-from mcrisk.backends import numba as numba_backend
-from mcrisk.backends import numpy as numpy_backend
 from mcrisk.compile import compile_scenario
 from mcrisk.definitions import METRICS
 from mcrisk.distributions import lognormal_sigma
 from mcrisk.scenario import load_scenario
 
-BACKENDS = [pytest.param(numpy_backend, id="numpy"), pytest.param(numba_backend, id="numba")]
 M = {name: k for k, name in enumerate(METRICS)}
 
 
@@ -34,7 +32,6 @@ def node(plan, nodes, strategy, name):
     return nodes[:, plan.strategy_names.index(strategy), plan.node_names.index(name)]
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
 def test_fixed_durations_give_hand_computed_metrics(tiny, backend):
     # swap-on-day: both old units drain at day 10 (baseline 256 lost), row R3 is retrofitted
     # 0..10, racks arrive at 20, install 20..22, burn-in 22..27, island ready 15 + 3 = 18:
@@ -51,7 +48,6 @@ def test_fixed_durations_give_hand_computed_metrics(tiny, backend):
     assert metric(plan, metrics, s, "power_violation")[0] == 0.0
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
 def test_shortfall_integrates_a_demand_ramp_exactly(tiny, backend):
     # C = 256 on [0, 10), 0 on [10, 27), 360 on [27, 100); D = 256 to day 20, then +10/day
     # to 456 at day 40. Shortfall: 2560 on [10, 20); 256*7 + 10*7^2/2 on [20, 27);
@@ -65,7 +61,6 @@ def test_shortfall_integrates_a_demand_ramp_exactly(tiny, backend):
     assert metric(plan, metrics, "swap-gated", "shortfall_gpu_days")[0] == pytest.approx(gated)
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
 def test_a_drain_triggered_by_an_acceptance_makes_no_dip(tiny, backend):
     plan, metrics, _, nodes = run(tiny(), backend, keep_nodes=True)
     s = "swap-gated"
@@ -74,7 +69,6 @@ def test_a_drain_triggered_by_an_acceptance_makes_no_dip(tiny, backend):
         assert metric(plan, metrics, s, name)[0] == 0.0
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("crews, expected_completion", [(1, 32.0), (2, 27.0)])
 def test_one_crew_retrofits_rows_in_the_order_they_empty(tiny, backend, crews, expected_completion):
     # E1 drains at 0 (R1 empty at 5), E2 at 1 (R2 empty at 6); N1 -> R1, N2 -> R2; retrofit
@@ -93,7 +87,6 @@ drain = [{ units = "E1", day = 0 }, { units = "E2", day = 1 }]
     assert metric(plan, metrics, "reuse-rows", "completion_day")[0] == expected_completion
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
 def test_crew_order_follows_emptying_not_file_order(tiny, backend):
     # R2 empties first (E2 at day 0 -> 5), R1 later (E1 at day 3 -> 8): R2 gets the crew first.
     strategies = """
@@ -107,7 +100,6 @@ drain = [{ units = "E1", day = 3 }, { units = "E2", day = 0 }]
     assert node(plan, nodes, "reverse", "row R1 ready for new units")[0] == 25.0
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
 def test_power_cap_is_checked_at_every_instant(tiny, backend):
     # Old units draw 100 kW each until removal ends (15); racks draw 100 kW each from
     # install start (20). Cap 300: fine. Racks arriving at 10 overlap: 400 kW > 300.
@@ -118,14 +110,12 @@ def test_power_cap_is_checked_at_every_instant(tiny, backend):
     assert metric(plan, metrics, "swap-on-day", "power_violation")[0] == 1.0
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
 def test_removal_ending_as_install_starts_is_no_power_violation(tiny, backend):
     # Removal ends at 10 + 2 + 8 = 20, exactly when the racks start installing (arrival 20).
     plan, metrics, _, _ = run(tiny(cap_kw=200, removal=8, retrofit=0), backend)
     assert metric(plan, metrics, "swap-on-day", "power_violation")[0] == 0.0
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
 def test_trough_days_follow_one_uncertain_duration(tiny, backend):
     # Only the install time is uncertain, Triangular(2, 4, 10), drawn for each rack. The
     # trough ends when the second rack is accepted (one alone is 180 < 256):
@@ -144,7 +134,6 @@ def test_trough_days_follow_one_uncertain_duration(tiny, backend):
     assert low <= 15 + truth.ppf(math.sqrt(0.9)) <= high
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
 def test_trough_days_follow_a_lognormal_shipment_delay(tiny, backend):
     n = 20_000
     plan, metrics, _, _ = run(tiny(delay='{ dist = "lognormal", median = 5, p90 = 20 }'),
@@ -161,7 +150,6 @@ def _burn_in(world, plan, unit="N1"):
     return world[:, q], world[:, q + 1]
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
 def test_burn_in_without_rma_is_geometric(tiny, backend):
     # attempt 5 d, fix 4 d, first attempt fails w.p. p, later ones w.p. q, no RMA in reach:
     # K failures: P(K=0) = 1-p, P(K=k) = p q^(k-1) (1-q); days = 5 + 9 K; E[K] = p / (1-q).
@@ -178,7 +166,6 @@ def test_burn_in_without_rma_is_geometric(tiny, backend):
     assert days.mean() == pytest.approx(5 + 9 * p / (1 - q), rel=0.02)
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
 def test_burn_in_with_rma_matches_the_renewal_equation(tiny, backend):
     # Three failures in a row send the rack back (RMA, 30 d) and burn-in restarts fresh.
     # E[T] (1 - p q^2) = a + p (f + a) + p q (f + a) + p q^2 R.
@@ -194,10 +181,9 @@ def test_burn_in_with_rma_matches_the_renewal_equation(tiny, backend):
     assert np.mean(through_rma) == pytest.approx(p * q * q, abs=0.01)
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.slow
 def test_shared_vendor_slip_correlates_arrivals_as_computed(reference_plan, backend):
-    n = 100_000 if backend is numba_backend else 20_000
+    n = 100_000 if backend.name in ("numba", "cuda") else 20_000     # the parallel ones
     _, world, _ = backend.simulate_chunk(reference_plan, 3, 0, n)
     names = reference_plan.quantity_names
     col = {name: world[:, names.index(name)] for name in names}

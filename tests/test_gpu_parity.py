@@ -22,13 +22,11 @@ from mcrisk.backends import numba as numba_backend
 from mcrisk.backends.numba import distributions as numba_distributions
 from mcrisk.errors import BackendUnavailable
 
-from .test_cuda_host import KAT_PHILOX4X32_10, host, random_scenario_text  # noqa: F401
+from .helpers import KAT_PHILOX4X32_10
+from .parity import NDTRI_RTOL, assert_parity
+from .random_scenarios import random_scenario_text
 
 NO_GPU = gpu_unavailable_reason()
-# GPU against Numba: the device's exp/log/erfc/pow differ from glibc by an ulp or two, so world
-# quantities differ at rounding level and metrics (integrals of them) slightly more.
-WORLD_RTOL = 1e-13
-METRIC_RTOL, METRIC_ATOL = 1e-9, 1e-6
 
 
 def assert_same_document(got, expected, mean_rtol: float = 0.0):
@@ -184,7 +182,8 @@ def test_gpu_backend_plumbing_through_a_host_stand_in(monkeypatch, host, referen
 @pytest.mark.parametrize("keep_nodes", [False, True])
 def test_gpu_backend_with_zero_scenarios_launches_nothing(monkeypatch, host, minimal_plan,
                                                           keep_nodes):
-    # Same behaviour as every other backend (tests/test_backends.py): arrays with no scenario.
+    # Same behaviour as every other backend (tests/test_backends.py, which runs the GPU itself
+    # when there is one): arrays with no scenario.
     stand_in = HostStandInForCupy(host)
     monkeypatch.setattr(cuda, "_cupy", lambda: stand_in)
     monkeypatch.setattr(cuda, "_modules", {})
@@ -266,17 +265,15 @@ def test_gpu_ndtri_is_within_rounding_of_numba(cupy, minimal_plan):
     p = np.concatenate([np.random.default_rng(6).random(20_000), [1e-300, 1e-15, 0.5]])
     out = cupy.zeros_like(cupy.asarray(p))
     probe(cupy, minimal_plan, "ndtri_kernel", (cupy.asarray(p), out), p.size)
-    np.testing.assert_allclose(out.get(), [numba_distributions.ndtri(x) for x in p], rtol=1e-14,
-                               atol=1e-300)
+    np.testing.assert_allclose(out.get(), [numba_distributions.ndtri(x) for x in p],
+                               rtol=NDTRI_RTOL, atol=1e-300)
 
 
 def assert_gpu_parity(plan, seed, first, count):
-    got = cuda.simulate_chunk(plan, seed, first, count, keep_nodes=True)
-    expected = numba_backend.simulate_chunk(plan, seed, first, count, keep_nodes=True)
-    np.testing.assert_allclose(got[1], expected[1], rtol=WORLD_RTOL, atol=0)
-    np.testing.assert_allclose(got[2], expected[2], rtol=WORLD_RTOL, atol=0)
-    np.testing.assert_allclose(got[0], expected[0], rtol=METRIC_RTOL, atol=METRIC_ATOL)
-    np.testing.assert_array_equal(got[0][:, :, 5], expected[0][:, :, 5])   # power_violation
+    """The GPU against Numba on `count` scenarios, to tests/parity.py's table."""
+    assert_parity(cuda.simulate_chunk(plan, seed, first, count, keep_nodes=True),
+                  numba_backend.simulate_chunk(plan, seed, first, count, keep_nodes=True),
+                  ("cuda", "numba"), plan)
 
 
 @pytest.mark.gpu
@@ -298,14 +295,6 @@ def test_gpu_matches_numba_on_random_scenarios(cupy, tmp_path, case):
     path = tmp_path / f"random-{case}.toml"
     path.write_text(random_scenario_text(case))
     assert_gpu_parity(compile_scenario(load_scenario(path)), case, 0, 4000)
-
-
-@pytest.mark.gpu
-def test_gpu_gives_empty_results_for_zero_scenarios(cupy, minimal_plan):
-    metrics, world, nodes = cuda.simulate_chunk(minimal_plan, 1, 0, 0, keep_nodes=True)
-    assert metrics.shape == (0, minimal_plan.n_strategies, 6)
-    assert world.shape == (0, minimal_plan.n_quantities)
-    assert nodes.shape == (0, minimal_plan.n_strategies, minimal_plan.n_nodes)
 
 
 @pytest.mark.gpu

@@ -26,8 +26,8 @@ from mcrisk.run import run_scenario
 from mcrisk.scenario import load_scenario
 from mcrisk.simulate import simulate
 
-from .conftest import MINIMAL, REFERENCE
-from .test_schema import errors
+from .helpers import MINIMAL, REFERENCE, schema_errors
+from .parity import NUMPY_MATH
 
 
 def _fixed(tmp_path, start_date: str | None = None):
@@ -250,10 +250,11 @@ def _same_milestones(a: dict, b: dict, rel: float = 0.0, share: float = 0.0) -> 
 @pytest.mark.slow
 def test_backends_agree_on_milestones():
     """The readable numpy reference and the Numba kernel give the same milestones (their
-    drawn inputs differ in the last bit or two: numpy's and Numba's math libraries)."""
+    drawn inputs differ in the last bit or two: numpy's and Numba's math libraries; the
+    tolerance is tests/parity.py's for the pair)."""
     def summary(backend):
         return _collect(REFERENCE, 60, backend=backend)[2].summary()
-    _same_milestones(summary("numpy"), summary("cpu"), rel=1e-12, share=1 / 60)
+    _same_milestones(summary("numpy"), summary("cpu"), rel=NUMPY_MATH.rtol, share=1 / 60)
 
 
 @pytest.mark.gpu
@@ -299,16 +300,16 @@ def test_run_writes_milestones_everywhere_with_dates(tmp_path, capsys):
     page = (out / "report.html").read_text()
     assert 'id="schedule"' in page and "Sat 2027-02-13" in page
     assert run.detail.milestones == summary["milestones"]
-    assert errors(summary) == []                     # the dated shape is in the schema
+    assert schema_errors(summary) == []              # the dated shape is in the schema
 
 
 def test_undated_milestones_follow_the_schema(tmp_path):
     out = tmp_path / "out"
     run_scenario(str(_fixed(tmp_path)), samples=40, backend="cpu", out_dir=out, report=False)
     summary = json.loads((out / "summary.json").read_text())
-    assert errors(summary) == []
+    assert schema_errors(summary) == []
     summary["milestones"]["strategies"]["swap-gated"][0]["criticality"] = 1.5
-    assert errors(summary) != []
+    assert schema_errors(summary) != []
 
 
 def test_run_without_csv_writes_no_csv(tmp_path):

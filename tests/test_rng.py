@@ -1,5 +1,6 @@
-"""The random stream: Random123 known answers, bit-identical words across implementations,
-and addresses that do not collide (or, if they ever did, a clear error from validate)."""
+"""The random stream: Random123 known answers (the vectors: tests/helpers.py), bit-identical
+words across implementations, and addresses that do not collide (or, if they ever did, a clear
+error from validate)."""
 import numpy as np
 import pytest
 
@@ -10,18 +11,8 @@ from mcrisk.backends.numba import random as numba_random
 from mcrisk.compile import compile_scenario
 from mcrisk.scenario import load_scenario
 
-from .conftest import MINIMAL
-
-# Random123 tests/kat_vectors, the three "philox4x32 10" lines
-# (github.com/DEShawResearch/random123, tag v1.14.0): counter[4] key[2] -> output[4].
-KAT_PHILOX4X32_10 = [
-    ((0x00000000, 0x00000000, 0x00000000, 0x00000000), (0x00000000, 0x00000000),
-     (0x6627E8D5, 0xE169C58D, 0xBC57AC4C, 0x9B00DBD8)),
-    ((0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF), (0xFFFFFFFF, 0xFFFFFFFF),
-     (0x408F276D, 0x41C83B0E, 0xA20BC7C6, 0x6D5451FD)),
-    ((0x243F6A88, 0x85A308D3, 0x13198A2E, 0x03707344), (0xA4093822, 0x299F31D0),
-     (0xD16CFE09, 0x94FDCCEB, 0x5001E420, 0x24126EA1)),
-]
+from .helpers import KAT_PHILOX4X32_10, MINIMAL
+from .parity import assert_parity
 
 
 @pytest.mark.parametrize("counter, key, expected", KAT_PHILOX4X32_10)
@@ -173,10 +164,8 @@ def test_units_whose_32_bit_ids_collided_validate_and_run(tmp_path, capsys):
     path = minimal_with_racks(tmp_path, "rack8309", "rack14157")
     assert cli.main(["validate", str(path)]) == 0
     plan = compile_scenario(load_scenario(path))
-    metrics, world, _ = numba_backend.simulate_chunk(plan, 1, 0, 200)
-    reference_metrics, reference_world, _ = numpy_backend.simulate_chunk(plan, 1, 0, 200)
-    np.testing.assert_allclose(world, reference_world, rtol=1e-12)
-    np.testing.assert_allclose(metrics, reference_metrics, rtol=1e-12)
+    assert_parity(numba_backend.simulate_chunk(plan, 1, 0, 200),
+                  numpy_backend.simulate_chunk(plan, 1, 0, 200), ("numba", "numpy"), plan)
     assert cli.main(["run", str(path), "--samples", "300", "--backend", "cpu", "--quiet",
                      "--out", str(tmp_path / "out")]) == 0
     assert (tmp_path / "out" / "summary.json").exists()

@@ -6,56 +6,19 @@ folder as x.toml; each class of bad input has its own test asserting the exact l
 """
 from __future__ import annotations
 
-import copy
 import hashlib
-import json
 import re
-import sys
 from pathlib import Path
 
 import pytest
 
-from mcrisk.errors import NO_VALUE, Problem, ScenarioError
+from mcrisk.errors import Problem, ScenarioError
 from mcrisk.model import DateSpec, Distribution, Retrofit, Trigger
 from mcrisk.scenario import load_scenario, scenario_sha256
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:
-    import tomli as tomllib
+from .helpers import MINIMAL_TEXT, REFERENCE_TEXT, SCENARIOS, load_text, problems, variant
 
-SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
-REFERENCE = (SCENARIOS / "reference-2048.toml").read_text()
-MINIMAL = (SCENARIOS / "minimal.toml").read_text()
-
-
-@pytest.fixture(autouse=True)
-def in_tmp(tmp_path, monkeypatch):
-    """Run each test in its own folder, so files are named x.toml in messages."""
-    monkeypatch.chdir(tmp_path)
-
-
-def variant(*edits: tuple[str, str], text: str = REFERENCE) -> str:
-    """`text` with each (old, new) edit applied to the first occurrence of old."""
-    for old, new in edits:
-        assert old in text, f"edit target not found: {old!r}"
-        text = text.replace(old, new, 1)
-    return text
-
-
-def problems(text: str, name: str = "x.toml") -> list[str]:
-    """The rendered problems of loading `text` (which must fail) as file `name`."""
-    Path(name).parent.mkdir(parents=True, exist_ok=True)
-    Path(name).write_text(text)
-    with pytest.raises(ScenarioError) as info:
-        load_scenario(name)
-    assert str(info.value) == "\n".join(str(p) for p in info.value.problems)
-    return [str(p) for p in info.value.problems]
-
-
-def load_text(text: str):
-    Path("x.toml").write_text(text)
-    return load_scenario("x.toml")
+pytestmark = pytest.mark.usefixtures("in_tmp")   # files are named x.toml in messages
 
 
 # --------------------------------------------------------------------------------------------
@@ -137,7 +100,7 @@ def test_minimal_loads():
 ])
 def test_range_expansion(ids, expected):
     first, second = expected
-    text = MINIMAL.replace('"N1..N2"', f'"{ids}"')
+    text = MINIMAL_TEXT.replace('"N1..N2"', f'"{ids}"')
     text = variant(('units = "N1", row', f'units = "{first}", row'),
                    ('units = "N2", row', f'units = "{second}", row'), text=text)
     s = load_text(text)
@@ -148,7 +111,7 @@ def test_range_expansion(ids, expected):
 
 def test_empty_fleets_give_empty_tuples():
     # minimal.toml without its new racks: no incoming units, no shipments, nothing to place.
-    text = variant(('[[incoming]]\nunits = "N1..N2"\ntype = "gb300-rack"\n', ""), text=MINIMAL)
+    text = variant(('[[incoming]]\nunits = "N1..N2"\ntype = "gb300-rack"\n', ""), text=MINIMAL_TEXT)
     text = text[:text.index("[[shipments]]")] + (
         '[[strategies]]\nname = "retire"\nplace = []\n'
         'drain = [{ units = "E1..E2", day = 10, lag_days = 1.5 }]\n')
@@ -163,8 +126,8 @@ def test_id_list_mixes_ids_and_ranges():
 
 
 def test_scenario_sha256_is_of_the_bytes():
-    Path("x.toml").write_bytes(REFERENCE.encode())
-    assert scenario_sha256("x.toml") == hashlib.sha256(REFERENCE.encode()).hexdigest()
+    Path("x.toml").write_bytes(REFERENCE_TEXT.encode())
+    assert scenario_sha256("x.toml") == hashlib.sha256(REFERENCE_TEXT.encode()).hexdigest()
     assert load_scenario(Path("x.toml")).path == "x.toml"
 
 
@@ -431,8 +394,8 @@ def test_row_over_capacity():
 
 
 def test_liquid_unit_in_air_row_needs_retrofit_once_per_strategy():
-    start = REFERENCE.index("[retrofit]")
-    retrofit = REFERENCE[start:REFERENCE.index("# ----", start)]
+    start = REFERENCE_TEXT.index("[retrofit]")
+    retrofit = REFERENCE_TEXT[start:REFERENCE_TEXT.index("# ----", start)]
     hint = ("and there is no [retrofit] to convert the row (add a [retrofit] table with crews "
             "and days, or place liquid units in liquid-cooled rows)")
     assert problems(variant((retrofit, ""))) == [
@@ -450,7 +413,7 @@ def test_liquid_unit_in_air_row_needs_retrofit_once_per_strategy():
 
 
 def test_air_unit_in_liquid_row_needs_no_retrofit():
-    text = MINIMAL.replace('cooling = "air", positions', 'cooling = "liquid", positions')
+    text = MINIMAL_TEXT.replace('cooling = "air", positions', 'cooling = "liquid", positions')
     text = variant(("[retrofit]\ncrews = 1\ndays = { dist = \"uniform\", min = 7, max = 14 }\n",
                     ""), text=text)
     assert len(load_text(text).strategies) == 2
@@ -595,88 +558,7 @@ def test_malformed_ranges(ids, expected):
 
 
 def test_no_strategies():
-    text = "strategies = []\n" + REFERENCE[:REFERENCE.index("[[strategies]]")]
+    text = "strategies = []\n" + REFERENCE_TEXT[:REFERENCE_TEXT.index("[[strategies]]")]
     assert problems(text) == [
         "x.toml: strategies = []: must have at least one strategy "
         "(add [[strategies]] tables, the plans to compare)"]
-
-
-# --------------------------------------------------------------------------------------------
-# Robustness: a broken file raises ScenarioError, never another exception
-
-
-def _toml_value(value) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return repr(value)
-    if isinstance(value, str):
-        return json.dumps(value)
-    if isinstance(value, list):
-        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
-    return "{ " + ", ".join(f"{json.dumps(k)} = {_toml_value(v)}" for k, v in value.items()) + " }"
-
-
-def _toml(document: dict) -> str:
-    """A document as TOML with inline tables only (tomllib reads it back the same)."""
-    return "".join(f"{json.dumps(k)} = {_toml_value(v)}\n" for k, v in document.items())
-
-
-def _key_paths(node, prefix=()):
-    """Every key path of a document, descending only into the first entry of each array."""
-    if isinstance(node, dict):
-        for key, value in node.items():
-            yield prefix + (key,)
-            yield from _key_paths(value, prefix + (key,))
-    elif isinstance(node, list) and node and isinstance(node[0], (dict, list)):
-        yield from _key_paths(node[0], prefix + (0,))
-
-
-REFERENCE_DOCUMENT = tomllib.loads(REFERENCE)
-MUTATIONS = ("delete", "x", -1, 0, True, [], {}, ["x"], [{}], {"dist": "chance"})
-
-
-def _mutated(path, mutation) -> dict:
-    document = copy.deepcopy(REFERENCE_DOCUMENT)
-    parent = document
-    for step in path[:-1]:
-        parent = parent[step]
-    if mutation == "delete":
-        del parent[path[-1]]
-    else:
-        parent[path[-1]] = mutation
-    return document
-
-
-def test_toml_writer_round_trips():
-    assert tomllib.loads(_toml(REFERENCE_DOCUMENT)) == REFERENCE_DOCUMENT
-
-
-@pytest.mark.parametrize("path", list(_key_paths(REFERENCE_DOCUMENT)),
-                         ids=lambda path: ".".join(map(str, path)))
-def test_broken_key_raises_scenario_error_only(path):
-    for mutation in MUTATIONS:
-        Path("x.toml").write_text(_toml(_mutated(path, mutation)))
-        try:
-            load_scenario("x.toml")
-        except ScenarioError as error:
-            assert error.problems and all(p.file == "x.toml" for p in error.problems)
-            assert all(p.key or "TOML" in p.message for p in error.problems)
-
-
-OPTIONAL_TOP_LEVEL = ("existing", "incoming", "shipments", "shared_delays", "retrofit")
-NOTHING_DEPENDS_ON = ("risks",)   # a register of disabled risks: the file is whole without it
-
-
-@pytest.mark.parametrize("key", list(REFERENCE_DOCUMENT))
-def test_deleting_a_top_level_key_is_reported(key):
-    # An optional table's absence shows up where the reference needs it (a row to retrofit,
-    # a unit to drain, a shared delay a date names); a required one's as "missing".
-    Path("x.toml").write_text(_toml(_mutated((key,), "delete")))
-    if key in NOTHING_DEPENDS_ON:
-        assert not load_scenario("x.toml").risks
-        return
-    with pytest.raises(ScenarioError) as info:
-        load_scenario("x.toml")
-    missing = [p for p in info.value.problems if p.key == key and p.value is NO_VALUE]
-    assert [p.message for p in missing] == ([] if key in OPTIONAL_TOP_LEVEL else ["missing"])

@@ -22,17 +22,13 @@ from mcrisk.scenario import (MAX_ENTRIES, MAX_FILE_BYTES, MAX_STRATEGIES, MAX_UN
                              expected_burn_in_attempts, largest_draw, load_scenario,
                              scenario_sha256)
 
-from .test_scenario import MINIMAL, load_text, problems, variant
+from .helpers import MINIMAL_TEXT, load_text, problems, variant
 
-
-@pytest.fixture(autouse=True)
-def in_tmp(tmp_path, monkeypatch):
-    """Run each test in its own folder, so files are named x.toml in messages."""
-    monkeypatch.chdir(tmp_path)
+pytestmark = pytest.mark.usefixtures("in_tmp")   # files are named x.toml in messages
 
 
 def minimal(*edits: tuple[str, str]) -> str:
-    return variant(*edits, text=MINIMAL)
+    return variant(*edits, text=MINIMAL_TEXT)
 
 
 # A new unit type with a ramp, for edits of ramp values
@@ -152,9 +148,10 @@ def test_too_many_units_strategies_rows_or_points():
         f"x.toml: incoming[0].units = 'N{MAX_UNITS - 1}': is unit 10,001: at most 10,000 existing "
         "and incoming units together (model larger units (a rack or a scalable unit, not a node): "
         "every unit is work drawn in every scenario)")
-    strategy = MINIMAL[MINIMAL.index("[[strategies]]"):MINIMAL.index('[[strategies]]\nname = "drain')]
-    many = MINIMAL + "".join(strategy.replace('"swap-gated"', f'"s{k}"')
-                             for k in range(MAX_STRATEGIES))
+    text = MINIMAL_TEXT
+    strategy = text[text.index("[[strategies]]"):text.index('[[strategies]]\nname = "drain')]
+    many = text + "".join(strategy.replace('"swap-gated"', f'"s{k}"')
+                          for k in range(MAX_STRATEGIES))
     assert problems(many) == [
         f"x.toml: strategies: has {MAX_STRATEGIES + 2} strategies, more than {MAX_STRATEGIES} "
         "(every strategy is simulated in every scenario and keeps its own capacity bands; "
@@ -360,7 +357,7 @@ def test_plurals_of_one():
 
 
 def test_a_utf8_byte_order_mark_is_accepted_and_hashed_with_the_file():
-    data = b"\xef\xbb\xbf" + MINIMAL.encode()
+    data = b"\xef\xbb\xbf" + MINIMAL_TEXT.encode()
     Path("x.toml").write_bytes(data)
     s = load_scenario("x.toml")
     assert s.name == "minimal"
@@ -387,7 +384,7 @@ def test_directories_and_devices_are_refused(path, kind):
 
 
 def test_a_file_over_16_mib_is_refused():
-    Path("x.toml").write_bytes(MINIMAL.encode() + b"#" * MAX_FILE_BYTES)
+    Path("x.toml").write_bytes(MINIMAL_TEXT.encode() + b"#" * MAX_FILE_BYTES)
     with pytest.raises(ScenarioError) as info:
         load_scenario("x.toml")
     assert str(info.value) == ("x.toml: larger than 16 MiB (a scenario file is a few kB; check "
@@ -404,7 +401,7 @@ def _minimal_plan(**unit_type_changes):
 
     from mcrisk.compile import compile_scenario
 
-    Path("x.toml").write_text(MINIMAL)
+    Path("x.toml").write_text(MINIMAL_TEXT)
     s = load_scenario("x.toml")
     types = tuple(dataclasses.replace(t, **unit_type_changes) if t.id == "gb300-rack" else t
                   for t in s.unit_types)
@@ -431,7 +428,7 @@ def test_bands_of_a_plan_without_units_are_flat():
     from mcrisk.model import Strategy
     from mcrisk.report.bands import BandCollector
 
-    Path("x.toml").write_text(MINIMAL)
+    Path("x.toml").write_text(MINIMAL_TEXT)
     s = load_scenario("x.toml")     # validation refuses no units; bands must not crash anyway
     empty = dataclasses.replace(s, existing=(), incoming=(), shipments=(),
                                 strategies=(Strategy("nothing", (), ()),))

@@ -18,7 +18,7 @@ from mcrisk.analysis.precision import PrecisionTarget
 from mcrisk.run import run_scenario
 from mcrisk.schema import summary_schema
 
-from .conftest import MINIMAL, REFERENCE
+from .helpers import MINIMAL, REFERENCE, schema_errors
 
 RUNS = {
     "minimal": dict(path=MINIMAL, samples=300),
@@ -35,16 +35,6 @@ def strict_json(text: str):
     def refuse(constant):
         raise ValueError(f"{constant} is not JSON")
     return json.loads(text, parse_constant=refuse)
-
-
-def validator():
-    return jsonschema.Draft202012Validator(
-        summary_schema(), format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
-
-
-def errors(document) -> list[str]:
-    return [f"{'/'.join(map(str, e.absolute_path))}: {e.message}"
-            for e in validator().iter_errors(document)]
 
 
 @pytest.fixture(scope="module")
@@ -74,7 +64,7 @@ def test_summary_schema_returns_a_fresh_copy():
 
 @pytest.mark.parametrize("run", RUNS)
 def test_real_summary_is_valid(documents, run):
-    assert errors(documents[run]) == []
+    assert schema_errors(documents[run]) == []
 
 
 def test_runs_cover_the_optional_shapes(documents):
@@ -132,7 +122,7 @@ def test_schema_rejects(documents, case):
     path, value = BROKEN[case]
     document = copy.deepcopy(documents["minimal"])
     _set(document, path, value)
-    assert errors(document), f"the schema accepted a summary with {case}"
+    assert schema_errors(document), f"the schema accepted a summary with {case}"
 
 
 def test_schema_allows_added_keys(documents):
@@ -140,7 +130,7 @@ def test_schema_allows_added_keys(documents):
     document = copy.deepcopy(documents["minimal"])
     document["added_later"] = {"anything": [1, 2]}
     document["strategies"]["drain-on-day"]["milestones"] = {"probability": 0.0}
-    assert errors(document) == []
+    assert schema_errors(document) == []
 
 
 def test_every_key_written_is_described(documents):

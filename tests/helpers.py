@@ -1,0 +1,74 @@
+"""Helpers several test modules share, so that no test module imports another.
+
+The shipped scenarios (paths and text), textual edits of a scenario and the problems loading
+it reports, the summary.json schema check, and the Random123 known answers. Fixtures live in
+tests/conftest.py; backend parity (the tolerance table) in tests/parity.py; the generator of
+small random scenarios in tests/random_scenarios.py.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mcrisk.errors import ScenarioError
+from mcrisk.scenario import load_scenario
+from mcrisk.schema import summary_schema
+
+ROOT = Path(__file__).resolve().parent.parent
+SCENARIOS = ROOT / "scenarios"
+REFERENCE = SCENARIOS / "reference-2048.toml"
+MINIMAL = SCENARIOS / "minimal.toml"
+REFERENCE_TEXT = REFERENCE.read_text()
+MINIMAL_TEXT = MINIMAL.read_text()
+
+# Random123 tests/kat_vectors, the three "philox4x32 10" lines
+# (github.com/DEShawResearch/random123, tag v1.14.0): counter[4] key[2] -> output[4].
+KAT_PHILOX4X32_10 = [
+    ((0x00000000, 0x00000000, 0x00000000, 0x00000000), (0x00000000, 0x00000000),
+     (0x6627E8D5, 0xE169C58D, 0xBC57AC4C, 0x9B00DBD8)),
+    ((0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF), (0xFFFFFFFF, 0xFFFFFFFF),
+     (0x408F276D, 0x41C83B0E, 0xA20BC7C6, 0x6D5451FD)),
+    ((0x243F6A88, 0x85A308D3, 0x13198A2E, 0x03707344), (0xA4093822, 0x299F31D0),
+     (0xD16CFE09, 0x94FDCCEB, 0x5001E420, 0x24126EA1)),
+]
+
+
+# ---- scenario files edited as text (run in a temporary folder: fixture in_tmp) ---------------
+
+def variant(*edits: tuple[str, str], text: str = REFERENCE_TEXT) -> str:
+    """`text` with each (old, new) edit applied to the first occurrence of old."""
+    for old, new in edits:
+        assert old in text, f"edit target not found: {old!r}"
+        text = text.replace(old, new, 1)
+    return text
+
+
+def problems(text: str, name: str = "x.toml") -> list[str]:
+    """The rendered problems of loading `text` (which must fail) as file `name`."""
+    Path(name).parent.mkdir(parents=True, exist_ok=True)
+    Path(name).write_text(text)
+    with pytest.raises(ScenarioError) as info:
+        load_scenario(name)
+    assert str(info.value) == "\n".join(str(p) for p in info.value.problems)
+    return [str(p) for p in info.value.problems]
+
+
+def load_text(text: str):
+    """`text` loaded as the scenario file x.toml."""
+    Path("x.toml").write_text(text)
+    return load_scenario("x.toml")
+
+
+# ---- summary.json against its schema ----------------------------------------------------------
+
+def schema_errors(document) -> list[str]:
+    """Every way `document` breaks the summary.json schema (formats such as dates checked),
+    as 'json/path: message'."""
+    # Imported here, not at the top: conftest imports this module, and the GPU check
+    # (benchmarks/gpu_check.sh) runs on a machine without jsonschema.
+    import jsonschema
+    validator = jsonschema.Draft202012Validator(
+        summary_schema(), format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
+    return [f"{'/'.join(map(str, e.absolute_path))}: {e.message}"
+            for e in validator.iter_errors(document)]
