@@ -2,7 +2,8 @@
 # The GPU checks and measurements, in one prepared run on a lent GPU machine (an H200 here):
 #   1. what the machine is (nvidia-smi, CuPy's view of the device)
 #   2. pytest -m gpu: the CuPy kernels against the Numba backend, bit-exact random stream,
-#      device summary against mcrisk.aggregate, the GPU path really taken
+#      device summary against mcrisk.aggregate, the GPU path really taken; the closed forms
+#      and the identities (chunking, replay, common random numbers) on the GPU too
 #   3. benchmarks/bench_gpu.py: kernel throughput at 1e6 and 1e7 scenarios on the reference,
 #      end-to-end 1e6 x 5 (sampling, metrics, percentiles, summary), GPU-vs-CPU differences
 # Everything it prints also goes to $OUT (the lent machine's folder that comes back), else to
@@ -52,7 +53,8 @@ EOF
 
 echo "== pytest -m gpu"
 set +e
-"$PYTHON" -m pytest -q -m gpu -p no:cacheprovider tests/test_gpu_parity.py 2>&1 \
+"$PYTHON" -m pytest -q -m gpu -p no:cacheprovider tests/test_gpu_parity.py \
+    tests/test_engine_closed_forms.py tests/test_backends.py 2>&1 \
     | tee "$OUT/pytest-gpu.txt"
 tests=${PIPESTATUS[0]}
 set -e
