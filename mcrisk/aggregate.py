@@ -14,7 +14,6 @@ import functools
 import math
 
 import numpy as np
-from scipy import stats
 
 from .analysis.ranking import RANK_KEYS, rank_strategies
 from .definitions import METRICS
@@ -40,6 +39,8 @@ def quantile_ci_ranks(n: int, q: float = 0.9,
     needs 36 values, of the P50 6, of the P99 368 (quantile_ci_min_samples). The ranks depend
     on n only, so they are computed once per n.
     """
+    from scipy import stats  # lazily: scipy.stats takes ~1.5 s to import (issue 12)
+
     tail = (1 - confidence) / 2
     binom = stats.binom(n, q)
     low = int(binom.ppf(tail)) - 1

@@ -13,11 +13,12 @@ from dataclasses import dataclass
 from typing import Callable
 
 from .analysis.compare import compare_strategies
-from .backends import Backend, select_backend
+from .backends import Backend
 from .compile import compile_scenario
 from .errors import McriskError
 from .mitigation_run import mitigation_entry
-from .run import RiskRun, load_for_run
+from .progress import Progress, as_progress
+from .run import RiskRun, load_for_run, prepare_backend
 from .simulate import DEFAULT_CHUNK, check_memory, simulate
 
 
@@ -32,12 +33,15 @@ class Comparison:
 def run_comparison(path: str | os.PathLike, a: str, b: str, samples: int, seed: int,
                    backend: str = "auto", chunk_size: int = DEFAULT_CHUNK, risks: str = "file",
                    disable_risks: tuple[str, ...] = (), mitigation: bool = True,
-                   progress: Callable[[int, int], None] | None = None) -> Comparison:
+                   progress: Progress | Callable[[int, int], None] | None = None
+                   ) -> Comparison:
     """Compare strategy A with strategy B of the scenario at `path` on `samples` scenarios.
 
     A name the scenario does not have is a McriskError naming the closest one; a sample count
-    that would not fit in memory is refused before anything runs.
+    that would not fit in memory is refused before anything runs. `progress`
+    (mcrisk.progress) sees the phases: compile, simulate (and the other side's simulation).
     """
+    progress = as_progress(progress)
     register = load_for_run(path, risks, disable_risks)
     plan = compile_scenario(register.scenario)
     for label, name in (("A", a), ("B", b)):
@@ -48,7 +52,7 @@ def run_comparison(path: str | os.PathLike, a: str, b: str, samples: int, seed: 
                               f"{name!r} in this file ({guess}it has "
                               f"{', '.join(plan.strategy_names)})")
     check_memory(plan, samples, chunk_size)
-    chosen = select_backend(backend)
+    chosen = prepare_backend(backend, plan, progress)
     result = simulate(plan, samples, seed, chosen, chunk_size=chunk_size, progress=progress,
                       keep_world=0)
     differences = compare_strategies(result.metrics, list(plan.strategy_names), a, b)
@@ -56,5 +60,5 @@ def run_comparison(path: str | os.PathLike, a: str, b: str, samples: int, seed: 
     value = None
     if side is not None:
         value = mitigation_entry(side, compile_scenario(side.other), result, chosen, chunk_size,
-                                 strategies=list(dict.fromkeys((a, b))))
+                                 strategies=list(dict.fromkeys((a, b))), progress=progress)
     return Comparison(register, chosen, differences, value)

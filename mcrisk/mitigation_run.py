@@ -17,18 +17,20 @@ from .simulate import MEMORY_SHARE, SimulationResult, memory_needed, physical_me
 
 def mitigation_entry(side: Counterpart | None, other_plan: CompiledScenario | None,
                      result: SimulationResult, backend: Backend, chunk_size: int,
-                     strategies=None) -> dict | None:
+                     strategies=None, progress=None) -> dict | None:
     """summary.json's `mitigation`: the other side of the register simulated on the run's
     scenarios and paired with them, or why it was not (memory); None when it does not apply.
-    `strategies` limits the analysis to some strategy names (compare's A and B)."""
+    `strategies` limits the analysis to some strategy names (compare's A and B); `progress`
+    (mcrisk.progress) sees the simulation as a `simulate` phase."""
     if side is None:
         return None
     reason = fits_in_memory(result.plan, other_plan, result.samples, chunk_size)
     if reason is not None:
         return skipped_entry(side, reason)
     started = time.perf_counter()
+    note = f"{side.simulated} mitigation, for the value of mitigation"
     other = simulate(other_plan, result.samples, result.seed, backend, chunk_size=chunk_size,
-                     keep_world=0).metrics
+                     keep_world=0, progress=progress, note=note).metrics
     return counterpart_entry(side, result.metrics, other, other_plan.strategy_names,
                              result.seed, time.perf_counter() - started, strategies)
 

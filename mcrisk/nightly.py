@@ -43,6 +43,7 @@ from typing import Callable
 from .analysis.precision import PrecisionTarget
 from .errors import NO_VALUE, McriskError, Problem
 from .outputs import signals_held, write_atomic, write_json
+from .progress import WRITE, Progress, Steps, as_progress
 from .report import write_report
 from .report.alerts import AlertOutcome, Breach, Condition, check_strategies, evaluate
 from .report.diff import (INTERVALS_FILE, Materiality, NightDiff, NightUnreadable,
@@ -253,7 +254,7 @@ def _entry(run_id: str, run: RunResult, previous: str | None, breaches: list[Bre
 def run_nightly(scenario_path: str, history: str | Path, conditions: list[Condition] = (),
                 samples: int | None = None, seed: int | None = None, backend: str = "auto",
                 chunk_size: int | None = None,
-                progress: Callable[[int, int], None] | None = None,
+                progress: Progress | Callable[[int, int], None] | None = None,
                 now: _dt.datetime | None = None, risks: str = "file",
                 disable_risks: tuple[str, ...] = (), precision: PrecisionTarget | None = None,
                 materiality: Materiality = Materiality(),
@@ -279,7 +280,7 @@ def run_nightly(scenario_path: str, history: str | Path, conditions: list[Condit
     run_id, staging = _claim(history, run_id_for(now or _dt.datetime.now(_dt.timezone.utc)))
     options = {k: v for k, v in (("samples", samples), ("seed", seed), ("chunk_size", chunk_size))
                if v is not None}
-    options.update(backend=backend, progress=progress, precision=precision)
+    options.update(backend=backend, progress=as_progress(progress), precision=precision)
     try:
         result = _build(register, data, history, run_id, staging, earlier, list(conditions),
                         options, materiality)
@@ -330,12 +331,27 @@ def _build(register: RiskRun, data: bytes, history: Path, run_id: str, staging: 
     copy = write_atomic(staging / SCENARIO_COPY, data)
     # publish=False: the .partial folder is this run's own, published by the rename below
     run = run_scenario(register, out_dir=staging, report=False, publish=False, **options)
+    with options["progress"].phase(WRITE, total=len(NIGHT_STEPS)) as phase:
+        return _night_files(run, copy, history, run_id, staging, earlier, conditions,
+                            materiality, Steps(phase, NIGHT_STEPS))
+
+
+NIGHT_STEPS = ("intervals.json", "diff with the previous night", "alerts and trend",
+               "report.html, summary.md")
+
+
+def _night_files(run: RunResult, copy: Path, history: Path, run_id: str, staging: Path,
+                 earlier: list[dict], conditions: list[Condition], materiality: Materiality,
+                 steps: Steps) -> NightlyResult:
+    """The night's own files after its run, one step each of NIGHT_STEPS."""
     files = [copy, *run.files,
              write_json(staging / INTERVALS_FILE,
                         intervals_document(run.result.metrics, run.plan.strategy_names))]
+    steps.next()
     diff, skipped = compare_with_last_readable(run_id, staging, history, earlier, materiality)
     if diff is not None:
         files.append(write_atomic(staging / DIFF_FILE, diff_markdown(diff)))
+    steps.next()
     breaches, condition_notes = evaluate(conditions, run.summary, diff)
     notes = [*skipped, *condition_notes]
     files.append(write_json(staging / ALERTS_FILE, {
@@ -348,9 +364,11 @@ def _build(register: RiskRun, data: bytes, history: Path, run_id: str, staging: 
     trend = read_trend(history, list(reversed(earlier)), run_id, run.summary)
     names = run.plan.strategy_names
     chart = trend_chart(trend, names, strategy_colors(names)) if len(trend.nights) > 1 else None
+    steps.next()
     files += write_report(run, diff=diff, run_label=run_id,
                           notes=tuple(skipped) if diff is None else (), alerts=outcome,
                           trend=(trend, chart))
+    steps.next()
     return NightlyResult(run_id, staging, run, diff.previous if diff else None, diff,
                          breaches, [*notes, *trend.notes], tuple(files), outcome)
 

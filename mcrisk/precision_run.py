@@ -21,6 +21,7 @@ def simulate_to_precision(plan, seed: int, backend, target: PrecisionTarget,
     Returns (SimulationResult of all n scenarios, the last `worst_shortfall` report). The
     metrics grow in place (one buffer, resized; see _Rows), so near the cap the run holds
     about one copy of the kept metrics, not the parts plus their concatenation.
+    `progress` (mcrisk.progress) sees one `simulate` phase for each step of growth.
     """
     n = min(target.start, target.max_samples)
     metrics = _Rows((n, plan.n_strategies, N_METRICS))
@@ -35,7 +36,8 @@ def simulate_to_precision(plan, seed: int, backend, target: PrecisionTarget,
         metrics.grow(grown)
         world.grow(min(grown, DEFAULT_KEEP_WORLD))
         wall += simulate_into(plan, seed, backend, n, metrics.array[n:], world.array[n:],
-                              chunk_size, progress, chunk_hooks)
+                              chunk_size, progress, chunk_hooks,
+                              note=f"--precision: {n:,} to {grown:,}")
         n = grown
     return (SimulationResult(plan, seed, n, backend.name, metrics.array, world.array, wall),
             worst)

@@ -26,11 +26,11 @@ from .backends import Backend, select_backend
 from .compile import CompiledScenario, compile_scenario, select_risks
 from .definitions import METRICS
 from .errors import McriskError
-from .milestones import day_date
 from .mitigation_run import mitigation_entry
 from .model import Scenario
 from .outputs import OutputFolder, with_filename, write_json
 from .precision_run import simulate_to_precision
+from .progress import COMPILE, QUIET, SUMMARIZE, WRITE, Progress, Steps, as_progress
 from .rng import RNG_NAME
 from .scenario import load_scenario
 from .simulate import DEFAULT_CHUNK, SimulationResult, check_memory, simulate
@@ -61,25 +61,49 @@ class RunResult:
 
 
 DRIVERS_TOP = 5
+SUMMARY_STEPS = ("summaries", "ranking", "drivers", "paired")
+COMPILING = ("Numba is compiling the simulation kernel: once after an install or an upgrade, "
+             "then cached")
+
+
+def prepare_backend(name: str, plan: CompiledScenario, progress: Progress = QUIET) -> Backend:
+    """select_backend(name) with its kernel ready for `plan` (Numba compiles it, or loads it
+    from its cache), as the run's `compile` phase: a phase note says when Numba has to
+    compile, the one long wait of a first run."""
+    with progress.phase(COMPILE) as phase:
+        chosen = select_backend(name)
+        chosen.prepare(plan, on_compile=lambda: phase.note(COMPILING))
+    return chosen
 
 
 def completion_dates(start, completion_day: dict) -> dict:
     """completion_day's P50/P90/P99 as calendar dates: the date the instant falls in, day 0
     being all of `start` (start + floor(day)); None where the day is not finite."""
+    from .milestones import day_date  # lazily: milestones brings Numba (validate needs neither)
+
     return {key: day_date(start, completion_day.get(key)) for key in ("p50", "p90", "p99")}
 
 
 def build_summary(scenario: Scenario, backend: Backend, result: SimulationResult,
                   chunk_size: int, precision: dict | None = None, risks: dict | None = None,
-                  mitigation: dict | None = None) -> dict:
+                  mitigation: dict | None = None, progress: Progress = QUIET) -> dict:
     """The summary.json document (schema: mcrisk/schema/summary.schema.json), plus keys of its
     own: risks (the register as run: mcrisk.analysis.mitigation.risks_entry; mode file unless
     given), drivers (of every metric, per strategy), paired (each strategy against the
     leader on the same scenarios), for --precision runs precision, and, when the run's risks
-    have mitigated values, mitigation (the same worlds pre vs post mitigation)."""
+    have mitigated values, mitigation (the same worlds pre vs post mitigation). `progress` sees it
+    as the `summarize` phase, one step each of SUMMARY_STEPS."""
+    with progress.phase(SUMMARIZE, total=len(SUMMARY_STEPS)) as phase:
+        return _summary(scenario, backend, result, chunk_size, precision, risks, mitigation,
+                        Steps(phase, SUMMARY_STEPS))
+
+
+def _summary(scenario, backend, result, chunk_size, precision, risks, mitigation,
+             steps: Steps) -> dict:
+    """build_summary's document, computed step by step."""
+    from .milestones import day_date  # lazily, as in completion_dates
+
     strategies = summarize(result.metrics, result.plan.strategy_names)
-    ranked = rank(result.metrics, result.plan.strategy_names)
-    ranking = ranked["ranking"]
     completion = METRICS.index("completion_day")
     for k, name in enumerate(result.plan.strategy_names):
         strategies[name]["beyond_horizon"] = beyond_horizon(result.metrics[:, k, completion],
@@ -87,6 +111,14 @@ def build_summary(scenario: Scenario, backend: Backend, result: SimulationResult
         if scenario.start_date is not None:
             strategies[name]["completion_date"] = completion_dates(
                 scenario.start_date, strategies[name]["completion_day"])
+    steps.next()
+    ranked = rank(result.metrics, result.plan.strategy_names)
+    ranking = ranked["ranking"]
+    steps.next()
+    drivers = drivers_summary(result.plan, result.metrics, result.world, top=DRIVERS_TOP)
+    steps.next()
+    paired = against_leader(result.metrics, result.plan.strategy_names, ranking)
+    steps.next()
     return {
         "scenario": scenario.path,
         "scenario_name": scenario.name,
@@ -110,10 +142,8 @@ def build_summary(scenario: Scenario, backend: Backend, result: SimulationResult
         "ranking_rule": ranked["rule"],
         "strategies": strategies,
         "risks": risks if risks is not None else risks_entry(scenario),
-        "drivers": {"scenarios": int(result.world.shape[0]),
-                    "strategies": drivers_summary(result.plan, result.metrics, result.world,
-                                                  top=DRIVERS_TOP)},
-        "paired": against_leader(result.metrics, result.plan.strategy_names, ranking),
+        "drivers": {"scenarios": int(result.world.shape[0]), "strategies": drivers},
+        "paired": paired,
         **({"precision": precision} if precision else {}),
         **({"mitigation": mitigation} if mitigation else {}),
     }
@@ -167,7 +197,7 @@ def run_scenario(scenario: RiskRun | str | os.PathLike, samples: int = DEFAULT_S
                  seed: int = DEFAULT_SEED,
                  backend: str = "auto", out_dir: str | Path | None = None,
                  chunk_size: int = DEFAULT_CHUNK,
-                 progress: Callable[[int, int], None] | None = None,
+                 progress: Progress | Callable[[int, int], None] | None = None,
                  report: bool = True, risks: str = "file", disable_risks: tuple[str, ...] = (),
                  precision: PrecisionTarget | None = None, publish: bool = True,
                  mitigation: bool = True, csv: bool = False) -> RunResult:
@@ -188,7 +218,11 @@ def run_scenario(scenario: RiskRun | str | os.PathLike, samples: int = DEFAULT_S
     With `mitigation` (the default), when a risk this run enables has mitigated values, the
     run simulates the other side of its register too (pre for a post run, post otherwise) on
     the same scenarios, one more simulation, for summary.json's `mitigation`.
+
+    `progress` (mcrisk.progress; a plain callable progress(done, total) is called as the
+    scenarios are simulated) sees the run's phases: compile, simulate, summarize, write.
     """
+    progress = as_progress(progress)
     register = _risk_run(scenario, risks, disable_risks)
     scenario = register.scenario
     plan = compile_scenario(scenario)
@@ -197,19 +231,20 @@ def run_scenario(scenario: RiskRun | str | os.PathLike, samples: int = DEFAULT_S
 
     def risk_keys(result: SimulationResult, backend: Backend) -> dict:
         return {"risks": register.entry(),
-                "mitigation": mitigation_entry(side, other_plan, result, backend, chunk_size)}
+                "mitigation": mitigation_entry(side, other_plan, result, backend, chunk_size,
+                                               progress=progress)}
 
-    chosen = select_backend(backend)
     if precision is None:
         check_memory(plan, samples, chunk_size, option="--samples")
     else:
         check_memory(plan, precision.max_samples, chunk_size, option="--max-samples")
+    chosen = prepare_backend(backend, plan, progress)
     simulation = dict(samples=samples, seed=seed, backend=chosen, chunk_size=chunk_size,
                       progress=progress, precision=precision)
     if out_dir is None:
         result, reached = _simulate(plan, **simulation)
         summary = build_summary(scenario, chosen, result, chunk_size, reached,
-                                **risk_keys(result, chosen))
+                                **risk_keys(result, chosen), progress=progress)
         return RunResult(scenario, plan, chosen, result, summary, None)
     out = Path(out_dir)
     try:
@@ -238,29 +273,51 @@ def _risk_run(scenario: RiskRun | str | os.PathLike, risks: str, disable_risks) 
 def _write_run(scenario: Scenario, plan: CompiledScenario, folder: Path, report: bool,
                risk_keys: Callable[[SimulationResult, Backend], dict],
                samples: int, seed: int, backend: Backend, chunk_size: int,
-               progress: Callable[[int, int], None] | None,
-               precision: PrecisionTarget | None, csv: bool = False) -> RunResult:
+               progress: Progress, precision: PrecisionTarget | None,
+               csv: bool = False) -> RunResult:
     """Simulate, streaming metrics.parquet, the bands and the milestones into `folder`,
-    then write summary.json (with `milestones`), milestones.parquet, with `csv` the CSV
-    copies, and (if `report`) report.html and summary.md there."""
+    summarize, then write milestones.parquet, summary.json (with `milestones`), with `csv`
+    the CSV copies, and (if `report`) report.html and summary.md there: the `write` phase,
+    one step each of write_steps."""
     from .report.collect import RunCollector  # the report stack loads only when asked for
 
     with RunCollector(plan, folder, scenario) as collect:
         result, reached = _simulate(plan, samples, seed, backend, chunk_size, progress,
                                     precision, collect.hooks)
-        tables, detail = collect.commit()
-    summary = build_summary(scenario, backend, result, chunk_size, reached,
-                            **risk_keys(result, backend))
-    if detail.milestones is not None:
-        summary["milestones"] = detail.milestones
+        summary = build_summary(scenario, backend, result, chunk_size, reached,
+                                **risk_keys(result, backend), progress=progress)
+        with progress.phase(WRITE, total=len(write_steps(csv, report))) as phase:
+            steps = Steps(phase, write_steps(csv, report))
+            tables, detail = collect.commit()
+            steps.next()
+            return _write_files(RunResult(scenario, plan, backend, result, summary, folder,
+                                          (), detail), tables, csv, report, steps)
+
+
+def write_steps(csv: bool, report: bool) -> tuple[str, ...]:
+    """The steps of a run's `write` phase, named by the files each writes."""
+    return ("metrics, bands and milestones (parquet)", "summary.json",
+            *(("CSV files",) if csv else ()), *(("report.html, summary.md",) if report else ()))
+
+
+def _write_files(run: RunResult, tables: list[Path], csv: bool, report: bool,
+                 steps: Steps) -> RunResult:
+    """The write phase after the tables: summary.json (with the milestones), the CSV
+    copies, the report; `run.files` lists every file in the order they appear in."""
+    summary, folder = run.summary, run.out_dir
+    if run.detail.milestones is not None:
+        summary["milestones"] = run.detail.milestones
     files = (write_json(folder / "summary.json", summary), *tables)
+    steps.next()
     if csv:
         from .report.schedule_tables import write_csvs
 
         files += tuple(write_csvs(folder, summary))
-    run = RunResult(scenario, plan, backend, result, summary, folder, files, detail)
+        steps.next()
+    run = replace(run, files=files)
     if report:
         from .report import write_report
 
         run = replace(run, files=run.files + tuple(write_report(run)))
+        steps.next()
     return run

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import os
 
-from .backends import select_backend
 from .compile import compile_scenario
 from .errors import McriskError
 from .milestones import MilestoneCollector
-from .run import load_for_run
+from .progress import as_progress
+from .run import load_for_run, prepare_backend
 from .simulate import DEFAULT_CHUNK, check_memory, simulate
 
 
@@ -19,7 +19,9 @@ def run_schedule(path: str | os.PathLike, strategy: str, samples: int, seed: int
                  backend: str = "auto", chunk_size: int | None = None, risks: str = "file",
                  disable_risks: tuple[str, ...] = (), progress=None) -> dict:
     """Simulate the scenario at `path` (every strategy, as a run does: the same worlds) and
-    return summary.json's `milestones` with only `strategy` (McriskError if unknown)."""
+    return summary.json's `milestones` with only `strategy` (McriskError if unknown).
+    `progress` (mcrisk.progress) sees the phases: compile, simulate."""
+    progress = as_progress(progress)
     scenario = load_for_run(path, risks, disable_risks).scenario
     if strategy not in [s.name for s in scenario.strategies]:
         names = ", ".join(s.name for s in scenario.strategies)
@@ -27,8 +29,9 @@ def run_schedule(path: str | os.PathLike, strategy: str, samples: int, seed: int
     plan = compile_scenario(scenario)
     chunk = chunk_size or DEFAULT_CHUNK
     check_memory(plan, samples, chunk, option="--samples")
+    chosen = prepare_backend(backend, plan, progress)
     collector = MilestoneCollector(plan, scenario)
-    simulate(plan, samples, seed, select_backend(backend), chunk_size=chunk, progress=progress,
+    simulate(plan, samples, seed, chosen, chunk_size=chunk, progress=progress,
              chunk_hooks=(collector,), keep_world=0)
     summary = collector.summary()
     summary["strategies"] = {strategy: summary["strategies"][strategy]}

@@ -20,6 +20,7 @@ from .backends import Backend
 from .compile import CompiledScenario
 from .definitions import N_METRICS
 from .errors import McriskError
+from .progress import SCENARIOS, SIMULATE, Progress, as_progress
 
 DEFAULT_CHUNK = 65_536
 DEFAULT_KEEP_WORLD = 250_000     # drawn inputs kept for drivers analysis
@@ -44,29 +45,30 @@ ChunkHook = Callable[[int, np.ndarray, np.ndarray, np.ndarray], None]
 
 def simulate(plan: CompiledScenario, samples: int, seed: int, backend: Backend,
              chunk_size: int = DEFAULT_CHUNK, first: int = 0,
-             progress: Callable[[int, int], None] | None = None,
+             progress: Progress | Callable[[int, int], None] | None = None,
              chunk_hooks: tuple[ChunkHook, ...] = (),
-             keep_world: int = DEFAULT_KEEP_WORLD) -> SimulationResult:
+             keep_world: int = DEFAULT_KEEP_WORLD, note: str = "") -> SimulationResult:
     """Simulate scenarios first .. first + samples - 1 of `plan` for every strategy.
 
     Each hook is called once per chunk, in scenario order, as
     hook(first_scenario, metrics[c, s, m], world[c, q], node_times[c, s, v]) so that
     per-scenario detail (capacity over time, say) can be reduced by streaming without
     keeping it for all scenarios. Node times are only computed when a hook is given.
+    `progress` sees a `simulate` phase counted in scenarios (mcrisk.progress), with `note`.
     """
     if samples < 1:
         raise ValueError(f"samples must be >= 1, got {samples}")
     metrics = np.empty((samples, plan.n_strategies, N_METRICS))
     world = np.empty((min(samples, keep_world), plan.n_quantities))
     wall = simulate_into(plan, seed, backend, first, metrics, world, chunk_size, progress,
-                         chunk_hooks)
+                         chunk_hooks, note)
     return SimulationResult(plan, seed, samples, backend.name, metrics, world, wall)
 
 
 def simulate_into(plan: CompiledScenario, seed: int, backend: Backend, first: int,
                   metrics: np.ndarray, world: np.ndarray, chunk_size: int = DEFAULT_CHUNK,
-                  progress: Callable[[int, int], None] | None = None,
-                  chunk_hooks: tuple[ChunkHook, ...] = ()) -> float:
+                  progress: Progress | Callable[[int, int], None] | None = None,
+                  chunk_hooks: tuple[ChunkHook, ...] = (), note: str = "") -> float:
     """Simulate scenarios first .. first + len(metrics) - 1 into the given arrays (the first
     len(world) of them into world); returns the seconds it took.
 
@@ -77,17 +79,17 @@ def simulate_into(plan: CompiledScenario, seed: int, backend: Backend, first: in
         raise ValueError(f"chunk_size must be >= 1, got {chunk_size}")
     samples = metrics.shape[0]
     started = time.perf_counter()
-    for offset in range(0, samples, chunk_size):
-        count = min(chunk_size, samples - offset)
-        chunk_metrics, chunk_world, node_times = backend.simulate_chunk(
-            plan, seed, first + offset, count, keep_nodes=bool(chunk_hooks))
-        for hook in chunk_hooks:
-            hook(first + offset, chunk_metrics, chunk_world, node_times)
-        metrics[offset:offset + count] = chunk_metrics
-        kept = max(0, min(count, world.shape[0] - offset))
-        world[offset:offset + kept] = chunk_world[:kept]
-        if progress is not None:
-            progress(offset + count, samples)
+    with as_progress(progress).phase(SIMULATE, samples, SCENARIOS, note) as phase:
+        for offset in range(0, samples, chunk_size):
+            count = min(chunk_size, samples - offset)
+            chunk_metrics, chunk_world, node_times = backend.simulate_chunk(
+                plan, seed, first + offset, count, keep_nodes=bool(chunk_hooks))
+            for hook in chunk_hooks:
+                hook(first + offset, chunk_metrics, chunk_world, node_times)
+            metrics[offset:offset + count] = chunk_metrics
+            kept = max(0, min(count, world.shape[0] - offset))
+            world[offset:offset + kept] = chunk_world[:kept]
+            phase.advance(count)
     return time.perf_counter() - started
 
 

@@ -30,3 +30,86 @@ def test_an_edit_to_any_source_changes_the_digest(monkeypatch, source):
     monkeypatch.setattr(Path, "read_bytes",
                         lambda self: read(self) + (b"\n# edited" if self == source else b""))
     assert driver._sources_digest() != before
+
+
+CHILD = """
+import hashlib, json, sys
+import mcrisk
+from mcrisk.backends.numba import driver
+from mcrisk.compile import compile_scenario
+from mcrisk.scenario import load_scenario
+
+plan = compile_scenario(load_scenario(sys.argv[1]))
+told = []
+driver.prepare(plan, lambda: told.append("compiling"))
+metrics = driver.simulate_chunk(plan, 3, 0, 200)[0]
+print(json.dumps({"package": mcrisk.__file__, "compiled": told,
+                  "cache": driver.simulate_chunk_kernel.stats.cache_path,
+                  "metrics": hashlib.sha256(metrics.tobytes()).hexdigest()}))
+"""
+
+
+def _install(tmp_path, name):
+    """A copy of the package's sources in its own folder, as another install would have."""
+    import shutil
+
+    root = tmp_path / name
+    shutil.copytree(Path(driver.__file__).parents[2], root / "mcrisk",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    return root
+
+
+def _prepare_in(root, cache, scenario):
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    env.update(PYTHONPATH=str(root), XDG_CACHE_HOME=str(cache))
+    done = subprocess.run([sys.executable, "-c", CHILD, str(scenario)], env=env, cwd=root,
+                          capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    seen = json.loads(done.stdout.splitlines()[-1])
+    assert seen["package"].startswith(str(root))
+    return seen
+
+
+@pytest.mark.slow
+def test_a_second_install_of_the_same_code_loads_the_kernel_the_first_compiled(tmp_path):
+    # The first install compiles (and says so through prepare's on_compile); a second one
+    # elsewhere, say a wheel in another environment, finds the kernel in the user's cache
+    # folder under the digest of its sources and loads it: no compile, the same numbers.
+    scenario = Path(driver.__file__).parents[3] / "scenarios" / "minimal.toml"
+    cache = tmp_path / "user-cache"
+    first = _prepare_in(_install(tmp_path, "install-a"), cache, scenario)
+    second = _prepare_in(_install(tmp_path, "install-b"), cache, scenario)
+    assert first["compiled"] == ["compiling"] and second["compiled"] == []
+    assert first["cache"] == second["cache"] == str(
+        cache / "mcrisk" / "numba" / driver.SOURCES[:24])
+    assert first["metrics"] == second["metrics"]
+
+
+def test_kernel_folders_beyond_the_most_recent_are_pruned(tmp_path):
+    import os
+
+    from mcrisk.backends.kernel_cache import prune
+
+    for age, name in enumerate(["new", "mid", "old"]):
+        (tmp_path / name).mkdir()
+        os.utime(tmp_path / name, (1e9 - age * 1000, 1e9 - age * 1000))
+    prune(tmp_path, keep=2)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mid", "new"]
+
+
+def test_the_kernel_caches_in_the_shared_folder_unless_numba_cache_dir_is_set():
+    from numba.core import caching
+
+    from mcrisk.backends import kernel_cache
+
+    locators = driver.simulate_chunk_kernel._cache._impl._locator_classes
+    assert locators[0].__name__ == "UserProvidedCacheLocator" or \
+        locators[0].__name__ == "_UserProvidedCacheLocator"
+    assert locators[1].__name__ == "SharedCacheLocator"
+    assert isinstance(driver.simulate_chunk_kernel._cache, caching.FunctionCache)
+    assert kernel_cache.user_cache_root().name == "numba"

@@ -18,7 +18,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
 from ..definitions import METRICS, Q_BURNIN, Q_SAMPLE
 from ..plan import CompiledScenario
@@ -107,6 +106,8 @@ def driver_inputs(plan: CompiledScenario, world: np.ndarray) -> tuple[list[str],
 
 def centred_ranks(values: np.ndarray) -> np.ndarray:
     """Average ranks of each column, centred: what Spearman's correlation correlates."""
+    from scipy import stats  # lazily: scipy.stats takes ~1.5 s to import (issue 12)
+
     ranks = stats.rankdata(values, axis=0)
     return ranks - ranks.mean(axis=0)
 

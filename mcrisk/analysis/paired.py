@@ -14,11 +14,12 @@ the smaller p-value is Bonferroni-corrected for the two forms.
 from __future__ import annotations
 
 import numpy as np
-from scipy import stats
 
 
 def mcnemar(b: int, c: int) -> float:
     """Two-sided exact McNemar p-value of b pairs moving one way against c the other."""
+    from scipy import stats  # lazily: scipy.stats takes ~1.5 s to import (issue 12)
+
     return 1.0 if b + c == 0 else float(stats.binomtest(b, b + c, 0.5).pvalue)
 
 

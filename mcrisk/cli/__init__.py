@@ -27,7 +27,6 @@ import errno
 import signal
 import sys
 import threading
-import time
 from pathlib import Path
 
 from .. import __version__
@@ -38,6 +37,7 @@ from ..errors import McriskError, ScenarioError
 from ..run import RunResult, load_for_run, run_scenario
 from ..scenario import load_scenario
 from .options import build_parser
+from .progress import terminal_progress
 from .text import (count_noun, escaped, format_compare_mitigation, format_comparison,
                    format_drivers, format_horizon_warnings, format_mitigation, format_precision,
                    format_table)
@@ -48,29 +48,6 @@ __all__ = ["main", "build_parser", "default_out", "format_table", "format_horizo
 
 EXIT_OK, EXIT_INPUT, EXIT_BREACHED = 0, 2, 3
 EXIT_SIGNAL_BASE = 128          # stopped by signal N: exit 128 + N (SIGINT 130, SIGTERM 143)
-
-
-class _Progress:
-    """A one-line progress bar on stderr, shown only for runs that take a while."""
-
-    def __init__(self, enabled: bool):
-        self.enabled = enabled
-        self.started = time.perf_counter()
-        self.shown = False
-
-    def __call__(self, done: int, total: int) -> None:
-        elapsed = time.perf_counter() - self.started
-        if not self.enabled or (elapsed < 1.0 and not self.shown):
-            return
-        self.shown = True
-        width = 30
-        filled = int(width * done / total)
-        rate = done / elapsed if elapsed > 0 else 0.0
-        sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done:,}/{total:,} "
-                         f"scenarios  {rate:,.0f}/s ")
-        if done == total:
-            sys.stderr.write("\n")
-        sys.stderr.flush()
 
 
 def _print_run(run: RunResult) -> None:
@@ -125,13 +102,13 @@ def _precision(args: argparse.Namespace) -> PrecisionTarget | None:
 
 def _cmd_run(args: argparse.Namespace) -> int:
     out = args.out if args.out is not None else default_out(args.scenario, args.risks)
-    progress = _Progress(enabled=not args.quiet and sys.stderr.isatty())
     precision = _precision(args)
     register = load_for_run(args.scenario, args.risks, tuple(args.disable_risk))
-    run = run_scenario(register, samples=args.samples, seed=args.seed,
-                       backend=args.backend, out_dir=out, chunk_size=args.chunk_size,
-                       progress=progress, precision=precision,
-                       mitigation=not args.no_mitigation, csv=args.csv)
+    with terminal_progress(args.quiet) as progress:
+        run = run_scenario(register, samples=args.samples, seed=args.seed,
+                           backend=args.backend, out_dir=out, chunk_size=args.chunk_size,
+                           progress=progress, precision=precision,
+                           mitigation=not args.no_mitigation, csv=args.csv)
     _print_run(run)
     _print_drivers(run.summary)
     if precision is not None:
@@ -147,10 +124,10 @@ def _cmd_schedule(args: argparse.Namespace) -> int:
     from ..report.schedule_tables import format_schedule
     from ..schedule_run import run_schedule
 
-    progress = _Progress(enabled=not args.quiet and sys.stderr.isatty())
-    milestones = run_schedule(args.scenario, args.strategy, args.samples, args.seed,
-                              args.backend, args.chunk_size, args.risks,
-                              tuple(args.disable_risk), progress)
+    with terminal_progress(args.quiet) as progress:
+        milestones = run_schedule(args.scenario, args.strategy, args.samples, args.seed,
+                                  args.backend, args.chunk_size, args.risks,
+                                  tuple(args.disable_risk), progress)
     print(f"{args.strategy}: milestones over {milestones['samples']:,} scenarios "
           f"(seed {args.seed}, risks {args.risks})")
     print(format_schedule(milestones, args.strategy, everything=args.all))
@@ -160,10 +137,10 @@ def _cmd_schedule(args: argparse.Namespace) -> int:
 def _cmd_compare(args: argparse.Namespace) -> int:
     from ..compare_run import run_comparison
 
-    progress = _Progress(enabled=not args.quiet and sys.stderr.isatty())
-    compared = run_comparison(args.scenario, args.a, args.b, args.samples, args.seed,
-                              args.backend, args.chunk_size, args.risks,
-                              tuple(args.disable_risk), not args.no_mitigation, progress)
+    with terminal_progress(args.quiet) as progress:
+        compared = run_comparison(args.scenario, args.a, args.b, args.samples, args.seed,
+                                  args.backend, args.chunk_size, args.risks,
+                                  tuple(args.disable_risk), not args.no_mitigation, progress)
     print(f"mcrisk {__version__}  {args.scenario}: {args.a} (A) against {args.b} (B) on the same "
           f"{args.samples:,} sampled worlds (seed {args.seed}, backend {compared.backend.name})")
     print(escaped(risk_mode_text(compared.register.entry())))
@@ -188,12 +165,12 @@ def _cmd_nightly(args: argparse.Namespace) -> int:
     except ValueError as error:
         raise McriskError(f"--materiality: {error}") from None
     precision = _precision(args)
-    progress = _Progress(enabled=not args.quiet and sys.stderr.isatty())
-    night = run_nightly(args.scenario, args.history, conditions, samples=args.samples,
-                        seed=args.seed, backend=args.backend, chunk_size=args.chunk_size,
-                        progress=progress, risks=args.risks,
-                        disable_risks=tuple(args.disable_risk), precision=precision,
-                        materiality=materiality, keep_large=args.keep_large)
+    with terminal_progress(args.quiet) as progress:
+        night = run_nightly(args.scenario, args.history, conditions, samples=args.samples,
+                            seed=args.seed, backend=args.backend, chunk_size=args.chunk_size,
+                            progress=progress, risks=args.risks,
+                            disable_risks=tuple(args.disable_risk), precision=precision,
+                            materiality=materiality, keep_large=args.keep_large)
     _print_run(night.run)
     if precision is not None:
         print()

@@ -86,7 +86,9 @@ def _add_world_options(command: argparse.ArgumentParser) -> None:
                               "pre-mitigation, or post-mitigation")
     command.add_argument("--disable-risk", action="append", default=[], metavar="ID",
                          help="switch one risk of the register off (repeatable)")
-    command.add_argument("--quiet", action="store_true", help="no progress bar")
+    command.add_argument("--quiet", action="store_true",
+                         help="no progress on stderr (shown only on a terminal: the phases "
+                              "compile, simulate, summarize and write, with rate and ETA)")
 
 
 def _add_mitigation_option(command: argparse.ArgumentParser) -> None:

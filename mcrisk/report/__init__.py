@@ -20,9 +20,12 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..outputs import write_atomic
-from .diff import NightDiff
+
+if TYPE_CHECKING:        # diff brings scipy.stats (~1.5 s): a plain run writes no diff
+    from .diff import NightDiff
 
 REPORT_FILE = "report.html"
 SUMMARY_MD_FILE = "summary.md"

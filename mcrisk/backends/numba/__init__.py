@@ -13,6 +13,6 @@ One file per stage, each read side by side with the NumPy reference's file of th
 Same stage names, loop structure and constants as the reference; the plan's arrays are passed
 one by one under their names in the plan interface (mcrisk/plan.py).
 """
-from .driver import simulate_chunk
+from .driver import prepare, simulate_chunk
 
-__all__ = ["simulate_chunk"]
+__all__ = ["prepare", "simulate_chunk"]
