@@ -36,12 +36,16 @@ any of its members is.
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import math
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
+import numba
 import numpy as np
 
 from .aggregate import CI_CONFIDENCE, p90_ci_unavailable_reason, quantile_ci_ranks
+from .analysis import milestone_chunks
 from .compile import CompiledScenario
 from .definitions import NODE_CREW
 from .model import Scenario
@@ -279,27 +283,23 @@ def _ci_ranks(n: int, confidence: float = CI_CONFIDENCE) -> tuple[int, int]:
 
 
 def _merge(parts: list[tuple]) -> tuple:
-    """(keys, counts, low, high) of several parts combined: one entry per distinct key, keys
-    ascending, counts summed, the smallest low and the largest high."""
-    keys = np.concatenate([p[0] for p in parts])
-    order = np.argsort(keys, kind="stable")
-    keys = keys[order]
-    starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]]) if keys.size else \
-        np.empty(0, np.int64)
-    if not keys.size:
-        return keys, np.empty(0, np.int64), np.empty(0), np.empty(0)
-    counts = np.add.reduceat(np.concatenate([p[1] for p in parts])[order], starts)
-    low = np.minimum.reduceat(np.concatenate([p[2] for p in parts])[order], starts)
-    high = np.maximum.reduceat(np.concatenate([p[3] for p in parts])[order], starts)
-    return keys[starts], counts, low, high
+    """(keys, counts, low, high) of several tables (each with ascending distinct keys)
+    combined: one entry per distinct key, counts summed, the smallest low and the largest
+    high. Merged pairwise, smallest first, each merge one walk over both (milestone_chunks)."""
+    parts = sorted(parts, key=lambda part: part[0].size)
+    while len(parts) > 1:
+        merged = milestone_chunks.merge_tables(*parts[0], *parts[1])
+        parts = sorted([merged, *parts[2:]], key=lambda part: part[0].size)
+    return parts[0]
 
 
 class _Histogram:
     """Counts, smallest and largest time per (milestone, BIN_DAYS bin), merged by chunk.
 
-    Each chunk is reduced on its own and kept aside; the parts are merged into the main
-    table when they outgrow it (and before a query), so a long run sorts each entry a
-    logarithmic number of times, not once per chunk."""
+    Each chunk is reduced on its own (its times sorted per milestone, then one walk) and kept
+    aside; the parts are merged into the main table when they outgrow it (and before a
+    query), so a long run merges each entry a logarithmic number of times, not once per
+    chunk."""
 
     def __init__(self, n_items: int, bin_days: float):
         self.bin_days = bin_days
@@ -311,15 +311,14 @@ class _Histogram:
         self.flush_at = 1 << 20            # pending entries that force a merge (at least)
         self.non_finite = np.zeros(n_items, np.int64)   # counted as +inf
 
-    def add(self, values: np.ndarray) -> None:
-        """values[c, m]: one chunk's times."""
-        finite = np.isfinite(values)
-        self.non_finite += (~finite).sum(axis=0)
-        item = np.broadcast_to(np.arange(values.shape[1]), values.shape)[finite]
-        v = values[finite]
-        bins = np.floor(v / self.bin_days).astype(np.int64) + _BIN_OFFSET
-        keys = item.astype(np.int64) * _KEY_STRIDE + bins
-        self.pending.append(_merge([(keys, np.ones(v.size, np.int64), v, v)]))
+    def add(self, rows: np.ndarray) -> None:
+        """rows[m, c]: one chunk's times, a row per milestone; sorted here in place (the
+        histogram takes the array)."""
+        rows.sort(axis=1)
+        *table, non_finite = milestone_chunks.run_lengths(rows, self.bin_days, _BIN_OFFSET,
+                                                           _KEY_STRIDE)
+        self.non_finite += non_finite
+        self.pending.append(tuple(table))
         if sum(p[0].size for p in self.pending) > max(self.keys.size, self.flush_at):
             self._flush()
 
@@ -370,21 +369,21 @@ class _StrategyTimes:
         self.critical = np.zeros(n_items, np.int64)
 
     def add(self, values: np.ndarray, critical: np.ndarray) -> None:
-        """values[m, c]: a chunk's milestone times (this object keeps the array);
-        critical[m, c]: whether each is on the critical path."""
+        """values[m, c]: a chunk's milestone times (this object keeps the array, and may sort
+        it); critical[m]: in how many of the chunk's scenarios each is on the critical path."""
         self.n += values.shape[1]
         with np.errstate(invalid="ignore", over="ignore"):
             self.total += values.sum(axis=1)
-        self.critical += critical.sum(axis=1)
+        self.critical += critical
         if self.exact is not None and self.n <= self.keep_exact:
             self.exact.append(values)
             return
         if self.hist is None:
             self.hist = _Histogram(self.n_items, self.bin_days)
             for kept in self.exact or ():
-                self.hist.add(kept.T)
+                self.hist.add(kept)
             self.exact = None
-        self.hist.add(values.T)
+        self.hist.add(values)
 
     def stats(self) -> list[dict]:
         """Per milestone: mean, p10, p50, p90, p90_ci (or p90_ci_unavailable), criticality."""
@@ -424,6 +423,38 @@ def _finite(value) -> float | None:
     return value if math.isfinite(value) else None
 
 
+@functools.lru_cache(maxsize=1)
+def _pool() -> ThreadPoolExecutor:
+    """The threads that reduce the strategies of a chunk side by side (one per core Numba
+    uses), shared by every collector of the process."""
+    return ThreadPoolExecutor(max_workers=max(1, numba.get_num_threads()),
+                              thread_name_prefix="mcrisk-milestones")
+
+
+@dataclass(frozen=True)
+class _PathArrays:
+    """One strategy's milestones and critical-path inputs as flat arrays, for the compiled
+    loops: members of milestone k are members[member_ptr[k]:member_ptr[k + 1]]."""
+
+    member_ptr: np.ndarray      # int64[m + 1]
+    members: np.ndarray         # int64[sum of members]
+    first: np.ndarray           # bool[m]: a "first ..." rollup (the earliest member)
+    is_ancestor: np.ndarray     # bool[v]: a node completion waits for (or a completion node)
+    is_crew: np.ndarray         # bool[v]: a crew row
+    crew_rows: np.ndarray       # int64: the crew rows, ascending
+
+    @classmethod
+    def of(cls, plan: CompiledScenario, s: int, items: list[Milestone]) -> "_PathArrays":
+        sizes = [len(item.members) for item in items]
+        is_crew = plan.node_kind[s] == NODE_CREW
+        return cls(member_ptr=np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64),
+                   members=np.array([v for item in items for v in item.members], np.int64),
+                   first=np.array([item.first for item in items], np.bool_),
+                   is_ancestor=np.isin(np.arange(plan.n_nodes),
+                                       list(_ancestors(plan, s, plan.completion_node.tolist()))),
+                   is_crew=is_crew, crew_rows=np.flatnonzero(is_crew).astype(np.int64))
+
+
 class MilestoneCollector:
     """A simulate() chunk hook: every strategy's milestone times and criticality, streamed."""
 
@@ -434,14 +465,30 @@ class MilestoneCollector:
         self.items = definitions(plan, scenario)
         self.keep_exact, self.bin_days = keep_exact, bin_days
         self.times = [_StrategyTimes(len(items), keep_exact, bin_days) for items in self.items]
+        self.paths = [_PathArrays.of(plan, s, items) for s, items in enumerate(self.items)]
 
     def __call__(self, first, metrics, world, node_times) -> None:
-        by_strategy = np.ascontiguousarray(node_times.transpose(1, 2, 0))   # [s, v, c]
-        for s, items in enumerate(self.items):
-            by_node = by_strategy[s]
-            critical = _critical_by_node(self.plan, s, by_node, world)
-            self.times[s].add(_reduce(items, by_node, np.min, np.max),
-                              _reduce(items, critical, np.any, np.any))
+        """Every strategy's milestone times and critical-path counts of one chunk, read from
+        node_times[c, s, v] as the kernel wrote it (milestone_chunks: compiled loops that
+        follow _reduce and _critical_by_node, the specification)."""
+        node_times = np.ascontiguousarray(node_times)
+        world = np.ascontiguousarray(world)
+
+        def strategy(s: int) -> None:
+            items, path, plan = self.items[s], self.paths[s], self.plan
+            values = np.empty((len(items), node_times.shape[0]))
+            critical = np.zeros(len(items), np.int64)
+            milestone_chunks.chunk_milestones(
+                node_times, world, s, path.member_ptr, path.members, path.first,
+                path.is_ancestor, plan.dep_ptr, plan.dep_idx, path.is_crew, path.crew_rows,
+                plan.node_base_const, plan.node_base_q, plan.node_add_const, plan.node_add_q,
+                plan.completion_node.astype(np.int64), CREW_TOLERANCE, values, critical)
+            self.times[s].add(values, critical)
+
+        # Performance: the strategies go through in parallel threads (the compiled loops
+        # and NumPy's sort release the GIL); each touches only its own strategy's store.
+        for done in [_pool().submit(strategy, s) for s in range(len(self.items))]:
+            done.result()
 
     def summary(self) -> dict:
         """summary.json's `milestones` (docs/metrics.md, Milestones)."""

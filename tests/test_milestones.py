@@ -403,8 +403,8 @@ def test_histogram_merges_chunks_and_keeps_every_order_statistic_within_half_a_b
     hist = _Histogram(2, 0.01)
     hist.flush_at = 64                               # merge often, as a long run would
     for start in range(0, 3_000, 50):
-        hist.add(values[start:start + 50])
-    hist.add(np.array([[np.inf, 1.0]]))              # a non-finite time counts as +inf
+        hist.add(values[start:start + 50].T.copy())  # rows: one per milestone
+    hist.add(np.array([[np.inf], [1.0]]))            # a non-finite time counts as +inf
     assert hist.counts.sum() + sum(p[1].sum() for p in hist.pending) == 6_001
     for item in (0, 1):
         ordered = np.sort(np.r_[values[:, item], np.inf if item == 0 else 1.0])
@@ -413,3 +413,29 @@ def test_histogram_merges_chunks_and_keeps_every_order_statistic_within_half_a_b
             assert got == ordered[rank] or abs(got - ordered[rank]) <= 0.005, (item, rank)
     assert hist.order_statistic(1, 1_500) == ordered[1_500]       # integers: bin edges
     assert hist.order_statistic(0, 3_000) == math.inf
+
+
+def test_the_compiled_chunk_reduction_follows_the_numpy_specification():
+    """MilestoneCollector reduces a chunk in compiled loops (analysis.milestone_chunks); each
+    milestone's time and its criticality count equal milestone_times and critical_nodes, the
+    NumPy specification, on simulated node times as they are and on ones given ties,
+    infinities, NaN and reshuffled orders."""
+    scenario = load_scenario(str(REFERENCE))
+    plan = compile_scenario(scenario)
+    nodes, world = simulate_nodes(plan, 600)
+    rng = np.random.default_rng(8)
+    nodes = nodes.copy()
+    nodes[:200] = np.round(nodes[:200])                         # ties everywhere
+    nodes[200:260, :, rng.integers(0, plan.n_nodes, 5)] = np.inf
+    nodes[260:280, :, rng.integers(0, plan.n_nodes, 3)] = np.nan
+    nodes[280:400] += rng.normal(0, 3, nodes[280:400].shape)   # orders reshuffled
+    collector = MilestoneCollector(plan, scenario, keep_exact=10_000)
+    collector(0, None, world, nodes)
+    for s, items in enumerate(collector.items):
+        expected = milestone_times(items, nodes[:, s])
+        got = collector.times[s].exact[0]
+        np.testing.assert_array_equal(got, expected.T)
+        critical = critical_nodes(plan, s, nodes[:, s], world)
+        counts = [critical[:, list(item.members)].any(axis=1).sum() for item in items]
+        np.testing.assert_array_equal(collector.times[s].critical, counts)
+        assert 0 < collector.times[s].critical.max()

@@ -9,6 +9,7 @@
     mitigation  the risk register as run, and the paired value of mitigation
     precision   when every P90 is known well enough, and how many scenarios to try next
     device_summary  aggregate.summarize's document in NumPy or CuPy (on the GPU's metrics)
+    milestone_chunks  one chunk of milestone times and critical paths, in compiled loops
 
 Nothing here simulates, reads a scenario file or writes a file: the run (mcrisk.run and the
 *_run modules above it) calls in with the results.
