@@ -174,3 +174,33 @@ def test_a_nightly_stopped_by_sigterm_leaves_no_partial_folder_and_the_index_int
     assert process.returncode == 143, err
     assert sorted(p.name for p in history.iterdir()) == before      # no .partial-* left
     assert (history / "index.json").read_bytes() == index
+
+
+def test_a_run_stopped_while_its_progress_shows_ends_the_bar_before_the_message(
+        tmp_path, monkeypatch):
+    # On a terminal, the interrupted phase's bar is closed (its line ended) before the stop
+    # message, and the progress clock thread is gone: nothing prints after the exit code.
+    import io
+    import threading
+
+    import mcrisk.cli.progress as cli_progress
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    def stopped_report(run, *args, **kwargs):
+        raise KeyboardInterrupt
+
+    stderr = Terminal()
+    monkeypatch.setattr(cli_progress, "DELAY", 0.0)
+    monkeypatch.setattr("sys.stderr", stderr)
+    monkeypatch.setattr(mcrisk.report, "write_report", stopped_report)
+    out = tmp_path / "out"
+    assert main(["run", str(MINIMAL), "--samples", "200", "--backend", "numpy",
+                 "--out", str(out)]) == 130
+    *_, bar, message, end = stderr.getvalue().split("\n")
+    assert bar.split("\r")[-1].startswith("write:") and end == ""
+    assert message.startswith("mcrisk: stopped by Ctrl-C (SIGINT)")
+    assert not [t for t in threading.enumerate() if t.name == "mcrisk-progress"]
+    assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == []

@@ -88,7 +88,7 @@ class TerminalProgress(Progress):
         """Stop the clock thread and close a bar left open."""
         self._stop.set()
         if self._clock is not None:
-            self._clock.join()
+            self._clock.join(timeout=2 * self.tick)     # a daemon: never held up on exit
         with self.lock:
             if self.open is not None:
                 self.open.close_locked()
