@@ -61,6 +61,10 @@ class Progress:
         note. Use it as a context manager."""
         return Phase()
 
+    def note(self, text: str) -> None:
+        """A note on the phase open now, from something that does not know which one it is
+        (that Numba is compiling, say); an empty text clears it."""
+
     def close(self) -> None:
         """No more phases."""
 

@@ -9,11 +9,12 @@ mcrisk.analysis, the files in mcrisk.report.
 """
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import os
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Iterator
 
 from . import __version__
 from .aggregate import rank, summarize
@@ -23,6 +24,7 @@ from .analysis.horizon import beyond_horizon
 from .analysis.mitigation import counterpart, risks_entry
 from .analysis.precision import PrecisionTarget, precision_entry
 from .backends import Backend, select_backend
+from .backends.jit_events import numba_compiles
 from .compile import CompiledScenario, compile_scenario, select_risks
 from .definitions import METRICS
 from .errors import McriskError
@@ -62,18 +64,30 @@ class RunResult:
 
 DRIVERS_TOP = 5
 SUMMARY_STEPS = ("summaries", "ranking", "drivers", "paired")
-COMPILING = ("Numba is compiling the simulation kernel: once after an install or an upgrade, "
-             "then cached")
+COMPILING = "Numba is compiling {name}: once after an install or an upgrade, then cached"
+COMPILED = "Numba compiled {name} in {seconds:.0f} s, cached for later runs"
 
 
 def prepare_backend(name: str, plan: CompiledScenario, progress: Progress = QUIET) -> Backend:
     """select_backend(name) with its kernel ready for `plan` (Numba compiles it, or loads it
-    from its cache), as the run's `compile` phase: a phase note says when Numba has to
-    compile, the one long wait of a first run."""
-    with progress.phase(COMPILE) as phase:
+    from its cache), as the run's `compile` phase: a phase note says when Numba compiles,
+    the one long wait of a first run."""
+    with progress.phase(COMPILE):
         chosen = select_backend(name)
-        chosen.prepare(plan, on_compile=lambda: phase.note(COMPILING))
+        with compiles_noted(progress):
+            chosen.prepare(plan)
     return chosen
+
+
+@contextlib.contextmanager
+def compiles_noted(progress: Progress) -> Iterator[None]:
+    """Inside the block, a note on the open phase while Numba compiles something (the kernel
+    in the compile phase; the compiled loops of the milestones and bands, the first time a
+    run writes them), and for how long it did (mcrisk.backends.jit_events)."""
+    with numba_compiles(lambda name: progress.note(COMPILING.format(name=name)),
+                        lambda name, seconds: progress.note(
+                            COMPILED.format(name=name, seconds=seconds))):
+        yield
 
 
 def completion_dates(start, completion_day: dict) -> dict:
@@ -241,10 +255,22 @@ def run_scenario(scenario: RiskRun | str | os.PathLike, samples: int = DEFAULT_S
     chosen = prepare_backend(backend, plan, progress)
     simulation = dict(samples=samples, seed=seed, backend=chosen, chunk_size=chunk_size,
                       progress=progress, precision=precision)
+    with compiles_noted(progress):
+        return _run_prepared(scenario, plan, out_dir, report, publish, csv, risk_keys,
+                             simulation)
+
+
+def _run_prepared(scenario: Scenario, plan: CompiledScenario, out_dir: str | Path | None,
+                  report: bool, publish: bool, csv: bool,
+                  risk_keys: Callable[[SimulationResult, Backend], dict],
+                  simulation: dict) -> RunResult:
+    """run_scenario once its backend is ready: simulate and summarize, and with out_dir,
+    write the files (published together, unless `publish` is False)."""
+    chosen = simulation["backend"]
     if out_dir is None:
         result, reached = _simulate(plan, **simulation)
-        summary = build_summary(scenario, chosen, result, chunk_size, reached,
-                                **risk_keys(result, chosen), progress=progress)
+        summary = build_summary(scenario, chosen, result, simulation["chunk_size"], reached,
+                                **risk_keys(result, chosen), progress=simulation["progress"])
         return RunResult(scenario, plan, chosen, result, summary, None)
     out = Path(out_dir)
     try:

@@ -11,7 +11,7 @@ from .compile import compile_scenario
 from .errors import McriskError
 from .milestones import MilestoneCollector
 from .progress import as_progress
-from .run import load_for_run, prepare_backend
+from .run import compiles_noted, load_for_run, prepare_backend
 from .simulate import DEFAULT_CHUNK, check_memory, simulate
 
 
@@ -31,8 +31,9 @@ def run_schedule(path: str | os.PathLike, strategy: str, samples: int, seed: int
     check_memory(plan, samples, chunk, option="--samples")
     chosen = prepare_backend(backend, plan, progress)
     collector = MilestoneCollector(plan, scenario)
-    simulate(plan, samples, seed, chosen, chunk_size=chunk, progress=progress,
-             chunk_hooks=(collector,), keep_world=0)
+    with compiles_noted(progress):      # the milestones' compiled loops, on a first run
+        simulate(plan, samples, seed, chosen, chunk_size=chunk, progress=progress,
+                 chunk_hooks=(collector,), keep_world=0)
     summary = collector.summary()
     summary["strategies"] = {strategy: summary["strategies"][strategy]}
     summary["strategy"] = strategy

@@ -35,13 +35,15 @@ def test_an_edit_to_any_source_changes_the_digest(monkeypatch, source):
 CHILD = """
 import hashlib, json, sys
 import mcrisk
+from mcrisk.backends.jit_events import numba_compiles
 from mcrisk.backends.numba import driver
 from mcrisk.compile import compile_scenario
 from mcrisk.scenario import load_scenario
 
 plan = compile_scenario(load_scenario(sys.argv[1]))
 told = []
-driver.prepare(plan, lambda: told.append("compiling"))
+with numba_compiles(lambda name: told.append(name), lambda name, seconds: None):
+    driver.prepare(plan)
 metrics = driver.simulate_chunk(plan, 3, 0, 200)[0]
 print(json.dumps({"package": mcrisk.__file__, "compiled": told,
                   "cache": driver.simulate_chunk_kernel.stats.cache_path,
@@ -84,7 +86,7 @@ def test_a_second_install_of_the_same_code_loads_the_kernel_the_first_compiled(t
     cache = tmp_path / "user-cache"
     first = _prepare_in(_install(tmp_path, "install-a"), cache, scenario)
     second = _prepare_in(_install(tmp_path, "install-b"), cache, scenario)
-    assert first["compiled"] == ["compiling"] and second["compiled"] == []
+    assert first["compiled"] == ["simulate_chunk_kernel"] and second["compiled"] == []
     assert first["cache"] == second["cache"] == str(
         cache / "mcrisk" / "numba" / driver.SOURCES[:24])
     assert first["metrics"] == second["metrics"]

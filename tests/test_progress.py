@@ -17,17 +17,21 @@ from mcrisk.backends.numba import driver
 from mcrisk.cli import main
 from mcrisk.progress import (COMPILE, QUIET, SCENARIOS, SIMULATE, SUMMARIZE, WRITE, Phase,
                              Progress, Steps, as_progress)
-from mcrisk.run import SUMMARY_STEPS, prepare_backend, run_scenario, write_steps
+from mcrisk.run import (SUMMARY_STEPS, compiles_noted, prepare_backend, run_scenario,
+                        write_steps)
 from mcrisk.simulate import simulate
 
 from .conftest import MINIMAL, REFERENCE
 
 
 class Recorder(Progress):
-    """Every phase as [name, total, unit, note, advances, steps, notes, closed]."""
+    """Every phase as {name, total, unit, note, done, steps, notes, closed}."""
 
     def __init__(self):
         self.phases = []
+
+    def note(self, text):
+        self.phases[-1]["notes"].append(text)
 
     def phase(self, name, total=None, unit="steps", note=""):
         record = {"name": name, "total": total, "unit": unit, "note": note, "done": 0,
@@ -110,22 +114,33 @@ def test_steps_walk_a_phase_through_its_names():
     assert seen.phases[0]["steps"] == ["a", "b", "c"] and seen.phases[0]["done"] == 3
 
 
-def test_numbas_compile_event_becomes_the_compile_phases_note(reference_plan):
-    # Numba raises `numba:compile` when it compiles, never for a cache load (a cold start of
-    # both: tests/test_numba_cache.py); the kernel's listener passes it on once.
-    from numba.core import event
+def test_what_numba_compiles_during_a_run_is_noted_on_the_open_phase(reference_plan):
+    # Numba raises `numba:compile` when it compiles, never for a load from its cache (a cold
+    # start of the kernel and a second install loading it: tests/test_numba_cache.py).
+    import numba
 
-    told = []
-    listener = driver._CompileStarts(lambda: told.append("compiling"))
-    with event.install_listener("numba:compile", listener):
-        for dispatcher in (driver.simulate_chunk_kernel, driver.simulate_chunk_kernel, object()):
-            with event.trigger_event("numba:compile", data={"dispatcher": dispatcher}):
-                pass
-    assert told == ["compiling"]
+    @numba.njit
+    def helper(x):
+        return x + 1
+
+    @numba.njit
+    def fresh(x):
+        return helper(x) * 2
 
     seen = Recorder()
-    prepare_backend("numba", reference_plan, seen)     # compiled or loaded by now: no note
-    assert seen.names() == [COMPILE] and seen.phases[0]["notes"] == []
+    with seen.phase(SIMULATE, total=1, unit=SCENARIOS) as phase:
+        with compiles_noted(seen):
+            fresh(1)
+            fresh(2)                   # compiled already: nothing more
+        phase.advance()
+    notes = seen.phases[0]["notes"]
+    assert len(notes) == 2, notes      # the outermost compile only, not `helper` inside it
+    assert notes[0] == "Numba is compiling fresh: once after an install or an upgrade, then cached"
+    assert re.fullmatch(r"Numba compiled fresh in \d+ s, cached for later runs", notes[1])
+
+    prepared = Recorder()
+    prepare_backend("numba", reference_plan, prepared)  # compiled or loaded by now: no note
+    assert prepared.names() == [COMPILE] and prepared.phases[0]["notes"] == []
     assert driver.simulate_chunk_kernel.signatures
 
 

@@ -11,11 +11,10 @@ Named by what they are:
 `cpu` and `gpu`, the names of earlier versions, are accepted as aliases of numba and cuda.
 Every backend module exposes `simulate_chunk(plan, seed, first, count, keep_nodes=False)`
 returning (metrics[count, strategy, metric], world[count, quantity], node_times or None) for
-scenario indices first .. first + count - 1, and may expose `prepare(plan, on_compile)`,
-which gets its kernel ready for the plan before a run starts (Numba compiles it or loads it
-from its cache), calling on_compile() first when it has to compile: the one long wait of a
-first run, which the caller can then announce. Only `auto` chooses (cuda when usable, else
-numba); it says what it chose.
+scenario indices first .. first + count - 1, and may expose `prepare(plan)`, which gets its
+kernel ready for the plan before a run starts (Numba compiles it or loads it from its cache:
+the one long wait of a first run, which jit_events lets a caller announce). Only `auto`
+chooses (cuda when usable, else numba); it says what it chose.
 """
 from __future__ import annotations
 
@@ -40,12 +39,12 @@ class Backend:
     def simulate_chunk(self, plan, seed, first, count, keep_nodes=False):
         return self.module.simulate_chunk(plan, seed, first, count, keep_nodes)
 
-    def prepare(self, plan, on_compile=None) -> None:
-        """The kernel ready for `plan` (compiled or loaded), on_compile() called first when
-        it has to be compiled; nothing for a backend with nothing to prepare."""
+    def prepare(self, plan) -> None:
+        """The kernel ready for `plan` (compiled or loaded); nothing for a backend with
+        nothing to prepare."""
         prepare = getattr(self.module, "prepare", None)
         if prepare is not None:
-            prepare(plan, on_compile)
+            prepare(plan)
 
 
 CUDA_FIX = ("install the GPU extra (pip install '.[gpu]', a CuPy wheel matching your CUDA 12 "

@@ -78,6 +78,11 @@ class TerminalProgress(Progress):
             self._clock.start()
         return bar
 
+    def note(self, text: str) -> None:
+        with self.lock:
+            if self.open is not None:
+                self.open.note_locked(text)
+
     def _run_clock(self) -> None:
         while not self._stop.wait(self.tick):
             with self.lock:
@@ -130,12 +135,16 @@ class _Bar(Phase):
                 self.bar.update(0)
 
     def note(self, text: str) -> None:
-        """Show the note, and the bar at once: a note is worth seeing (Numba compiling)."""
         with self.owner.lock:
-            if not self.closed:
-                self.bar.set_postfix_str(text, refresh=False)
-                self.bar.delay = 0           # tqdm then counts the bar as shown, and ends it
-                self.bar.refresh()
+            self.note_locked(text)
+
+    def note_locked(self, text: str) -> None:
+        """Show the note, and the bar at once: a note is worth seeing (Numba compiling); an
+        empty text clears it (the owner's lock held)."""
+        if not self.closed:
+            self.bar.set_postfix_str(text, refresh=False)
+            self.bar.delay = 0               # tqdm then counts the bar as shown, and ends it
+            self.bar.refresh()
 
     def refresh_locked(self) -> None:
         """The clock's refresh (the owner's lock held): elapsed time and rate move on, once

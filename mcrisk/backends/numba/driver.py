@@ -11,7 +11,6 @@ from pathlib import Path
 
 import numba as nb
 import numpy as np
-from numba.core import event
 
 from ... import definitions, distributions, rng
 from ...definitions import N_METRICS
@@ -131,31 +130,10 @@ SOURCES = _sources_digest()
 simulate_chunk_kernel = shared_cache(_kernel(SOURCES), SOURCES)
 
 
-def prepare(plan: CompiledScenario, on_compile=None) -> None:
+def prepare(plan: CompiledScenario) -> None:
     """The kernel ready for `plan`'s argument types before a run starts: a first call on one
-    scenario, which compiles the kernel or loads it from the cache. on_compile() is called
-    first when Numba has to compile it (Numba's `numba:compile` event, which a cache load
-    does not raise), so that the caller can say why the run waits."""
-    if on_compile is None or simulate_chunk_kernel.signatures:
-        simulate_chunk(plan, 0, 0, 1)
-        return
-    with event.install_listener("numba:compile", _CompileStarts(on_compile)):
-        simulate_chunk(plan, 0, 0, 1)
-
-
-class _CompileStarts(event.Listener):
-    """Calls `callback` once, when Numba starts compiling the kernel."""
-
-    def __init__(self, callback):
-        self.callback, self.called = callback, False
-
-    def on_start(self, event_):
-        if not self.called and event_.data.get("dispatcher") is simulate_chunk_kernel:
-            self.called = True
-            self.callback()
-
-    def on_end(self, event_):
-        pass
+    scenario, which compiles the kernel or loads it from the cache (jit_events tells which)."""
+    simulate_chunk(plan, 0, 0, 1)
 
 
 def simulate_chunk(plan: CompiledScenario, seed: int, first: int, count: int,
