@@ -12,6 +12,7 @@ import time
 from .analysis.mitigation import Counterpart, counterpart_entry, skipped_entry
 from .backends import Backend
 from .compile import CompiledScenario
+from .progress import SUMMARIZE, as_progress
 from .simulate import MEMORY_SHARE, SimulationResult, memory_needed, physical_memory, simulate
 
 
@@ -21,7 +22,8 @@ def mitigation_entry(side: Counterpart | None, other_plan: CompiledScenario | No
     """summary.json's `mitigation`: the other side of the register simulated on the run's
     scenarios and paired with them, or why it was not (memory); None when it does not apply.
     `strategies` limits the analysis to some strategy names (compare's A and B); `progress`
-    (mcrisk.progress) sees the simulation as a `simulate` phase."""
+    (mcrisk.progress) sees the simulation as a `simulate` phase and the paired statistics
+    as a `summarize` one."""
     if side is None:
         return None
     reason = fits_in_memory(result.plan, other_plan, result.samples, chunk_size)
@@ -31,8 +33,10 @@ def mitigation_entry(side: Counterpart | None, other_plan: CompiledScenario | No
     note = f"{side.simulated} mitigation, for the value of mitigation"
     other = simulate(other_plan, result.samples, result.seed, backend, chunk_size=chunk_size,
                      keep_world=0, progress=progress, note=note).metrics
-    return counterpart_entry(side, result.metrics, other, other_plan.strategy_names,
-                             result.seed, time.perf_counter() - started, strategies)
+    seconds = time.perf_counter() - started
+    with as_progress(progress).phase(SUMMARIZE, note="the value of mitigation"):
+        return counterpart_entry(side, result.metrics, other, other_plan.strategy_names,
+                                 result.seed, seconds, strategies)
 
 
 def fits_in_memory(run_plan: CompiledScenario, other_plan: CompiledScenario, samples: int,

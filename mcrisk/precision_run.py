@@ -11,6 +11,7 @@ import numpy as np
 
 from .analysis.precision import PrecisionTarget, next_sample_count, worst_shortfall
 from .definitions import N_METRICS
+from .progress import SUMMARIZE, as_progress
 from .simulate import DEFAULT_KEEP_WORLD, SimulationResult, simulate_into
 
 
@@ -29,7 +30,8 @@ def simulate_to_precision(plan, seed: int, backend, target: PrecisionTarget,
     wall = simulate_into(plan, seed, backend, 0, metrics.array, world.array, chunk_size,
                          progress, chunk_hooks)
     while True:
-        worst = worst_shortfall(metrics.array, plan.strategy_names, target)
+        with as_progress(progress).phase(SUMMARIZE, note=f"--precision: {n:,} enough?"):
+            worst = worst_shortfall(metrics.array, plan.strategy_names, target)
         if worst["met"] or n >= target.max_samples:
             break
         grown = next_sample_count(n, worst, target)

@@ -243,3 +243,15 @@ def test_precision_that_could_never_be_met_is_refused(tmp_path, capsys):
                  "--out", str(tmp_path / "o"), "--quiet"]) == 2
     assert ("--max-samples = 1: --precision can never be met, since a 95% interval of the P90 "
             "needs at least 36 scenarios") in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("floor", ["0", "-1", "nan", "inf"])
+def test_a_precision_floor_that_no_interval_could_meet_is_a_usage_error(floor, capsys):
+    # With a floor of 0, a P90 of 0 had to be known to within 0: a ZeroDivisionError
+    # traceback (or a run that could never end) instead of a message.
+    with pytest.raises(SystemExit) as stop:
+        main(["run", str(MINIMAL), "--precision", "2%", "--precision-floor", floor,
+              "--max-samples", "2000", "--quiet"])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert "--precision-floor: must be a number > 0" in err and "Traceback" not in err

@@ -98,9 +98,27 @@ def test_the_value_of_mitigation_simulates_in_a_phase_of_its_own():
     run = run_scenario(str(REFERENCE), samples=300, seed=2, backend="numba", risks="pre",
                        progress=seen)
     assert "mitigation" in run.summary
-    assert seen.names() == [COMPILE, SIMULATE, SIMULATE, SUMMARIZE]     # no out_dir: no write
+    # the other side's simulation and statistics, then the run's own; no out_dir: no write
+    assert seen.names() == [COMPILE, SIMULATE, SIMULATE, SUMMARIZE, SUMMARIZE]
     assert seen.phases[2]["note"].startswith("post mitigation")
     assert seen.phases[2]["done"] == 300
+    assert seen.phases[3]["note"] == "the value of mitigation"
+
+
+def test_a_precision_run_reports_each_growth_and_each_check(minimal_plan):
+    from mcrisk.analysis.precision import precision_target
+    from mcrisk.precision_run import simulate_to_precision
+
+    seen = Recorder()
+    result, _ = simulate_to_precision(minimal_plan, 1, select_backend("numba"),
+                                      precision_target(1e-6, 1e-6, 500, 3000), 1000, seen)
+    assert result.samples == 3000                              # never met: grown to the cap
+    names = seen.names()
+    assert names[0::2] == [SIMULATE] * (len(names) // 2) and names[1::2] == [SUMMARIZE] * (
+        len(names) // 2)
+    simulated = [p for p in seen.phases if p["name"] == SIMULATE]
+    assert sum(p["done"] for p in simulated) == 3000 and len(simulated) > 1
+    assert simulated[1]["note"].startswith("--precision: ")
 
 
 def test_steps_walk_a_phase_through_its_names():

@@ -57,13 +57,17 @@ def _precision(text: str) -> float:
         raise argparse.ArgumentTypeError(str(error)) from None
 
 
-def _nonnegative_float(text: str) -> float:
+def _precision_floor(text: str) -> float:
+    """--precision-floor: a number > 0. With 0, a P90 of 0 (no trough in any scenario, say)
+    would have to be known to within 0, which no interval can be: the run could not end."""
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not value >= 0:
-        raise argparse.ArgumentTypeError(f"must be >= 0, got {text}")
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(
+            f"must be a number > 0, got {text} (a P90 of 0 can never be known to within 0; "
+            f"use a small amount in the metric's unit, e.g. 0.5)")
     return value
 
 
@@ -104,7 +108,7 @@ def _add_precision_options(command: argparse.ArgumentParser) -> None:
     command.add_argument("--precision", type=_precision, default=None, metavar="FRACTION",
                          help="instead of --samples: sample until every P90's 95%% interval "
                               "half-width is under this fraction of it, e.g. 2%%")
-    command.add_argument("--precision-floor", type=_nonnegative_float, default=0.5,
+    command.add_argument("--precision-floor", type=_precision_floor, default=0.5,
                          metavar="ABS", help="...or under this, in the metric's unit "
                                              "(for values near 0; default 0.5)")
     command.add_argument("--max-samples", type=_positive_int, default=10_000_000,
