@@ -38,14 +38,13 @@ from __future__ import annotations
 import datetime as _dt
 import functools
 import math
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 
 from .aggregate import CI_CONFIDENCE, p90_ci_unavailable_reason, quantile_ci_ranks
 from .analysis import milestone_chunks
+from .analysis.chunk_tasks import COMPILED_FROM, run_tasks
 from .compile import CompiledScenario
 from .definitions import NODE_CREW
 from .model import Scenario
@@ -423,14 +422,6 @@ def _finite(value) -> float | None:
     return value if math.isfinite(value) else None
 
 
-@functools.lru_cache(maxsize=1)
-def _pool() -> ThreadPoolExecutor:
-    """The threads that reduce the strategies of a chunk side by side (one per core Numba
-    uses), shared by every collector of the process."""
-    return ThreadPoolExecutor(max_workers=max(1, numba.get_num_threads()),
-                              thread_name_prefix="mcrisk-milestones")
-
-
 @dataclass(frozen=True)
 class _PathArrays:
     """One strategy's milestones and critical-path inputs as flat arrays, for the compiled
@@ -468,11 +459,18 @@ class MilestoneCollector:
         self.paths = [_PathArrays.of(plan, s, items) for s, items in enumerate(self.items)]
 
     def __call__(self, first, metrics, world, node_times) -> None:
-        """Every strategy's milestone times and critical-path counts of one chunk, read from
+        run_tasks(self.tasks(first, metrics, world, node_times))
+
+    def tasks(self, first, metrics, world, node_times) -> list:
+        """Every strategy's milestone times and critical-path counts of one chunk, as one
+        task per strategy (analysis.chunk_tasks runs them side by side), read from
         node_times[c, s, v] as the kernel wrote it (milestone_chunks: compiled loops that
         follow _reduce and _critical_by_node, the specification)."""
         node_times = np.ascontiguousarray(node_times)
         world = np.ascontiguousarray(world)
+        if node_times.shape[0] < COMPILED_FROM:
+            return [functools.partial(self._add_by_numpy, s, world, node_times)
+                    for s in range(len(self.items))]
 
         def strategy(s: int) -> None:
             items, path, plan = self.items[s], self.paths[s], self.plan
@@ -485,10 +483,15 @@ class MilestoneCollector:
                 plan.completion_node.astype(np.int64), CREW_TOLERANCE, values, critical)
             self.times[s].add(values, critical)
 
-        # Performance: the strategies go through in parallel threads (the compiled loops
-        # and NumPy's sort release the GIL); each touches only its own strategy's store.
-        for done in [_pool().submit(strategy, s) for s in range(len(self.items))]:
-            done.result()
+        return [functools.partial(strategy, s) for s in range(len(self.items))]
+
+    def _add_by_numpy(self, s: int, world: np.ndarray, node_times: np.ndarray) -> None:
+        """Strategy s of a small chunk, by the NumPy specification (same numbers)."""
+        items = self.items[s]
+        by_node = np.ascontiguousarray(node_times[:, s, :].T)             # [v, c]
+        critical = _critical_by_node(self.plan, s, by_node, world)
+        self.times[s].add(_reduce(items, by_node, np.min, np.max),
+                          _reduce(items, critical, np.any, np.any).sum(axis=1))
 
     def summary(self) -> dict:
         """summary.json's `milestones` (docs/metrics.md, Milestones)."""

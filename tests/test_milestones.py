@@ -18,6 +18,7 @@ from mcrisk.cli import main
 from mcrisk.compile import compile_scenario
 from mcrisk.definitions import NODE_CREW
 from mcrisk.errors import ScenarioError
+from mcrisk import milestones as milestones_module
 from mcrisk.milestones import (MilestoneCollector, _ci_ranks, _Histogram, _node_keys, critical_nodes,
                                day_date, definitions, milestone_times)
 from mcrisk.report.gantt import gantt_rows, gantt_svg
@@ -415,8 +416,9 @@ def test_histogram_merges_chunks_and_keeps_every_order_statistic_within_half_a_b
     assert hist.order_statistic(0, 3_000) == math.inf
 
 
-def test_the_compiled_chunk_reduction_follows_the_numpy_specification():
-    """MilestoneCollector reduces a chunk in compiled loops (analysis.milestone_chunks); each
+def test_the_compiled_chunk_reduction_follows_the_numpy_specification(monkeypatch):
+    """MilestoneCollector reduces a large chunk in compiled loops (analysis.milestone_chunks,
+    here for every chunk); each
     milestone's time and its criticality count equal milestone_times and critical_nodes, the
     NumPy specification, on simulated node times as they are and on ones given ties,
     infinities, NaN and reshuffled orders."""
@@ -429,6 +431,7 @@ def test_the_compiled_chunk_reduction_follows_the_numpy_specification():
     nodes[200:260, :, rng.integers(0, plan.n_nodes, 5)] = np.inf
     nodes[260:280, :, rng.integers(0, plan.n_nodes, 3)] = np.nan
     nodes[280:400] += rng.normal(0, 3, nodes[280:400].shape)   # orders reshuffled
+    monkeypatch.setattr(milestones_module, "COMPILED_FROM", 1)
     collector = MilestoneCollector(plan, scenario, keep_exact=10_000)
     collector(0, None, world, nodes)
     for s, items in enumerate(collector.items):

@@ -11,6 +11,7 @@ import pytest
 
 from mcrisk.backends import select_backend
 from mcrisk.compile import compile_scenario
+from mcrisk.report import bands as bands_module
 from mcrisk.report.bands import (MAX_BINS, BandCollector, BinnedHistogram, ExactHistogram, Grid,
                                  hall_peak_draw, inverted_cdf_index, merged_quantiles)
 from mcrisk.scenario import load_scenario
@@ -354,3 +355,30 @@ def test_capacity_bands_parquet_records_the_resolution(tiny):
                                      samples=10, chunk_size=10)
     assert bands_table(fixed.bands()).schema.metadata[b"resolution_h100_eq"] == b"0.0"
     assert float(bands_table(drawn.bands()).schema.metadata[b"resolution_h100_eq"]) == 0.256
+
+
+@pytest.mark.parametrize("perturb", ["as simulated", "ties, infinities and NaN"])
+def test_compiled_chunks_give_the_numpy_specifications_numbers(reference_plan, monkeypatch,
+                                                              perturb):
+    """Large chunks go through compiled loops (report.band_chunks); on the same node times
+    they give exactly what capacity_pieces, add_pieces and hall_peak_draw give."""
+    plan = reference_plan
+    _, nodes = run_with_nodes(plan, samples=500, chunk_size=500)
+    if perturb != "as simulated":
+        rng = np.random.default_rng(2)
+        nodes = np.round(nodes / 7) * 7                        # many events on one instant
+        nodes[:40, :, rng.integers(0, plan.n_nodes, 6)] = np.inf
+        nodes[40:60, :, rng.integers(0, plan.n_nodes, 4)] = np.nan
+        nodes[60:80, :, rng.integers(0, plan.n_nodes, 4)] = -3.5
+    world = np.zeros((nodes.shape[0], plan.n_quantities))
+    by_numpy = BandCollector(plan)
+    by_numpy(0, None, world, nodes)
+    monkeypatch.setattr(bands_module, "COMPILED_FROM", 1)
+    compiled = BandCollector(plan)
+    assert compiled.compiled
+    compiled(0, None, world, nodes)
+    expected, got = by_numpy.bands(), compiled.bands()
+    for field in ("total", "largest", "p_below_baseline"):
+        np.testing.assert_array_equal(getattr(got, field), getattr(expected, field))
+    assert compiled.hall_power() == by_numpy.hall_power()
+    np.testing.assert_array_equal(compiled.over, by_numpy.over)

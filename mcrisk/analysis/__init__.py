@@ -10,6 +10,7 @@
     precision   when every P90 is known well enough, and how many scenarios to try next
     device_summary  aggregate.summarize's document in NumPy or CuPy (on the GPU's metrics)
     milestone_chunks  one chunk of milestone times and critical paths, in compiled loops
+    chunk_tasks  the threads the chunk hooks share (pieces of one chunk side by side)
 
 Nothing here simulates, reads a scenario file or writes a file: the run (mcrisk.run and the
 *_run modules above it) calls in with the results.

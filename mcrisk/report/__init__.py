@@ -7,6 +7,7 @@ nightly.py, above, call in.
 
     collect   chunk hooks run during simulate(): metrics.parquet, bands, power per hall
     bands     exact streaming histograms of capacity per (strategy, day)
+    band_chunks  the bands' and hall power's chunk reduction in compiled loops
     tables    the Parquet files
     figures   matplotlib figures as PNG bytes
     findings  sentences generated from the numbers

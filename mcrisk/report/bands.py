@@ -39,14 +39,17 @@ that some scenario had; with drawn performance, within w / 2 of one).
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
 import numpy as np
 
+from ..analysis.chunk_tasks import COMPILED_FROM, run_tasks
 from ..definitions import REL_EPS, event_deltas
 from ..compile import CompiledScenario
 from ..errors import McriskError
+from . import band_chunks
 
 MICRO = 1_000_000                 # integer units per H100-eq (or per kW)
 MAX_EXACT = 2 ** 53               # micro-units exact in float64 (and far inside int64)
@@ -134,16 +137,25 @@ class ExactHistogram:
             width = keys.size
         block = (np.bincount((start * width + keys_of).ravel(), minlength=size * width)
                  - np.bincount((end * width + keys_of).ravel(), minlength=size * width))
-        block = block.reshape(size, width)
+        self._add_block(block.reshape(size, width), keys if self.grid is None else None, c)
+
+    def add_block(self, block: np.ndarray, samples: int) -> None:
+        """Counts of `samples` samples already in difference form on the grid:
+        block[row, bin] (int64[n_rows + 1, grid.n_bins]), as add_pieces would make them."""
+        self._add_block(block, None, samples)
+
+    def _add_block(self, block: np.ndarray, keys: np.ndarray | None, samples: int) -> None:
+        """Merge block[row, j] into the counts: column j is the value keys[j], or with keys
+        None the grid's j-th value."""
         present = np.flatnonzero(block.any(axis=0))
-        if self.grid is not None:
+        if keys is None:
             keys = self.grid.lo + present * self.grid.step
         else:
             keys = keys[present]
         for key, column in zip(keys.tolist(), block[:, present].T):
             previous = self.diff.get(key)
             self.diff[key] = column.copy() if previous is None else previous + column
-        self.n += c
+        self.n += samples
 
     def table(self) -> tuple[np.ndarray, np.ndarray]:
         """(values[k] ascending, counts[n_rows, k])."""
@@ -468,23 +480,58 @@ class BandCollector:
             self.largest = [ExactHistogram(self.n_days, island_grid) for _ in range(s_count)]
         self.peak = [[ExactHistogram(1) for _ in plan.hall_names] for _ in range(s_count)]
         self.over = np.zeros((s_count, len(plan.hall_names)), dtype=np.int64)
+        self.compiled = (not self.drawn and all(h.grid is not None
+                                                for h in (*self.total, *self.largest)))
+        self.delta_units = to_units(plan.cap_event_delta)
+        self.cap0_units = to_units(plan.island_cap0)
 
     def __call__(self, first: int, metrics: np.ndarray, world: np.ndarray,
                  node_times: np.ndarray) -> None:
+        run_tasks(self.tasks(first, metrics, world, node_times))
+
+    def tasks(self, first: int, metrics: np.ndarray, world: np.ndarray,
+              node_times: np.ndarray) -> list:
+        """One chunk as one task per strategy (analysis.chunk_tasks runs them side by side;
+        each touches only its strategy's histograms and row of `over`)."""
+        node_times = np.ascontiguousarray(node_times)
+        return [functools.partial(self._add_strategy, s, world, node_times)
+                for s in range(self.plan.n_strategies)]
+
+    def _add_strategy(self, s: int, world: np.ndarray, node_times: np.ndarray) -> None:
+        """Strategy s's capacity pieces and hall peak draws of one chunk."""
         plan = self.plan
-        for s in range(plan.n_strategies):
-            times = node_times[:, s, :]
-            if self.drawn:
-                self._add_drawn(s, times[:, plan.cap_event_node], world)
-            else:
-                start, end, total, largest = capacity_pieces(plan, times[:, plan.cap_event_node],
-                                                             self.n_days)
-                self.total[s].add_pieces(start, end, total)
-                self.largest[s].add_pieces(start, end, largest)
-            peak = hall_peak_draw(plan, s, times)
-            self.over[s] += exceeds_cap(plan, peak).sum(axis=0)
-            for h, histogram in enumerate(self.peak[s]):
-                histogram.add(to_units(peak[:, h:h + 1], "a hall's peak draw in kW"))
+        compiled = node_times.shape[0] >= COMPILED_FROM
+        if self.drawn:
+            self._add_drawn(s, node_times[:, s, plan.cap_event_node], world)
+        elif self.compiled and compiled:
+            self._add_compiled(s, node_times)
+        else:
+            start, end, total, largest = capacity_pieces(
+                plan, node_times[:, s, plan.cap_event_node], self.n_days)
+            self.total[s].add_pieces(start, end, total)
+            self.largest[s].add_pieces(start, end, largest)
+        if compiled:
+            peak = np.empty((node_times.shape[0], plan.hall_cap.size))
+            band_chunks.peak_draws(node_times, s, plan.power_event_node,
+                                   plan.power_event_hall[s], plan.power_event_delta,
+                                   plan.hall_draw0, peak)
+        else:
+            peak = hall_peak_draw(plan, s, node_times[:, s, :])
+        self.over[s] += exceeds_cap(plan, peak).sum(axis=0)
+        for h, histogram in enumerate(self.peak[s]):
+            histogram.add(to_units(peak[:, h:h + 1], "a hall's peak draw in kW"))
+
+    def _add_compiled(self, s: int, node_times: np.ndarray) -> None:
+        """Strategy s's capacity pieces straight into the grid's blocks (band_chunks: the
+        compiled form of capacity_pieces and add_pieces, with the same counts)."""
+        total, largest = self.total[s], self.largest[s]
+        blocks = [np.zeros((self.n_days + 1, h.grid.n_bins), np.int32) for h in (total, largest)]
+        band_chunks.capacity_blocks(
+            node_times, s, self.plan.cap_event_node, self.delta_units,
+            self.plan.cap_event_island, self.cap0_units, self.n_days, total.grid.lo,
+            total.grid.step, blocks[0], largest.grid.lo, largest.grid.step, blocks[1])
+        total.add_block(blocks[0], node_times.shape[0])
+        largest.add_block(blocks[1], node_times.shape[0])
 
     def _add_drawn(self, s: int, event_times: np.ndarray, world: np.ndarray) -> None:
         """Values without a drawn part to the exact histograms, the others to the binned ones

@@ -1,9 +1,13 @@
-"""What a run streams while it simulates: metrics.parquet and the capacity/power reductions."""
+"""What a run streams while it simulates: metrics.parquet and the capacity/power reductions.
+
+Performance: one chunk hook runs them side by side on the threads of analysis.chunk_tasks
+(the Parquet writer, the bands and the milestones release the GIL in their heavy parts)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..analysis.chunk_tasks import finish, pool
 from ..compile import CompiledScenario
 from ..milestones import MilestoneCollector
 from ..outputs import with_filename
@@ -37,11 +41,9 @@ class RunCollector:
         self.metrics_path = self.out_dir / METRICS_FILE
         self.metrics = MetricsWriter(plan, self.metrics_path)
         self.bands = BandCollector(plan)
-        self.hooks = (self._write_metrics, self.bands)
         self.milestones = (MilestoneCollector(plan, scenario)
                            if scenario is not None and COLLECT_MILESTONES else None)
-        if self.milestones is not None:
-            self.hooks += (self.milestones,)
+        self.hooks = (self._chunk,)
         self._committed = False
 
     def __enter__(self) -> "RunCollector":
@@ -50,6 +52,19 @@ class RunCollector:
     def __exit__(self, kind, value, traceback) -> None:
         if not self._committed:
             self.metrics.abort()
+
+    def _chunk(self, first, metrics, world, node_times) -> None:
+        """The one chunk hook: metrics.parquet's rows written on a thread of its own while
+        the bands and the milestones (each a task per strategy on the same threads) reduce
+        the chunk; returns when all three are done, raising the first failure."""
+        writing = pool().submit(self._write_metrics, first, metrics, world, node_times)
+        try:
+            self.bands(first, metrics, world, node_times)
+            if self.milestones is not None:
+                self.milestones(first, metrics, world, node_times)
+        finally:
+            finish([writing])           # never leave the writer busy behind an error
+        writing.result()
 
     def _write_metrics(self, first, metrics, world, node_times) -> None:
         """The metrics.parquet hook; an OSError (a full disk) names the file."""
