@@ -111,31 +111,81 @@ def finite_mean(values: np.ndarray) -> float:
     return mean
 
 
+def quantile_position(n: int, q: float) -> tuple[int, int, float]:
+    """(previous, next, gamma) of numpy.quantile's default 'linear' method for n values."""
+    virtual = (n - 1) * q                       # numpy: (n - 1) * quantiles
+    if virtual >= n - 1:                        # numpy: both neighbours are index -1, the
+        return n - 1, n - 1, virtual - (-1)     # last value, and gamma is taken from -1
+    previous = int(np.floor(virtual))
+    return previous, previous + 1, virtual - previous
+
+
+def lerp(a: float, b: float, t: float) -> float:
+    """numpy's _lerp, the same operations in the same order (so the same float)."""
+    a, b = np.float64(a), np.float64(b)
+    diff_b_a = b - a
+    if t >= 0.5:
+        return float(b - diff_b_a * (1 - t))
+    return float(a + diff_b_a * t)
+
+
+def summary_ranks(n: int) -> list[int]:
+    """The 0-based ranks, ascending, of the order statistics a summary of n values reads:
+    the first and last, the neighbours of every percentile, the P90 interval's ends."""
+    positions = [quantile_position(n, q)[:2] for _, q in PERCENTILES]
+    return sorted({0, n - 1} | {i for pair in positions for i in pair}
+                  | set(quantile_ci_ranks(n, 0.9) or ()))
+
+
+def summary_of_order_statistics(at: dict[int, float], n: int, mean: float) -> dict:
+    """mean, p50, p90, p99 (numpy.quantile's default method) and p90_ci of n values, from
+    their order statistics at summary_ranks(n) (`at`: rank -> value, NaN sorting last).
+
+    The one formula of every metric summary (metric_summary, summarize and, on the GPU's
+    metrics, summarize_with): the percentiles interpolate as numpy.quantile does, to the
+    bit; a statistic that is not finite is None; a p90_ci that does not exist is None and
+    `p90_ci_unavailable` says why."""
+    summary = {"mean": mean}
+    with np.errstate(over="ignore", invalid="ignore"):      # inf - inf: NaN, as numpy's
+        for key, q in PERCENTILES:
+            previous, following, gamma = quantile_position(n, q)
+            summary[key] = lerp(at[previous], at[following], gamma)
+    if math.isnan(at[n - 1]):                   # numpy: a NaN (sorted last) makes every
+        for key, _ in PERCENTILES:              # quantile NaN
+            summary[key] = math.nan
+    summary = {key: finite_or_none(value) for key, value in summary.items()}
+    ranks = quantile_ci_ranks(n, 0.9)
+    ci = None if ranks is None else [float(at[rank]) for rank in ranks]
+    if ci is not None and all(math.isfinite(end) for end in ci):
+        summary["p90_ci"] = ci
+    else:
+        summary["p90_ci"] = None
+        summary["p90_ci_unavailable"] = (p90_ci_unavailable_reason(n)
+                                         or "an end of the interval is not a finite number")
+    return summary
+
+
 def metric_summary(values: np.ndarray) -> dict:
-    """mean, p50, p90, p99 (numpy.quantile's default method) and p90_ci of one metric.
+    """mean, p50, p90, p99 (numpy.quantile's default method) and p90_ci of one metric, all
+    from one sorted copy of the values (summary_of_order_statistics).
 
     A statistic that is not finite (from infinite or NaN values) is None; a p90_ci that does
     not exist is None and `p90_ci_unavailable` says why.
     """
     values = np.asarray(values, dtype=np.float64)
-    summary = {"mean": finite_or_none(finite_mean(values))}
-    with np.errstate(over="ignore", invalid="ignore"):
-        for key, q in PERCENTILES:
-            summary[key] = finite_or_none(np.quantile(values, q))
-    ci = p90_confidence_interval(values)
-    if ci is None:
-        summary["p90_ci"] = None
-        summary["p90_ci_unavailable"] = p90_ci_unavailable_reason(values.size)
-    elif not all(math.isfinite(end) for end in ci):
-        summary["p90_ci"] = None
-        summary["p90_ci_unavailable"] = "an end of the interval is not a finite number"
-    else:
-        summary["p90_ci"] = list(ci)
-    return summary
+    if values.size < 1:
+        raise ValueError("no values to summarize")
+    ordered = np.sort(values)                   # the one sort: NaN last, as numpy.quantile
+    at = {rank: ordered[rank] for rank in summary_ranks(values.size)}
+    return summary_of_order_statistics(at, values.size, finite_mean(values))
 
 
 def summarize(metrics: np.ndarray, strategy_names: tuple[str, ...]) -> dict:
-    """{strategy: {metric: summary}} from metrics[scenario, strategy, metric]."""
+    """{strategy: {metric: summary}} from metrics[scenario, strategy, metric].
+
+    One sort per metric and strategy: each column is sorted once, as a copy of that column
+    alone (metric_summary), so a summary needs memory for one column, not a sorted copy of
+    the whole array (2 GB at 10^7 scenarios x 5 strategies)."""
     out = {}
     for s, name in enumerate(strategy_names):
         per = {m: metric_summary(metrics[:, s, k]) for k, m in enumerate(CONTINUOUS_METRICS)}
@@ -144,13 +194,49 @@ def summarize(metrics: np.ndarray, strategy_names: tuple[str, ...]) -> dict:
     return out
 
 
-def rank(metrics: np.ndarray, strategy_names: tuple[str, ...]) -> dict:
+def summarize_with(xp, metrics, strategy_names: tuple[str, ...]) -> dict:
+    """summarize's document from metrics[scenario, strategy, metric] in array module xp
+    (numpy or cupy): every column sorted at once in xp (on the device for cupy), and only
+    the order statistics summary_ranks names come back; the interpolation runs on the host
+    (summary_of_order_statistics), so percentiles and intervals equal summarize's exactly
+    (a device lerp could be contracted into an FMA). Means, taken in xp, agree to rounding.
+    """
+    n = int(metrics.shape[0])
+    if n < 1:
+        raise ValueError("no scenarios to summarize")
+    n_continuous = len(CONTINUOUS_METRICS)
+    # [strategy, metric, scenario]: each row contiguous, sorted along the last axis.
+    rows = xp.ascontiguousarray(xp.moveaxis(metrics[:, :, :n_continuous], 0, -1))
+    means = _to_numpy(xp.mean(rows, axis=-1))
+    wanted = summary_ranks(n)
+    picked = _to_numpy(xp.sort(rows, axis=-1)[:, :, xp.asarray(wanted)])   # [s, m, rank]
+    violations = _to_numpy(xp.count_nonzero(metrics[:, :, -1] > 0.5, axis=0))
+    out = {}
+    for s, name in enumerate(strategy_names):
+        per = {metric: summary_of_order_statistics(dict(zip(wanted, picked[s, m])), n,
+                                                   float(means[s, m]))
+               for m, metric in enumerate(CONTINUOUS_METRICS)}
+        per["power_violation"] = {"probability": int(violations[s]) / n}
+        out[name] = per
+    return out
+
+
+def _to_numpy(array) -> np.ndarray:
+    return array.get() if hasattr(array, "get") else np.asarray(array)
+
+
+def rank(metrics: np.ndarray, strategy_names: tuple[str, ...],
+         summary: dict | None = None) -> dict:
     """Strategies best first from metrics[scenario, strategy, metric], treating differences
     within Monte Carlo noise as ties (mcrisk.analysis.ranking: P90 trough depth, then trough
     days, then shortfall, then homeless days, each judged by a paired test on the same worlds).
 
     Returns {"ranking": [names], "ranks": {name: {rank, tied_with, decided_by}}, "rule": {...}}.
     A P90 that is not finite sorts last; strategies tied on every criterion share a rank and
-    keep the scenario file's order."""
+    keep the scenario file's order. With `summary` (summarize's document of these metrics)
+    the P90s are read from it instead of being taken again (one sort per metric)."""
+    p90s = None
+    if summary is not None:
+        p90s = [[summary[name][key]["p90"] for key in RANK_KEYS] for name in strategy_names]
     return rank_strategies(metrics, tuple(strategy_names), RANK_KEYS,
-                           columns=[METRICS.index(key) for key in RANK_KEYS])
+                           columns=[METRICS.index(key) for key in RANK_KEYS], p90s=p90s)

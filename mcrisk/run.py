@@ -126,7 +126,7 @@ def _summary(scenario, backend, result, chunk_size, precision, risks, mitigation
             strategies[name]["completion_date"] = completion_dates(
                 scenario.start_date, strategies[name]["completion_day"])
     steps.next()
-    ranked = rank(result.metrics, result.plan.strategy_names)
+    ranked = rank(result.metrics, result.plan.strategy_names, strategies)
     ranking = ranked["ranking"]
     steps.next()
     drivers = drivers_summary(result.plan, result.metrics, result.world, top=DRIVERS_TOP)

@@ -134,3 +134,96 @@ def test_quantile_ci_is_scipys_quantile_test_interval(q, n):
     values[::97] = np.round(values[::97])                         # ties too
     ci = stats.quantile_test(values, q=float(np.quantile(values, q)), p=q)
     assert quantile_ci(values, q) == tuple(ci.confidence_interval(0.95))
+
+
+def _columns_to_summarize():
+    """Columns a summary must get right: continuous, ties and atoms, infinities, a NaN, and
+    sizes on both sides of the P90 interval's minimum (36)."""
+    gen = np.random.default_rng(12)
+    yield gen.lognormal(size=4_321)
+    yield np.round(gen.gamma(0.3, 50.0, size=2_000))                # ties, an atom at 0
+    yield np.r_[np.zeros(1_500), np.full(300, 2048.0)]              # two atoms only
+    yield np.r_[gen.random(400), [np.inf] * 30]                     # the top end infinite
+    yield np.r_[gen.random(100), [np.nan]]                          # a NaN
+    for n in (1, 2, 35, 36, 37, 368):
+        yield gen.normal(size=n)
+
+
+@pytest.mark.parametrize("values", list(_columns_to_summarize()),
+                         ids=lambda v: f"n{v.size}")
+def test_one_sort_summary_equals_the_separate_computations(values):
+    """The one-sort summary (every statistic from one sorted copy) against each statistic
+    computed on its own: numpy.percentile ('linear', the default), the P90 interval as
+    scipy.stats.quantile_test gives it, numpy.mean; non-finite ones are None."""
+    got = metric_summary(values)
+    with np.errstate(invalid="ignore", over="ignore"):
+        for key, q in (("p50", 50), ("p90", 90), ("p99", 99)):
+            expected = float(np.percentile(values, q, method="linear"))
+            assert got[key] == (expected if math.isfinite(expected) else None), key
+        mean = float(np.mean(values))
+    assert got["mean"] == (mean if math.isfinite(mean) else None)
+    if values.size < 36:
+        assert got["p90_ci"] is None and "too few scenarios" in got["p90_ci_unavailable"]
+        return
+    ordered_as_numpy = np.where(np.isnan(values), np.inf, values)     # NaN sorts last
+    p90 = float(np.percentile(ordered_as_numpy, 90, method="inverted_cdf"))
+    ci = stats.quantile_test(ordered_as_numpy, q=p90, p=0.9).confidence_interval(0.95)
+    if math.isfinite(ci.low) and math.isfinite(ci.high):
+        assert got["p90_ci"] == [ci.low, ci.high]
+    else:
+        assert got["p90_ci"] is None
+        assert got["p90_ci_unavailable"] == "an end of the interval is not a finite number"
+
+
+class _CountingNumpy:
+    """numpy, counting the calls to its sorting and selecting functions."""
+
+    COUNTED = ("sort", "argsort", "partition", "argpartition", "quantile", "percentile")
+
+    def __init__(self):
+        self.calls = {name: 0 for name in self.COUNTED}
+
+    def __getattr__(self, name):
+        function = getattr(np, name)
+        if name not in self.COUNTED:
+            return function
+
+        def counted(*args, **kwargs):
+            self.calls[name] += 1
+            return function(*args, **kwargs)
+        return counted
+
+
+def test_summarize_sorts_each_metric_once_and_selects_nothing_else(monkeypatch):
+    """One sort per strategy and metric, the only sort or selection summarize makes (the
+    separate percentiles and interval used to partition each column four times)."""
+    import mcrisk.aggregate as aggregate
+
+    counting = _CountingNumpy()
+    monkeypatch.setattr(aggregate, "np", counting)
+    metrics = np.random.default_rng(4).gamma(2.0, 10.0, size=(500, 3, 6))
+    document = summarize(metrics, ("a", "b", "c"))
+    assert counting.calls == {**{name: 0 for name in _CountingNumpy.COUNTED},
+                              "sort": 3 * 5}
+    monkeypatch.undo()
+    for s, name in enumerate(("a", "b", "c")):
+        assert document[name]["trough_depth"] == metric_summary(metrics[:, s, 0])
+
+
+def test_ranking_reads_the_p90s_of_the_summary():
+    """rank(metrics, names, summary) takes every P90 from the summary (no selection of its
+    own) and ranks exactly as rank(metrics, names) does."""
+    from mcrisk import aggregate
+    from mcrisk.analysis import ranking
+
+    metrics = np.random.default_rng(9).gamma(2.0, 10.0, size=(3_000, 4, 6))
+    metrics[:, 2] *= 1.3
+    names = ("a", "b", "c", "d")
+    expected = aggregate.rank(metrics, names)
+    document = summarize(metrics, names)
+    original = ranking._p90
+    ranking._p90 = None                        # calling it would fail
+    try:
+        assert aggregate.rank(metrics, names, document) == expected
+    finally:
+        ranking._p90 = original

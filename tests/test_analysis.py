@@ -158,3 +158,38 @@ def test_precision_grows_in_place_to_exactly_the_single_run():
     single = simulate(_PLAN, 200_000, 3, _AddressedBackend(), chunk_size=65_536)
     np.testing.assert_array_equal(result.metrics, single.metrics)
     np.testing.assert_array_equal(result.world, single.world)
+
+
+def test_ranks_and_orders_equal_scipy_and_numpys_stable_sort():
+    """The drivers' ranks (a column at a time, NumPy's argsort) are scipy.stats.rankdata's,
+    layout included (so every sum over them adds in the same order); the metric's one sort
+    is numpy.argsort(kind='stable'), ties and NaN in index order."""
+    from mcrisk.analysis.drivers import centred_ranks, stable_order
+
+    gen = np.random.default_rng(21)
+    values = np.round(gen.gamma(1.0, 3.0, size=(3_000, 6)))
+    values[7, 3] = np.nan
+    expected = stats.rankdata(values, axis=0)
+    expected = expected - expected.mean(axis=0)
+    got = centred_ranks(values)
+    np.testing.assert_array_equal(got, expected)
+    assert got.strides == expected.strides
+    np.testing.assert_array_equal((got ** 2).sum(axis=0), (expected ** 2).sum(axis=0))
+    for column in (values[:, 0], values[:, 3], np.zeros(50), gen.random(999)):
+        assert np.array_equal(stable_order(column), np.argsort(column, kind="stable"))
+        one = stats.rankdata(column)
+        np.testing.assert_array_equal(centred_ranks(column), one - one.mean())
+
+
+def test_drivers_agree_with_scipys_spearman_on_the_reference(reference_plan):
+    metrics, world, _ = numba_backend.simulate_chunk(reference_plan, 5, 0, 4_000)
+    summary = drivers_summary(reference_plan, metrics, world, top=3)
+    names, _, values = driver_inputs(reference_plan, world)
+    for s, strategy in enumerate(reference_plan.strategy_names):
+        for metric, drivers in summary[strategy].items():
+            column = metrics[:, s, METRICS.index(metric)]
+            for driver in drivers:
+                k = names.index(driver["input"])
+                rho = stats.spearmanr(column, values[:, k]).statistic
+                assert driver["spearman"] == pytest.approx(rho, abs=1e-4)
+                assert driver["mean"] == pytest.approx(values[:, k].mean())

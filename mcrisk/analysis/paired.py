@@ -23,15 +23,22 @@ def mcnemar(b: int, c: int) -> float:
     return 1.0 if b + c == 0 else float(stats.binomtest(b, b + c, 0.5).pvalue)
 
 
-def paired_quantile_test(x: np.ndarray, y: np.ndarray, p: float) -> tuple[float, int]:
+def pooled_quantile(x: np.ndarray, y: np.ndarray, p: float) -> float:
+    """The p-quantile of x and y pooled (numpy.quantile's default method; NaN when one is)."""
+    with np.errstate(invalid="ignore"):
+        return float(np.quantile(np.concatenate([x, y]), p))
+
+
+def paired_quantile_test(x: np.ndarray, y: np.ndarray, p: float,
+                         pooled: float | None = None) -> tuple[float, int]:
     """(p-value, direction) that the p-quantile differs from x to y (paired): see module doc.
 
     direction is +1 when more pairs cross the pooled quantile upwards (x to y) than
     downwards, -1 for the reverse, 0 when as many do; the p-value is that of the form (> q or
     >= q) whose direction agrees with the larger imbalance, Bonferroni-corrected for the two
-    forms.
+    forms. `pooled`: pooled_quantile(x, y, p), when the caller has it already.
     """
-    q = float(np.quantile(np.concatenate([x, y]), p))
+    q = pooled_quantile(x, y, p) if pooled is None else pooled
     best = (1.0, 0)
     for above_x, above_y in ((x > q, y > q), (x >= q, y >= q)):
         up, down = int(np.sum(~above_x & above_y)), int(np.sum(above_x & ~above_y))

@@ -39,7 +39,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .paired import paired_quantile_test
+from .paired import paired_quantile_test, pooled_quantile
 
 RANK_KEYS = ("trough_depth", "trough_days", "shortfall_gpu_days", "homeless_days")
 RANK_LABELS = {"trough_depth": "trough depth", "trough_days": "trough days",
@@ -84,11 +84,13 @@ def _p90(values: np.ndarray) -> float | None:
 def rank_strategies(values: np.ndarray, names: Sequence[str],
                     criteria: Sequence[str] = RANK_KEYS,
                     family_alpha: float = FAMILY_ALPHA,
-                    columns: Sequence[int] | None = None) -> dict:
+                    columns: Sequence[int] | None = None,
+                    p90s: Sequence[Sequence[float | None]] | None = None) -> dict:
     """Rank strategies from per-scenario values[scenario, strategy, criterion] (criterion in
     the order of `criteria`, or at values[:, :, columns[k]] when `columns` is given, so that a
     run's whole metrics array is read in place, without a copy; scenario i is the same world
-    for every strategy).
+    for every strategy). p90s[s][k], when given, is strategy s's P90 on criterion k as
+    numpy.quantile gives it (None when not finite), from a summary that has it already.
 
     Returns {"ranking": names best first (ties in file order),
              "ranks": {name: {"rank", "tied_with", "decided_by"}},
@@ -111,18 +113,18 @@ def rank_strategies(values: np.ndarray, names: Sequence[str],
         return values[:, s, columns[k]]
 
     level = per_test_alpha(count, len(criteria), family_alpha)
-    p90 = [[_p90(column(s, k)) for k in range(len(criteria))] for s in range(count)]
+    p90 = ([list(row) for row in p90s] if p90s is not None else
+           [[_p90(column(s, k)) for k in range(len(criteria))] for s in range(count)])
 
     def differ(a: int, b: int, k: int) -> bool:
         """Whether b's P90 on criterion k is beyond noise above a's (p90[a] < p90[b])."""
         if p90[a][k] == p90[b][k]:
             return False
         x, y = column(a, k), column(b, k)
-        p_value, direction = paired_quantile_test(x, y, RANK_QUANTILE)
+        pooled = pooled_quantile(x, y, RANK_QUANTILE)
+        p_value, direction = paired_quantile_test(x, y, RANK_QUANTILE, pooled)
         if direction != 1 or not p_value < level:
             return False
-        with np.errstate(invalid="ignore"):
-            pooled = float(np.quantile(np.concatenate([x, y]), RANK_QUANTILE))
         if np.count_nonzero(x == pooled) + np.count_nonzero(y == pooled) > 1:   # an atom
             return atom_check(x, y, (p90[a][k] + p90[b][k]) / 2, level)
         return True
