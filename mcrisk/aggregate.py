@@ -165,9 +165,10 @@ def summary_of_order_statistics(at: dict[int, float], n: int, mean: float) -> di
     return summary
 
 
-def metric_summary(values: np.ndarray) -> dict:
+def metric_summary(values: np.ndarray, overwrite: bool = False) -> dict:
     """mean, p50, p90, p99 (numpy.quantile's default method) and p90_ci of one metric, all
-    from one sorted copy of the values (summary_of_order_statistics).
+    from one sorted copy of the values (summary_of_order_statistics); with `overwrite`, the
+    values themselves are sorted (a caller's array it no longer needs in its order: no copy).
 
     A statistic that is not finite (from infinite or NaN values) is None; a p90_ci that does
     not exist is None and `p90_ci_unavailable` says why.
@@ -175,9 +176,14 @@ def metric_summary(values: np.ndarray) -> dict:
     values = np.asarray(values, dtype=np.float64)
     if values.size < 1:
         raise ValueError("no values to summarize")
-    ordered = np.sort(values)                   # the one sort: NaN last, as numpy.quantile
-    at = {rank: ordered[rank] for rank in summary_ranks(values.size)}
-    return summary_of_order_statistics(at, values.size, finite_mean(values))
+    mean = finite_mean(values)                  # in scenario order, before any sort
+    if overwrite and values.flags.writeable and values.ndim == 1:
+        values.sort()
+        ordered = values
+    else:
+        ordered = np.sort(values)               # the one sort: NaN last, as numpy.quantile
+    at = {rank: ordered[rank] for rank in summary_ranks(ordered.size)}
+    return summary_of_order_statistics(at, ordered.size, mean)
 
 
 def summarize(metrics: np.ndarray, strategy_names: tuple[str, ...]) -> dict:

@@ -326,19 +326,25 @@ class _Histogram:
             self.keys, self.counts, self.low, self.high = _merge(
                 [(self.keys, self.counts, self.low, self.high)] + self.pending)
             self.pending = []
+            self._cumulative = None
+
+    _cumulative: np.ndarray | None = None      # cumsum of counts, once per query of a table
 
     def order_statistic(self, item: int, rank: int) -> float:
         """The time at 0-based `rank` among the milestone's times, exact when it is the
         first or last of its bin, else within half a bin."""
         self._flush()
+        if self._cumulative is None:
+            self._cumulative = np.cumsum(self.counts)
         lo, hi = np.searchsorted(self.keys, [item * _KEY_STRIDE, (item + 1) * _KEY_STRIDE])
-        counts = self.counts[lo:hi]
-        cum = np.cumsum(counts)
-        if rank >= (cum[-1] if cum.size else 0):
+        before = int(self._cumulative[lo - 1]) if lo > 0 else 0     # the earlier items'
+        cum = self._cumulative[lo:hi]                               # before + the item's own
+        if rank >= (int(cum[-1]) - before if cum.size else 0):
             return math.inf
-        b = int(np.searchsorted(cum, rank, side="right"))
-        within = rank - (cum[b] - counts[b])
+        b = int(np.searchsorted(cum, before + rank, side="right"))
+        within = rank - (int(cum[b]) - before - int(self.counts[lo + b]))
         k = lo + b
+        counts = self.counts[lo:hi]
         if within == 0:
             return float(self.low[k])
         if within == counts[b] - 1:

@@ -10,6 +10,7 @@ the same ranking for seeds 1, 2 and 3.
 from __future__ import annotations
 
 import json
+import math
 
 import numpy as np
 import pytest
@@ -296,3 +297,20 @@ def test_columns_read_the_criteria_in_place():
         rank_strategies(metrics, ("s0", "s1", "s2"), ("c0", "c1"))
     with pytest.raises(ValueError):
         rank_strategies(metrics, ("s0", "s1", "s2"), ("c0",), columns=[6])
+
+
+@pytest.mark.parametrize("n", [1, 2, 37, 1_000, 4_097])
+def test_pooled_quantile_is_numpys_quantile_of_the_concatenation(n):
+    """The paired test's pooled quantile, from one partition in place, is exactly
+    numpy.quantile of the two samples pooled: ties, atoms, infinities and NaN included."""
+    from mcrisk.analysis.paired import pooled_quantile
+
+    gen = np.random.default_rng(n)
+    x, y = np.round(gen.gamma(0.5, 4.0, n)), gen.gamma(0.5, 4.0, n)
+    for a, b in ((x, y), (np.zeros(n), y), (np.r_[x[:-1], np.inf], y),
+                 (x, np.r_[y[:-1], np.nan])):
+        for p in (0.5, 0.9, 0.99, 1.0):
+            with np.errstate(invalid="ignore"):
+                expected = float(np.quantile(np.concatenate([a, b]), p))
+            got = pooled_quantile(a, b, p)
+            assert got == expected or (math.isnan(got) and math.isnan(expected)), (p, got)

@@ -37,17 +37,16 @@ def paired_difference(a: np.ndarray, b: np.ndarray) -> dict:
     statistic CI), and the probabilities that a is worse (larger), equal, or better. An
     interval that does not exist is None, with `<name>_unavailable` saying why."""
     diff = np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)
-    summary = metric_summary(diff)
     ci = mean_ci(diff)
+    shares = {"p_a_worse": float(np.mean(diff > 0)), "p_equal": float(np.mean(diff == 0)),
+              "p_a_better": float(np.mean(diff < 0))}
+    summary = metric_summary(diff, overwrite=True)      # sorts diff: its order is done with
     summary["mean_ci"] = None if ci is None else list(ci)
     if ci is None:
         summary["mean_ci_unavailable"] = (
             f"too few scenarios: an interval of the mean needs at least {MEAN_CI_MIN_SAMPLES}"
             if diff.shape[0] < MEAN_CI_MIN_SAMPLES else "the interval is not a finite number")
-    summary["p_a_worse"] = float(np.mean(diff > 0))
-    summary["p_equal"] = float(np.mean(diff == 0))
-    summary["p_a_better"] = float(np.mean(diff < 0))
-    return summary
+    return {**summary, **shares}
 
 
 def compare_strategies(metrics: np.ndarray, strategy_names, a: str, b: str,

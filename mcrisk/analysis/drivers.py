@@ -121,7 +121,8 @@ def centred_ranks(values: np.ndarray) -> np.ndarray:
             column = np.ascontiguousarray(values[:, j])
             ranks[j] = average_ranks(column, np.argsort(column))
         ranks = ranks.T
-    return ranks - ranks.mean(axis=0)
+    ranks -= ranks.mean(axis=0)                  # in place: one [scenario, input] array
+    return ranks
 
 
 def stable_order(values: np.ndarray) -> np.ndarray:
@@ -168,8 +169,10 @@ class DriverInputs:
     @classmethod
     def of(cls, names, labels, values) -> "DriverInputs":
         ranks = centred_ranks(values) if values.shape[1] else values
-        return cls(names, labels, values, ranks, (ranks ** 2).sum(axis=0),
-                   values.mean(axis=0))
+        # a column at a time (each contiguous: the same sums as (ranks ** 2).sum(axis=0)),
+        # without a squared copy of the whole array
+        squares = np.array([(ranks[:, k] ** 2).sum() for k in range(ranks.shape[1])])
+        return cls(names, labels, values, ranks, squares, values.mean(axis=0))
 
 
 def _spearman_columns(r_metric: np.ndarray, inputs: DriverInputs) -> np.ndarray:
