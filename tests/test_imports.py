@@ -63,10 +63,10 @@ def test_a_run_loads_each_library_at_the_phase_that_uses_it(tmp_path):
                                               out=str(tmp_path / "out")))
     phases = dict(seen["phases"])
     assert list(phases) == ["compile", "simulate", "summarize", "write"]
-    assert phases["compile"] == []                     # Numba loads in the compile phase
-    assert phases["simulate"] == ["numba", "pyarrow"]  # metrics.parquet streams as it goes
-    assert "scipy.stats" not in phases["summarize"]    # the statistics load it
-    assert "matplotlib" not in phases["write"]         # the report loads it
+    assert set(phases["compile"]) <= {"numba"}
+    assert set(phases["simulate"]) == {"numba", "pyarrow"}  # metrics.parquet streams
+    assert "scipy.stats" not in phases["summarize"]         # the statistics load it
+    assert "matplotlib" not in phases["write"]              # the report loads it
     assert seen["loaded"] == {"scipy.stats": True, "numba": True, "pyarrow": True,
                               "matplotlib": True, "tqdm": False}
 
