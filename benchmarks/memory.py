@@ -1,7 +1,8 @@
 """Peak memory of CPU runs of the reference, each in a fresh child process.
 
     python benchmarks/memory.py [--scenario scenarios/reference-2048.toml]
-        [--no-out-samples 10000000] [--out-samples 1000000] [--seed 1]
+        [--no-out-samples 10000000 ...] [--out-samples 1000000 ...] [--seed 1]
+        [--before REF]
 
 Runs, each in its own `python benchmarks/memory.py --child ...` process:
   * mcrisk.run.run_scenario(..., backend="numba", out_dir=None) on --no-out-samples scenarios
@@ -12,9 +13,12 @@ Runs, each in its own `python benchmarks/memory.py --child ...` process:
     temporary folder that is removed afterwards (file sizes are printed).
 The child reports its own peak resident set (getrusage ru_maxrss), the resident set after
 imports and the Numba JIT warm-up (what any run costs), the largest resident set seen after a
-chunk of the driver (the simulation phase; the rest of the peak is summary and analysis), and
-wall seconds. Target: under 4 GB
-for 1e7 x 5 strategies.
+chunk of the driver (the simulation phase; the rest of the peak is summary and analysis), wall
+seconds, and mcrisk.simulate.memory_needed's estimate for the run (of the tree measured).
+Several sizes without outputs give the peak's growth per scenario and its fixed part (a
+straight line through the smallest and largest), and so the peak at 10^7 without running it.
+With --before REF every run is repeated on a git worktree of REF, alternating. Target: under
+4 GB for 1e7 x 5 strategies.
 """
 from __future__ import annotations
 
@@ -43,8 +47,7 @@ def current_rss_bytes() -> int:
 
 
 def child(scenario: str, samples: int, seed: int, out_dir: str | None) -> dict:
-    """One run in this process; what it cost."""
-    sys.path.insert(0, str(ROOT))
+    """One run in this process (mcrisk from the tree on PYTHONPATH); what it cost."""
     from mcrisk.backends import numba as numba_backend
     from mcrisk.compile import compile_scenario
     from mcrisk.run import run_scenario
@@ -65,44 +68,63 @@ def child(scenario: str, samples: int, seed: int, out_dir: str | None) -> dict:
                        progress=progress)
     seconds = time.perf_counter() - started
     files = {p.name: p.stat().st_size for p in run.files} if out_dir else {}
+    from mcrisk.simulate import memory_needed
     return {"samples": samples, "strategies": run.plan.n_strategies, "out_dir": bool(out_dir),
             "seconds": seconds, "simulate_seconds": run.result.wall_seconds,
             "baseline_rss": baseline, "peak_rss": peak_rss_bytes(),
             "simulate_rss": max(during),
             "metrics_bytes": run.result.metrics.nbytes, "world_bytes": run.result.world.nbytes,
+            "estimate": memory_needed(plan, samples, keep_nodes=out_dir is not None),
             "files": files}
 
 
-def measure(scenario: str, samples: int, seed: int, with_out: bool) -> dict:
-    """Run `child` in a fresh interpreter and return its report."""
-    command = [sys.executable, __file__, "--child", "--scenario", scenario,
-               "--samples", str(samples), "--seed", str(seed)]
+def measure(scenario: str, samples: int, seed: int, with_out: bool,
+            source: Path = ROOT) -> dict:
+    """Run `child` in a fresh interpreter importing mcrisk from `source`; its report."""
+    command = [sys.executable, str(Path(__file__).resolve()), "--child", "--scenario",
+               str(ROOT / scenario), "--samples", str(samples), "--seed", str(seed)]
     folder = tempfile.mkdtemp(prefix="mcrisk-memory-") if with_out else None
+    env = dict(os.environ, PYTHONPATH=str(source))
     try:
         if folder:
             command += ["--out", folder]
-        done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=True)
+        done = subprocess.run(command, cwd=source, env=env, capture_output=True, text=True,
+                              check=True)
     finally:
         if folder:
             shutil.rmtree(folder, ignore_errors=True)
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def format_row(r: dict) -> str:
+def format_row(tree: str, r: dict) -> str:
     what = "run_scenario, " + ("out_dir (Parquet + report)" if r["out_dir"] else "out_dir=None")
-    return (f"| {r['samples']:,} x {r['strategies']} | {what} | {r['peak_rss'] / GB:.2f} GB | "
-            f"{r['baseline_rss'] / GB:.2f} GB | {r['simulate_rss'] / GB:.2f} GB | "
-            f"{r['metrics_bytes'] / GB:.2f} GB + "
-            f"{r['world_bytes'] / GB:.2f} GB | {r['simulate_seconds']:,.1f} s | "
+    estimate = r.get("estimate")
+    off = f"{estimate / GB:.2f} GB ({estimate / r['peak_rss'] - 1:+.0%})" if estimate else "-"
+    return (f"| {tree} | {r['samples']:,} x {r['strategies']} | {what} | "
+            f"{r['peak_rss'] / GB:.2f} GB | {r['baseline_rss'] / GB:.2f} GB | "
+            f"{r['simulate_rss'] / GB:.2f} GB | {r['metrics_bytes'] / GB:.2f} GB + "
+            f"{r['world_bytes'] / GB:.2f} GB | {off} | {r['simulate_seconds']:,.1f} s | "
             f"{r['seconds']:,.1f} s |")
+
+
+def growth(rows: list[dict]) -> tuple[float, float] | None:
+    """(bytes per scenario, fixed bytes) of the peak through the smallest and largest run
+    without outputs; None with fewer than two sizes."""
+    runs = sorted((r for r in rows if not r["out_dir"]), key=lambda r: r["samples"])
+    if len(runs) < 2 or runs[0]["samples"] == runs[-1]["samples"]:
+        return None
+    small, large = runs[0], runs[-1]
+    slope = (large["peak_rss"] - small["peak_rss"]) / (large["samples"] - small["samples"])
+    return slope, small["peak_rss"] - slope * small["samples"]
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scenario", default="scenarios/reference-2048.toml")
-    parser.add_argument("--no-out-samples", type=int, default=10_000_000)
-    parser.add_argument("--out-samples", type=int, default=1_000_000)
+    parser.add_argument("--no-out-samples", type=int, nargs="*", default=[10_000_000])
+    parser.add_argument("--out-samples", type=int, nargs="*", default=[1_000_000])
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--before", help="git ref to measure too (a worktree of it)")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--samples", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--out", default=None, help=argparse.SUPPRESS)
@@ -110,20 +132,47 @@ def main(argv=None) -> int:
     if args.child:
         print(json.dumps(child(args.scenario, args.samples, args.seed, args.out)))
         return 0
-    rows = [measure(args.scenario, args.no_out_samples, args.seed, with_out=False),
-            measure(args.scenario, args.out_samples, args.seed, with_out=True)]
+    tmp = Path(tempfile.mkdtemp(prefix="mcrisk-memory-tree-"))
+    trees = {"after": ROOT}
+    if args.before:
+        trees = {"before": tmp / "before", "after": ROOT}
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "-f",
+                        str(trees["before"]), args.before], check=True, capture_output=True)
+    rows: dict[str, list[dict]] = {name: [] for name in trees}
+    try:
+        for samples, with_out in ([(n, False) for n in args.no_out_samples]
+                                  + [(n, True) for n in args.out_samples]):
+            for name, source in trees.items():
+                rows[name].append(measure(args.scenario, samples, args.seed, with_out, source))
+    finally:
+        if args.before:
+            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force",
+                            str(trees["before"])], capture_output=True)
+        shutil.rmtree(tmp, ignore_errors=True)
     print(f"{args.scenario}, seed {args.seed}, backend numba, {os.cpu_count()} cores")
-    print("| scenarios x strategies | call | peak RSS | RSS before the run | largest RSS "
-          "during simulate | kept metrics + inputs | simulate | whole call |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
-    for row in rows:
-        print(format_row(row))
-    for name, size in rows[1]["files"].items():
-        print(f"  {rows[1]['samples']:,}-scenario run wrote {name}: {size / 1e6:,.1f} MB")
-    verdict = "met" if rows[0]["peak_rss"] < 4 * GB else "NOT met"
-    print(f"target: {rows[0]['samples']:,} x {rows[0]['strategies']} under 4 GB: {verdict}")
-    print(f"reproduce: python benchmarks/memory.py --scenario {args.scenario} --no-out-samples "
-          f"{args.no_out_samples} --out-samples {args.out_samples} --seed {args.seed}")
+    print("| tree | scenarios x strategies | call | peak RSS | RSS before the run | largest RSS "
+          "during simulate | kept metrics + inputs | memory_needed (vs peak) | simulate | "
+          "whole call |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for index in range(len(rows["after"])):
+        for name in trees:
+            print(format_row(name, rows[name][index]))
+    for name in trees:
+        fit = growth(rows[name])
+        if fit:
+            slope, fixed = fit
+            print(f"{name}: peak = {fixed / GB:.2f} GB + {slope:,.0f} B x scenarios "
+                  f"-> {(fixed + slope * 1e7) / GB:.2f} GB at 10,000,000 x 5")
+        for r in rows[name]:
+            if r["out_dir"]:
+                for file, size in r["files"].items():
+                    print(f"  {name}, {r['samples']:,} scenarios: {file} {size / 1e6:,.1f} MB")
+    largest = max((r for r in rows["after"] if not r["out_dir"]), key=lambda r: r["samples"],
+                  default=None)
+    if largest is not None:
+        verdict = "met" if largest["peak_rss"] < 4 * GB else "NOT met"
+        print(f"target: {largest['samples']:,} x {largest['strategies']} under 4 GB: {verdict}")
+    print(f"reproduce: python benchmarks/memory.py {' '.join(argv or sys.argv[1:])}")
     return 0
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import time
+import math
 from dataclasses import dataclass
 from typing import Callable
 
@@ -26,7 +27,12 @@ DEFAULT_CHUNK = 65_536
 DEFAULT_KEEP_WORLD = 250_000     # drawn inputs kept for drivers analysis
 MAX_SAMPLES = 100_000_000        # hard cap: 24 GB of kept metrics for 5 strategies
 MEMORY_SHARE = 0.9               # refuse a run whose estimate exceeds this share of the RAM
-WORKING_FACTOR = 4               # per-chunk temporaries, as multiples of one chunk's results
+# memory_needed's model, measured on the reference (benchmarks/memory.py):
+RUNTIME_BYTES = 170_000_000      # the interpreter with NumPy, Numba and mcrisk, before a run
+MILESTONES_PER_NODE = 1.25       # milestones per node and strategy (reference: 476 for 5 x 82)
+MILESTONES_KEPT_EXACT = 25_000   # milestones.KEEP_EXACT (this floor cannot import it)
+MILESTONE_BINS_PER_DOUBLING = 4_000   # a milestone's histogram entries: this many per
+                                      # doubling of the scenarios past 4,000 (31,600 at 10^6)
 
 
 @dataclass(frozen=True)
@@ -95,16 +101,59 @@ def simulate_into(plan: CompiledScenario, seed: int, backend: Backend, first: in
 
 def memory_needed(plan: CompiledScenario, samples: int, chunk_size: int = DEFAULT_CHUNK,
                   keep_nodes: bool = True, keep_world: int = DEFAULT_KEEP_WORLD) -> int:
-    """Bytes a run of `samples` scenarios needs, about: what it keeps (metrics of every
-    scenario and strategy, the drawn inputs of the first keep_world scenarios) plus the
-    working memory of one chunk (its metrics, inputs and node times, several times over for
-    the backend's and the Parquet writer's temporaries)."""
-    kept = samples * plan.n_strategies * N_METRICS * 8
-    kept += min(samples, keep_world) * plan.n_quantities * 8
-    per_scenario = plan.n_strategies * N_METRICS + plan.n_quantities
+    """Bytes a run of `samples` scenarios needs at its peak, about (within a few percent of
+    the peak resident set measured on the reference: benchmarks/memory.py):
+
+    * the runtime (RUNTIME_BYTES) and what the run keeps: the metrics of every scenario and
+      strategy, the drawn inputs of the first keep_world scenarios, and with keep_nodes (a
+      run that writes its outputs) the milestone store (milestone_store_bytes);
+    * the larger of what is in flight while it simulates (one chunk's results and inputs
+      from the backend, copied into the kept arrays; with keep_nodes also its node times and
+      the hooks' copies of them, chunk_output_bytes) and what the analysis after it holds
+      (the drivers' inputs and their ranks: two arrays the size of the kept inputs; the
+      ranking's pooled copy of two metric columns).
+    """
+    chunk = min(samples, chunk_size)
+    kept_world = min(samples, keep_world)
+    kept = samples * plan.n_strategies * N_METRICS * 8 + kept_world * plan.n_quantities * 8
+    simulating = chunk * (plan.n_strategies * N_METRICS + plan.n_quantities) * 8
+    analysis = max(2 * kept_world * plan.n_quantities * 8, 2 * samples * 8)
     if keep_nodes:
-        per_scenario += plan.n_strategies * plan.n_nodes
-    return kept + WORKING_FACTOR * min(samples, chunk_size) * per_scenario * 8
+        kept += milestone_store_bytes(plan, samples)
+        simulating += chunk_output_bytes(plan, chunk)
+    return int(RUNTIME_BYTES + kept + max(simulating, analysis))
+
+
+def _milestones_per_strategy(plan: CompiledScenario) -> float:
+    return MILESTONES_PER_NODE * plan.n_nodes
+
+
+def chunk_output_bytes(plan: CompiledScenario, chunk: int) -> int:
+    """Bytes the streaming outputs (mcrisk.report.collect's hooks) hold for one chunk of
+    `chunk` scenarios, about: its node times; their milestone times, copied and sorted once
+    per strategy reduced at a time (as many as Numba's threads), each with the histogram
+    table it makes; the chunk's rows of metrics.parquet."""
+    import numba
+
+    node_times = chunk * plan.n_strategies * plan.n_nodes * 8
+    at_once = min(plan.n_strategies, numba.get_num_threads())
+    milestone_rows = at_once * chunk * _milestones_per_strategy(plan) * 8 * 2
+    parquet = chunk * plan.n_strategies * (N_METRICS + plan.n_quantities) * 8
+    return int(node_times + milestone_rows + parquet)
+
+
+def milestone_store_bytes(plan: CompiledScenario, samples: int) -> int:
+    """Bytes of the milestone store after `samples` scenarios, about: every time of the
+    first MILESTONES_KEPT_EXACT scenarios, then a histogram of (key, count, low, high) per
+    occupied bin, whose bins grow with the logarithm of the scenarios
+    (MILESTONE_BINS_PER_DOUBLING, measured on the reference: a plan whose milestone times
+    spread wider occupies more bins), twice: the chunks' tables wait to be merged into the
+    main one until they hold as many entries as it does."""
+    milestones = plan.n_strategies * _milestones_per_strategy(plan)
+    if samples <= MILESTONES_KEPT_EXACT:
+        return int(samples * milestones * 8)
+    bins = min(samples, MILESTONE_BINS_PER_DOUBLING * math.log2(samples / 4_000))
+    return int(2 * bins * milestones * 32)
 
 
 def physical_memory() -> int | None:

@@ -231,10 +231,12 @@ def merge_tables(a_keys, a_counts, a_low, a_high, b_keys, b_counts, b_low, b_hig
     i = j = 0
     for out in range(size):                             # pass 2: merge
         if j == nb_ or (i < na and a_keys[i] < b_keys[j]):
-            keys[out], counts[out], low[out], high[out] = a_keys[i], a_counts[i], a_low[i], a_high[i]
+            keys[out], counts[out] = a_keys[i], a_counts[i]
+            low[out], high[out] = a_low[i], a_high[i]
             i += 1
         elif i == na or b_keys[j] < a_keys[i]:
-            keys[out], counts[out], low[out], high[out] = b_keys[j], b_counts[j], b_low[j], b_high[j]
+            keys[out], counts[out] = b_keys[j], b_counts[j]
+            low[out], high[out] = b_low[j], b_high[j]
             j += 1
         else:
             keys[out] = a_keys[i]
