@@ -44,6 +44,19 @@ MCRISK_HD double max(double a, double b) { return b > a ? b : a; }
 MCRISK_HD double min(double a, double b) { return b < a ? b : a; }
 MCRISK_HD int min(int a, int b) { return b < a ? b : a; }
 
+// Scenarios in a lane group (mcrisk/backends/numba/driver.py, LANES there): every stage takes
+// the scenarios of a group at once, in arrays indexed [row * LANES + lane]. A CUDA thread runs
+// a group of one scenario; the host build runs groups of 8, so its parity tests go through the
+// lanes' code paths (lanes parting at the crews, lanes done) as the Numba backend does.
+#ifndef MCRISK_LANES
+#ifdef __CUDACC__
+#define MCRISK_LANES 1
+#else
+#define MCRISK_LANES 8
+#endif
+#endif
+static constexpr int LANES = MCRISK_LANES;
+
 }  // namespace mcrisk
 
 #endif  // MCRISK_COMPAT_CUH

@@ -127,6 +127,61 @@ MCRISK_HD double draw(const int* dist_kind, const double* dist_param, const doub
     return 0.0;
 }
 
+// out[l] = ppf(kind, dist_param, d, pert_table, u[l]) for l < n, the same operations in every
+// lane (triangular: both roots taken, one kept, as the CPU vectorizes it).
+MCRISK_HD void ppf_lanes(int kind, const double* dist_param, int d, const double* pert_table,
+                         const double* u, int n, double* out) {
+    if (kind == KIND_TRIANGULAR) {
+        double low = dist_param[4 * d + 0], mode = dist_param[4 * d + 1],
+               high = dist_param[4 * d + 2];
+        double span = high - low;
+        if (span <= 0.0) {
+            for (int l = 0; l < n; ++l) {
+                out[l] = low;
+            }
+            return;
+        }
+        double split = (mode - low) / span;
+        for (int l = 0; l < n; ++l) {
+            double x = u[l];
+            double below = low + sqrt(x * span * (mode - low));
+            double above = high - sqrt((1.0 - x) * span * (high - mode));
+            out[l] = x < split ? below : above;
+        }
+        return;
+    }
+    for (int l = 0; l < n; ++l) {
+        out[l] = ppf(kind, dist_param, d, pert_table, u[l]);
+    }
+}
+
+// out[l] = draw(..., scenario0 + l, address, index) for the n scenarios of a lane group (u1, u2:
+// scratch for their uniforms).
+MCRISK_HD void draw_lanes(const int* dist_kind, const double* dist_param,
+                          const double* dist_chance, const double* pert_table, int d,
+                          u32 seed_lo, u32 seed_hi, u32 scenario0, int n, u64 address,
+                          u32 index, double* u1, double* u2, double* out) {
+    int kind = dist_kind[d];
+    double chance = dist_chance[d];
+    if (kind == KIND_FIXED && chance >= 1.0) {
+        for (int l = 0; l < n; ++l) {
+            out[l] = dist_param[4 * d + 0];
+        }
+        return;
+    }
+    uniforms_lanes(seed_lo, seed_hi, scenario0, n, address, index, u1, u2);
+    if (chance >= 1.0) {
+        ppf_lanes(kind, dist_param, d, pert_table, u1, n, out);
+        return;
+    }
+    ppf_lanes(kind, dist_param, d, pert_table, u2, n, out);
+    for (int l = 0; l < n; ++l) {
+        if (!(u1[l] < chance)) {
+            out[l] = 0.0;
+        }
+    }
+}
+
 }  // namespace mcrisk
 
 #endif  // MCRISK_DISTRIBUTIONS_CUH

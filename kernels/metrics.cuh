@@ -1,5 +1,7 @@
-// The metrics of one strategy on one world, from its node times: capacity (trough depth and
-// days, shortfall, homeless days), the power check and the completion day. Pairs:
+// The metrics of one strategy on the worlds of a lane group, from their node times: capacity
+// (trough depth and days, shortfall, homeless days), the power check and the completion day. The
+// events are gathered and sorted for every lane at once (a sorting network: the same comparisons
+// in every lane); each lane then sweeps its own events in time order. Pairs:
 // mcrisk/backends/numba/metrics.py, line by line, and mcrisk/backends/numpy/metrics.py.
 #ifndef MCRISK_METRICS_CUH
 #define MCRISK_METRICS_CUH
@@ -12,21 +14,31 @@ namespace mcrisk {
 // mcrisk.definitions: the tolerance of "below baseline" and "above cap".
 static constexpr double REL_EPS = 1e-9;
 
-// Sort the first n (time, event) pairs by time, ties by event index: the order a stable sort of
-// the events by time gives. Insertion sort of a few dozen pairs (performance: they arrive in a
-// likely time order, so it has little to move).
-MCRISK_HD void _sort_events(double* times, int* order, int n) {
-    for (int i = 1; i < n; ++i) {
-        double t = times[i];
-        int k = order[i];
-        int j = i;
-        while (j > 0 && (times[j - 1] > t || (times[j - 1] == t && order[j - 1] > k))) {
-            times[j] = times[j - 1];
-            order[j] = order[j - 1];
-            j -= 1;
+// Sort times[0:count] with order[0:count] (times LANES + l) by (time, event) in every lane l < n:
+// the order a stable sort of the events by time gives, since order starts as the same events in
+// every lane. Batcher's odd-even merge sort, its comparators enumerated for any count (those
+// past the end dropped): no lane branches.
+MCRISK_HD void _sort_events(double* times, int* order, int count, int n) {
+    for (int p = 1; p < count; p *= 2) {
+        for (int k = p; k >= 1; k /= 2) {
+            for (int j = k % p; j < count - k; j += 2 * k) {
+                int top = count - j - k;
+                for (int i = 0; i < (k < top ? k : top); ++i) {
+                    if (((i + j) ^ (i + j + k)) < 2 * p) {  // in the same 2p-block
+                        int a = (i + j) * LANES, b = (i + j + k) * LANES;
+                        for (int l = 0; l < n; ++l) {
+                            double ta = times[a + l], tb = times[b + l];
+                            int ka = order[a + l], kb = order[b + l];
+                            bool swap = tb < ta || (tb == ta && kb < ka);
+                            times[a + l] = swap ? tb : ta;
+                            times[b + l] = swap ? ta : tb;
+                            order[a + l] = swap ? kb : ka;
+                            order[b + l] = swap ? ka : kb;
+                        }
+                    }
+                }
+            }
         }
-        times[j] = t;
-        order[j] = k;
     }
 }
 
@@ -82,16 +94,27 @@ MCRISK_HD double shortfall_area(const double* demand_day, const double* demand_v
     }
 }
 
-// out[0:4] = trough_depth, trough_days, shortfall_gpu_days, homeless_days.
-MCRISK_HD void capacity_metrics(const Plan& p, int s, const double* world,
-                                const double* node_time, double* times, int* order,
-                                double* island_cap, double* out) {
-    int n_events = p.n_cap_events;
-    for (int j = 0; j < n_events; ++j) {
-        order[j] = p.cap_event_order[s * n_events + j];
-        times[j] = node_time[p.cap_event_node[order[j]]];
+// times[j * LANES + l], order[j * LANES + l]: strategy s's first `count` events (in its row of
+// event_order, `width` wide) in lane l, sorted by (time, event).
+MCRISK_HD void sorted_events(const int* event_node, const int* event_order, int width, int s,
+                             int count, const double* node_time, int n, double* times,
+                             int* order) {
+    for (int j = 0; j < count; ++j) {
+        int k = event_order[s * width + j];
+        int v = event_node[k];
+        for (int l = 0; l < n; ++l) {
+            order[j * LANES + l] = k;
+            times[j * LANES + l] = node_time[v * LANES + l];
+        }
     }
-    _sort_events(times, order, n_events);
+    _sort_events(times, order, count, n);
+}
+
+// out[0:4] = trough_depth, trough_days, shortfall_gpu_days, homeless_days of lane l, from its
+// sorted capacity events (sorted_events).
+MCRISK_HD void capacity_metrics(const Plan& p, const double* world, int l, const double* times,
+                                const int* order, double* island_cap, double* out) {
+    int n_events = p.n_cap_events;
     int n_islands = p.n_islands;
     double capacity = 0.0;
     for (int i = 0; i < n_islands; ++i) {
@@ -108,7 +131,7 @@ MCRISK_HD void capacity_metrics(const Plan& p, int s, const double* world,
     double below_limit = baseline - REL_EPS * baseline;
     double job_limit = largest_job - REL_EPS * max(largest_job, 1.0);
     for (int j = 0; j < n_events + 1; ++j) {
-        double hi = j == n_events ? horizon : min(max(times[j], 0.0), horizon);
+        double hi = j == n_events ? horizon : min(max(times[j * LANES + l], 0.0), horizon);
         double width = hi - lo;
         if (width > 0.0) {
             depth = max(depth, baseline - capacity);
@@ -127,17 +150,18 @@ MCRISK_HD void capacity_metrics(const Plan& p, int s, const double* world,
             }
             lo = hi;
         }
-        if (j < n_events) {
-            int k = order[j];
-            double delta = p.cap_event_delta[k];
-            if (p.cap_event_scale_q[k] >= 0) {
-                delta *= world[p.cap_event_scale_q[k]];
-            }
-            island_cap[p.cap_event_island[k]] += delta;
-            capacity = 0.0;
-            for (int i = 0; i < n_islands; ++i) {
-                capacity += island_cap[i];
-            }
+        if (hi >= horizon) {
+            break;  // performance: what later events change, no metric reads
+        }
+        int k = order[j * LANES + l];
+        double delta = p.cap_event_delta[k];
+        if (p.cap_event_scale_q[k] >= 0) {
+            delta *= world[p.cap_event_scale_q[k] * LANES + l];
+        }
+        island_cap[p.cap_event_island[k]] += delta;
+        capacity = 0.0;
+        for (int i = 0; i < n_islands; ++i) {
+            capacity += island_cap[i];
         }
     }
     out[0] = depth > REL_EPS * baseline ? depth : 0.0;
@@ -146,15 +170,11 @@ MCRISK_HD void capacity_metrics(const Plan& p, int s, const double* world,
     out[3] = homeless_days;
 }
 
-// 1.0 if some hall's draw exceeds its cap at any time (not only before the horizon).
-MCRISK_HD double power_violation(const Plan& p, int s, const double* node_time, double* times,
-                                 int* order, double* draw) {
+// 1.0 if some hall's draw exceeds its cap at any time in lane l (its sorted power events,
+// sorted_events; not only before the horizon), else 0.0.
+MCRISK_HD double power_violation(const Plan& p, int s, int l, const double* times,
+                                 const int* order, double* draw) {
     int n_events = p.n_power_checked[s];
-    for (int j = 0; j < n_events; ++j) {
-        order[j] = p.power_event_order[s * p.n_power_events + j];
-        times[j] = node_time[p.power_event_node[order[j]]];
-    }
-    _sort_events(times, order, n_events);
     for (int h = 0; h < p.n_halls; ++h) {
         draw[h] = p.hall_draw0[h];
         if (draw[h] > p.hall_cap[h] + REL_EPS * p.hall_cap[h]) {
@@ -162,9 +182,9 @@ MCRISK_HD double power_violation(const Plan& p, int s, const double* node_time, 
         }
     }
     for (int j = 0; j < n_events; ++j) {
-        int k = order[j];
+        int k = order[j * LANES + l];
         draw[p.power_event_hall[s * p.n_power_events + k]] += p.power_event_delta[k];
-        bool group_end = j == n_events - 1 || times[j + 1] != times[j];
+        bool group_end = j == n_events - 1 || times[(j + 1) * LANES + l] != times[j * LANES + l];
         if (group_end) {
             for (int h = 0; h < p.n_halls; ++h) {
                 if (draw[h] > p.hall_cap[h] + REL_EPS * p.hall_cap[h]) {
@@ -176,12 +196,17 @@ MCRISK_HD double power_violation(const Plan& p, int s, const double* node_time, 
     return 0.0;
 }
 
-MCRISK_HD double completion_day(const Plan& p, const double* node_time) {
-    double last = -infinity();
-    for (int k = 0; k < p.n_completion; ++k) {
-        last = max(last, node_time[p.completion_node[k]]);
+// out[l] = the latest time of the completion nodes in lane l, l < n.
+MCRISK_HD void completion_day(const Plan& p, const double* node_time, int n, double* out) {
+    for (int l = 0; l < n; ++l) {
+        out[l] = -infinity();
     }
-    return last;
+    for (int k = 0; k < p.n_completion; ++k) {
+        const double* t = node_time + p.completion_node[k] * LANES;
+        for (int l = 0; l < n; ++l) {
+            out[l] = max(out[l], t[l]);
+        }
+    }
 }
 
 }  // namespace mcrisk

@@ -58,6 +58,9 @@ struct Plan {
     const int* block_node;          // int32[s, v]: every node in a block once, block by block
     const int* block_wait;          // int32[s, v]: how many crew rows block b waits for
     const int* n_ready_blocks;      // int32[s]: blocks 0 .. n - 1 wait for no crew row
+    const int* block_feeds_crew;    // int32[s, v]: 1 if block b is a crew row or a crew row waits
+                                    // for one of its nodes; the kernels may time the others after
+                                    // every row has a crew
     const int* crew_node;           // int32[s, r]: crew rows (NODE_CREW nodes), ascending ids
     const int* n_crew_rows;         // int32[s]: crew rows of each strategy
     const int* unlock_ptr;          // int32[s, r + 1]: CSR pointers: the blocks crew row r frees
@@ -129,6 +132,7 @@ struct Plan {
     const int* R block_node,                                                                       \
     const int* R block_wait,                                                                       \
     const int* R n_ready_blocks,                                                                   \
+    const int* R block_feeds_crew,                                                                 \
     const int* R crew_node,                                                                        \
     const int* R n_crew_rows,                                                                      \
     const int* R unlock_ptr,                                                                       \
@@ -169,12 +173,13 @@ struct Plan {
     {dist_kind, dist_param, dist_chance, pert_table, q_kind, q_dist, q_address, q_const,           \
      q_terms_ptr, q_terms, q_burnin, burnin_dist, burnin_fail, burnin_rma_after,                   \
      node_base_q, node_kind, node_base_const, node_add_q, node_add_const, dep_ptr,                 \
-     dep_idx, n_crews, block_ptr, block_node, block_wait, n_ready_blocks, crew_node,               \
-     n_crew_rows, unlock_ptr, unlock_block, cap_event_node, cap_event_island,                      \
-     cap_event_delta, cap_event_scale_q, island_cap0, power_event_node, power_event_hall,          \
-     power_event_delta, cap_event_order, power_event_order, n_power_checked, hall_draw0,           \
-     hall_cap, completion_node, baseline, horizon, largest_job, demand_day, demand_value,          \
-     n_quantities, n_strategies, n_nodes, dep_width, crew_width, unlock_width,                     \
-     n_cap_events, n_islands, n_power_events, n_halls, n_completion, n_demand}
+     dep_idx, n_crews, block_ptr, block_node, block_wait, n_ready_blocks,                          \
+     block_feeds_crew, crew_node, n_crew_rows, unlock_ptr, unlock_block, cap_event_node,           \
+     cap_event_island, cap_event_delta, cap_event_scale_q, island_cap0, power_event_node,          \
+     power_event_hall, power_event_delta, cap_event_order, power_event_order,                      \
+     n_power_checked, hall_draw0, hall_cap, completion_node, baseline, horizon,                    \
+     largest_job, demand_day, demand_value, n_quantities, n_strategies, n_nodes,                   \
+     dep_width, crew_width, unlock_width, n_cap_events, n_islands, n_power_events,                 \
+     n_halls, n_completion, n_demand}
 
 #endif  // MCRISK_PLAN_CUH

@@ -74,6 +74,17 @@ MCRISK_HD Uniforms uniforms(u32 seed_lo, u32 seed_hi, u32 scenario, u64 address,
     return u;
 }
 
+// u1[l], u2[l] = uniforms(seed, scenario0 + l, address, draw_index) for the n scenarios of a
+// lane group (scenario0 + l wraps to 32 bits as the CPU's mask does).
+MCRISK_HD void uniforms_lanes(u32 seed_lo, u32 seed_hi, u32 scenario0, int n, u64 address,
+                              u32 draw_index, double* u1, double* u2) {
+    for (int l = 0; l < n; ++l) {
+        Uniforms u = uniforms(seed_lo, seed_hi, scenario0 + (u32)l, address, draw_index);
+        u1[l] = u.u1;
+        u2[l] = u.u2;
+    }
+}
+
 }  // namespace mcrisk
 
 #endif  // MCRISK_RANDOM_CUH

@@ -1,9 +1,10 @@
-// The driver of the CUDA sources: one scenario, every strategy (simulate_scenario), and the
-// entry points that run it: the CUDA kernel (one thread per scenario) and, when compiled for the
-// host (g++ -x c++, no __CUDACC__), the same per-scenario code in a plain loop for the parity
-// tests (mcrisk/backends/cuda_host.py). Pairs: mcrisk/backends/numba/driver.py (simulate_block's
-// loop body is simulate_scenario) and mcrisk/backends/numpy/driver.py. The stages, one file
-// each, are read side by side with the Numba and NumPy files of the same name:
+// The driver of the CUDA sources: a lane group of scenarios, every strategy (simulate_scenario),
+// and the entry points that run it: the CUDA kernel (one thread per scenario, a group of one)
+// and, when compiled for the host (g++ -x c++, no __CUDACC__), the same code over groups of
+// LANES scenarios in a plain loop for the parity tests (mcrisk/backends/cuda_host.py). Pairs:
+// mcrisk/backends/numba/driver.py (simulate_block's loop body is simulate_scenario) and
+// mcrisk/backends/numpy/driver.py. The stages, one file each, are read side by side with the
+// Numba and NumPy files of the same name:
 //
 //     random.cuh         Philox4x32-10 at an address       numba/random.py, mcrisk/rng.py
 //     distributions.cuh  inverse CDFs, the draw            numba/distributions.py
@@ -13,8 +14,9 @@
 //     plan.cuh           the Plan struct (generated from the plan interface, mcrisk/plan.py)
 //
 // Differences of form, not of arithmetic: the plan's arrays travel in one struct `Plan` (Numba
-// takes them one by one), 2-D arrays are indexed by hand (row * width + column), and the
-// scratch arrays have compile-time sizes MAX_* that mcrisk sets with -D from the plan's shape.
+// takes them one by one), 2-D arrays are indexed by hand (row * width + column), the scratch
+// arrays have compile-time sizes MAX_* that mcrisk sets with -D from the plan's shape, and a
+// lane group holds LANES scenarios (compat.cuh: 1 on the GPU, whose threads are the lanes).
 //
 // Arguments: the plan's (MCRISK_PLAN_PARAMS, plan.cuh), then the chunk's
 // (mcrisk/backends/cuda.py CHUNK_PARAMETERS; tests/test_plan_interface.py checks them).
@@ -35,43 +37,68 @@ namespace mcrisk {
 
 static constexpr int N_METRICS = 6;  // mcrisk.definitions: the metrics axis
 
-// Per-scenario scratch (numba/driver.py allocates the same arrays once per block of scenarios).
+// The scratch of a lane group (numba/driver.py allocates the same arrays once per block of
+// scenarios): [row * LANES + lane] where a row has a value per lane.
 struct Scratch {
-    double world[MAX_QUANTITIES];
-    double node_time[MAX_NODES];
+    double world[MAX_QUANTITIES * LANES];
+    double node_time[MAX_NODES * LANES];
     int waiting[MAX_NODES];
-    double crew_ready_at[MAX_NODES];
-    double crew_free[MAX_CREWS];
-    double times[MAX_EVENTS];
-    int order[MAX_EVENTS];
+    double crew_ready_at[MAX_NODES * LANES];
+    double crew_free[MAX_CREWS * LANES];
+    double times[MAX_EVENTS * LANES];
+    int order[MAX_EVENTS * LANES];
     double island_cap[MAX_ISLANDS];
     double draw_kw[MAX_HALLS];
+    double u1[LANES], u2[LANES], lane_out[LANES];
+    bool row_ready[MAX_NODES];
+    int lane_waiting[MAX_NODES];
+    bool deadlock[LANES];
 };
 
-// Scenario first + i, every strategy: the body of numba/driver.py's simulate_block loop. Fills
-// metrics[i, s, :], world[i, :] and, if keep_nodes, node_times[i, s, :]; status[i] = 1 on a
-// deadlock. first + i < 2**32: the Python entry points check it (mcrisk.rng.check_scenarios).
+// Scenarios first + i .. first + i + n - 1 (n <= LANES), every strategy: the body of
+// numba/driver.py's simulate_block loop over lane groups. Fills metrics[i + l, s, :],
+// world[i + l, :] and, if keep_nodes, node_times[i + l, s, :]; status[i + l] = 1 on a deadlock.
+// first + i + n - 1 < 2**32: the Python entry points check it (mcrisk.rng.check_scenarios).
 MCRISK_HD void simulate_scenario(const Plan& p, u32 seed_lo, u32 seed_hi, u32 first, long long i,
-                                 Scratch& x, double* metrics, double* world, double* node_times,
-                                 int keep_nodes, signed char* status) {
-    u32 scenario = first + (u32)i;
-    sample_world(p, seed_lo, seed_hi, scenario, x.world);
-    for (int q = 0; q < p.n_quantities; ++q) {
-        world[i * p.n_quantities + q] = x.world[q];
+                                 int n, Scratch& x, double* metrics, double* world,
+                                 double* node_times, int keep_nodes, signed char* status) {
+    u32 scenario0 = first + (u32)i;
+    sample_world(p, seed_lo, seed_hi, scenario0, n, x.world, x.u1, x.u2);
+    for (int l = 0; l < n; ++l) {
+        for (int q = 0; q < p.n_quantities; ++q) {
+            world[(i + l) * p.n_quantities + q] = x.world[q * LANES + l];
+        }
     }
     for (int s = 0; s < p.n_strategies; ++s) {
-        bool ok = schedule_nodes(p, s, x.world, x.node_time, x.waiting, x.crew_ready_at,
-                                 x.crew_free);
+        bool ok = schedule_nodes(p, s, x.world, x.node_time, n, x.waiting, x.crew_ready_at,
+                                 x.crew_free, x.row_ready, x.lane_waiting, x.deadlock);
         if (!ok) {
-            status[i] = 1;
+            for (int l = 0; l < n; ++l) {
+                status[i + l] = 1;
+            }
         }
-        double* out = metrics + (i * p.n_strategies + s) * N_METRICS;
-        capacity_metrics(p, s, x.world, x.node_time, x.times, x.order, x.island_cap, out);
-        out[4] = completion_day(p, x.node_time);
-        out[5] = power_violation(p, s, x.node_time, x.times, x.order, x.draw_kw);
+        sorted_events(p.cap_event_node, p.cap_event_order, p.n_cap_events, s, p.n_cap_events,
+                      x.node_time, n, x.times, x.order);
+        for (int l = 0; l < n; ++l) {
+            double* out = metrics + ((i + l) * p.n_strategies + s) * N_METRICS;
+            capacity_metrics(p, x.world, l, x.times, x.order, x.island_cap, out);
+        }
+        completion_day(p, x.node_time, n, x.lane_out);
+        for (int l = 0; l < n; ++l) {
+            metrics[((i + l) * p.n_strategies + s) * N_METRICS + 4] = x.lane_out[l];
+        }
+        sorted_events(p.power_event_node, p.power_event_order, p.n_power_events, s,
+                      p.n_power_checked[s], x.node_time, n, x.times, x.order);
+        for (int l = 0; l < n; ++l) {
+            metrics[((i + l) * p.n_strategies + s) * N_METRICS + 5] =
+                power_violation(p, s, l, x.times, x.order, x.draw_kw);
+        }
         if (keep_nodes) {
-            for (int v = 0; v < p.n_nodes; ++v) {
-                node_times[(i * p.n_strategies + s) * p.n_nodes + v] = x.node_time[v];
+            for (int l = 0; l < n; ++l) {
+                for (int v = 0; v < p.n_nodes; ++v) {
+                    node_times[((i + l) * p.n_strategies + s) * p.n_nodes + v] =
+                        x.node_time[v * LANES + l];
+                }
             }
         }
     }
@@ -106,7 +133,7 @@ extern "C" __global__ void simulate_chunk_kernel(
         return;
     }
     mcrisk::Scratch scratch;
-    mcrisk::simulate_scenario(p, seed_lo, seed_hi, first, i, scratch, metrics, world,
+    mcrisk::simulate_scenario(p, seed_lo, seed_hi, first, i, 1, scratch, metrics, world,
                               node_times, keep_nodes, status);
 }
 
@@ -156,8 +183,9 @@ extern "C" int host_simulate_chunk(
         return -1;
     }
     mcrisk::Scratch* scratch = new mcrisk::Scratch;  // large: keep it off the stack
-    for (long long i = 0; i < count; ++i) {
-        mcrisk::simulate_scenario(p, seed_lo, seed_hi, first, i, *scratch, metrics, world,
+    for (long long i = 0; i < count; i += mcrisk::LANES) {
+        int n = count - i < mcrisk::LANES ? (int)(count - i) : mcrisk::LANES;
+        mcrisk::simulate_scenario(p, seed_lo, seed_hi, first, i, n, *scratch, metrics, world,
                                   node_times, keep_nodes, status);
     }
     delete scratch;

@@ -1,6 +1,7 @@
-// The world of one scenario: quantities drawn or derived once, in dependency order (common
-// random numbers: every strategy runs on it). Pairs: mcrisk/backends/numba/world.py, line by
-// line, and mcrisk/backends/numpy/world.py (the reference).
+// The worlds of a lane group: quantities drawn or derived once, in dependency order (common
+// random numbers: every strategy runs on them); world[q * LANES + l] is quantity q of scenario
+// scenario0 + l. Pairs: mcrisk/backends/numba/world.py, line by line, and
+// mcrisk/backends/numpy/world.py (the reference).
 #ifndef MCRISK_WORLD_CUH
 #define MCRISK_WORLD_CUH
 
@@ -55,24 +56,55 @@ MCRISK_HD double burn_in_days(const Plan& p, int q, u32 seed_lo, u32 seed_hi, u3
     return infinity();
 }
 
-// world[q] of one scenario, in dependency order.
-MCRISK_HD void sample_world(const Plan& p, u32 seed_lo, u32 seed_hi, u32 scenario,
-                            double* world) {
+// world[q], world[q + 1] (times LANES + l) = burn_in_days(..., scenario0 + l) for l < n: the
+// first attempt for every lane at once; a lane whose first attempt fails is redone by
+// burn_in_days from the start (the same draws, so the same days).
+MCRISK_HD void burn_in_lanes(const Plan& p, int q, u32 seed_lo, u32 seed_hi, u32 scenario0,
+                             int n, double* world, double* u1, double* u2) {
+    int b = p.q_burnin[q];
+    double* days = world + q * LANES;
+    double* attempts = world + (q + 1) * LANES;
+    draw_lanes(p.dist_kind, p.dist_param, p.dist_chance, p.pert_table, p.burnin_dist[3 * b + 0],
+               seed_lo, seed_hi, scenario0, n, p.q_address[4 * q + 0], 0u, u1, u2, days);
+    for (int l = 0; l < n; ++l) {
+        days[l] = 0.0 + days[l];  // burn_in_days' days = 0.0; days += draw
+        attempts[l] = 1.0;
+    }
+    uniforms_lanes(seed_lo, seed_hi, scenario0, n, p.q_address[4 * q + 1], 0u, u1, u2);
+    double fail_first = p.burnin_fail[2 * b + 0];
+    for (int l = 0; l < n; ++l) {
+        if (u1[l] < fail_first) {
+            days[l] = burn_in_days(p, q, seed_lo, seed_hi, scenario0 + (u32)l, attempts[l]);
+        }
+    }
+}
+
+// world[q * LANES + l] of scenarios scenario0 + l, l < n, in dependency order (u1, u2: scratch
+// of n uniforms).
+MCRISK_HD void sample_world(const Plan& p, u32 seed_lo, u32 seed_hi, u32 scenario0, int n,
+                            double* world, double* u1, double* u2) {
     for (int q = 0; q < p.n_quantities; ++q) {
         int kind = p.q_kind[q];
+        double* row = world + q * LANES;
         if (kind == Q_SAMPLE) {
-            world[q] = draw(p.dist_kind, p.dist_param, p.dist_chance, p.pert_table, p.q_dist[q],
-                            seed_lo, seed_hi, scenario, p.q_address[4 * q + 0], 0u);
+            draw_lanes(p.dist_kind, p.dist_param, p.dist_chance, p.pert_table, p.q_dist[q],
+                       seed_lo, seed_hi, scenario0, n, p.q_address[4 * q + 0], 0u, u1, u2, row);
         } else if (kind == Q_SUM) {
-            double total = p.q_const[q];
-            for (int j = p.q_terms_ptr[q]; j < p.q_terms_ptr[q + 1]; ++j) {
-                total += world[p.q_terms[j]];
+            for (int l = 0; l < n; ++l) {
+                row[l] = p.q_const[q];
             }
-            world[q] = total;
+            for (int j = p.q_terms_ptr[q]; j < p.q_terms_ptr[q + 1]; ++j) {
+                const double* term = world + p.q_terms[j] * LANES;
+                for (int l = 0; l < n; ++l) {
+                    row[l] += term[l];
+                }
+            }
         } else if (kind == Q_BURNIN) {
-            world[q] = burn_in_days(p, q, seed_lo, seed_hi, scenario, world[q + 1]);
+            burn_in_lanes(p, q, seed_lo, seed_hi, scenario0, n, world, u1, u2);
         } else if (kind != Q_ATTEMPTS) {
-            world[q] = not_a_number();
+            for (int l = 0; l < n; ++l) {
+                row[l] = not_a_number();
+            }
         }
     }
 }

@@ -32,7 +32,9 @@ Two layers, and a schedule derived from the second:
   for, crew rows after the other blocks of that count, so the blocks one crew row frees are
   timed in dependency order. The kernels simulate the strategies in file order on one
   world, so a node defined as in the strategy before, with deps that are all such nodes,
-  already has its time: it is in no block.
+  already has its time: it is in no block. A block no crew row waits for (block_feeds_crew
+  is 0) decides no crew's order: the Numba kernel times it for many scenarios at once after
+  each scenario's crews have taken their rows.
 
 Capacity changes happen at node times (existing unit: -capacity at its drain start; new
 unit: +capacity at acceptance); power draw changes likewise (existing: -kW at removal end;
@@ -168,8 +170,8 @@ def _same_bits(a: float, b: float) -> bool:
 
 def _crew_schedule(deps: list[list[int]], kind: list[int], topo: list[int],
                    unchanged: set[int]) -> dict:
-    """Blocks of one strategy's nodes (but the unchanged ones), its crew rows, and the blocks
-    that wait for each crew row."""
+    """Blocks of one strategy's nodes (but the unchanged ones), its crew rows, the blocks
+    that wait for each crew row, and which blocks a crew row waits for (through any path)."""
     position = {v: i for i, v in enumerate(topo)}
     waits_for: list[frozenset] = [frozenset()] * len(topo)   # the crew rows upstream of v
     for v in topo:
@@ -184,8 +186,14 @@ def _crew_schedule(deps: list[list[int]], kind: list[int], topo: list[int],
     blocks = sorted(groups.values(), key=lambda b: (len(waits_for[b[0]]),
                                                      kind[b[0]] == NODE_CREW, position[b[0]]))
     crew_rows = sorted(v for v in topo if kind[v] == NODE_CREW)
+    feeds_crew: set[int] = set()                 # nodes some crew row waits for
+    for v in reversed(topo):
+        if kind[v] == NODE_CREW or v in feeds_crew:
+            feeds_crew.update(deps[v])
     return {"blocks": blocks,
             "block_wait": [len(waits_for[b[0]]) for b in blocks],
+            "block_feeds_crew": [int(kind[b[0]] == NODE_CREW or not feeds_crew.isdisjoint(b))
+                                 for b in blocks],
             "crew_rows": crew_rows,
             "unlocks": [[j for j, b in enumerate(blocks) if r in waits_for[b[0]]]
                         for r in crew_rows]}
@@ -403,6 +411,7 @@ def _assemble(scenario: Scenario, world: World, nodes: _Nodes, plans: list[dict]
         block_node=block_node,
         block_wait=_padded([p["block_wait"] for p in plans], n_nodes),
         n_ready_blocks=np.array([p["block_wait"].count(0) for p in plans], dtype=np.int32),
+        block_feeds_crew=_padded([p["block_feeds_crew"] for p in plans], n_nodes),
         crew_node=_padded([p["crew_rows"] for p in plans], max_crew_rows),
         n_crew_rows=np.array([len(p["crew_rows"]) for p in plans], dtype=np.int32),
         unlock_ptr=unlock_ptr,

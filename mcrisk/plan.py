@@ -136,6 +136,9 @@ PLAN_GROUPS = (
            ("block_node", "int32[s, v]", "every node in a block once, block by block"),
            ("block_wait", "int32[s, v]", "how many crew rows block b waits for"),
            ("n_ready_blocks", "int32[s]", "blocks 0 .. n - 1 wait for no crew row"),
+           ("block_feeds_crew", "int32[s, v]", "1 if block b is a crew row or a crew row waits "
+                                               "for one of its nodes; the kernels may time the "
+                                               "others after every row has a crew"),
            ("crew_node", "int32[s, r]", "crew rows (NODE_CREW nodes), ascending ids"),
            ("n_crew_rows", "int32[s]", "crew rows of each strategy"),
            ("unlock_ptr", "int32[s, r + 1]", "CSR pointers: the blocks crew row r frees"),

@@ -28,8 +28,10 @@ NUMBA_SOURCES = sorted(Path(numba_driver.__file__).parent.glob("*.py"))
 NUMBA_CHUNK_PARAMETERS = ["seed_lo", "seed_hi", "first", "n_blocks", "metrics", "world",
                           "node_times", "keep_nodes", "status"]
 NUMBA_BLOCK_PARAMETERS = ["seed_lo", "seed_hi", "first", "begin", "end", "metrics", "world",
-                          "node_times", "keep_nodes", "status", "node_time", "waiting",
-                          "crew_ready_at", "crew_free", "times", "order", "island_cap", "draw_kw"]
+                          "node_times", "keep_nodes", "status", "world_lanes", "node_time",
+                          "waiting", "crew_ready_at", "crew_free", "times", "order",
+                          "island_cap", "draw_kw", "lane_scratch", "row_ready", "lane_waiting",
+                          "deadlock"]
 
 
 # ---- the table and the plan built from it ---------------------------------------------------

@@ -1,32 +1,45 @@
-"""The metrics of one strategy on one world (Numba), from its node times.
+"""The metrics of one strategy on the worlds of a lane group (Numba), from their node times.
 
 Capacity (trough depth and days, shortfall, homeless days), the power check and the completion
-day. Pairs: numpy/metrics.py (the reference) and kernels/metrics.cuh.
+day. The events are gathered and sorted for every lane at once (a sorting network: the same
+comparisons in every lane, so the loops over lanes vectorize); each lane then sweeps its own
+events in time order. Pairs: numpy/metrics.py (the reference) and kernels/metrics.cuh.
 """
 from __future__ import annotations
 
 import math
 
 from ...definitions import REL_EPS
-from .jit import jit_inline
+from .jit import jit, jit_inline
 
 
-
-@jit_inline
-def _sort_events(times, order, n):
-    """Sort the first n (time, event) pairs by time, ties by event index: the order a stable
-    sort of the events by time gives. Insertion sort of a few dozen pairs (performance: they
-    arrive in a likely time order, so it has little to move)."""
-    for i in range(1, n):
-        t = times[i]
-        k = order[i]
-        j = i
-        while j > 0 and (times[j - 1] > t or (times[j - 1] == t and order[j - 1] > k)):
-            times[j] = times[j - 1]
-            order[j] = order[j - 1]
-            j -= 1
-        times[j] = t
-        order[j] = k
+@jit
+def _sort_events(times, order, count, n):
+    """Sort times[0:count, l] with order[0:count, l] by (time, event) in every lane l < n:
+    the order a stable sort of the events by time gives, since order starts as the same
+    events in every lane. Batcher's odd-even merge sort, its comparators enumerated for any
+    count (those past the end dropped); performance: no lane branches."""
+    p = 1
+    while p < count:
+        k = p
+        while k >= 1:
+            j = k % p
+            while j < count - k:
+                top = count - j - k
+                for i in range(k if k < top else top):
+                    if ((i + j) ^ (i + j + k)) < 2 * p:        # in the same 2p-block
+                        a = i + j
+                        b = a + k
+                        for l in range(n):
+                            ta, tb, ka, kb = times[a, l], times[b, l], order[a, l], order[b, l]
+                            swap = (tb < ta) | ((tb == ta) & (kb < ka))
+                            times[a, l] = tb if swap else ta
+                            times[b, l] = ta if swap else tb
+                            order[a, l] = kb if swap else ka
+                            order[b, l] = ka if swap else kb
+                j += 2 * k
+            k //= 2
+        p *= 2
 
 
 @jit_inline
@@ -78,15 +91,25 @@ def shortfall_area(demand_day, demand_value, lo, hi, capacity, k):
 
 
 @jit_inline
+def sorted_events(event_node, event_order, s, count, node_time, n, times, order):
+    """times[j, l], order[j, l]: strategy s's first `count` events (in event_order) in lane
+    l, sorted by (time, event)."""
+    for j in range(count):
+        k = event_order[s, j]
+        v = event_node[k]
+        for l in range(n):
+            order[j, l] = k
+            times[j, l] = node_time[v, l]
+    _sort_events(times, order, count, n)
+
+
+@jit
 def capacity_metrics(cap_event_node, cap_event_island, cap_event_delta, cap_event_scale_q,
-                     cap_event_order, island_cap0, baseline, horizon, largest_job, demand_day,
-                     demand_value, s, world, node_time, times, order, island_cap, out):
-    """out[0:4] = trough_depth, trough_days, shortfall_gpu_days, homeless_days."""
+                     island_cap0, baseline, horizon, largest_job, demand_day, demand_value,
+                     world, l, times, order, island_cap, out):
+    """out[0:4] = trough_depth, trough_days, shortfall_gpu_days, homeless_days of lane l, from
+    its sorted capacity events (sorted_events)."""
     n_events = cap_event_node.shape[0]
-    for j in range(n_events):
-        order[j] = cap_event_order[s, j]
-        times[j] = node_time[cap_event_node[order[j]]]
-    _sort_events(times, order, n_events)
     n_islands = island_cap0.shape[0]
     capacity = 0.0
     for i in range(n_islands):
@@ -101,7 +124,7 @@ def capacity_metrics(cap_event_node, cap_event_island, cap_event_delta, cap_even
     below_limit = baseline - REL_EPS * baseline
     job_limit = largest_job - REL_EPS * max(largest_job, 1.0)
     for j in range(n_events + 1):
-        hi = horizon if j == n_events else min(max(times[j], 0.0), horizon)
+        hi = horizon if j == n_events else min(max(times[j, l], 0.0), horizon)
         width = hi - lo
         if width > 0.0:
             depth = max(depth, baseline - capacity)
@@ -116,38 +139,36 @@ def capacity_metrics(cap_event_node, cap_event_island, cap_event_delta, cap_even
             if largest < job_limit:
                 homeless_days += width
             lo = hi
-        if j < n_events:
-            k = order[j]
-            delta = cap_event_delta[k]
-            if cap_event_scale_q[k] >= 0:
-                delta *= world[cap_event_scale_q[k]]
-            island_cap[cap_event_island[k]] += delta
-            capacity = 0.0
-            for i in range(n_islands):
-                capacity += island_cap[i]
+        if hi >= horizon:
+            break       # performance: what later events change, no metric reads
+        k = order[j, l]
+        delta = cap_event_delta[k]
+        if cap_event_scale_q[k] >= 0:
+            delta *= world[cap_event_scale_q[k], l]
+        island_cap[cap_event_island[k]] += delta
+        capacity = 0.0
+        for i in range(n_islands):
+            capacity += island_cap[i]
     out[0] = depth if depth > REL_EPS * baseline else 0.0
     out[1] = trough_days
     out[2] = shortfall
     out[3] = homeless_days
 
 
-@jit_inline
-def power_violation(power_event_node, power_event_hall, power_event_delta,
-                    power_event_order, n_power_checked, hall_draw0, hall_cap, s, node_time,
-                    times, order, draw):
+@jit
+def power_violation(power_event_hall, power_event_delta, n_power_checked, hall_draw0,
+                    hall_cap, s, l, times, order, draw):
+    """1.0 if a hall's draw exceeds its cap at any time in lane l (its sorted power events,
+    sorted_events; not only before the horizon), else 0.0."""
     n_events = n_power_checked[s]
-    for j in range(n_events):
-        order[j] = power_event_order[s, j]
-        times[j] = node_time[power_event_node[order[j]]]
-    _sort_events(times, order, n_events)
     for h in range(hall_cap.shape[0]):
         draw[h] = hall_draw0[h]
         if draw[h] > hall_cap[h] + REL_EPS * hall_cap[h]:
             return 1.0
     for j in range(n_events):
-        k = order[j]
+        k = order[j, l]
         draw[power_event_hall[s, k]] += power_event_delta[k]
-        group_end = j == n_events - 1 or times[j + 1] != times[j]
+        group_end = j == n_events - 1 or times[j + 1, l] != times[j, l]
         if group_end:
             for h in range(hall_cap.shape[0]):
                 if draw[h] > hall_cap[h] + REL_EPS * hall_cap[h]:
@@ -156,8 +177,12 @@ def power_violation(power_event_node, power_event_hall, power_event_delta,
 
 
 @jit_inline
-def completion_day(completion_node, node_time):
-    last = -math.inf
+def completion_day(completion_node, node_time, n, out):
+    """out[l] = the latest time of the completion nodes in lane l, l < n."""
+    for l in range(n):
+        out[l] = -math.inf
     for k in range(completion_node.shape[0]):
-        last = max(last, node_time[completion_node[k]])
-    return last
+        v = completion_node[k]
+        for l in range(n):
+            x = node_time[v, l]
+            out[l] = x if x > out[l] else out[l]    # max(out[l], x), as Numba's builtin

@@ -2,7 +2,8 @@
 
 mcrisk/rng.py is the specification (NumPy) and kernels/random.cuh the CUDA twin; the three
 are read side by side and agree bit for bit (tests/test_rng.py, tests/test_cuda_host.py).
-32-bit words are held in uint64 and masked.
+32-bit words are held in uint64 and masked. uniforms_lanes draws one address for every
+scenario of a lane group (driver.py) at once.
 """
 from __future__ import annotations
 
@@ -49,3 +50,13 @@ def uniforms(seed_lo, seed_hi, scenario, address, draw_index):
                                    address >> np.uint64(32), np.uint64(draw_index),
                                    seed_lo, seed_hi)
     return words_to_uniform(w0, w1), words_to_uniform(w2, w3)
+
+
+@jit_inline
+def uniforms_lanes(seed_lo, seed_hi, scenario0, n, address, draw_index, u1, u2):
+    """u1[l], u2[l] = uniforms(..., scenario0 + l, address, draw_index) for the n scenarios
+    of a lane group (driver.py): one loop the compiler vectorizes, Philox on several
+    scenarios at once."""
+    for l in range(n):
+        u1[l], u2[l] = uniforms(seed_lo, seed_hi, scenario0 + np.uint64(l), address,
+                                draw_index)

@@ -1,7 +1,13 @@
-"""Node times of one strategy on one world (Numba): max-plus propagation, crews by ready time.
+"""Node times of a lane group (Numba): max-plus propagation, crews by ready time.
 
-Pairs: numpy/schedule.py (the reference's sweeps) and kernels/schedule.cuh. The kernels time
-the blocks of the compiled crew schedule (mcrisk/compile.py) instead of sweeping.
+node_time[v, l] of strategy s for the n scenarios of a lane group (driver.py), through the
+blocks of the compiled crew schedule (mcrisk/compile.py) instead of the reference's sweeps.
+A block is timed node by node for every lane at once (the loops over lanes vectorize). While
+one crew row at a time is ready for a crew, every lane gives it the same crew step; where the
+lanes' crews could take rows in different orders, each lane gives its crews rows on its own,
+timing only the blocks some crew row waits for, and the rest are timed for every lane at once
+afterwards (block_feeds_crew). Pairs: numpy/schedule.py (the reference's sweeps) and
+kernels/schedule.cuh.
 """
 from __future__ import annotations
 
@@ -11,96 +17,232 @@ from ...definitions import NODE_CREW
 from .jit import jit, jit_inline
 
 
-
-@jit
-def _node_start(node_base_q, node_base_const, dep_ptr, dep_idx, s, v, world, node_time):
+@jit_inline
+def _node_start(node_base_q, node_base_const, dep_ptr, dep_idx, s, v, world, node_time, l):
+    """The day node v can start in lane l: its base day, base quantity and deps' times."""
     start = node_base_const[s, v]
     if node_base_q[v] >= 0:
-        start = max(start, world[node_base_q[v]])
+        start = max(start, world[node_base_q[v], l])
     for j in range(dep_ptr[s, v], dep_ptr[s, v + 1]):
-        start = max(start, node_time[dep_idx[s, j]])
+        start = max(start, node_time[dep_idx[s, j], l])
     return start
 
 
-@jit
-def _node_time(node_add_q, node_add_const, s, v, world, start):
+@jit_inline
+def _node_time(node_add_q, node_add_const, s, v, world, start, l):
     t = start + node_add_const[s, v]
     for j in range(2):
         q = node_add_q[s, v, j]
         if q >= 0:
-            t += world[q]
+            t += world[q, l]
     return t
 
 
 @jit_inline
+def _start_lanes(node_base_q, node_base_const, dep_ptr, dep_idx, s, v, world, node_time, n,
+                 out):
+    """out[l] = _node_start(..., l) for l < n, in the same order of maxima."""
+    start = node_base_const[s, v]
+    for l in range(n):
+        out[l] = start
+    q = node_base_q[v]
+    if q >= 0:
+        for l in range(n):
+            x = world[q, l]
+            out[l] = x if x > out[l] else out[l]     # max(out[l], x), as Numba's builtin
+    for j in range(dep_ptr[s, v], dep_ptr[s, v + 1]):
+        d = dep_idx[s, j]
+        for l in range(n):
+            x = node_time[d, l]
+            out[l] = x if x > out[l] else out[l]
+
+
+@jit_inline
+def _time_lanes(node_add_q, node_add_const, s, v, world, n, t):
+    """t[l] = _node_time(..., t[l], l) for l < n: the starts in t become the times."""
+    c = node_add_const[s, v]
+    for l in range(n):
+        t[l] = t[l] + c
+    for j in range(2):
+        q = node_add_q[s, v, j]
+        if q >= 0:
+            for l in range(n):
+                t[l] += world[q, l]
+
+
+@jit
 def _time_block(node_base_q, node_kind, node_base_const, node_add_q, node_add_const, dep_ptr,
-                dep_idx, block_ptr, block_node, s, b, world, node_time, crew_ready_at):
-    """Block b's deps are all timed: a crew row gets its ready time (fixed from now on) to
-    compete for a crew; other nodes get their times, in order. Returns how many it timed."""
+                dep_idx, block_ptr, block_node, s, b, world, node_time, n, crew_ready_at):
+    """Block b's deps are all timed in every lane: a crew row gets its ready times (fixed from
+    now on) to compete for a crew; other nodes get their times, in order. Returns how many
+    nodes it timed."""
     first = block_ptr[s, b]
     v = block_node[s, first]
     if node_kind[s, v] == NODE_CREW:
-        crew_ready_at[v] = _node_start(node_base_q, node_base_const, dep_ptr, dep_idx, s, v,
-                                       world, node_time)
+        _start_lanes(node_base_q, node_base_const, dep_ptr, dep_idx, s, v, world, node_time,
+                     n, crew_ready_at[v])
         return 0
     for j in range(first, block_ptr[s, b + 1]):
         v = block_node[s, j]
-        start = _node_start(node_base_q, node_base_const, dep_ptr, dep_idx, s, v, world,
-                            node_time)
-        node_time[v] = _node_time(node_add_q, node_add_const, s, v, world, start)
+        _start_lanes(node_base_q, node_base_const, dep_ptr, dep_idx, s, v, world, node_time,
+                     n, node_time[v])
+        _time_lanes(node_add_q, node_add_const, s, v, world, n, node_time[v])
     return block_ptr[s, b + 1] - first
 
 
 @jit_inline
-def schedule_nodes(node_base_q, node_kind, node_base_const, node_add_q, node_add_const,
-                   dep_ptr, dep_idx, n_crews, block_ptr, block_node, block_wait,
-                   n_ready_blocks, crew_node, n_crew_rows, unlock_ptr, unlock_block, s, world,
-                   node_time, waiting, crew_ready_at, crew_free):
-    """node_time[v] of strategy s; returns False on a deadlock (ruled out by validation).
+def _time_block_lane(node_base_q, node_kind, node_base_const, node_add_q, node_add_const,
+                     dep_ptr, dep_idx, block_ptr, block_node, s, b, world, node_time,
+                     crew_ready_at, l):
+    """_time_block in lane l alone."""
+    first = block_ptr[s, b]
+    v = block_node[s, first]
+    if node_kind[s, v] == NODE_CREW:
+        crew_ready_at[v, l] = _node_start(node_base_q, node_base_const, dep_ptr, dep_idx, s,
+                                          v, world, node_time, l)
+        return 0
+    for j in range(first, block_ptr[s, b + 1]):
+        v = block_node[s, j]
+        start = _node_start(node_base_q, node_base_const, dep_ptr, dep_idx, s, v, world,
+                            node_time, l)
+        node_time[v, l] = _node_time(node_add_q, node_add_const, s, v, world, start, l)
+    return block_ptr[s, b + 1] - first
 
-    Same result as the NumPy reference's sweeps: nodes without a crew are timed as soon as
-    their deps are, and only when none is left does the earliest-ready row get a crew.
-    Performance shortcut: the blocks of the compiled crew schedule instead of sweeps. For
-    s > 0, node_time must hold strategy s - 1's times on the same world: the nodes it shares
-    with s are in no block.
-    """
+
+@jit_inline
+def _give_crew(node_add_q, node_add_const, n_crews, s, v, world, node_time, ready, crew_free,
+               l):
+    """Crew row v, ready at `ready`, gets the crew free first in lane l (the lowest-numbered
+    of equals): node_time[v, l] and that crew's next free day."""
+    crew = 0
+    for c in range(1, n_crews):
+        if crew_free[c, l] < crew_free[crew, l]:
+            crew = c
+    begin = max(ready, crew_free[crew, l])
+    node_time[v, l] = _node_time(node_add_q, node_add_const, s, v, world, begin, l)
+    crew_free[crew, l] = node_time[v, l]
+
+
+@jit_inline
+def _crews_by_lane(node_base_q, node_kind, node_base_const, node_add_q, node_add_const,
+                   dep_ptr, dep_idx, n_crews, block_ptr, block_node, block_feeds_crew,
+                   crew_node, n_crew_rows, unlock_ptr, unlock_block, s, world, node_time,
+                   waiting, crew_ready_at, crew_free, lane_waiting, l, n_done):
+    """The reference's crew loop in lane l, from where the lanes parted: the earliest-ready
+    row whose deps are all timed gets a crew, and the blocks waiting for it are timed once
+    freed, except those no crew row waits for (left to schedule_nodes). Returns n_done plus
+    the nodes lane l timed or freed."""
     n_rows = n_crew_rows[s]
-    for r in range(n_rows):
-        crew_ready_at[crew_node[s, r]] = math.inf
-    for b in range(block_wait.shape[1]):
-        waiting[b] = block_wait[s, b]
-    n_done = 0
-    for b in range(n_ready_blocks[s]):
-        n_done += _time_block(node_base_q, node_kind, node_base_const, node_add_q,
-                              node_add_const, dep_ptr, dep_idx, block_ptr, block_node, s, b,
-                              world, node_time, crew_ready_at)
-    for c in range(n_crews):
-        crew_free[c] = 0.0
+    for j in range(unlock_ptr[s, 0], unlock_ptr[s, n_rows]):
+        lane_waiting[unlock_block[s, j]] = waiting[unlock_block[s, j]]
     while True:
         # The next row for a crew: the earliest-ready among rows whose deps are all timed.
         pick = -1
         picked_ready = math.inf
         for r in range(n_rows):
-            ready = crew_ready_at[crew_node[s, r]]
+            ready = crew_ready_at[crew_node[s, r], l]
             if ready < picked_ready:
                 pick, picked_ready = r, ready
         if pick < 0:
+            return n_done
+        v = crew_node[s, pick]
+        crew_ready_at[v, l] = math.inf
+        _give_crew(node_add_q, node_add_const, n_crews, s, v, world, node_time, picked_ready,
+                   crew_free, l)
+        n_done += 1
+        for j in range(unlock_ptr[s, pick], unlock_ptr[s, pick + 1]):
+            b = unlock_block[s, j]
+            lane_waiting[b] -= 1
+            if lane_waiting[b] == 0:
+                if block_feeds_crew[s, b]:
+                    n_done += _time_block_lane(node_base_q, node_kind, node_base_const,
+                                               node_add_q, node_add_const, dep_ptr, dep_idx,
+                                               block_ptr, block_node, s, b, world, node_time,
+                                               crew_ready_at, l)
+                else:
+                    n_done += block_ptr[s, b + 1] - block_ptr[s, b]
+
+
+@jit
+def schedule_nodes(node_base_q, node_kind, node_base_const, node_add_q, node_add_const,
+                   dep_ptr, dep_idx, n_crews, block_ptr, block_node, block_wait,
+                   n_ready_blocks, block_feeds_crew, crew_node, n_crew_rows, unlock_ptr,
+                   unlock_block, s, world, node_time, n, waiting, crew_ready_at, crew_free,
+                   row_ready, lane_waiting, deadlock):
+    """node_time[v, l] of strategy s for l < n; False on a deadlock in some lane (ruled out by
+    validation).
+
+    Same result in every lane as the reference's sweeps: nodes without a crew are timed as
+    soon as their deps are, and only when none is left does the earliest-ready row get a
+    crew. For s > 0, node_time must hold strategy s - 1's times on the same worlds: the nodes
+    it shares with s are in no block. row_ready[v] (crew row v has its ready times and no
+    crew yet) and waiting[b] are the same in every lane until the lanes part.
+    """
+    n_rows = n_crew_rows[s]
+    for r in range(n_rows):
+        row_ready[crew_node[s, r]] = 0
+        for l in range(n):
+            crew_ready_at[crew_node[s, r], l] = math.inf
+    for j in range(unlock_ptr[s, 0], unlock_ptr[s, n_rows]):
+        waiting[unlock_block[s, j]] = block_wait[s, unlock_block[s, j]]
+    n_done = 0
+    for b in range(n_ready_blocks[s]):
+        n_done += _time_block(node_base_q, node_kind, node_base_const, node_add_q,
+                              node_add_const, dep_ptr, dep_idx, block_ptr, block_node, s, b,
+                              world, node_time, n, crew_ready_at)
+        v = block_node[s, block_ptr[s, b]]
+        row_ready[v] = node_kind[s, v] == NODE_CREW
+    for l in range(n):
+        deadlock[l] = False
+        for c in range(n_crews):
+            crew_free[c, l] = 0.0
+    while True:
+        # One row ready for a crew: every lane gives it the crew free first, all at once.
+        n_open = 0
+        pick = -1
+        for r in range(n_rows):
+            if row_ready[crew_node[s, r]]:
+                n_open += 1
+                pick = r
+        if n_open != 1:
             break
         v = crew_node[s, pick]
-        crew_ready_at[v] = math.inf
-        crew = 0
-        for c in range(1, n_crews):
-            if crew_free[c] < crew_free[crew]:
-                crew = c
-        begin = max(picked_ready, crew_free[crew])
-        node_time[v] = _node_time(node_add_q, node_add_const, s, v, world, begin)
-        crew_free[crew] = node_time[v]
+        row_ready[v] = False
+        for l in range(n):
+            ready = crew_ready_at[v, l]
+            crew_ready_at[v, l] = math.inf
+            deadlock[l] |= not ready < math.inf     # the reference finds no row to pick
+            _give_crew(node_add_q, node_add_const, n_crews, s, v, world, node_time, ready,
+                       crew_free, l)
         n_done += 1
         for j in range(unlock_ptr[s, pick], unlock_ptr[s, pick + 1]):
             b = unlock_block[s, j]
             waiting[b] -= 1
             if waiting[b] == 0:
                 n_done += _time_block(node_base_q, node_kind, node_base_const, node_add_q,
-                                      node_add_const, dep_ptr, dep_idx, block_ptr, block_node,
-                                      s, b, world, node_time, crew_ready_at)
-    return n_done == block_ptr[s, block_ptr.shape[1] - 1]   # every node in a block
+                                      node_add_const, dep_ptr, dep_idx, block_ptr,
+                                      block_node, s, b, world, node_time, n, crew_ready_at)
+                w = block_node[s, block_ptr[s, b]]
+                row_ready[w] = node_kind[s, w] == NODE_CREW
+    total = block_ptr[s, block_ptr.shape[1] - 1]           # every node in a block
+    ok = True
+    for l in range(n):
+        lane_done = n_done
+        if n_open > 1:                                     # the lanes part
+            lane_done = _crews_by_lane(node_base_q, node_kind, node_base_const, node_add_q,
+                                       node_add_const, dep_ptr, dep_idx, n_crews, block_ptr,
+                                       block_node, block_feeds_crew, crew_node, n_crew_rows,
+                                       unlock_ptr, unlock_block, s, world, node_time,
+                                       waiting, crew_ready_at, crew_free, lane_waiting, l,
+                                       n_done)
+        ok &= lane_done == total and not deadlock[l]
+    if n_open > 1:
+        # The blocks no crew row waits for, freed in every lane by now, in dependency order.
+        for b in range(n_ready_blocks[s], block_ptr.shape[1] - 1):
+            if block_ptr[s, b] == block_ptr[s, b + 1]:
+                break
+            if waiting[b] > 0 and not block_feeds_crew[s, b]:
+                _time_block(node_base_q, node_kind, node_base_const, node_add_q,
+                            node_add_const, dep_ptr, dep_idx, block_ptr, block_node, s, b,
+                            world, node_time, n, crew_ready_at)
+    return ok

@@ -1,19 +1,23 @@
-"""The world of one scenario (Numba): quantities drawn or derived once, in dependency order.
+"""The worlds of a lane group (Numba): quantities drawn or derived once, in dependency order.
 
-Pairs: numpy/world.py (the reference, vectorized over scenarios) and kernels/world.cuh.
+world[q, l] is quantity q of scenario scenario0 + l for the n scenarios of a lane group
+(driver.py): each quantity is drawn for every lane at once, so the loops over lanes are the
+ones the compiler vectorizes. Pairs: numpy/world.py (the reference, vectorized over
+scenarios) and kernels/world.cuh.
 """
 from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from ...definitions import MAX_BURNIN_ATTEMPTS, Q_ATTEMPTS, Q_BURNIN, Q_SAMPLE, Q_SUM
-from .distributions import draw
-from .jit import jit, jit_inline
-from .random import uniforms
+from .distributions import draw, draw_lanes
+from .jit import jit
+from .random import uniforms, uniforms_lanes
 
 
-
-@jit_inline
+@jit
 def burn_in_days(dist_kind, dist_param, dist_chance, pert_table, q_address, q_burnin,
                  burnin_dist, burnin_fail, burnin_rma_after, q, seed_lo, seed_hi, scenario):
     b = q_burnin[q]
@@ -45,22 +49,52 @@ def burn_in_days(dist_kind, dist_param, dist_chance, pert_table, q_address, q_bu
 
 
 @jit
+def burn_in_lanes(dist_kind, dist_param, dist_chance, pert_table, q_address, q_burnin,
+                  burnin_dist, burnin_fail, burnin_rma_after, q, seed_lo, seed_hi, scenario0,
+                  n, world, u1, u2):
+    """world[q, l], world[q + 1, l] = burn_in_days(..., scenario0 + l) for l < n.
+
+    Performance: the first attempt, which passes in most scenarios, for every lane at once;
+    a lane whose first attempt fails is redone by burn_in_days from the start (the same
+    draws at the same addresses, so the same days).
+    """
+    b = q_burnin[q]
+    draw_lanes(dist_kind, dist_param, dist_chance, pert_table, burnin_dist[b, 0], seed_lo,
+               seed_hi, scenario0, n, q_address[q, 0], 0, u1, u2, world[q])
+    for l in range(n):
+        world[q, l] = 0.0 + world[q, l]         # burn_in_days' days = 0.0; days += draw
+        world[q + 1, l] = 1.0
+    uniforms_lanes(seed_lo, seed_hi, scenario0, n, q_address[q, 1], 0, u1, u2)
+    fail_first = burnin_fail[b, 0]
+    for l in range(n):
+        if u1[l] < fail_first:
+            world[q, l], world[q + 1, l] = burn_in_days(
+                dist_kind, dist_param, dist_chance, pert_table, q_address, q_burnin,
+                burnin_dist, burnin_fail, burnin_rma_after, q, seed_lo, seed_hi,
+                scenario0 + np.uint64(l))
+
+
+@jit
 def sample_world(dist_kind, dist_param, dist_chance, pert_table, q_kind, q_dist, q_address,
                  q_const, q_terms_ptr, q_terms, q_burnin, burnin_dist, burnin_fail,
-                 burnin_rma_after, seed_lo, seed_hi, scenario, world):
+                 burnin_rma_after, seed_lo, seed_hi, scenario0, n, world, u1, u2):
+    """world[q, l] of scenarios scenario0 + l, l < n (u1, u2: scratch of n uniforms)."""
     for q in range(q_kind.shape[0]):
         kind = q_kind[q]
         if kind == Q_SAMPLE:
-            world[q] = draw(dist_kind, dist_param, dist_chance, pert_table, q_dist[q],
-                            seed_lo, seed_hi, scenario, q_address[q, 0], 0)
+            draw_lanes(dist_kind, dist_param, dist_chance, pert_table, q_dist[q], seed_lo,
+                       seed_hi, scenario0, n, q_address[q, 0], 0, u1, u2, world[q])
         elif kind == Q_SUM:
-            total = q_const[q]
+            for l in range(n):
+                world[q, l] = q_const[q]
             for j in range(q_terms_ptr[q], q_terms_ptr[q + 1]):
-                total += world[q_terms[j]]
-            world[q] = total
+                term = q_terms[j]
+                for l in range(n):
+                    world[q, l] += world[term, l]
         elif kind == Q_BURNIN:
-            world[q], world[q + 1] = burn_in_days(
-                dist_kind, dist_param, dist_chance, pert_table, q_address, q_burnin,
-                burnin_dist, burnin_fail, burnin_rma_after, q, seed_lo, seed_hi, scenario)
+            burn_in_lanes(dist_kind, dist_param, dist_chance, pert_table, q_address, q_burnin,
+                          burnin_dist, burnin_fail, burnin_rma_after, q, seed_lo, seed_hi,
+                          scenario0, n, world, u1, u2)
         elif kind != Q_ATTEMPTS:
-            world[q] = math.nan
+            for l in range(n):
+                world[q, l] = math.nan
