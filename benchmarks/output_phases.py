@@ -18,7 +18,7 @@ every second to the innermost phase running, so nested phases are not counted tw
   metrics.parquet   the chunk hook writing metrics.parquet, and its commit
   bands             the capacity/power hook, the bands and hall power, capacity_bands.parquet
   milestones        the milestone hook, its summary, milestones.parquet
-  summaries         aggregate.summarize (and the sorted metrics it reads), beyond_horizon
+  summaries         aggregate.summarize, beyond_horizon
   ranking           aggregate.rank (the paired tests of the ranking)
   drivers           analysis.drivers.drivers_summary
   paired            analysis.compare.against_leader
@@ -28,6 +28,9 @@ every second to the innermost phase running, so nested phases are not counted tw
   other             the rest of the call (the chunk loop's copies, compile, imports on demand)
 
 "outputs" is the whole call less the kernel: what the issue asks to cost at most the kernel.
+The chunk hooks run on threads side by side (metrics.parquet beside the bands and the
+milestones), so their phases overlap: "outputs" is the figure to read, the phases say where
+the work is.
 """
 from __future__ import annotations
 
@@ -39,6 +42,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -56,8 +60,7 @@ PHASES = {
     "milestones": [("mcrisk.milestones", "MilestoneCollector.__call__"),
                    ("mcrisk.milestones", "MilestoneCollector.summary"),
                    ("mcrisk.report.collect", "write_milestones_parquet")],
-    "summaries": [("mcrisk.run", "summarize"), ("mcrisk.run", "beyond_horizon"),
-                  ("mcrisk.run", "SortedMetrics")],
+    "summaries": [("mcrisk.run", "summarize"), ("mcrisk.run", "beyond_horizon")],
     "ranking": [("mcrisk.run", "rank")],
     "drivers": [("mcrisk.run", "drivers_summary")],
     "paired": [("mcrisk.run", "against_leader")],
@@ -68,23 +71,28 @@ PHASES = {
 
 
 class Clock:
-    """Seconds per phase, each charged to the innermost phase running."""
+    """Seconds per phase, each charged to the innermost phase running in its thread (the
+    chunk hooks run on threads side by side: their phases overlap, so the phases can add up
+    to more than the whole run, and `other` can come out negative)."""
 
     def __init__(self):
         self.seconds: dict[str, float] = {}
-        self.stack: list[list] = []          # [phase, started, seconds of nested phases]
+        self.lock = threading.Lock()
+        self.local = threading.local()       # .stack: [phase, started, nested seconds]
 
     def wrap(self, phase: str, function):
         def timed(*args, **kwargs):
-            self.stack.append([phase, time.perf_counter(), 0.0])
+            stack = self.local.__dict__.setdefault("stack", [])
+            stack.append([phase, time.perf_counter(), 0.0])
             try:
                 return function(*args, **kwargs)
             finally:
-                _, started, nested = self.stack.pop()
+                _, started, nested = stack.pop()
                 spent = time.perf_counter() - started
-                self.seconds[phase] = self.seconds.get(phase, 0.0) + spent - nested
-                if self.stack:
-                    self.stack[-1][2] += spent
+                with self.lock:
+                    self.seconds[phase] = self.seconds.get(phase, 0.0) + spent - nested
+                if stack:
+                    stack[-1][2] += spent
         return timed
 
 
