@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from ...definitions import REL_EPS
 from .jit import jit, jit_inline
 
@@ -100,7 +102,7 @@ def sorted_events(event_node, event_order, s, count, node_time, n, times, order)
         for l in range(n):
             order[j, l] = k
             times[j, l] = node_time[v, l]
-    _sort_events(times, order, count, n)
+    _sort_events(times, order, np.int64(count), n)     # one compiled signature
 
 
 @jit

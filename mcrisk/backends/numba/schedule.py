@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from ...definitions import NODE_CREW
 from .jit import jit, jit_inline
 
@@ -75,7 +77,7 @@ def _time_block(node_base_q, node_kind, node_base_const, node_add_q, node_add_co
                 dep_idx, block_ptr, block_node, s, b, world, node_time, n, crew_ready_at):
     """Block b's deps are all timed in every lane: a crew row gets its ready times (fixed from
     now on) to compete for a crew; other nodes get their times, in order. Returns how many
-    nodes it timed."""
+    nodes it timed. (Callers pass b as int64: one compiled signature.)"""
     first = block_ptr[s, b]
     v = block_node[s, first]
     if node_kind[s, v] == NODE_CREW:
@@ -188,8 +190,8 @@ def schedule_nodes(node_base_q, node_kind, node_base_const, node_add_q, node_add
     n_done = 0
     for b in range(n_ready_blocks[s]):
         n_done += _time_block(node_base_q, node_kind, node_base_const, node_add_q,
-                              node_add_const, dep_ptr, dep_idx, block_ptr, block_node, s, b,
-                              world, node_time, n, crew_ready_at)
+                              node_add_const, dep_ptr, dep_idx, block_ptr, block_node, s,
+                              np.int64(b), world, node_time, n, crew_ready_at)
         v = block_node[s, block_ptr[s, b]]
         row_ready[v] = node_kind[s, v] == NODE_CREW
     for l in range(n):
@@ -221,7 +223,8 @@ def schedule_nodes(node_base_q, node_kind, node_base_const, node_add_q, node_add
             if waiting[b] == 0:
                 n_done += _time_block(node_base_q, node_kind, node_base_const, node_add_q,
                                       node_add_const, dep_ptr, dep_idx, block_ptr,
-                                      block_node, s, b, world, node_time, n, crew_ready_at)
+                                      block_node, s, np.int64(b), world, node_time, n,
+                                      crew_ready_at)
                 w = block_node[s, block_ptr[s, b]]
                 row_ready[w] = node_kind[s, w] == NODE_CREW
     total = block_ptr[s, block_ptr.shape[1] - 1]           # every node in a block
@@ -243,6 +246,6 @@ def schedule_nodes(node_base_q, node_kind, node_base_const, node_add_q, node_add
                 break
             if waiting[b] > 0 and not block_feeds_crew[s, b]:
                 _time_block(node_base_q, node_kind, node_base_const, node_add_q,
-                            node_add_const, dep_ptr, dep_idx, block_ptr, block_node, s, b,
-                            world, node_time, n, crew_ready_at)
+                            node_add_const, dep_ptr, dep_idx, block_ptr, block_node, s,
+                            np.int64(b), world, node_time, n, crew_ready_at)
     return ok
