@@ -105,7 +105,7 @@ def sorted_events(event_node, event_order, s, count, node_time, n, times, order)
     _sort_events(times, order, np.int64(count), n)     # one compiled signature
 
 
-@jit
+@jit_inline
 def capacity_metrics(cap_event_node, cap_event_island, cap_event_delta, cap_event_scale_q,
                      island_cap0, baseline, horizon, largest_job, demand_day, demand_value,
                      world, l, times, order, island_cap, out):
@@ -157,7 +157,7 @@ def capacity_metrics(cap_event_node, cap_event_island, cap_event_delta, cap_even
     out[3] = homeless_days
 
 
-@jit
+@jit_inline
 def power_violation(power_event_hall, power_event_delta, n_power_checked, hall_draw0,
                     hall_cap, s, l, times, order, draw):
     """1.0 if a hall's draw exceeds its cap at any time in lane l (its sorted power events,
