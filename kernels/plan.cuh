@@ -20,6 +20,9 @@
 //   h       hall
 //   c       node whose time ends the migration
 //   n       demand point
+//   z       cost span (at least 1: a placeholder of rate 0 without [costs])
+//   y       one strategy's reservation steps end to end, padded (at least 1)
+//   u       one-off cost (at least 1: a placeholder of amount 0)
 #ifndef MCRISK_PLAN_CUH
 #define MCRISK_PLAN_CUH
 
@@ -86,6 +89,8 @@ struct Plan {
     double largest_job;             // float64: H100-eq the largest job needs on one island
     const double* demand_day;       // float64[n]: demand points' days
     const double* demand_value;     // float64[n]: demand points' H100-eq
+    // costs: what the migration costs per scenario, over [0, horizon] (mcrisk/cost_plan.py; a price
+    // is world[q] when its q >= 0, else 1)
     // shapes: the axis lengths, for the arrays indexed by hand
     int n_quantities;               // q
     int n_strategies;               // s

@@ -47,6 +47,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from .cost_plan import no_cost_arrays
 from .definitions import NODE_CREW, NODE_MAX
 from .model import Scenario, Strategy
 from .plan import CompiledScenario  # noqa: F401 (re-exported: the plan interface is plan.py)
@@ -435,4 +436,5 @@ def _assemble(scenario: Scenario, world: World, nodes: _Nodes, plans: list[dict]
         largest_job=float(scenario.demand.largest_job),
         demand_day=np.ascontiguousarray(points[:, 0]),
         demand_value=np.ascontiguousarray(points[:, 1]),
+        **no_cost_arrays(len(plans), len(halls)),
     )

@@ -20,6 +20,18 @@ N_METRICS = len(METRICS)
 REL_EPS = 1e-9
 MAX_BURNIN_ATTEMPTS = 100_000   # a guard; validation rules out burn-ins that cannot pass
 
+# The cost columns a scenario with a [costs] section adds after the metrics, in this order
+# (kernel output, metrics.parquet, summary.json); cost_total is the sum of the others, added
+# in this order. docs/costs.md defines each; the kernels compute them from the same node times
+# as the metrics, over the same window [0, horizon].
+COSTS = ("cost_total", "cost_power_reserved", "cost_power_over", "cost_energy",
+         "cost_old_fleet", "cost_new_waiting", "cost_shortfall", "cost_crews",
+         "cost_mitigation")
+N_COSTS = len(COSTS)
+COST = {name: i for i, name in enumerate(COSTS)}     # column of each cost, 0 .. N_COSTS - 1
+DAYS_PER_MONTH = 365.25 / 12     # a kW-month of reserved power is this many kW-days
+HOURS_PER_DAY = 24.0
+
 # Kinds of world quantity (see mcrisk/compile.py): a draw, a sum of earlier quantities, the
 # days a burn-in takes, and the attempts that burn-in needed (filled by the same step).
 Q_SAMPLE, Q_SUM, Q_BURNIN, Q_ATTEMPTS = 0, 1, 2, 3

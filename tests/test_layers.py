@@ -39,7 +39,7 @@ PLACES = {
     "mcrisk.model": "foundation", "mcrisk.schema": "foundation", "mcrisk.outputs": "foundation",
     "mcrisk.progress": "foundation",
     "mcrisk.scenario": "scenario",
-    "mcrisk.compile": "compile", "mcrisk.world": "compile", "mcrisk.plan": "compile",
+    "mcrisk.compile": "compile", "mcrisk.world": "compile", "mcrisk.cost_plan": "compile", "mcrisk.plan": "compile",
     "mcrisk.backends": "backends",
     "mcrisk.simulate": "simulate",
     "mcrisk.aggregate": "results", "mcrisk.milestones": "results", "mcrisk.analysis": "results",
