@@ -2,17 +2,18 @@
 
 Loads the scenario once, simulates it (every strategy: the worlds are the same whichever
 strategies are compared) and pairs A with B scenario by scenario
-(mcrisk.analysis.compare.compare_strategies); when the run's risks have mitigated values,
+(mcrisk.analysis.compare.compare_strategies; with [costs], every cost column too:
+compare_costs); when the run's risks have mitigated values,
 the value of mitigation for A and B too (mcrisk.mitigation_run). Prints nothing: the CLI does.
 """
 from __future__ import annotations
 
 import difflib
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable
 
-from .analysis.compare import compare_strategies
+from .analysis.compare import compare_costs, compare_strategies
 from .backends import Backend
 from .compile import compile_scenario
 from .errors import McriskError
@@ -28,6 +29,9 @@ class Comparison:
     backend: Backend
     differences: dict              # {metric: paired difference A - B} (compare_strategies)
     mitigation: dict | None        # summary.json's `mitigation` for A and B, when it applies
+    cost_differences: dict = field(default_factory=dict)   # {cost column: paired A - B};
+                                                           # empty without [costs]
+    currency: str | None = None    # the scenario's [costs] currency; None without costs
 
 
 def run_comparison(path: str | os.PathLike, a: str, b: str, samples: int, seed: int,
@@ -56,9 +60,11 @@ def run_comparison(path: str | os.PathLike, a: str, b: str, samples: int, seed: 
     result = simulate(plan, samples, seed, chosen, chunk_size=chunk_size, progress=progress,
                       keep_world=0)
     differences = compare_strategies(result.metrics, list(plan.strategy_names), a, b)
+    costs = compare_costs(result.costs, list(plan.strategy_names), a, b)
     side = register.counterpart() if mitigation else None
     value = None
     if side is not None:
         value = mitigation_entry(side, compile_scenario(side.other), result, chosen, chunk_size,
                                  strategies=list(dict.fromkeys((a, b))), progress=progress)
-    return Comparison(register, chosen, differences, value)
+    return Comparison(register, chosen, differences, value, costs,
+                      register.scenario.costs.currency if costs else None)

@@ -2,14 +2,15 @@
 
 Scenario i is the same world for every strategy, so A_i - B_i isolates the effect of the
 plan: its spread is what the plans differ by, not how the worlds differ. That makes the
-intervals much tighter than comparing two independent runs.
+intervals much tighter than comparing two independent runs. A scenario with [costs] pairs its
+cost columns the same way (compare_costs); money_text writes an amount of money for people.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ..aggregate import finite_mean, finite_or_none, metric_summary
-from ..definitions import METRICS
+from ..definitions import COSTS, METRICS
 
 COMPARE_METRICS = ("trough_depth", "trough_days", "shortfall_gpu_days", "homeless_days",
                    "completion_day")
@@ -55,6 +56,44 @@ def compare_strategies(metrics: np.ndarray, strategy_names, a: str, b: str,
     sa, sb = strategy_names.index(a), strategy_names.index(b)
     return {m: paired_difference(metrics[:, sa, METRICS.index(m)],
                                  metrics[:, sb, METRICS.index(m)]) for m in which}
+
+
+def compare_costs(costs: np.ndarray | None, strategy_names, a: str, b: str) -> dict:
+    """{cost column: paired_difference} of strategy a against strategy b, over the cost
+    columns of costs[scenarios, strategies, n_costs] in COSTS order (cost_total first);
+    empty for a run without costs (None, or no cost column)."""
+    if costs is None:
+        return {}
+    sa, sb = strategy_names.index(a), strategy_names.index(b)
+    return {name: paired_difference(costs[:, sa, k], costs[:, sb, k])
+            for k, name in enumerate(COSTS[:costs.shape[2]])}
+
+
+# Currencies written with a symbol before the amount; any other code follows it ("1.2M CHF").
+_SYMBOLS = {"USD": "$", "EUR": "\u20ac", "GBP": "\u00a3"}
+
+
+def money_text(value: float | None, currency: str = "USD") -> str:
+    """An amount of money for people: $1.23M, -$456k, $12.3k, $850 (three significant
+    digits from a thousand up); 'n/a' for None or what is not a finite number."""
+    if value is None or not np.isfinite(value):
+        return "n/a"
+    size = abs(value)
+    for scale, suffix in ((1e9, "B"), (1e6, "M"), (1e3, "k")):
+        if size >= scale * 0.9995:              # 999,950 is $1.00M, not $1000k
+            digits = size / scale
+            number = f"{digits:.{max(0, 2 - _order(digits))}f}{suffix}"
+            break
+    else:
+        number = f"{size:,.0f}" if size >= 10 or size == 0 else f"{size:.2f}"
+    sign = "-" if value < 0 and number.strip("0.kMB") else ""
+    symbol = _SYMBOLS.get(currency)
+    return f"{sign}{symbol}{number}" if symbol else f"{sign}{number} {currency}"
+
+
+def _order(value: float) -> int:
+    """0 for 1-9.99, 1 for 10-99.9, 2 from 99.95 (what rounds to three digits)."""
+    return 0 if value < 9.995 else 1 if value < 99.95 else 2
 
 
 def against_leader(metrics: np.ndarray, strategy_names, ranking: list[str]) -> dict:

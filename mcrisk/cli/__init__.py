@@ -39,6 +39,7 @@ from ..scenario import load_scenario
 from .options import build_parser
 from .progress import terminal_progress
 from .text import (count_noun, escaped, format_compare_mitigation, format_comparison,
+                   format_cost_comparison,
                    format_drivers, format_horizon_warnings, format_mitigation, format_precision,
                    format_table)
 
@@ -147,6 +148,10 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     print("A - B per scenario; positive = A worse (deeper, longer, later)")
     print()
     print(format_comparison(args.a, args.b, compared.differences, args.samples))
+    if compared.cost_differences:
+        print()
+        print(format_cost_comparison(args.a, args.b, compared.cost_differences, args.samples,
+                                     compared.currency))
     if compared.mitigation is not None:
         print()
         print(format_compare_mitigation(compared.mitigation, args.samples))

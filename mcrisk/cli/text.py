@@ -3,8 +3,10 @@ summary.json's data (user strings shown with invisible characters escaped).
 """
 from __future__ import annotations
 
+from typing import Callable
+
 from ..aggregate import p90_ci_min_samples
-from ..analysis.compare import MEAN_CI_MIN_SAMPLES
+from ..analysis.compare import MEAN_CI_MIN_SAMPLES, money_text
 from ..analysis.mitigation import mitigation_sentences
 
 def _fmt(value: float | None) -> str:
@@ -97,21 +99,34 @@ def format_precision(p: dict) -> str:
 
 def format_comparison(a: str, b: str, comparison: dict, samples: int,
                       difference: str = "A - B", worse: str = "P(A worse)",
-                      better: str = "P(A better)") -> str:
+                      better: str = "P(A better)", label: str = "metric",
+                      fmt: Callable[[float | None], str] = _fmt) -> str:
     """One line per metric of the paired difference A - B over `samples` scenarios (or of
     another paired difference, named by `difference`, `worse` and `better`); a `verdict`
-    column where the differences carry one (the value of mitigation)."""
+    column where the differences carry one (the value of mitigation). `label` names the
+    rows (metric, cost) and `fmt` writes a value (money for costs)."""
     verdicts = any("verdict" in d for d in comparison.values())
-    lines = [f"{f'metric ({difference})':22} {'mean [95% CI]':>30} {'P50':>10} "
+    lines = [f"{f'{label} ({difference})':22} {'mean [95% CI]':>30} {'P50':>10} "
              f"{'P90 [95% CI]':>34} {worse:>11} {better:>12}"
              + ("  verdict (mean)" if verdicts else "")]
     for metric, d in comparison.items():
-        mean = f"{_fmt(d['mean'])} {_interval(d['mean_ci'], MEAN_CI_MIN_SAMPLES, samples)}"
-        p90 = f"{_fmt(d['p90'])} {_interval(d['p90_ci'], p90_ci_min_samples(), samples)}"
-        lines.append(f"{metric:22} {mean:>30} {_fmt(d['p50']):>10} {p90:>34} "
+        mean = f"{fmt(d['mean'])} {_interval(d['mean_ci'], MEAN_CI_MIN_SAMPLES, samples, fmt)}"
+        p90 = f"{fmt(d['p90'])} {_interval(d['p90_ci'], p90_ci_min_samples(), samples, fmt)}"
+        lines.append(f"{metric:22} {mean:>30} {fmt(d['p50']):>10} {p90:>34} "
                      f"{d['p_a_worse']:>11.1%} {d['p_a_better']:>12.1%}"
                      + (f"  {d['verdict'].replace('_', ' ')}" if "verdict" in d else ""))
     return "\n".join(lines)
+
+
+def format_cost_comparison(a: str, b: str, differences: dict, samples: int,
+                           currency: str) -> str:
+    """compare's cost table: per cost column (cost_total first), the paired difference A - B
+    in money (the scenario's `currency`); P(A more) is the share of worlds where A costs
+    more."""
+    return (f"cost: A - B per scenario in {escaped(currency)}; positive = A costs more\n"
+            + format_comparison(a, b, differences, samples, label="cost",
+                                worse="P(A more)", better="P(A less)",
+                                fmt=lambda value: money_text(value, currency)))
 
 
 def escaped(text: str) -> str:
@@ -137,10 +152,11 @@ def format_mitigation(m: dict) -> str:
     return "\n".join(lines)
 
 
-def _interval(ci: list[float] | None, needs: int, samples: int) -> str:
+def _interval(ci: list[float] | None, needs: int, samples: int,
+              fmt: Callable[[float | None], str] = _fmt) -> str:
     """[low, high], or why there is none: never a zero-width interval from too few samples."""
     if ci is not None:
-        return f"[{_fmt(ci[0])}, {_fmt(ci[1])}]"
+        return f"[{fmt(ci[0])}, {fmt(ci[1])}]"
     return f"n/a (needs >= {needs} scenarios)" if samples < needs else "n/a"
 
 
