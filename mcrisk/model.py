@@ -166,6 +166,7 @@ class Risk:
     mitigated_probability: float | None = None
     mitigated_impact: Distribution | None = None
     description: str = ""
+    mitigation_cost: Distribution | None = None   # what the mitigation costs, once, in money
 
 
 @dataclass(frozen=True)
@@ -186,11 +187,60 @@ class Trigger:
 
 
 @dataclass(frozen=True)
+class Reservation:
+    """A step of a power reservation: `kw` reserved from `day` until the next step's day."""
+
+    day: float
+    kw: float
+
+
+@dataclass(frozen=True)
 class Strategy:
     name: str
     placement: tuple[tuple[str, str], ...]   # (incoming unit id, row id), in file order
     drains: tuple[tuple[str, Trigger], ...]  # (existing unit id, trigger), in file order
     description: str = ""
+    # (hall id, steps ascending from day 0): the strategy's own reservations, replacing the
+    # hall's [[costs.power]] reservations for this strategy
+    reservations: tuple[tuple[str, tuple[Reservation, ...]], ...] = ()
+
+    def reservation_of(self, hall: str) -> tuple[Reservation, ...] | None:
+        """The strategy's own reservation steps in `hall`, None when it declares none."""
+        return dict(self.reservations).get(hall)
+
+
+@dataclass(frozen=True)
+class PowerContract:
+    """A hall's power contract ([[costs.power]]): reserved kW priced per kW-month, drawing
+    above the reservation priced per kW-month of excess, metered energy per kWh (the planned
+    draw x load_factor x pue). Prices in money per unit, each a Distribution (fixed when
+    certain); `reservations` ascending from day 0."""
+
+    hall: str
+    reservations: tuple[Reservation, ...]
+    price_per_kw_month: Distribution
+    over_per_kw_month: Distribution = ZERO
+    energy_per_kwh: Distribution = ZERO
+    pue: float = 1.0
+    load_factor: float = 1.0
+    notice_days: float = 0.0
+    minimum_term_days: float = 0.0
+
+
+@dataclass(frozen=True)
+class Costs:
+    """The [costs] section: what the migration costs, each price a Distribution (money per
+    unit; fixed when certain). docs/costs.md defines every cost."""
+
+    currency: str = "USD"
+    power: tuple[PowerContract, ...] = ()
+    running: tuple[tuple[str, Distribution], ...] = ()    # unit type -> per existing unit-day
+    waiting: tuple[tuple[str, Distribution], ...] = ()    # unit type -> per new unit-day waiting
+    shortfall_per_h100_eq_hour: Distribution = ZERO
+    crew_per_day: Distribution = ZERO
+
+    def power_of(self, hall: str) -> PowerContract | None:
+        return next((p for p in self.power if p.hall == hall), None)
 
 
 @dataclass(frozen=True)
@@ -218,6 +268,7 @@ class Scenario:
     description: str = ""
     risks: tuple[Risk, ...] = ()
     start_date: _dt.date | None = None   # the calendar date of day 0, when the file gives one
+    costs: Costs | None = None           # the [costs] section; None: no cost outputs
 
     def unit_type(self, type_id: str) -> UnitType:
         return next(t for t in self.unit_types if t.id == type_id)

@@ -5,8 +5,9 @@
     scenario_sha256(path) -> str           hex SHA-256 of the file's bytes
 
 The format is documented in docs/scenario-format.md. Sections are read in dependency order
-(shared delays, islands, unit types, halls, retrofit, fleets, shipments, strategies), so each
-section checks its references against the ones read before it, whatever their order in the file.
+(shared delays, islands, unit types, halls, retrofit, fleets, shipments, risks, costs,
+strategies), so each section checks its references against the ones read before it, whatever
+their order in the file.
 Times are days from the plan's day 0, capacity is in H100-eq, power in kW.
 
 The package in layers, each importing only those below it:
@@ -14,6 +15,7 @@ The package in layers, each importing only those below it:
     __init__        the public API: read the file, then every section in order
     strategies      [[strategies]]: placement, drains, deadlock checks
     fleets          [[existing]], [[incoming]], [[shipments]], [[risks]]
+    costs           [costs]: prices, power contracts, reservation steps (docs/costs.md)
     sections        [scenario], [demand], [shared_delays], islands, unit types, halls, retrofit
     distributions   distributions of days (and performance), dates
     reader          the problem-collecting reader, tables and typed accessors (numbers, ids, ...)
@@ -28,6 +30,7 @@ import os
 from mcrisk.errors import NO_VALUE, Problem, ScenarioError
 from mcrisk.model import Scenario
 
+from .costs import _read_costs
 from .document import _parse_toml, _read_bytes, _too_deep
 from .fleets import _check_fleets, _read_existing, _read_incoming, _read_risks, _read_shipments
 from .limits import MAX_NESTING
@@ -43,8 +46,8 @@ from .distributions import largest_draw  # noqa: F401
 from .fleets import RISK_TARGETS  # noqa: F401
 from .limits import (MAX_BURN_IN_ATTEMPTS, MAX_DAYS, MAX_ENTRIES, MAX_FILE_BYTES,  # noqa: F401
                      MAX_GPUS, MAX_H100_EQ_PER_GPU, MAX_HORIZON_DAYS, MAX_ID_LENGTH,
-                     MAX_LOGNORMAL_SPREAD, MAX_PERT_LAMBDA, MAX_RAMP_STEPS, MAX_RANGE,
-                     MAX_RMA_AFTER_FAILURES, MAX_STRATEGIES, MAX_TOTAL, MAX_UNITS)
+                     MAX_LOGNORMAL_SPREAD, MAX_MONEY, MAX_PERT_LAMBDA, MAX_PUE, MAX_RAMP_STEPS,
+                     MAX_RANGE, MAX_RMA_AFTER_FAILURES, MAX_STRATEGIES, MAX_TOTAL, MAX_UNITS)
 from .sections import COOLINGS, NO_RETROFIT, expected_burn_in_attempts  # noqa: F401
 from .strategies import RESERVED_STRATEGY_NAMES  # noqa: F401
 
@@ -85,7 +88,7 @@ def read_scenario(path: str | os.PathLike) -> tuple[Scenario, bytes]:
 
 
 _TOP_KEYS = ("scenario", "demand", "unit_types", "islands", "halls", "retrofit", "existing",
-             "incoming", "shared_delays", "shipments", "risks", "strategies")
+             "incoming", "shared_delays", "shipments", "risks", "costs", "strategies")
 
 
 def _read_document(r: _Reader, document: dict) -> dict:
@@ -102,6 +105,8 @@ def _read_document(r: _Reader, document: dict) -> dict:
     parts["incoming"] = _read_incoming(root)
     _check_fleets(r)
     parts["shipments"] = _read_shipments(root)
+    r.has_costs = "costs" in document
     parts["risks"] = _read_risks(root, parts["halls"])
+    parts["costs"] = _read_costs(root)
     parts["strategies"] = _read_strategies(root)
     return parts

@@ -6,6 +6,7 @@ largest value the random stream can draw from a distribution.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 from mcrisk.errors import NO_VALUE
 from mcrisk.model import DISTRIBUTION_KINDS, ZERO, DateSpec, Distribution
@@ -36,23 +37,39 @@ _PARAM_SPECS = {                       # example, meaning
 _DIST_EXAMPLE = '{ dist = "triangular", min = 2, mode = 4, max = 10 }'
 
 
-def _as_distribution(r, key, value, spec: _Spec, inner: bool = False, limit: _Limit = DAYS):
+@dataclass(frozen=True)
+class _Measure:
+    """What a distribution is of, for its bounds and hints: the largest parameter, the hints
+    of each parameter and how a bare number is described ("a number of days")."""
+
+    limit: _Limit
+    specs: dict        # parameter -> (example, meaning); "then": a chance's inner meaning
+    bare: str
+
+
+_DAYS_MEASURE = _Measure(DAYS, _PARAM_SPECS, "a number of days")
+
+
+def _as_distribution(r, key, value, spec: _Spec, inner: bool = False, limit: _Limit = DAYS,
+                     measure: _Measure | None = None):
     """A Distribution of days: a bare number (fixed) or a table with `dist`; None if bad.
 
     Every parameter but lambda and p is at most `limit` (DAYS unless the distribution is of
-    something else, such as performance)."""
+    something else, such as performance). `measure` replaces limit and the hints for a
+    distribution of something other than days (a price: mcrisk/scenario/costs.py)."""
+    measure = measure or _Measure(limit, _PARAM_SPECS, _DAYS_MEASURE.bare)
     if _is_number(value):
-        days = _as_number(r, key, value, spec, at_least=0, at_most=limit)
-        return None if days is None else Distribution.fixed(days)
+        number = _as_number(r, key, value, spec, at_least=0, at_most=measure.limit)
+        return None if number is None else Distribution.fixed(number)
     if not isinstance(value, dict):
-        r.report(key, value, f"must be a number of days or a distribution table, not "
+        r.report(key, value, f"must be {measure.bare} or a distribution table, not "
                              f"{_kind(value)}", f"for example {spec.name} = {_DIST_EXAMPLE}")
         return None
     kind = _dist_kind(r, key, value, inner)
     if kind is None:
         return None
     t = _Table(r, key, value, ("dist",) + _DIST_PARAMS[kind])
-    return _DIST_READERS[kind](t, limit)
+    return _DIST_READERS[kind](t, measure)
 
 
 def _dist_kind(r, key, table: dict, inner: bool) -> str | None:
@@ -71,10 +88,12 @@ def _dist_kind(r, key, table: dict, inner: bool) -> str | None:
     return None
 
 
-def _param(t: _Table, name: str, limit: _Limit, **bounds):
-    """A distribution parameter in days (or lambda), in [0, limit] unless bounds say otherwise."""
-    example, why = _PARAM_SPECS[name]
-    return t.read(name, _as_number, example, why, **({"at_least": 0, "at_most": limit} | bounds))
+def _param(t: _Table, name: str, measure: _Measure, **bounds):
+    """A distribution parameter in days (or lambda), in [0, measure.limit] unless bounds say
+    otherwise."""
+    example, why = measure.specs.get(name, _PARAM_SPECS[name])
+    return t.read(name, _as_number, example, why,
+                  **({"at_least": 0, "at_most": measure.limit} | bounds))
 
 
 def _compare(t: _Table, name: str, value, relation: str, other_name: str, other,
@@ -93,28 +112,29 @@ _ORDER_HINT = "min <= mode <= max, with min < max"
 _CERTAIN_HINT = "for a certain duration write the number alone"
 
 
-def _read_fixed(t: _Table, limit: _Limit):
-    value = _param(t, "value", limit)
+def _read_fixed(t: _Table, measure: _Measure):
+    value = _param(t, "value", measure)
     return None if value is None else Distribution.fixed(value)
 
 
-def _read_uniform(t: _Table, limit: _Limit):
-    low, high = _param(t, "min", limit), _param(t, "max", limit)
+def _read_uniform(t: _Table, measure: _Measure):
+    low, high = _param(t, "min", measure), _param(t, "max", measure)
     ordered = _compare(t, "max", high, ">", "min", low,
                        _CERTAIN_HINT if low == high else "min < max")
     return Distribution("uniform", (low, high)) if ordered and None not in (low, high) else None
 
 
-_LAMBDA = _Limit(MAX_PERT_LAMBDA, "beyond it a PERT is its mode to within 0.1%: write the "
-                 "mode alone; far beyond, its quantiles cannot be computed")
+_LAMBDA = _Measure(_Limit(MAX_PERT_LAMBDA, "beyond it a PERT is its mode to within 0.1%: write "
+                          "the mode alone; far beyond, its quantiles cannot be computed"),
+                   _PARAM_SPECS, "")
 
 
-def _read_triangular(t: _Table, limit: _Limit, kind: str = "triangular"):
+def _read_triangular(t: _Table, measure: _Measure, kind: str = "triangular"):
     """triangular (min, mode, max) or pert (min, mode, max, lambda = 4).
 
     A degenerate one (min == max) is refused: a fixed number says the same more plainly.
     """
-    low, mode, high = (_param(t, name, limit) for name in ("min", "mode", "max"))
+    low, mode, high = (_param(t, name, measure) for name in ("min", "mode", "max"))
     params = [low, mode, high]
     if kind == "pert":
         params.append(_param(t, "lambda", _LAMBDA, default=4.0, at_least=None, above=0))
@@ -125,9 +145,9 @@ def _read_triangular(t: _Table, limit: _Limit, kind: str = "triangular"):
     return Distribution(kind, tuple(params)) if ordered and None not in params else None
 
 
-def _read_lognormal(t: _Table, limit: _Limit):
-    median = _param(t, "median", limit, at_least=None, above=0)
-    p90 = _param(t, "p90", limit)
+def _read_lognormal(t: _Table, measure: _Measure):
+    median = _param(t, "median", measure, at_least=None, above=0)
+    p90 = _param(t, "p90", measure)
     ordered = _compare(t, "p90", p90, ">", "median", median,
                        "the 90th percentile lies above the median; " + _CERTAIN_HINT)
     if ordered and None not in (median, p90) and p90 > MAX_LOGNORMAL_SPREAD * median:
@@ -140,10 +160,10 @@ def _read_lognormal(t: _Table, limit: _Limit):
         else None
 
 
-def _read_chance(t: _Table, limit: _Limit):
+def _read_chance(t: _Table, measure: _Measure):
     p = t.read("p", _as_probability, *_PARAM_SPECS["p"])
-    then = t.read("then", _as_distribution, _DIST_EXAMPLE,
-                  "the duration drawn with probability p", inner=True, limit=limit)
+    why = measure.specs.get("then", "the duration drawn with probability p")
+    then = t.read("then", _as_distribution, _DIST_EXAMPLE, why, inner=True, measure=measure)
     return None if p is None or then is None else Distribution("chance", (p,), then)
 
 
@@ -151,7 +171,7 @@ _DIST_READERS = {
     "fixed": _read_fixed,
     "uniform": _read_uniform,
     "triangular": _read_triangular,
-    "pert": lambda t, limit: _read_triangular(t, limit, "pert"),
+    "pert": lambda t, measure: _read_triangular(t, measure, "pert"),
     "lognormal": _read_lognormal,
     "chance": _read_chance,
 }

@@ -7,6 +7,7 @@ from __future__ import annotations
 from mcrisk.errors import NO_VALUE
 from mcrisk.model import ExistingUnit, IncomingUnit, Risk, Shipment
 
+from .costs import _as_price
 from .distributions import _DIST_EXAMPLE, _as_date, _as_distribution, largest_draw
 from .limits import MAX_ENTRIES, MAX_UNITS, TOTAL_H100_EQ, TOTAL_KW, _Limit
 from .reader import (_Reader, _Spec, _Table, _as_ids, _as_probability, _as_string, _check_ref,
@@ -195,17 +196,32 @@ def _read_risk(t: _Table, hall_ids: dict) -> Risk:
     applies_to = t.read("applies_to", _as_targets, '["retrofit"]',
                         "what the impact delays", hall_ids=hall_ids)
     enabled = t.read("enabled", _as_bool, "true", "whether runs include it", default=True)
-    mitigated = t.table("mitigated", ("probability", "impact"), "", default=None)
-    m_probability = m_impact = None
+    mitigated = t.table("mitigated", ("probability", "impact", "cost"), "", default=None)
+    m_probability = m_impact = m_cost = None
     if mitigated is not None:
         m_probability = mitigated.read("probability", _as_probability, "0.02",
                                        "the chance after mitigation", default=None)
         m_impact = _read_impact(mitigated, "impact", required=False)
+        m_cost = _read_mitigation_cost(mitigated)
         if "probability" not in mitigated.data and "impact" not in mitigated.data:
             t.r.report(t.at("mitigated"), mitigated.data, "says nothing",
                        "give probability and/or impact after mitigation, or remove it")
     return Risk(risk_id, probability, impact, applies_to, enabled, m_probability, m_impact,
-                description)
+                description, m_cost)
+
+
+def _read_mitigation_cost(mitigated: _Table):
+    """`mitigated.cost`: what the mitigation costs, once per scenario in which it is in
+    effect (a price: mcrisk/scenario/costs.py); only with a [costs] section, which makes
+    costs an output."""
+    cost = mitigated.read("cost", _as_price, "250000", "what the mitigation costs, once",
+                          default=None)
+    if cost is not None and not mitigated.r.has_costs:
+        mitigated.r.report(mitigated.at("cost"), mitigated.data["cost"],
+                           "a mitigation cost without a [costs] section is never counted",
+                           'add a [costs] section (currency = "USD" is enough), or remove cost')
+        return None
+    return cost
 
 
 def _read_impact(t: _Table, name: str, required: bool = True):

@@ -26,6 +26,8 @@ MAX_TOTAL = 1e9                   # H100-eq of all units together, kW of all uni
 MAX_RAMP_STEPS = 100
 MAX_RMA_AFTER_FAILURES = 100
 MAX_BURN_IN_ATTEMPTS = 1_000      # expected attempts of one unit's burn-in
+MAX_MONEY = 10**12                # any price or cost, a distribution's largest draw included
+MAX_PUE = 10                      # [[costs.power]] pue
 
 
 @dataclass(frozen=True)

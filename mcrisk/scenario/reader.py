@@ -15,7 +15,8 @@ from collections import Counter
 from dataclasses import dataclass
 
 from mcrisk.errors import NO_VALUE, Problem
-from mcrisk.model import Distribution, ExistingUnit, IncomingUnit, Island, Row, Shipment, UnitType
+from mcrisk.model import (Distribution, ExistingUnit, Hall, IncomingUnit, Island, Row, Shipment,
+                          UnitType)
 
 from .limits import MAX_ENTRIES, MAX_ID_LENGTH, MAX_RANGE, MAX_UNITS, _Limit
 
@@ -35,12 +36,15 @@ class _Reader:
         self.shared_delays: dict[str, Distribution | None] | None = {}
         self.islands: dict[str, Island] | None = {}
         self.unit_types: dict[str, UnitType] | None = {}
+        self.halls: dict[str, Hall] | None = {}
         self.rows: dict[str, Row] | None = {}
         self.has_retrofit = False
         self.existing: dict[str, ExistingUnit] | None = {}
         self.incoming: dict[str, IncomingUnit] | None = {}
         self.unit_keys: dict[str, str] = {}     # unit id -> key path that defined it
         self.shipments: dict[str, Shipment] | None = {}
+        self.has_costs = False                  # whether the file has a [costs] section
+        self.power_contracts: dict | None = {}  # hall id -> PowerContract ([[costs.power]])
 
     def report(self, key: str, value: object, message: str, hint: str = "") -> None:
         self.problems.append(Problem(self.file, key, value, message, hint))

@@ -376,6 +376,7 @@ def _read_halls(root: _Table):
     for row in rows:                   # in file order; a duplicate id keeps its first row
         rows_by_id.setdefault(row.id, row)
     root.r.rows = rows_by_id if complete else None
+    root.r.halls = registry
     return halls
 
 

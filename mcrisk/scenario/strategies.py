@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from mcrisk.errors import NO_VALUE
 from mcrisk.model import Row, Strategy, Trigger
 
+from .costs import _read_reservation_steps
 from .fleets import _check_fleet
 from .limits import DAYS, MAX_STRATEGIES
 from .reader import (_Reader, _Spec, _Table, _as_ids, _as_name, _as_number, _as_string,
@@ -40,8 +41,8 @@ class _Drain:
 
 def _read_strategies(root: _Table):
     """[[strategies]] name, description, place, drain: at least one, names unique."""
-    tables = root.tables("strategies", ("name", "description", "place", "drain"), "",
-                         "the plans to compare")
+    tables = root.tables("strategies", ("name", "description", "place", "drain",
+                                        "reservations"), "", "the plans to compare")
     if tables == []:
         root.r.report("strategies", [], "must have at least one strategy",
                       "add [[strategies]] tables, the plans to compare")
@@ -74,7 +75,43 @@ def _read_strategy(t: _Table) -> Strategy:
     # None stays None (the strategy is not built then); an empty tuple stays a tuple
     placement = place and tuple((u, e.row) for e in place for u in e.units or ())
     drains = drain and tuple((u, e.trigger) for e in drain for u in e.units or ())
-    return Strategy(name, placement, drains, description)
+    reservations = _read_strategy_reservations(t)
+    return Strategy(name, placement, drains, description, reservations)
+
+
+def _read_strategy_reservations(t: _Table):
+    """`reservations = [{ hall, day, kw }, ...]`: the strategy's own reservation steps, hall
+    by hall, each hall's replacing its [[costs.power]] reservations for this strategy and
+    checked against that contract's notice and minimum term. () when absent; None if bad."""
+    tables = t.tables("reservations", ("hall", "day", "kw"), '[{ hall = "B", day = 0, '
+                      'kw = 0 }]', "the strategy's own power reservations", default=[])
+    if tables is None or None in tables:
+        return None
+    key = t.at("reservations")
+    by_hall: dict[str, list[tuple[str, _Table]]] = {}
+    ok = True
+    for i, step in enumerate(tables):
+        hall = step.read("hall", _as_string, '"B"', "the hall the step reserves power in")
+        if hall is None or not _check_ref(t.r, step.at("hall"), hall, t.r.halls, "hall"):
+            ok = False
+            continue
+        if t.r.power_contracts is not None and hall not in t.r.power_contracts:
+            t.r.report(step.at("hall"), hall, f"hall {hall} has no [[costs.power]] entry: "
+                       "nothing prices its reservation", f'add [[costs.power]] with hall = '
+                       f'"{hall}", its reservation and price_per_kw_month')
+            ok = False
+            continue
+        by_hall.setdefault(hall, []).append((f"{key}[{i}]", step))
+    reservations = []
+    for hall, steps in by_hall.items():
+        contract = (t.r.power_contracts or {}).get(hall)
+        terms = contract and {"notice_days": contract.notice_days,
+                              "minimum_term_days": contract.minimum_term_days}
+        read = _read_reservation_steps(t.r, key, [step for _, step in steps], terms,
+                                       [step_key for step_key, _ in steps])
+        ok = ok and read is not None
+        reservations.append((hall, read))
+    return tuple(reservations) if ok else None
 
 
 def _as_strategy_name(r, key, value, spec: _Spec):
