@@ -1,4 +1,5 @@
-"""The NumPy reference's driver: every strategy on the scenarios of a chunk.
+"""The NumPy reference's driver: every strategy on the scenarios of a chunk, its metrics and,
+when the scenario has [costs] (plan.n_costs > 0), its cost columns after them.
 
 Pairs: numba/driver.py and kernels/simulate.cu.
 """
@@ -9,6 +10,7 @@ import numpy as np
 from ... import rng
 from ...definitions import N_METRICS
 from ...plan import CompiledScenario
+from .costs import strategy_costs
 from .metrics import capacity_metrics, power_violation
 from .schedule import schedule_nodes
 from .world import sample_world
@@ -17,16 +19,20 @@ from .world import sample_world
 def simulate_chunk(plan: CompiledScenario, seed: int, first: int, count: int,
                    keep_nodes: bool = False):
     """metrics[i, s, m] (and world[i, q], and node_time[i, s, v] if keep_nodes) for scenarios
-    first .. first + count - 1, all below 2**32 (count = 0: arrays with no scenario)."""
+    first .. first + count - 1, all below 2**32 (count = 0: arrays with no scenario). The
+    metrics axis holds N_METRICS metrics, then plan.n_costs cost columns (definitions.COSTS)."""
     rng.check_scenarios(first, count)
     world = sample_world(plan, seed, first, count)
-    metrics = np.zeros((count, plan.n_strategies, N_METRICS))
+    metrics = np.zeros((count, plan.n_strategies, N_METRICS + plan.n_costs))
     nodes = np.zeros((count, plan.n_strategies, plan.n_nodes)) if keep_nodes else None
     for s in range(plan.n_strategies):
         node_time = schedule_nodes(plan, s, world)
         metrics[:, s, 0:4] = np.stack(capacity_metrics(plan, node_time, world), axis=1)
         metrics[:, s, 4] = node_time[:, plan.completion_node].max(axis=1)
         metrics[:, s, 5] = power_violation(plan, s, node_time)
+        if plan.n_costs:
+            metrics[:, s, N_METRICS:] = strategy_costs(plan, s, node_time, world,
+                                                       metrics[:, s, 2])
         if keep_nodes:
             nodes[:, s] = node_time
     return metrics, world, nodes

@@ -1,0 +1,157 @@
+"""The costs of one strategy from its node times (NumPy reference).
+
+The cost columns (definitions.COSTS) over the window [0, horizon], from the plan's `costs`
+group (mcrisk/cost_plan.py): spans, power over the reservation per hall, shortfall, crews and
+one-offs, then the total. Vectorized over scenarios and sequential over spans, halls and
+one-offs in the order of the design contract (docs/costs.md), with every product evaluated
+as written, so that the sums are the kernels' to the bit on plans without lognormal or PERT
+draws. Pairs: numba/costs.py and kernels/costs.cuh.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...definitions import COST, N_COSTS
+from ...plan import CompiledScenario
+
+
+def price(world: np.ndarray, q: int):
+    """A price's factor: the world quantity q per scenario, or 1.0 when q < 0 (constant)."""
+    return world[:, q] if q >= 0 else 1.0
+
+
+def clip_to_window(t, horizon: float):
+    """min(max(t, 0), horizon): a time seen through the window [0, horizon]."""
+    return np.minimum(np.maximum(t, 0.0), horizon)
+
+
+def _span_end(node: int, day: float, node_time: np.ndarray):
+    """A span's start or end per scenario: its node's time, or its fixed day."""
+    return node_time[:, node] if node >= 0 else day
+
+
+def add_spans(plan: CompiledScenario, s: int, node_time: np.ndarray, world: np.ndarray,
+              costs: np.ndarray) -> None:
+    """Each span z of strategy s, in order: (rate x price) x days of the span in the window,
+    into its cost column."""
+    horizon = plan.horizon
+    for z in range(plan.span_cost.shape[0]):
+        rate = plan.span_rate[s, z]
+        if rate == 0.0:
+            continue
+        start = _span_end(plan.span_start_node[z], plan.span_start_day[z], node_time)
+        end = _span_end(plan.span_end_node[z], plan.span_end_day[z], node_time)
+        width = np.maximum(0.0, clip_to_window(end, horizon) - clip_to_window(start, horizon))
+        column = plan.span_cost[z]
+        costs[:, column] += (rate * price(world, plan.span_price_q[s, z])) * width
+
+
+def over_reservation_area(plan: CompiledScenario, s: int, h: int,
+                          node_time: np.ndarray) -> np.ndarray:
+    """Integral over [0, horizon] of max(0, draw - reserved) in hall h, kW x days.
+
+    The contract's merge of the hall's power events (stably sorted by time) with the
+    strategy's reservation steps, run for every scenario at once: each pass takes the next
+    event or step of every scenario still inside the window (an event first on a tie).
+    """
+    horizon = plan.horizon
+    n = node_time.shape[0]
+    events = np.flatnonzero(plan.power_event_hall[s] == h)
+    times = node_time[:, plan.power_event_node[events]]
+    order = np.argsort(times, axis=1, kind="stable")
+    times = np.take_along_axis(times, order, axis=1)
+    deltas = plan.power_event_delta[events][order]
+    n_events = events.shape[0]
+    step_day, step_kw = plan.res_day[s], plan.res_kw[s]
+    j0, end = int(plan.res_ptr[s, h]), int(plan.res_ptr[s, h + 1])
+    res0 = 0.0
+    while j0 < end and step_day[j0] <= 0.0:
+        res0 = step_kw[j0]
+        j0 += 1
+    t = np.zeros(n)
+    draw = np.full(n, plan.hall_draw0[h])
+    res = np.full(n, res0)
+    area = np.zeros(n)
+    i = np.zeros(n, dtype=np.int64)
+    j = np.full(n, j0, dtype=np.int64)
+    active = np.ones(n, dtype=bool)
+    rows = np.arange(n)
+    last_event, last_step = max(n_events - 1, 0), step_day.shape[0] - 1
+    # every pass takes an event or a step, or ends at the horizon: at most this many
+    for _ in range(n_events + (end - j0) + 1):
+        if not active.any():
+            break
+        event_i = np.minimum(i, last_event)
+        te = np.full(n, horizon)
+        if n_events:
+            te = np.where(i < n_events, clip_to_window(times[rows, event_i], horizon), horizon)
+        step_j = np.minimum(j, last_step)
+        tr = np.where(j < end, np.minimum(step_day[step_j], horizon), horizon)
+        nxt = np.minimum(te, tr)
+        area = np.where(active, area + np.maximum(0.0, draw - res) * (nxt - t), area)
+        t = np.where(active, nxt, t)
+        active &= t < horizon
+        take_event = active & (te <= tr)
+        take_step = active & ~(te <= tr)
+        if n_events:
+            draw = np.where(take_event, draw + deltas[rows, event_i], draw)
+        i += take_event
+        res = np.where(take_step, step_kw[step_j], res)
+        j += take_step
+    return area
+
+
+def add_power_over(plan: CompiledScenario, s: int, node_time: np.ndarray, world: np.ndarray,
+                   costs: np.ndarray) -> None:
+    """Power drawn above the reservation, hall by hall (halls without a price skipped)."""
+    for h in range(plan.over_rate.shape[0]):
+        rate = plan.over_rate[h]
+        if rate == 0.0:
+            continue
+        area = over_reservation_area(plan, s, h, node_time)
+        costs[:, COST["cost_power_over"]] += (rate * price(world, plan.over_price_q[h])) * area
+
+
+def crew_days(plan: CompiledScenario, s: int, node_time: np.ndarray,
+              world: np.ndarray) -> np.ndarray:
+    """Days in the window from the first crew row's start to the last one's finish (a row
+    starts its duration, the additive terms of its node, before it finishes)."""
+    horizon = plan.horizon
+    n = node_time.shape[0]
+    first = np.full(n, np.inf)
+    last = np.full(n, -np.inf)
+    for r in range(plan.n_crew_rows[s]):
+        v = plan.crew_node[s, r]
+        finish = node_time[:, v]
+        duration = np.zeros(n)
+        for q in plan.node_add_q[s, v]:
+            if q >= 0:
+                duration = duration + world[:, q]
+        duration = duration + plan.node_add_const[s, v]
+        first = np.minimum(first, finish - duration)
+        last = np.maximum(last, finish)
+    return np.maximum(0.0, clip_to_window(last, horizon) - clip_to_window(first, horizon))
+
+
+def strategy_costs(plan: CompiledScenario, s: int, node_time: np.ndarray, world: np.ndarray,
+                   shortfall: np.ndarray) -> np.ndarray:
+    """costs[i, c] of strategy s (c in definitions.COSTS order) from its node times, the world
+    and its shortfall metric (H100-eq x days), in the kernels' order."""
+    costs = np.zeros((node_time.shape[0], N_COSTS))
+    add_spans(plan, s, node_time, world, costs)
+    add_power_over(plan, s, node_time, world, costs)
+    if plan.shortfall_rate != 0.0:
+        costs[:, COST["cost_shortfall"]] = (
+            (plan.shortfall_rate * price(world, plan.shortfall_price_q)) * shortfall)
+    if plan.crew_rate != 0.0 and plan.n_crew_rows[s] > 0:
+        costs[:, COST["cost_crews"]] = (
+            (plan.crew_rate * price(world, plan.crew_price_q)) * crew_days(plan, s, node_time,
+                                                                           world))
+    for u in range(plan.lump_amount.shape[0]):
+        amount = plan.lump_amount[u]
+        if amount != 0.0:
+            costs[:, plan.lump_cost[u]] += amount * price(world, plan.lump_price_q[u])
+    costs[:, COST["cost_total"]] = costs[:, 1]
+    for k in range(2, N_COSTS):
+        costs[:, COST["cost_total"]] += costs[:, k]
+    return costs
