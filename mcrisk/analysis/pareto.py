@@ -140,6 +140,12 @@ class _Axes:
         return self.lower(risk, a, b) or self.lower(cost, a, b)
 
 
+def pair_test_level(strategies: int, family_alpha: float = FAMILY_ALPHA) -> float:
+    """The level of each paired test: family_alpha over the four axes and every pair of
+    `strategies` (ranking.per_test_alpha, Bonferroni)."""
+    return per_test_alpha(strategies, len(RISK_AXES) + len(COST_AXES), family_alpha)
+
+
 def _check_shapes(metrics: np.ndarray, costs: np.ndarray, names: Sequence[str]) -> None:
     count = len(names)
     if metrics.ndim != 3 or metrics.shape[1] != count or metrics.shape[2] < len(METRICS):
@@ -159,8 +165,7 @@ def pareto_frontiers(metrics: np.ndarray, costs: np.ndarray, names: Sequence[str
     metrics, costs = np.asarray(metrics), np.asarray(costs)
     _check_shapes(metrics, costs, names)
     count = len(names)
-    axes = _Axes(metrics, costs, per_test_alpha(count, len(RISK_AXES) + len(COST_AXES),
-                                                family_alpha))
+    axes = _Axes(metrics, costs, pair_test_level(count, family_alpha))
     out = []
     for risk in RISK_AXES:
         for cost in COST_AXES:

@@ -11,6 +11,8 @@ nightly.py, above, call in.
     tables    the Parquet files
     figures   matplotlib figures as PNG bytes
     findings  sentences generated from the numbers
+    costs     the cost section: cost beside trough, the Pareto frontier (cost_figures: its
+              chart; cost_findings: the trade in one sentence per pair)
     html      report.html (self-contained)
     markdown  summary.md
     diff      night-over-night comparison (diff.md)
@@ -71,7 +73,23 @@ def report_parts(run) -> tuple[dict[str, bytes], list[str], dict[str, str]]:
     }, paths=paths, completion=completion)
     paragraphs = findings(run.scenario, run.summary, plan.largest_job, detail.hall_power,
                           metrics=metrics, names=names)
-    return pictures, paragraphs, colors
+    return pictures, paragraphs + _cost_parts(run, pictures, colors), colors
+
+
+def _cost_parts(run, pictures, colors: dict[str, str]) -> list[str]:
+    """With a [costs] section: the cost report onto `pictures` (pictures.costs), the Pareto
+    chart into it, and the cost findings returned; nothing without costs."""
+    from .costs import cost_report
+
+    report = cost_report(run)
+    if report is None:
+        return []
+    from .cost_figures import pareto_chart
+    from .cost_findings import cost_findings
+
+    pictures.costs = report
+    pictures["pareto"] = pareto_chart(report, run.summary, colors)
+    return cost_findings(run, report)
 
 
 def write_report(run, diff: NightDiff | None = None, run_label: str | None = None,

@@ -62,14 +62,16 @@ def _literal_text(draw):
 
 class Figures(dict):
     """PNG bytes by figure name, with what the captions need to say about them: `paths`,
-    {figure: {strategy: [ScenarioPath]}} (the scenarios drawn as lines), and `completion`,
-    the completion chart's CompletionAxis (where its day axis is cut)."""
+    {figure: {strategy: [ScenarioPath]}} (the scenarios drawn as lines), `completion`,
+    the completion chart's CompletionAxis (where its day axis is cut), and `costs`, the
+    cost section's report.costs.CostReport (None without a [costs] section)."""
 
     def __init__(self, pngs: dict[str, bytes], paths: dict | None = None,
-                 completion: "CompletionAxis | None" = None):
+                 completion: "CompletionAxis | None" = None, costs=None):
         super().__init__(pngs)
         self.paths = paths or {}
         self.completion = completion
+        self.costs = costs
 
 
 def strategy_colors(names: tuple[str, ...]) -> dict[str, str]:

@@ -5,7 +5,8 @@ text.html_text: HTML-escaped, with control and other invisible characters shown 
 The page: its style, header, navigation and the order of its sections. Each section is built
 below it: html_tables (ranking, drivers, paired, power, mitigation), html_figures (charts and
 captions), html_nightly (alerts, night over night, trend), html_definitions (definitions,
-provenance), on the pieces of html_parts.
+provenance), costs (cost against trough, the Pareto frontier; only with [costs]), on the
+pieces of html_parts.
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import datetime as _dt
 
 from ..analysis.mitigation import risk_mode_text
 from ..definitions import METRICS
+from .costs import cost_section
 from .findings import fmt
 from .html_definitions import definitions_html, provenance_table
 from .html_figures import (completion_figure, fan_figure, homeless_figure, island_figure,
@@ -128,6 +130,7 @@ def render_report(run, figures: dict[str, bytes], paragraphs: list[str], colors:
             _risk_mode_html(s),
             "<nav>" + "".join(f'<a href="#{a}">{t}</a>' for a, t in (
                 ("findings", "Findings"), ("ranking", "Ranking"), ("drivers", "Drivers"),
+                *((("costs", "Cost"),) if getattr(figures, "costs", None) else ()),
                 *((("mitigation", "Mitigation"),) if "mitigation" in s else ()),
                 *((("diff", "Night over night"),) if diff or notes else ()),
                 *((("trend", "Trend"),) if trend is not None else ()),
@@ -149,6 +152,7 @@ def render_report(run, figures: dict[str, bytes], paragraphs: list[str], colors:
             "own unit, days) in the scenarios ranked 85–95% on the metric.</p>",
             drivers_table(s, colors),
             '<h3>Against the leader, world by world</h3>', paired_table(s, colors)]
+    body += cost_section(run, figures, colors)
     body += mitigation_section(s, colors)
     if diff is not None:
         body += ['<h2 id="diff">Night over night</h2>', diff_html(diff)]

@@ -1,0 +1,194 @@
+"""report.html's cost section (issue 13): what each strategy costs beside its trough, and the
+Pareto frontier of trough against cost, with the dominated strategies named.
+
+    cost_report    a run's costs as the report reads them: the four Pareto frontiers
+                   (mcrisk.analysis.pareto) and each strategy's 95% interval of the mean of
+                   cost_total, computed once for the chart, the tables and the findings
+    cost_section   the HTML: the cost table (strategy x component, mean and P90, total
+                   first, beside P90 trough depth and shortfall), the frontier chart and the
+                   Pareto table
+
+A run without a [costs] section (result.costs is None) has no cost report and no section:
+the page is what it was. Money is written by analysis.compare.money_text ($1.23M) in the
+scenario's currency (summary.json's costs.currency, a label).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..analysis.compare import mean_ci, money_text
+from ..analysis.pareto import COST_AXES, RISK_AXES, Frontier, frontier_of, pareto_frontiers
+from ..definitions import COST, COSTS
+from .findings import fmt
+from .html_parts import METRIC_LABELS, figure_html, interval_text, swatch
+from .text import html_text
+
+COST_LABELS = {"cost_total": "total", "cost_power_reserved": "reserved power",
+               "cost_power_over": "power over the reservation", "cost_energy": "energy",
+               "cost_old_fleet": "old fleet running", "cost_new_waiting": "new units waiting",
+               "cost_shortfall": "shortfall (backfill)", "cost_crews": "retrofit crews",
+               "cost_mitigation": "mitigation"}
+AXIS_LABELS = {"trough_depth": "P90 trough depth", "shortfall_gpu_days": "P90 shortfall",
+               "mean": "mean cost", "p90": "P90 cost"}
+assert tuple(COST_LABELS) == COSTS, "one label per cost column, in COSTS order"
+
+
+@dataclass(frozen=True)
+class CostReport:
+    """What the cost section, its chart and the cost findings share, computed once: the
+    currency label, the window's end (the horizon), the four frontiers (RISK_AXES x
+    COST_AXES) and each strategy's 95% interval of its mean cost_total (None: too few
+    scenarios)."""
+    currency: str
+    horizon: float
+    frontiers: list[Frontier]
+    mean_cost_ci: dict[str, tuple[float, float] | None]
+
+    def frontier(self, risk: str = "trough_depth", cost: str = "mean") -> Frontier:
+        return frontier_of(self.frontiers, risk, cost)
+
+    def money(self, value: float | None) -> str:
+        return money_text(value, self.currency)
+
+
+def run_costs(run) -> np.ndarray | None:
+    """The run's per-scenario costs [n, s, 9], None without a [costs] section."""
+    return getattr(run.result, "costs", None)
+
+
+def cost_report(run) -> CostReport | None:
+    """The cost report of a RunResult, None when the run has no costs."""
+    costs = run_costs(run)
+    if costs is None:
+        return None
+    names = list(run.plan.strategy_names)
+    block = run.summary.get("costs") or {}
+    total = costs[:, :, COST["cost_total"]]
+    return CostReport(currency=block.get("currency", "USD"), horizon=float(run.plan.horizon),
+                      frontiers=pareto_frontiers(run.result.metrics, costs, names),
+                      mean_cost_ci={name: mean_ci(total[:, s]) for s, name in enumerate(names)})
+
+
+def _order(summary: dict) -> list[str]:
+    """The strategies in ranking order (file order for any the ranking lacks)."""
+    ranked = [n for n in summary.get("ranking") or [] if n in summary["strategies"]]
+    return ranked + [n for n in summary["strategies"] if n not in ranked]
+
+
+def shown_components(summary: dict) -> list[str]:
+    """The cost columns the table shows: cost_total, then every component that is not 0 in
+    every scenario of every strategy (P99 and mean both 0 for costs that are never negative)."""
+    def zero(column: str) -> bool:
+        return all(per["costs"][column]["mean"] == 0 and per["costs"][column]["p99"] == 0
+                   for per in summary["strategies"].values())
+    return [c for c in COSTS if c == "cost_total" or not zero(c)]
+
+
+def _risk_cell(m: dict) -> str:
+    return (f"<td class='n'><b>{fmt(m['p90'])}</b><br>"
+            f"<span class='ci'>{interval_text(m)}</span></td>")
+
+
+def cost_table(summary: dict, report: CostReport, colors: dict[str, str]) -> str:
+    """Per strategy (ranking order): P90 trough depth and shortfall, then cost_total and each
+    component that is ever non-zero: mean (bold) and P90 under it; the total's P90 with its
+    95% interval."""
+    columns = shown_components(summary)
+    left_out = [COST_LABELS[c] for c in COSTS if c not in columns]
+    head = ("<tr><th>strategy</th>"
+            + "".join(f"<th class='n'>{html_text(METRIC_LABELS[m])}<br>P90 [95% CI]</th>"
+                      for m in RISK_AXES)
+            + "".join(f"<th class='n'>{html_text(COST_LABELS[c])}<br>mean · P90</th>"
+                      for c in columns) + "</tr>")
+    rows = []
+    for name in _order(summary):
+        per = summary["strategies"][name]
+        cells = [f"<td class='name'>{swatch(name, colors)}</td>"]
+        cells += [_risk_cell(per[m]) for m in RISK_AXES]
+        for c in columns:
+            m = per["costs"][c]
+            extra = ""
+            if c == "cost_total" and m.get("p90_ci") is not None:
+                low, high = m["p90_ci"]
+                extra = f" [{report.money(low)}, {report.money(high)}]"
+            cells.append(f"<td class='n'><b>{report.money(m['mean'])}</b><br>"
+                         f"<span class='ci'>P90 {report.money(m['p90'])}{extra}</span></td>")
+        rows.append("<tr>" + "".join(cells) + "</tr>")
+    note = (f" Components that are 0 in every scenario of every strategy are left out: "
+            f"{html_text(', '.join(left_out))}." if left_out else "")
+    return (f"<p>What each strategy costs over the window [0, {fmt(report.horizon)}] days, in "
+            f"{html_text(report.currency)}, beside its P90 trough depth and shortfall. Each "
+            "cost cell: the mean over the scenarios (bold) and the P90 under it; the total's P90 "
+            "with its distribution-free 95% interval. The mean of the total is the sum of the "
+            f"components' means; the P90s do not add up (each is its own column's).{note}</p>"
+            "<div class='scroll'><table>" + head + "".join(rows) + "</table></div>")
+
+
+def _frontier_cell(f: Frontier, name: str) -> str:
+    by = f.dominated_by[name]
+    if not by:
+        return "<td><b>frontier</b></td>"
+    return f"<td>dominated by {html_text(', '.join(by))}</td>"
+
+
+def pareto_table(summary: dict, report: CostReport, colors: dict[str, str]) -> str:
+    """Per strategy: the four estimates and, on each frontier, 'frontier' or who dominates it."""
+    pairs = [(risk, cost) for risk in RISK_AXES for cost in COST_AXES]
+    head = ("<tr><th>strategy</th>"
+            + "".join(f"<th class='n'>{AXIS_LABELS[a]}</th>" for a in (*RISK_AXES, *COST_AXES))
+            + "".join(f"<th>{AXIS_LABELS[r]} against {AXIS_LABELS[c]}</th>" for r, c in pairs)
+            + "</tr>")
+    rows = []
+    for name in _order(summary):
+        cells = [f"<td class='name'>{swatch(name, colors)}</td>"]
+        cells += [f"<td class='n'>{fmt(report.frontier(risk).risk_values[name])}</td>"
+                  for risk in RISK_AXES]
+        cells += [f"<td class='n'>{report.money(report.frontier(cost=cost).cost_values[name])}"
+                  "</td>" for cost in COST_AXES]
+        cells += [_frontier_cell(report.frontier(r, c), name) for r, c in pairs]
+        rows.append("<tr>" + "".join(cells) + "</tr>")
+    return ("<p>A strategy is <b>dominated</b> when another is no worse on both estimates "
+            "(risk and cost, lower is better) and better on at least one beyond Monte Carlo "
+            "noise, by a paired test on the same sampled worlds: for a mean, an interval of the "
+            "mean per-world cost difference that excludes 0; for a P90, the ranking's paired "
+            "test (McNemar at the pooled P90; at an atom also binomial tests of the shares "
+            "above a threshold). Each test runs at the Bonferroni level over the four axes and "
+            "every pair, so all four frontiers together name a strategy dominated on a "
+            "difference that is not there with at most a 5% chance. A difference "
+            "within noise never makes a strategy dominated; the <b>frontier</b> is every "
+            "strategy that no other dominates.</p><div class='scroll'><table>" + head
+            + "".join(rows) + "</table></div>")
+
+
+def pareto_caption(report: CostReport) -> str:
+    """What the frontier chart shows, and which strategies it names as dominated."""
+    text = ("Each strategy's mean total cost (x, with the 95% interval of the mean) against "
+            "its P90 trough depth (left) and P90 shortfall (right), with the P90's "
+            "distribution-free 95% interval. Filled points joined by the line: the frontier "
+            "(no other strategy is no worse on both and better on one beyond noise); hollow "
+            "points: dominated.")
+    for risk in RISK_AXES:
+        f = report.frontier(risk)
+        if f.dominated:
+            text += (f" Dominated on {AXIS_LABELS[risk]}: "
+                     + "; ".join(f"{n} (by {', '.join(f.dominated_by[n])})" for n in f.dominated)
+                     + ".")
+    return text
+
+
+def cost_section(run, figures, colors: dict[str, str]) -> list[str]:
+    """The cost section's HTML pieces (heading, table, chart, Pareto table); empty without
+    costs. `figures` carries the cost report (figures.costs) and the chart (figures['pareto'])."""
+    report = getattr(figures, "costs", None)
+    if report is None:
+        return []
+    s = run.summary
+    out = ['<h2 id="costs">Cost against trough</h2>', cost_table(s, report, colors)]
+    if "pareto" in figures:
+        out.append(figure_html(figures["pareto"], "Pareto frontier of trough against cost",
+                               pareto_caption(report)))
+    out += ["<h3>Pareto frontier: who is dominated, and by whom</h3>",
+            pareto_table(s, report, colors)]
+    return out
