@@ -27,8 +27,9 @@ def simulate_to_precision(plan, seed: int, backend, target: PrecisionTarget,
     n = min(target.start, target.max_samples)
     metrics = _Rows((n, plan.n_strategies, N_METRICS))
     world = _Rows((min(n, DEFAULT_KEEP_WORLD), plan.n_quantities))
+    costs = _Rows((n, plan.n_strategies, plan.n_costs)) if plan.n_costs else None
     wall = simulate_into(plan, seed, backend, 0, metrics.array, world.array, chunk_size,
-                         progress, chunk_hooks)
+                         progress, chunk_hooks, costs=_array(costs))
     while True:
         with as_progress(progress).phase(SUMMARIZE, note=f"--precision: {n:,} enough?"):
             worst = worst_shortfall(metrics.array, plan.strategy_names, target)
@@ -37,12 +38,20 @@ def simulate_to_precision(plan, seed: int, backend, target: PrecisionTarget,
         grown = next_sample_count(n, worst, target)
         metrics.grow(grown)
         world.grow(min(grown, DEFAULT_KEEP_WORLD))
+        if costs is not None:
+            costs.grow(grown)
         wall += simulate_into(plan, seed, backend, n, metrics.array[n:], world.array[n:],
                               chunk_size, progress, chunk_hooks,
-                              note=f"--precision: {n:,} to {grown:,}")
+                              note=f"--precision: {n:,} to {grown:,}",
+                              costs=None if costs is None else costs.array[n:])
         n = grown
-    return (SimulationResult(plan, seed, n, backend.name, metrics.array, world.array, wall),
-            worst)
+    return (SimulationResult(plan, seed, n, backend.name, metrics.array, world.array, wall,
+                             _array(costs)), worst)
+
+
+def _array(rows: "_Rows | None"):
+    """The array of `rows`, or None (a plan without costs keeps none)."""
+    return None if rows is None else rows.array
 
 
 class _Rows:

@@ -26,7 +26,8 @@ from .analysis.precision import PrecisionTarget, precision_entry
 from .backends import Backend, select_backend
 from .backends.jit_events import numba_compiles
 from .compile import CompiledScenario, compile_scenario, select_risks
-from .definitions import METRICS
+from .cost_summary import costs_block, summarize_costs
+from .definitions import METRICS, N_METRICS
 from .errors import McriskError
 from .mitigation_run import mitigation_entry
 from .model import Scenario
@@ -57,9 +58,13 @@ class RunResult:
 
     def replay(self, index: int):
         """Scenario `index` simulated alone with node times, on the run's backend, plan and
-        seed: (metrics[1, s, 6], world[1, q], node_times[1, s, v]). The report draws whole
+        seed: (metrics[1, s, 6], world[1, q], node_times[1, s, v]), the six metrics only, as
+        result.metrics keeps them (the backend's cost columns, which follow them when the
+        plan has costs, are left out: result.costs has them). The report draws whole
         scenarios through this, so it never needs a backend of its own."""
-        return self.backend.simulate_chunk(self.plan, self.result.seed, index, 1, keep_nodes=True)
+        metrics, world, node_times = self.backend.simulate_chunk(
+            self.plan, self.result.seed, index, 1, keep_nodes=True)
+        return metrics[:, :, :N_METRICS], world, node_times
 
 
 DRIVERS_TOP = 5
@@ -106,7 +111,9 @@ def build_summary(scenario: Scenario, backend: Backend, result: SimulationResult
     given), drivers (of every metric, per strategy), paired (each strategy against the
     leader on the same scenarios), for --precision runs precision, and, when the run's risks
     have mitigated values, mitigation (the same worlds pre vs post mitigation). `progress` sees it
-    as the `summarize` phase, one step each of SUMMARY_STEPS."""
+    as the `summarize` phase, one step each of SUMMARY_STEPS. With costs (a [costs]
+    section), every strategy gets `costs` (mcrisk.cost_summary) and the document a top-level
+    `costs` block; without, neither key."""
     with progress.phase(SUMMARIZE, total=len(SUMMARY_STEPS)) as phase:
         return _summary(scenario, backend, result, chunk_size, precision, risks, mitigation,
                         Steps(phase, SUMMARY_STEPS))
@@ -125,6 +132,9 @@ def _summary(scenario, backend, result, chunk_size, precision, risks, mitigation
         if scenario.start_date is not None:
             strategies[name]["completion_date"] = completion_dates(
                 scenario.start_date, strategies[name]["completion_day"])
+    if result.costs is not None:
+        for name, per_cost in summarize_costs(result.costs, result.plan.strategy_names).items():
+            strategies[name]["costs"] = per_cost
     steps.next()
     ranked = rank(result.metrics, result.plan.strategy_names, strategies)
     ranking = ranked["ranking"]
@@ -155,12 +165,20 @@ def _summary(scenario, backend, result, chunk_size, precision, risks, mitigation
         "ranks": ranked["ranks"],
         "ranking_rule": ranked["rule"],
         "strategies": strategies,
+        **({"costs": costs_block(_currency(scenario), result.plan.horizon)}
+           if result.costs is not None else {}),
         "risks": risks if risks is not None else risks_entry(scenario),
         "drivers": {"scenarios": int(result.world.shape[0]), "strategies": drivers},
         "paired": paired,
         **({"precision": precision} if precision else {}),
         **({"mitigation": mitigation} if mitigation else {}),
     }
+
+
+def _currency(scenario: Scenario) -> str | None:
+    """The [costs] section's currency label, None without one."""
+    costs = getattr(scenario, "costs", None)
+    return getattr(costs, "currency", None)
 
 
 @dataclass(frozen=True)

@@ -2,8 +2,15 @@
 
 Every draw is addressed by its scenario index, so the result is the same for any chunk size.
 Memory per chunk is bounded; what is kept is the per-scenario metrics (samples x strategies x
-6 float64: 240 bytes a scenario for 5 strategies, 2.4 GB at 10^7) and the drawn inputs of the
-first `keep_world` scenarios only (drivers analysis needs no more; hooks see every chunk's).
+6 float64: 240 bytes a scenario for 5 strategies, 2.4 GB at 10^7), with a [costs] section the
+per-scenario costs (samples x strategies x plan.n_costs float64, 360 bytes more a scenario for
+5 strategies), and the drawn inputs of the first `keep_world` scenarios only (drivers analysis
+needs no more; hooks see every chunk's).
+
+A backend returns one array per chunk, [count, strategies, N_METRICS + plan.n_costs]: the
+metrics, then the cost columns (definitions.COSTS). The chunk hooks get it whole; the kept
+arrays split it (`metrics`, `costs`), so everything that reads the metrics sees six columns
+with or without costs.
 A run that could not keep that in this machine's memory is refused before it starts
 (`check_memory`), and no run takes more than MAX_SAMPLES scenarios.
 """
@@ -44,6 +51,8 @@ class SimulationResult:
     metrics: np.ndarray        # float64[samples, strategies, metrics]
     world: np.ndarray          # float64[min(samples, keep_world), quantities]
     wall_seconds: float
+    costs: np.ndarray | None = None    # float64[samples, strategies, plan.n_costs]
+                                       # (definitions.COSTS); None without [costs]
 
 
 ChunkHook = Callable[[int, np.ndarray, np.ndarray, np.ndarray], None]
@@ -57,26 +66,40 @@ def simulate(plan: CompiledScenario, samples: int, seed: int, backend: Backend,
     """Simulate scenarios first .. first + samples - 1 of `plan` for every strategy.
 
     Each hook is called once per chunk, in scenario order, as
-    hook(first_scenario, metrics[c, s, m], world[c, q], node_times[c, s, v]) so that
-    per-scenario detail (capacity over time, say) can be reduced by streaming without
-    keeping it for all scenarios. Node times are only computed when a hook is given.
+    hook(first_scenario, metrics[c, s, N_METRICS + plan.n_costs], world[c, q],
+    node_times[c, s, v]) so that per-scenario detail (capacity over time, say) can be reduced
+    by streaming without keeping it for all scenarios: the chunk's metrics as the backend
+    returned them, the cost columns (definitions.COSTS) after the six metrics when the plan
+    has costs. Node times are only computed when a hook is given.
     `progress` sees a `simulate` phase counted in scenarios (mcrisk.progress), with `note`.
     """
     if samples < 1:
         raise ValueError(f"samples must be >= 1, got {samples}")
     metrics = np.empty((samples, plan.n_strategies, N_METRICS))
     world = np.empty((min(samples, keep_world), plan.n_quantities))
+    costs = cost_array(plan, samples)
     wall = simulate_into(plan, seed, backend, first, metrics, world, chunk_size, progress,
-                         chunk_hooks, note)
-    return SimulationResult(plan, seed, samples, backend.name, metrics, world, wall)
+                         chunk_hooks, note, costs=costs)
+    return SimulationResult(plan, seed, samples, backend.name, metrics, world, wall, costs)
+
+
+def cost_array(plan: CompiledScenario, samples: int) -> np.ndarray | None:
+    """The kept costs of `samples` scenarios, [samples, strategies, plan.n_costs] (unfilled),
+    or None for a plan without costs."""
+    if plan.n_costs == 0:
+        return None
+    return np.empty((samples, plan.n_strategies, plan.n_costs))
 
 
 def simulate_into(plan: CompiledScenario, seed: int, backend: Backend, first: int,
                   metrics: np.ndarray, world: np.ndarray, chunk_size: int = DEFAULT_CHUNK,
                   progress: Progress | Callable[[int, int], None] | None = None,
-                  chunk_hooks: tuple[ChunkHook, ...] = (), note: str = "") -> float:
+                  chunk_hooks: tuple[ChunkHook, ...] = (), note: str = "",
+                  costs: np.ndarray | None = None) -> float:
     """Simulate scenarios first .. first + len(metrics) - 1 into the given arrays (the first
-    len(world) of them into world); returns the seconds it took.
+    len(world) of them into world; their costs into `costs`, [len(metrics), strategies,
+    plan.n_costs], which a plan with costs needs and one without must not be given);
+    returns the seconds it took.
 
     Writing into the caller's arrays lets a growing run (--precision) keep one buffer instead
     of parts that it would have to concatenate.
@@ -84,19 +107,44 @@ def simulate_into(plan: CompiledScenario, seed: int, backend: Backend, first: in
     if chunk_size < 1:
         raise ValueError(f"chunk_size must be >= 1, got {chunk_size}")
     samples = metrics.shape[0]
+    _check_costs(plan, samples, costs)
     started = time.perf_counter()
     with as_progress(progress).phase(SIMULATE, samples, SCENARIOS, note) as phase:
         for offset in range(0, samples, chunk_size):
             count = min(chunk_size, samples - offset)
             chunk_metrics, chunk_world, node_times = backend.simulate_chunk(
                 plan, seed, first + offset, count, keep_nodes=bool(chunk_hooks))
+            _check_width(plan, backend, chunk_metrics)
             for hook in chunk_hooks:
                 hook(first + offset, chunk_metrics, chunk_world, node_times)
-            metrics[offset:offset + count] = chunk_metrics
+            metrics[offset:offset + count] = chunk_metrics[:, :, :N_METRICS]
+            if costs is not None:
+                costs[offset:offset + count] = chunk_metrics[:, :, N_METRICS:]
             kept = max(0, min(count, world.shape[0] - offset))
             world[offset:offset + kept] = chunk_world[:kept]
             phase.advance(count)
     return time.perf_counter() - started
+
+
+def _check_costs(plan: CompiledScenario, samples: int, costs: np.ndarray | None) -> None:
+    """simulate_into's `costs` must match the plan: an array of the right shape exactly
+    when the plan has costs (a caller's mistake: ValueError)."""
+    wanted = (samples, plan.n_strategies, plan.n_costs)
+    if plan.n_costs == 0 and costs is not None:
+        raise ValueError("costs given for a plan without costs (plan.n_costs = 0)")
+    if plan.n_costs > 0 and (costs is None or costs.shape != wanted):
+        got = None if costs is None else costs.shape
+        raise ValueError(f"a plan with costs needs costs of shape {wanted}, got {got}")
+
+
+def _check_width(plan: CompiledScenario, backend: Backend, chunk_metrics: np.ndarray) -> None:
+    """A backend's chunk has N_METRICS + plan.n_costs columns (a backend that does not
+    compute the plan's costs would otherwise leave them unfilled)."""
+    wanted = N_METRICS + plan.n_costs
+    if chunk_metrics.shape[-1] != wanted:
+        raise ValueError(f"backend {backend.name} returned {chunk_metrics.shape[-1]} columns "
+                         f"per scenario and strategy, the plan needs {wanted} "
+                         f"({N_METRICS} metrics and {plan.n_costs} costs)")
 
 
 def memory_needed(plan: CompiledScenario, samples: int, chunk_size: int = DEFAULT_CHUNK,
@@ -105,18 +153,19 @@ def memory_needed(plan: CompiledScenario, samples: int, chunk_size: int = DEFAUL
     the peak resident set measured on the reference: benchmarks/memory.py):
 
     * the runtime (RUNTIME_BYTES) and what the run keeps: the metrics of every scenario and
-      strategy, the drawn inputs of the first keep_world scenarios, and with keep_nodes (a
+      strategy (with costs, their plan.n_costs cost columns too), the drawn inputs of the first keep_world scenarios, and with keep_nodes (a
       run that writes its outputs) the milestone store (milestone_store_bytes);
     * the larger of what is in flight while it simulates (one chunk's results and inputs
-      from the backend, copied into the kept arrays; with keep_nodes also its node times and
+      from the backend, its cost columns included, copied into the kept arrays; with keep_nodes also its node times and
       the hooks' copies of them, chunk_output_bytes) and what the analysis after it holds
       (the drivers' inputs and their ranks: two arrays the size of the kept inputs; the
       ranking's pooled copy of two metric columns).
     """
     chunk = min(samples, chunk_size)
     kept_world = min(samples, keep_world)
-    kept = samples * plan.n_strategies * N_METRICS * 8 + kept_world * plan.n_quantities * 8
-    simulating = chunk * (plan.n_strategies * N_METRICS + plan.n_quantities) * 8
+    columns = N_METRICS + plan.n_costs
+    kept = samples * plan.n_strategies * columns * 8 + kept_world * plan.n_quantities * 8
+    simulating = chunk * (plan.n_strategies * columns + plan.n_quantities) * 8
     analysis = max(2 * kept_world * plan.n_quantities * 8, 2 * samples * 8)
     if keep_nodes:
         kept += milestone_store_bytes(plan, samples)
@@ -132,13 +181,13 @@ def chunk_output_bytes(plan: CompiledScenario, chunk: int) -> int:
     """Bytes the streaming outputs (mcrisk.report.collect's hooks) hold for one chunk of
     `chunk` scenarios, about: its node times; their milestone times, copied and sorted once
     per strategy reduced at a time (as many as Numba's threads), each with the histogram
-    table it makes; the chunk's rows of metrics.parquet."""
+    table it makes; the chunk's rows of metrics.parquet (the cost columns too, with costs)."""
     import numba
 
     node_times = chunk * plan.n_strategies * plan.n_nodes * 8
     at_once = min(plan.n_strategies, numba.get_num_threads())
     milestone_rows = at_once * chunk * _milestones_per_strategy(plan) * 8 * 2
-    parquet = chunk * plan.n_strategies * (N_METRICS + plan.n_quantities) * 8
+    parquet = chunk * plan.n_strategies * (N_METRICS + plan.n_costs + plan.n_quantities) * 8
     return int(node_times + milestone_rows + parquet)
 
 
@@ -181,10 +230,16 @@ def check_memory(plan: CompiledScenario, samples: int, chunk_size: int = DEFAULT
     fits = _largest_that_fits(plan, chunk_size, allowed)
     raise McriskError(
         f"{option} = {samples:,}: this run would need about {needed / 1e9:,.1f} GB of memory "
-        f"({samples:,} scenarios x {plan.n_strategies} strategies x {N_METRICS} metrics x "
+        f"({samples:,} scenarios x {plan.n_strategies} strategies x {_columns_text(plan)} x "
         f"8 bytes, plus drawn inputs and working memory) and this machine has "
         f"{available / 1e9:,.1f} GB, of which a run may use {MEMORY_SHARE:.0%} (use at most "
         f"about {fits:,} scenarios here, or a machine with more memory)")
+
+
+def _columns_text(plan: CompiledScenario) -> str:
+    """What a run keeps per scenario and strategy, in words: '6 metrics' (+ 'and 9 costs')."""
+    text = f"{N_METRICS} metrics"
+    return text + (f" and {plan.n_costs} costs" if plan.n_costs else "")
 
 
 def _largest_that_fits(plan: CompiledScenario, chunk_size: int, allowed: float) -> int:

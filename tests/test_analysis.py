@@ -129,7 +129,8 @@ class _AddressedBackend:
         return metrics, np.tile(index[:, None], (1, plan.n_quantities)), None
 
 
-_PLAN = SimpleNamespace(strategy_names=("a", "b"), n_strategies=2, n_quantities=3)
+_PLAN = SimpleNamespace(strategy_names=("a", "b"), n_strategies=2, n_quantities=3,
+                        n_costs=0)
 
 
 def test_precision_is_never_met_without_an_interval():

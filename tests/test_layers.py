@@ -43,6 +43,7 @@ PLACES = {
     "mcrisk.backends": "backends",
     "mcrisk.simulate": "simulate",
     "mcrisk.aggregate": "results", "mcrisk.milestones": "results", "mcrisk.analysis": "results",
+    "mcrisk.cost_summary": "results",
     "mcrisk.report": "report",
     "mcrisk.run": "application", "mcrisk.precision_run": "application",
     "mcrisk.mitigation_run": "application", "mcrisk.compare_run": "application",

@@ -1,10 +1,11 @@
 """Horizon warnings: which strategies often complete after the horizon, so that their
-trough, shortfall and homeless time are cut there, and what horizon would cover them. The
-horizon is never cut silently.
+trough, shortfall, homeless time and (with a [costs] section) costs are cut there, and what
+horizon would cover them. The horizon is never cut silently.
 
-trough_days, shortfall_gpu_days and homeless_days count only what happens in [0, H), while
-completion_day is not cut at H. A strategy that often completes after H has part of its
-trough, shortfall and homeless time left out of its numbers (and so of its rank). Per strategy
+trough_days, shortfall_gpu_days and homeless_days count only what happens in [0, H), and
+every cost column only what happens in [0, H] (docs/costs.md), while completion_day is not
+cut at H. A strategy that often completes after H has part of its
+trough, shortfall, homeless time and costs left out of its numbers (and so of its rank). Per strategy
 the run reports the probability that completion lies beyond H and the P99 completion day, and
 warns where that probability is over BEYOND_HORIZON_NOTABLE (1%), naming a horizon that would
 cover the P99 completion (rounded up to whole HORIZON_STEP days).
@@ -51,11 +52,14 @@ def _share(p: float) -> str:
 
 def horizon_warnings(summary: dict) -> list[str]:
     """One plain-text sentence (no 'WARNING' prefix) per strategy, in ranking order, whose
-    completion lies beyond the horizon with probability over BEYOND_HORIZON_NOTABLE."""
+    completion lies beyond the horizon with probability over BEYOND_HORIZON_NOTABLE; with
+    costs (summary.json's top-level `costs`) it says that they are cut there too."""
     horizon = summary.get("horizon_days")
     out: list[str] = []
     if horizon is None:                 # a document without a horizon has nothing to cut
         return out
+    cut = ("trough days, shortfall, homeless time and costs" if "costs" in summary
+           else "trough days, shortfall and homeless time")
     for name in summary.get("ranking") or list(summary["strategies"]):
         beyond = summary["strategies"][name].get("beyond_horizon")
         if not beyond or not beyond["probability"] > BEYOND_HORIZON_NOTABLE:
@@ -63,7 +67,7 @@ def horizon_warnings(summary: dict) -> list[str]:
         p99 = beyond["completion_p99"]
         cover = covering_horizon(p99, horizon)
         text = (f"{name} completes after the {horizon:,.0f}-day horizon in "
-                f"{_share(beyond['probability'])}: its trough days, shortfall and homeless time "
+                f"{_share(beyond['probability'])}: its {cut} "
                 f"count only what happens before day {horizon:,.0f}, and so does its rank. ")
         if cover is None:
             text += ("Its P99 completion day is not a finite number, so no horizon covers it.")

@@ -6,6 +6,8 @@ i, then i + 1), with columns
     scenario (int64, the scenario's address), strategy (string),
     trough_depth, trough_days, shortfall_gpu_days, homeless_days, completion_day (float64),
     power_violation (bool),
+    with a [costs] section the cost columns cost_total .. cost_mitigation (float64, in the
+    scenario's currency; definitions.COSTS, docs/costs.md),
     then the key drawn inputs of that scenario (the same for every strategy), named as the
     compiled world quantities: see `input_quantities`. Days are float32 (0.1 ms precision
     over a few years is plenty for analysis), burn-in attempts int32.
@@ -26,7 +28,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..compile import CompiledScenario
-from ..definitions import METRICS, Q_ATTEMPTS
+from ..definitions import COSTS, METRICS, N_METRICS, Q_ATTEMPTS
 from ..outputs import default_mode, write_atomic
 from .bands import CapacityBands
 
@@ -63,6 +65,7 @@ def metrics_schema(plan: CompiledScenario) -> pa.Schema:
     fields = [pa.field("scenario", pa.int64()), pa.field("strategy", pa.string())]
     fields += [pa.field(m, pa.float64()) for m in METRICS[:-1]]
     fields.append(pa.field("power_violation", pa.bool_()))
+    fields += [pa.field(c, pa.float64()) for c in COSTS[:plan.n_costs]]
     for q in input_quantities(plan):
         kind = pa.int32() if _input_dtype(plan, q) == np.int32 else pa.float32()
         fields.append(pa.field(plan.quantity_names[q], kind))
@@ -71,7 +74,8 @@ def metrics_schema(plan: CompiledScenario) -> pa.Schema:
 
 def metrics_batch(plan: CompiledScenario, first: int, metrics: np.ndarray,
                   world: np.ndarray, schema: pa.Schema) -> pa.Table:
-    """Rows of one chunk: metrics[c, s, m], world[c, q] for scenarios first .. first + c - 1.
+    """Rows of one chunk: metrics[c, s, m], world[c, q] for scenarios first .. first + c - 1
+    (m: the six metrics, then the plan's n_costs cost columns, as the backend returns them).
 
     Performance: every column is a contiguous row of one of three arrays built in one pass
     each (the metrics moved metric-major, the kept inputs cast and repeated per strategy,
@@ -80,11 +84,12 @@ def metrics_batch(plan: CompiledScenario, first: int, metrics: np.ndarray,
     """
     c, n_strategies = metrics.shape[0], metrics.shape[1]
     rows = c * n_strategies
-    by_metric = np.ascontiguousarray(np.moveaxis(metrics, 2, 0)).reshape(len(METRICS), rows)
+    by_metric = np.ascontiguousarray(np.moveaxis(metrics, 2, 0)).reshape(metrics.shape[2], rows)
     columns = [pa.array(np.repeat(np.arange(first, first + c, dtype=np.int64), n_strategies)),
                strategy_column(plan.strategy_names, c)]
-    columns += [pa.array(by_metric[k]) for k in range(len(METRICS) - 1)]
-    columns.append(pa.array(by_metric[-1] > 0.5))
+    columns += [pa.array(by_metric[k]) for k in range(N_METRICS - 1)]
+    columns.append(pa.array(by_metric[N_METRICS - 1] > 0.5))
+    columns += [pa.array(by_metric[N_METRICS + k]) for k in range(plan.n_costs)]
     kept = input_quantities(plan)
     inputs = {}
     for dtype in (np.float32, np.int32):
