@@ -47,7 +47,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from .cost_plan import no_cost_arrays
+from .cost_plan import cost_arrays, no_cost_arrays
 from .definitions import NODE_CREW, NODE_MAX
 from .model import Scenario, Strategy
 from .plan import CompiledScenario  # noqa: F401 (re-exported: the plan interface is plan.py)
@@ -249,10 +249,17 @@ def select_risks(scenario: Scenario, mode: str = "file", disable: tuple[str, ...
 
 def with_mitigation(scenario: Scenario) -> Scenario:
     """The scenario with every risk at its mitigated values (where given), each risk's
-    `enabled` unchanged: the post-mitigation side of a register set by select_risks."""
+    `enabled` unchanged: the post-mitigation side of a register set by select_risks. A risk
+    with mitigated values is marked `mitigation_applied`, so that its mitigation's cost
+    counts (a one-off cost, mcrisk/cost_plan.py) wherever the risk is enabled."""
     return replace(scenario, risks=tuple(
         replace(risk, probability=_first(risk.mitigated_probability, risk.probability),
-                impact=_first(risk.mitigated_impact, risk.impact)) for risk in scenario.risks))
+                impact=_first(risk.mitigated_impact, risk.impact),
+                mitigation_applied=_has_mitigation(risk)) for risk in scenario.risks))
+
+
+def _has_mitigation(risk) -> bool:
+    return risk.mitigated_probability is not None or risk.mitigated_impact is not None
 
 
 def _first(value, default):
@@ -436,5 +443,16 @@ def _assemble(scenario: Scenario, world: World, nodes: _Nodes, plans: list[dict]
         largest_job=float(scenario.demand.largest_job),
         demand_day=np.ascontiguousarray(points[:, 0]),
         demand_value=np.ascontiguousarray(points[:, 1]),
-        **no_cost_arrays(len(plans), len(halls)),
+        **_cost_fields(scenario, nodes, (power_node, power_delta, power_hall), hall_draw0,
+                       handles),
     )
+
+
+def _cost_fields(scenario: Scenario, nodes: _Nodes, power_events: tuple, hall_draw0: np.ndarray,
+                 handles: dict) -> dict:
+    """The plan's costs group: placeholders and n_costs 0 without [costs], else
+    mcrisk/cost_plan.py's arrays (its prices given as distributions are world quantities)."""
+    if scenario.costs is None:
+        return no_cost_arrays(len(scenario.strategies), len(scenario.halls))
+    crews = int(scenario.retrofit.crews) if scenario.retrofit else 1
+    return cost_arrays(scenario, nodes.id, *power_events, hall_draw0, handles["cost"], crews)

@@ -167,6 +167,8 @@ class Risk:
     mitigated_impact: Distribution | None = None
     description: str = ""
     mitigation_cost: Distribution | None = None   # what the mitigation costs, once, in money
+    mitigation_applied: bool = False   # the mitigated values are in effect (compile's
+                                       # with_mitigation): its cost counts when enabled
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 # the sections a quantity can belong to, as they start its name
-SECTIONS = ("shared", "risk", "shipment", "hall", "island", "unit_type", "unit", "row")
+# ("cost": a price of [costs] given as a distribution, "cost.A.price_per_kw_month")
+SECTIONS = ("shared", "risk", "shipment", "hall", "island", "unit_type", "unit", "row", "cost")
 
 
 @dataclass(frozen=True)

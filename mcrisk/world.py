@@ -3,7 +3,7 @@ every strategy (common random numbers), as the tables the plan's world group hol
 
 `compile_world` adds, in dependency order, the shared delays, risks, shipment arrivals, hall
 and island dates, drawn performance, and each unit's and retrofitted row's durations (with
-the risks that delay them); mcrisk/compile.py's docstring says what the kinds SAMPLE, SUM,
+the risks that delay them), then the prices of [costs] given as distributions; mcrisk/compile.py's docstring says what the kinds SAMPLE, SUM,
 BURNIN and ATTEMPTS compute. Each quantity has a name, which is its random-number address
 (rng.address_id) and its metrics.parquet column, and a QuantityLabel saying what it is about.
 Two names hashing to one address are refused with a ScenarioError located in the file.
@@ -85,7 +85,7 @@ def compile_world(scenario: Scenario, retrofit_rows: list[str]) -> tuple[World, 
     risks = _RiskTerms(w, scenario)
     handles: dict = {"arrival": {}, "energized": {}, "island_ready": {}, "drain": {},
                      "removal": {}, "install": {}, "burn_in": {}, "retrofit": {},
-                     "performance": {}}
+                     "performance": {}, "cost": {}}
     for ship in scenario.shipments:
         handles["arrival"][ship.id] = w.date(QuantityLabel("shipment", ship.id, "arrival"),
                                              ship.arrival, shared, risks.terms("arrival", ship.id))
@@ -127,8 +127,42 @@ def compile_world(scenario: Scenario, retrofit_rows: list[str]) -> tuple[World, 
         handles["retrofit"][row_id] = risks.wrap(
             "retrofit", row_id, w.sample(QuantityLabel("row", row_id, "retrofit"),
                                          scenario.retrofit.days))
+    if scenario.costs is not None:
+        handles["cost"] = _price_quantities(w, scenario)
     _check_addresses(w, scenario)
     return w, handles
+
+
+def _price_quantities(w: World, scenario: Scenario) -> dict[tuple[str, str], int]:
+    """Each price of [costs] given as a distribution (and the cost of each mitigation in
+    effect), as a SAMPLE quantity `cost.<subject>.<part>`, added after every other quantity:
+    addressed by name, so they change no other draw. Returns {(subject, part): quantity};
+    a certain price has none (mcrisk/cost_plan.py puts it in the rate)."""
+    prices: dict[tuple[str, str], int] = {}
+
+    def price(subject: str, part: str, dist: Distribution) -> None:
+        if not dist.is_fixed:
+            prices[(subject, part)] = w.sample(QuantityLabel("cost", subject, part), dist)
+
+    costs = scenario.costs
+    for contract in costs.power:
+        for part in ("price_per_kw_month", "over_per_kw_month", "energy_per_kwh"):
+            price(contract.hall, part, getattr(contract, part))
+    for part, by_type in (("running", costs.running), ("waiting", costs.waiting)):
+        for type_id, dist in by_type:
+            price(type_id, part, dist)
+    price("shortfall", "per_h100_eq_hour", costs.shortfall_per_h100_eq_hour)
+    price("crews", "per_crew_day", costs.crew_per_day)
+    for risk in mitigations_in_effect(scenario):
+        price(risk.id, "mitigation", risk.mitigation_cost)
+    return prices
+
+
+def mitigations_in_effect(scenario: Scenario) -> list:
+    """The risks whose mitigation is in effect in this scenario and has a cost: enabled,
+    at their mitigated values (compile.with_mitigation), with `mitigated.cost`."""
+    return [risk for risk in scenario.risks
+            if risk.enabled and risk.mitigation_applied and risk.mitigation_cost is not None]
 
 
 class _RiskTerms:
@@ -193,6 +227,24 @@ def _address_owners(scenario: Scenario) -> dict[tuple[str, str], tuple[str, str]
                        for r, row in enumerate(hall.rows)})
     for fleet, units in (("existing", scenario.existing), ("incoming", scenario.incoming)):
         owners.update({("unit", u.id): (f"{fleet}.units", u.id) for u in units})
+    owners.update(_price_owners(scenario))
+    return owners
+
+
+def _price_owners(scenario: Scenario) -> dict[tuple[str, str], tuple[str, str]]:
+    """The key of each price quantity's subject ("cost", subject): a hall's contract, a unit
+    type's price, shortfall, crews, a risk's mitigation (the first where ids coincide)."""
+    owners: dict[tuple[str, str], tuple[str, str]] = {}
+    if scenario.costs is None:
+        return owners
+    costs = scenario.costs
+    keys = [(f"costs.power[{i}].hall", p.hall) for i, p in enumerate(costs.power)]
+    keys += [(f"costs.{part}.{type_id}", type_id) for part, by_type in
+             (("running", costs.running), ("waiting", costs.waiting)) for type_id, _ in by_type]
+    keys += [("costs.shortfall", "shortfall"), ("costs.crews", "crews")]
+    keys += [(f"risks[{i}].mitigated.cost", r.id) for i, r in enumerate(scenario.risks)]
+    for key, subject in keys:
+        owners.setdefault(("cost", subject), (key, subject))
     return owners
 
 

@@ -7,12 +7,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+from mcrisk.compile import compile_scenario, select_risks
+from mcrisk.cost_plan import no_cost_arrays
+from mcrisk.definitions import COST, DAYS_PER_MONTH, N_COSTS
 from mcrisk.model import Distribution, Reservation
+from mcrisk.plan import FIELD
 from mcrisk.scenario import load_scenario
 
-from .helpers import MINIMAL_TEXT, problems, variant
+from .helpers import MINIMAL_TEXT, REFERENCE, REFERENCE_TEXT, problems, variant
 
 pytestmark = pytest.mark.usefixtures("in_tmp")   # files are named x.toml in messages
 
@@ -209,3 +214,164 @@ def test_validate_reports_cost_mistakes(capsys):
     Path("x.toml").write_text(costs(("pue = 1.25", "pue = 0.9")))
     assert main(["validate", "x.toml"]) == 2
     assert "x.toml: costs.power[0].pue = 0.9: must be >= 1" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------------------------
+# The compiled plan's cost arrays, worked out by hand from tests/data/costs-small.toml
+
+INF = float("inf")
+
+
+def small_plan(mode: str = "file"):
+    return compile_scenario(select_risks(load_scenario(COSTS_SMALL), mode))
+
+
+def node_of(plan, name: str) -> int:
+    return plan.node_names.index(name)
+
+
+def test_prices_given_as_distributions_are_world_quantities_and_only_they():
+    plan = small_plan()
+    cost_names = [n for n in plan.quantity_names if n.startswith("cost.")]
+    assert cost_names == ["cost.A.price_per_kw_month", "cost.B.energy_per_kwh",
+                          "cost.new.waiting"]
+    # after every other quantity, so that no other quantity moves
+    assert plan.quantity_names[-3:] == tuple(cost_names)
+    labels = [plan.quantity_labels[plan.quantity_names.index(n)] for n in cost_names]
+    assert [(l.section, l.subject, l.part) for l in labels] == [
+        ("cost", "A", "price_per_kw_month"), ("cost", "B", "energy_per_kwh"),
+        ("cost", "new", "waiting")]
+    post = small_plan("post")
+    assert post.quantity_names[-1] == "cost.slow-install.mitigation"
+
+
+def test_span_arrays_field_by_field():
+    plan = small_plan()
+    q = {name: plan.quantity_names.index(name) for name in plan.quantity_names}
+    e1, e2 = node_of(plan, "E1 removed"), node_of(plan, "E2 removed")
+    n1, n2 = node_of(plan, "N1 install starts"), node_of(plan, "N2 install starts")
+    a1, a2 = node_of(plan, "N1 accepted"), node_of(plan, "N2 accepted")
+    arrival = node_of(plan, "shipment S1 arrives")
+    energy_a = 0.75 * 1.25 * 24 * 0.125       # per kW-day in hall A: load x pue x 24 x price
+    # (start node, start day, end node, end day, cost column, rate swap, rate hall-b,
+    #  q swap, q hall-b), one row per span, in the order cost_plan lists them
+    expected = [
+        # reserved: hall A's 25 kW (price a quantity), hall B's 20 kW from day 30 (swap,
+        # the hall's steps) and 40 kW from day 40 (hall-b's own steps); 0 kW steps have none
+        (-1, 0.0, -1, INF, "cost_power_reserved", 25 / DAYS_PER_MONTH,
+         25 / DAYS_PER_MONTH, q["cost.A.price_per_kw_month"], q["cost.A.price_per_kw_month"]),
+        (-1, 30.0, -1, INF, "cost_power_reserved", 20 / DAYS_PER_MONTH * 30.4375, 0.0, -1, -1),
+        (-1, 40.0, -1, INF, "cost_power_reserved", 0.0, 40 / DAYS_PER_MONTH * 30.4375, -1, -1),
+        # energy: hall A's 20 kW at day 0 (hall B draws nothing then), then each power event
+        (-1, 0.0, -1, INF, "cost_energy", 20 * energy_a, 20 * energy_a, -1, -1),
+        (e1, 0.0, -1, INF, "cost_energy", -10 * energy_a, -10 * energy_a, -1, -1),
+        (e2, 0.0, -1, INF, "cost_energy", -10 * energy_a, -10 * energy_a, -1, -1),
+        # a new unit's 20 kW: in hall A for swap, in hall B (price a quantity) for hall-b
+        (n1, 0.0, -1, INF, "cost_energy", 20 * energy_a, 20 * 1.0 * 1.0 * 24 * 1.0, -1,
+         q["cost.B.energy_per_kwh"]),
+        (n2, 0.0, -1, INF, "cost_energy", 20 * energy_a, 20 * 1.0 * 1.0 * 24 * 1.0, -1,
+         q["cost.B.energy_per_kwh"]),
+        # the old fleet from day 0 to each removal, 100 a day
+        (-1, 0.0, e1, 0.0, "cost_old_fleet", 100.0, 100.0, -1, -1),
+        (-1, 0.0, e2, 0.0, "cost_old_fleet", 100.0, 100.0, -1, -1),
+        # new units waiting from their shipment's arrival to acceptance, price a quantity
+        (arrival, 0.0, a1, 0.0, "cost_new_waiting", 1.0, 1.0, q["cost.new.waiting"],
+         q["cost.new.waiting"]),
+        (arrival, 0.0, a2, 0.0, "cost_new_waiting", 1.0, 1.0, q["cost.new.waiting"],
+         q["cost.new.waiting"]),
+    ]
+    columns = list(zip(*expected))
+    assert plan.span_start_node.tolist() == list(columns[0])
+    assert plan.span_start_day.tolist() == list(columns[1])
+    assert plan.span_end_node.tolist() == list(columns[2])
+    assert plan.span_end_day.tolist() == list(columns[3])
+    assert plan.span_cost.tolist() == [COST[c] for c in columns[4]]
+    assert plan.span_rate.tolist() == [list(columns[5]), list(columns[6])]
+    assert plan.span_price_q.tolist() == [list(columns[7]), list(columns[8])]
+    assert energy_a == 2.8125 and 20 * energy_a == 56.25      # exact, as the file says
+
+
+def test_reservations_over_shortfall_crews_and_no_lumps_before_mitigation():
+    plan = small_plan()
+    assert plan.n_costs == N_COSTS
+    # each strategy's steps hall by hall: A (the contract's), then B (swap: the contract's;
+    # hall-b: its own)
+    assert plan.res_ptr.tolist() == [[0, 1, 3], [0, 1, 3]]
+    assert plan.res_day.tolist() == [[0.0, 0.0, 30.0], [0.0, 0.0, 40.0]]
+    assert plan.res_kw.tolist() == [[25.0, 0.0, 20.0], [25.0, 0.0, 40.0]]
+    assert plan.over_rate.tolist() == [2.0, 0.0]          # 60.875 a kW-month; B: not priced
+    assert plan.over_price_q.tolist() == [-1, -1]
+    assert (plan.shortfall_rate, plan.shortfall_price_q) == (24 * 0.5, -1)
+    assert (plan.crew_rate, plan.crew_price_q) == (2 * 1000.0, -1)
+    # no risk is in effect with its mitigation in mode file: a placeholder of amount 0
+    assert (plan.lump_amount.tolist(), plan.lump_price_q.tolist()) == ([0.0], [-1])
+
+
+def test_a_mitigation_in_effect_carries_its_cost():
+    plan = small_plan("post")
+    assert plan.lump_amount.tolist() == [5000.0, 1.0]
+    assert plan.lump_price_q.tolist() == [-1, plan.quantity_names.index(
+        "cost.slow-install.mitigation")]
+    assert plan.lump_cost.tolist() == [COST["cost_mitigation"]] * 2
+    # disabled, a risk's mitigation is not in effect, whatever the mode
+    one = compile_scenario(select_risks(load_scenario(COSTS_SMALL), "post", ("late-ship",)))
+    assert one.lump_amount.tolist() == [1.0]
+    # pre: every risk as assessed, no mitigation paid for
+    assert small_plan("pre").lump_amount.tolist() == [0.0]
+
+
+def test_distributed_prices_move_to_the_world_and_constants_into_the_rate():
+    text = costs(("min = 140, mode = 150, max = 170", "min = 150, mode = 150, max = 151"),
+                 ("over_per_kw_month = 60.875", 'over_per_kw_month = { dist = "uniform", '
+                  'min = 50, max = 70 }'),
+                 ("per_h100_eq_hour = 0.5", 'per_h100_eq_hour = { dist = "uniform", min = 2, '
+                  'max = 3 }'),
+                 ("per_crew_day = 1000", 'per_crew_day = { dist = "uniform", min = 1, max = 2 }'),
+                 ("old = 100", 'old = { dist = "fixed", value = 64 }'))
+    Path("x.toml").write_text(text)
+    plan = compile_scenario(load_scenario("x.toml"))
+    q = plan.quantity_names.index
+    assert plan.over_rate.tolist() == [1.0 / DAYS_PER_MONTH, 0.0]
+    assert plan.over_price_q.tolist() == [q("cost.A.over_per_kw_month"), -1]
+    assert (plan.shortfall_rate, plan.shortfall_price_q) == (24.0, q("cost.shortfall."
+                                                                     "per_h100_eq_hour"))
+    assert (plan.crew_rate, plan.crew_price_q) == (2.0, q("cost.crews.per_crew_day"))
+    # a fixed distribution is a constant: in the rate, no quantity
+    assert "cost.old.running" not in plan.quantity_names
+    assert plan.span_rate[:, plan.span_cost == COST["cost_old_fleet"]].tolist() == \
+        [[64.0, 64.0], [64.0, 64.0]]
+
+
+def test_a_plan_without_costs_is_unchanged():
+    plan = compile_scenario(load_scenario(REFERENCE))
+    assert plan.n_costs == 0
+    assert not any(n.startswith("cost.") for n in plan.quantity_names)
+    for name, value in no_cost_arrays(plan.n_strategies, len(plan.hall_names)).items():
+        got = getattr(plan, name)
+        assert (got.tolist() if hasattr(got, "tolist") else got) == \
+            (value.tolist() if hasattr(value, "tolist") else value), name
+
+
+def test_costs_change_no_other_field_of_the_plan():
+    """The reference with a [costs] section compiles to the same plan but for the costs
+    group and the price quantities (and their distributions) added after every other: the
+    kernels see the same capacity problem, so the capacity metrics are the same bit for
+    bit."""
+    cost_section = COSTS_TEXT[COSTS_TEXT.index("\n[costs]\n"):COSTS_TEXT.index('# "swap"')]
+    cost_section = cost_section.replace("old = 100", "hgx-h100-su = 100").replace(
+        "new = {", "gb300-nvl72 = {")
+    Path("x.toml").write_text(REFERENCE_TEXT)
+    without = compile_scenario(select_risks(load_scenario("x.toml"), "post"))
+    Path("x.toml").write_text(REFERENCE_TEXT + cost_section)
+    with_costs = compile_scenario(select_risks(load_scenario("x.toml"), "post"))
+    n = without.n_quantities
+    assert with_costs.quantity_names[:n] == without.quantity_names
+    assert with_costs.quantity_names[n:] == ("cost.A.price_per_kw_month",
+                                             "cost.B.energy_per_kwh", "cost.gb300-nvl72.waiting")
+    for name, field in FIELD.items():
+        if field.group == "costs":
+            continue
+        a, b = getattr(without, name), getattr(with_costs, name)
+        if field.axes and field.axes[0] in ("q", "q + 1", "d", "knots"):   # grown at the end
+            b = b[:len(a)]
+        assert np.array_equal(a, b) and (not hasattr(a, "dtype") or a.dtype == b.dtype), name
