@@ -32,6 +32,13 @@ COST_MEANINGS = {
     "cost_mitigation": "what the mitigations in effect cost, once each",
 }
 assert tuple(COST_MEANINGS) == COSTS, "one meaning per cost column, in COSTS order"
+# Each component in a few words, for the tables of the terminal and summary.md.
+COMPONENT_LABELS = {"cost_power_reserved": "power reserved", "cost_power_over": "power over",
+                    "cost_energy": "energy", "cost_old_fleet": "old fleet",
+                    "cost_new_waiting": "new units waiting", "cost_shortfall": "shortfall",
+                    "cost_crews": "crews", "cost_mitigation": "mitigation"}
+assert tuple(COMPONENT_LABELS) == COSTS[1:], "one label per component, in COSTS order"
+LARGEST = 3                 # components named beside a strategy's total
 
 
 def summarize_costs(costs: np.ndarray, strategy_names: tuple[str, ...]) -> dict:
@@ -51,3 +58,12 @@ def costs_block(currency: str | None, horizon: float) -> dict:
     return {"currency": currency or DEFAULT_CURRENCY,
             "window_days": [0.0, float(horizon)],
             "columns": dict(COST_MEANINGS)}
+
+
+def largest_components(per_cost: dict, top: int = LARGEST) -> list[tuple[str, float]]:
+    """The `top` components of one strategy's `costs` (summary.json) with the largest mean,
+    largest first, as (label, mean); components whose mean is 0 or not a number are left out,
+    ties keep COSTS order."""
+    means = [(COMPONENT_LABELS[c], per_cost[c]["mean"]) for c in COSTS[1:]
+             if per_cost.get(c) and per_cost[c]["mean"] is not None and per_cost[c]["mean"] > 0]
+    return sorted(means, key=lambda pair: -pair[1])[:top]

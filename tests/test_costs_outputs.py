@@ -227,3 +227,66 @@ def test_the_horizon_warning_says_costs_are_cut_too():
             "before day 540") in horizon_warnings(_late(costs=True))[0]
     assert ("its trough days, shortfall and homeless time count only what happens before "
             "day 540") in horizon_warnings(_late(costs=False))[0]
+
+
+# ---- the terminal and summary.md -------------------------------------------------------------
+
+def _expected_rows(run) -> dict[str, tuple[list[float], list[tuple[str, float]]]]:
+    """Per strategy: cost_total's mean, P50, P90, P99 and the three components with the
+    largest mean, from the synthetic arrays with numpy."""
+    from mcrisk.cost_summary import COMPONENT_LABELS
+
+    costs = synthetic_costs(0, SAMPLES, run.plan.n_strategies)
+    rows = {}
+    for s, name in enumerate(run.plan.strategy_names):
+        total = costs[:, s, 0]
+        stats_ = [float(np.mean(total)), *(float(np.percentile(total, q)) for q in (50, 90, 99))]
+        means = [(COMPONENT_LABELS[c], float(np.mean(costs[:, s, k])))
+                 for k, c in enumerate(COSTS) if k > 0]
+        rows[name] = stats_, sorted(means, key=lambda pair: -pair[1])[:3]
+    return rows
+
+
+def test_the_terminal_prints_the_cost_table_under_the_ranking(cost_run, capsys, monkeypatch):
+    from mcrisk.analysis.compare import money_text
+    from mcrisk.cli import format_costs, main
+
+    text = format_costs(cost_run.summary)
+    lines = text.splitlines()
+    assert lines[0].startswith("cost in USD over days 0-")
+    assert len(lines) == 2 + len(cost_run.plan.strategy_names)
+    for name, (numbers, largest) in _expected_rows(cost_run).items():
+        row = next(line for line in lines if f" {name} " in line)
+        for number in numbers:
+            assert money_text(number, "USD") in row
+        parts = ", ".join(f"{label} {money_text(mean, 'USD')}" for label, mean in largest)
+        assert row.endswith(parts)
+    # printed by `mcrisk run` under the ranked table
+    monkeypatch.setattr(run_module, "compile_scenario", lambda scenario: replace(
+        compile_scenario(scenario), n_costs=N_COSTS))
+    monkeypatch.setattr(run_module, "select_backend", lambda name: fake_backend())
+    assert main(["run", str(MINIMAL), "--samples", str(SAMPLES), "--seed", "4", "--quiet",
+                 "--chunk-size", "64"]) == 0
+    printed = capsys.readouterr().out
+    assert text in printed and printed.index("rank") < printed.index(text)
+
+
+def test_summary_md_has_the_cost_table(cost_run):
+    from mcrisk.analysis.compare import money_text
+    from mcrisk.report.markdown import summary_markdown
+
+    text = summary_markdown(cost_run.summary, [])
+    assert "| rank | strategy | cost mean | cost P50 | cost P90 | cost P99 |" in text
+    for name, (numbers, _) in _expected_rows(cost_run).items():
+        row = next(line for line in text.splitlines() if f"| {name} | \\$" in line)
+        assert all(money_text(n, "USD").replace("$", "\\$") in row for n in numbers)
+
+
+def test_no_cost_table_without_costs(tmp_path):
+    from mcrisk.cli import format_costs
+    from mcrisk.report.markdown import summary_markdown
+
+    run = run_module.run_scenario(str(MINIMAL), samples=60, seed=4, backend="numpy",
+                                  mitigation=False)
+    assert format_costs(run.summary) == ""
+    assert "cost" not in summary_markdown(run.summary, []).lower()

@@ -42,8 +42,10 @@ from .text import (count_noun, escaped, format_compare_mitigation, format_compar
                    format_cost_comparison,
                    format_drivers, format_horizon_warnings, format_mitigation, format_precision,
                    format_table)
+from .text import format_costs
 
-__all__ = ["main", "build_parser", "default_out", "format_table", "format_horizon_warnings",
+__all__ = ["main", "build_parser", "default_out", "format_table", "format_costs",
+           "format_horizon_warnings",
            "format_comparison", "format_drivers", "format_mitigation", "format_precision",
            "Terminated", "EXIT_OK", "EXIT_INPUT", "EXIT_BREACHED"]
 
@@ -73,6 +75,10 @@ def _print_run(run: RunResult) -> None:
     warnings = format_horizon_warnings(s)
     if warnings:
         print(warnings)
+    costs = format_costs(s)
+    if costs:
+        print()
+        print(costs)
     if run.out_dir is not None:
         print()
         for path in run.files or (run.out_dir / "summary.json",):

@@ -178,3 +178,37 @@ def format_compare_mitigation(m: dict, samples: int) -> str:
 def count_noun(n: int, one: str, many: str | None = None) -> str:
     """'1 strategy', '2 strategies': a count with its noun in the right number."""
     return f"{n:,} {one if n == 1 else (many or one + 's')}"
+
+
+def format_costs(summary: dict) -> str:
+    """The cost table under the ranked table, in ranking order: per strategy the mean, P50,
+    P90 and P99 of cost_total and its largest components at the mean, money as $1.23M in
+    the run's currency; empty for a run without costs (summary.json has no `costs`)."""
+    from ..analysis.compare import money_text
+    from ..analysis.ranking import rank_label
+    from ..cost_summary import largest_components
+    from ..report.text import visible
+
+    block = summary.get("costs")
+    if not block:
+        return ""
+    currency = block["currency"]
+    start, end = block["window_days"]
+
+    def money(value: float | None) -> str:
+        return money_text(value, currency)
+
+    lines = [f"cost in {visible(currency)} over days {start:,.0f}-{end:,.0f} (every cost "
+             f"counts only what happens before the horizon):",
+             f"{'rank':4} {'strategy':24} {'mean':>9} {'P50':>9} {'P90':>9} {'P99':>9}  "
+             f"largest components at the mean"]
+    ranks = summary.get("ranks") or {}
+    for position, name in enumerate(summary["ranking"], start=1):
+        entry = ranks.get(name)
+        per_cost = summary["strategies"][name]["costs"]
+        total = per_cost["cost_total"]
+        parts = ", ".join(f"{label} {money(mean)}" for label, mean in largest_components(per_cost))
+        lines.append(f"{rank_label(entry) if entry else position:<4} {visible(name)[:24]:24} "
+                     + " ".join(f"{money(total[key]):>9}" for key in ("mean", "p50", "p90", "p99"))
+                     + f"  {parts or '-'}")
+    return "\n".join(lines)

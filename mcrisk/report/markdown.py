@@ -33,7 +33,8 @@ def summary_markdown(summary: dict, paragraphs: list[str], diff: "NightDiff | No
                if "risks" in s else []),
              *([md_paragraph(_dates_line(s)), ""] if s.get("start_date") else []),
              *(alerts_markdown(alerts, diff) if alerts is not None else []),
-             *ranking_markdown(s)]
+             *ranking_markdown(s),
+             *costs_markdown(s)]
     for paragraph in paragraphs:
         lines += [md_paragraph(paragraph), ""]
     if diff is not None:
@@ -91,6 +92,40 @@ def ranking_markdown(s: dict) -> list[str]:
     for warning in horizon_warnings(s):
         lines += [md_paragraph(f"WARNING: {warning}"), ""]
     return lines
+
+
+def costs_markdown(s: dict) -> list[str]:
+    """The cost table under the ranking (the terminal's): per strategy in ranking order the
+    mean, P50, P90 and P99 of cost_total and its largest components at the mean, money as
+    $1.23M in the run's currency; ends with a blank line. Nothing without costs."""
+    from ..analysis.compare import money_text
+    from ..cost_summary import largest_components
+
+    block = s.get("costs")
+    if not block:
+        return []
+    currency = block["currency"]
+    start, end = block["window_days"]
+
+    def money(value: float | None) -> str:      # \$: never a math delimiter (GitHub)
+        return md_text(money_text(value, currency)).replace("$", "\\$")
+
+    ranks = s.get("ranks") or {}
+    lines = [md_paragraph(f"Cost in {currency} over days {start:,.0f} to {end:,.0f}: every "
+                          f"cost counts only what happens before the horizon."), "",
+             "| rank | strategy | cost mean | cost P50 | cost P90 | cost P99 | "
+             "largest components at the mean |",
+             "|---:|---|---:|---:|---:|---:|---|"]
+    for position, name in enumerate(s["ranking"], start=1):
+        entry = ranks.get(name)
+        per_cost = s["strategies"][name]["costs"]
+        total = per_cost["cost_total"]
+        parts = ", ".join(f"{md_text(label)} {money(mean)}"
+                          for label, mean in largest_components(per_cost))
+        lines.append(f"| {rank_label(entry) if entry else position} | {md_text(name)} | "
+                     + " | ".join(money(total[key]) for key in ("mean", "p50", "p90", "p99"))
+                     + f" | {parts or '-'} |")
+    return [*lines, ""]
 
 
 _TOP_INPUTS = 12        # changed inputs named in summary.md; diff.md names every one
