@@ -153,13 +153,14 @@ def memory_needed(plan: CompiledScenario, samples: int, chunk_size: int = DEFAUL
     the peak resident set measured on the reference: benchmarks/memory.py):
 
     * the runtime (RUNTIME_BYTES) and what the run keeps: the metrics of every scenario and
-      strategy (with costs, their plan.n_costs cost columns too), the drawn inputs of the first keep_world scenarios, and with keep_nodes (a
-      run that writes its outputs) the milestone store (milestone_store_bytes);
+      strategy (with costs, their plan.n_costs cost columns too), the drawn inputs of the
+      first keep_world scenarios, and with keep_nodes (a run that writes its outputs) the
+      milestone store (milestone_store_bytes);
     * the larger of what is in flight while it simulates (one chunk's results and inputs
-      from the backend, its cost columns included, copied into the kept arrays; with keep_nodes also its node times and
-      the hooks' copies of them, chunk_output_bytes) and what the analysis after it holds
-      (the drivers' inputs and their ranks: two arrays the size of the kept inputs; the
-      ranking's pooled copy of two metric columns).
+      from the backend, its cost columns included, copied into the kept arrays; with
+      keep_nodes also its node times and the hooks' copies of them, chunk_output_bytes) and
+      what the analysis after it holds (the drivers' inputs and their ranks: two arrays the
+      size of the kept inputs; the ranking's pooled copy of two metric columns).
     """
     chunk = min(samples, chunk_size)
     kept_world = min(samples, keep_world)
