@@ -1,6 +1,6 @@
 """The Pareto chart of report.html's cost section (issue 13): each strategy's mean total cost
 against its P90 trough depth and, beside it, its P90 shortfall, the frontier joined, the
-dominated strategies hollow and named. PNG bytes, drawn as mcrisk.report.figures draws (Agg,
+dominated strategies hollow, every point named (labels placed clear of each other). PNG bytes, drawn as mcrisk.report.figures draws (Agg,
 laid out once by figure_layout, mathtext off so a `$` in a name is a dollar sign)."""
 from __future__ import annotations
 
@@ -17,18 +17,36 @@ _Y_LABELS = {"trough_depth": "P90 trough depth (H100-eq below baseline)",
              "shortfall_gpu_days": "P90 shortfall (H100-eq × days)"}
 
 
-def _label_offsets(points: list[tuple[float, float]], span: tuple[float, float]) -> list[int]:
-    """A vertical offset (in label lines) for each point's label, so that the labels of points
-    that lie on top of one another (within 3% of each axis's span) are stacked, not drawn over
-    each other."""
-    placed: list[tuple[float, float]] = []
-    offsets = []
-    for x, y in points:
-        near = sum(1 for px, py in placed
-                   if abs(px - x) <= 0.03 * span[0] and abs(py - y) <= 0.03 * span[1])
-        offsets.append(near)
-        placed.append((x, y))
-    return offsets
+# Label placement in axes fractions, for a panel about 5 x 3.2 inches and 8-point labels:
+# the width of a character, the height of a line, and where a label may go round its point
+# (offset in points; the label's left edge at the offset, or its right edge when negative).
+_CHAR, _LINE, _PANEL_PT = 0.0135, 0.05, (360.0, 230.0)
+_SPOTS = ((7, 4), (7, -12), (-7, 4), (-7, -12), (7, 16), (7, -24), (-7, 16), (-7, -24))
+
+
+def _label_spots(points: list[tuple[float, float]], widths: list[float]) -> list[tuple]:
+    """An offset for each point's label (in _SPOTS, in points) such that labels do not run
+    over one another, over another point or past the right edge, where one of _SPOTS does
+    not; `points` and label `widths` in axes fractions."""
+    marks = [(x - 0.012, x + 0.012, y - 0.02, y + 0.02) for x, y in points]
+    placed: list[tuple[float, float, float, float]] = []
+    spots = []
+    for i, ((x, y), width) in enumerate(zip(points, widths)):
+        def box(spot):
+            dx, dy = spot[0] / _PANEL_PT[0], spot[1] / _PANEL_PT[1]
+            left = x + dx if dx > 0 else x + dx - width
+            return (left, left + width, y + dy, y + dy + _LINE)
+
+        def clear(b) -> bool:
+            others = placed + [m for j, m in enumerate(marks) if j != i]
+            return (0.0 <= b[0] and b[1] <= 1.0 and
+                    not any(b[0] < o[1] and o[0] < b[1] and b[2] < o[3] and o[2] < b[3]
+                            for o in others))
+
+        spot = next((sp for sp in _SPOTS if clear(box(sp))), _SPOTS[0])
+        placed.append(box(spot))
+        spots.append(spot)
+    return spots
 
 
 def _errors(value: float, interval) -> list[float]:
@@ -56,13 +74,15 @@ def _panel(ax, report, summary: dict, risk: str, colors: dict[str, str]) -> None
                     fmt="none", ecolor=colors[name], elinewidth=1.0, alpha=0.6, zorder=2)
         ax.scatter([x], [y], s=70, zorder=3, linewidths=2.0, edgecolors=colors[name],
                    facecolors="white" if hollow else colors[name])
-    span = (max(xs, default=1.0) - min(xs, default=0.0) or 1.0,
-            max(ys, default=1.0) - min(ys, default=0.0) or 1.0)
-    for name, x, y, up in zip(names, xs, ys, _label_offsets(list(zip(xs, ys)), span)):
-        label = _short(name, 28) + (" (dominated)" if frontier.dominated_by[name] else "")
-        ax.annotate(label, (x, y), xytext=(7, 5 + 11 * up), textcoords="offset points",
-                    fontsize=8, color=colors[name])
-    ax.margins(x=0.18, y=0.15)
+    ax.margins(x=0.12, y=0.18)
+    (x0, x1), (y0, y1) = ax.get_xlim(), ax.get_ylim()
+    labels = [_short(name, 28) for name in names]
+    points = [((x - x0) / ((x1 - x0) or 1.0), (y - y0) / ((y1 - y0) or 1.0))
+              for x, y in zip(xs, ys)]
+    spots = _label_spots(points, [len(label) * _CHAR for label in labels])
+    for name, label, x, y, spot in zip(names, labels, xs, ys, spots):
+        ax.annotate(label, (x, y), xytext=spot, textcoords="offset points", fontsize=8,
+                    color=colors[name], ha="left" if spot[0] > 0 else "right")
     ax.set_xlabel(f"mean total cost ({report.currency})")
     ax.set_ylabel(_Y_LABELS[risk])
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: report.money(v)))

@@ -139,12 +139,19 @@ def frontier_sentence(report) -> str:
     """The frontier of P90 trough depth against mean cost, cheapest first, and who is
     dominated by whom."""
     f = report.frontier()
-    text = (f"On P90 trough depth against mean cost, the Pareto frontier is "
-            f"{', '.join(f.frontier)} (cheapest first)")
+    members = (f"{f.frontier[0]} alone" if len(f.frontier) == 1 else
+               f"{', '.join(f.frontier)} (cheapest first)")
+    text = f"On P90 trough depth against mean cost, the Pareto frontier is {members}"
     if not f.dominated:
         return text + "; no strategy is dominated beyond Monte Carlo noise."
     return text + "; dominated beyond Monte Carlo noise: " + "; ".join(
-        f"{n} (by {' and '.join(f.dominated_by[n])})" for n in f.dominated) + "."
+        f"{n} (by {_and(f.dominated_by[n])})" for n in f.dominated) + "."
+
+
+def _and(names) -> str:
+    """'a', 'a and b', 'a, b and c'."""
+    names = list(names)
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
 def cost_findings(run, report) -> list[str]:
