@@ -124,7 +124,7 @@ def _price(plan_q: int, world) -> float:
 
 def slow_costs(plan, s: int, node_time, world, shortfall: float):
     """(costs, scales) of one scenario and strategy: the N_COSTS columns, and per column the
-    size its rounding error is relative to (_scales)."""
+    size its rounding error is relative to (cost_scales)."""
     horizon = plan.horizon
     t = [float(x) for x in node_time]
 
@@ -174,24 +174,34 @@ def slow_costs(plan, s: int, node_time, world, shortfall: float):
         terms[plan.lump_cost[u]].append(plan.lump_amount[u] * _price(plan.lump_price_q[u], world))
     costs = [math.fsum(column) for column in terms]
     costs[COST["cost_total"]] = math.fsum(costs[1:])
-    return costs, _scales(plan, s, world, events, steps, terms)
+    return costs, cost_scales(plan, s, world)
 
 
-def _scales(plan, s: int, world, events, steps, terms) -> list[float]:
-    """Per column, the size its rounding error is relative to: rate x price x horizon for
-    every span and the crews (times are cut at the horizon and subtracted), and as much again
-    x every kW a hall's draw and reservation add up for power over the reservation (the draw
-    less the reservation cancels); the shortfall and one-offs their own terms."""
-    scale = [math.fsum(abs(x) for x in column) for column in terms]
+def cost_scales(plan, s: int, world) -> list[float]:
+    """Per column, the size of the numbers strategy s's cost is computed from in a scenario
+    (its world): rate x price x horizon for every span and the crews (times are cut at the
+    horizon and subtracted), as much again x every kW a hall's draw and reservation add up for
+    power over the reservation (the draw less the reservation cancels), rate x price x the
+    shortfall metric's scale, a one-off's own amount; the total their sum. Rounding errors
+    and the tolerance between backends are relative to these."""
+    scale = [0.0] * N_COSTS
+    horizon = plan.horizon
     for z in range(plan.span_cost.shape[0]):
         scale[plan.span_cost[z]] += abs(plan.span_rate[s, z]
-                                        * _price(plan.span_price_q[s, z], world)) * plan.horizon
-    for h, hall_events in events.items():
-        kw = abs(plan.hall_draw0[h]) + math.fsum(abs(d) for _, d in hall_events) \
-            + max([abs(k) for _, k in steps[h]], default=0.0)
+                                        * _price(plan.span_price_q[s, z], world)) * horizon
+    for h in range(len(plan.hall_names)):
+        kw = abs(plan.hall_draw0[h]) + math.fsum(
+            abs(plan.power_event_delta[p]) for p in range(plan.power_event_node.shape[0])
+            if plan.power_event_hall[s, p] == h) + max(
+            [abs(plan.res_kw[s, y]) for y in range(plan.res_ptr[s, h], plan.res_ptr[s, h + 1])],
+            default=0.0)
         scale[COST["cost_power_over"]] += abs(plan.over_rate[h] * _price(
-            plan.over_price_q[h], world)) * kw * plan.horizon
-    scale[COST["cost_crews"]] += abs(plan.crew_rate * _price(plan.crew_price_q, world)) \
-        * plan.horizon
+            plan.over_price_q[h], world)) * kw * horizon
+    peak = max(plan.baseline, float(np.max(plan.demand_value)))
+    scale[COST["cost_shortfall"]] += abs(plan.shortfall_rate * _price(
+        plan.shortfall_price_q, world)) * horizon * peak
+    scale[COST["cost_crews"]] += abs(plan.crew_rate * _price(plan.crew_price_q, world)) * horizon
+    for u in range(plan.lump_amount.shape[0]):
+        scale[plan.lump_cost[u]] += abs(plan.lump_amount[u] * _price(plan.lump_price_q[u], world))
     scale[COST["cost_total"]] = math.fsum(scale[1:])
     return scale

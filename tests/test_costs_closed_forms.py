@@ -20,6 +20,7 @@ from mcrisk.compile import compile_scenario
 from mcrisk.definitions import COST, COSTS, DAYS_PER_MONTH, HOURS_PER_DAY, METRICS, N_METRICS
 from mcrisk.scenario import load_scenario
 
+from .conftest import TINY_DEFAULTS
 from .random_scenarios import random_scenario_text
 from .slow_costs import Span, random_costs, slow_costs, with_costs
 
@@ -78,19 +79,19 @@ def every_cost(plan, reservations):
                       lumps=[("cost_mitigation", MITIGATION, -1)])
 
 
-def test_every_component_by_hand(tiny):
-    # swap-on-day: E1, E2 drain on day 10 and are removed on day 15 (2 + 3 days); N1, N2
-    # arrive on day 20, install 20-22, burn in 22-27, accepted on day 27; the crew retrofits
-    # R3 from day 0 to 10. swap-gated: the same racks, the drains wait for acceptance: 27,
-    # removed on day 32. Horizon 100 days. Reserved: 150 kW from day 0, 50 kW from day 12.
-    plan = every_cost(compiled(tiny()), [(0.0, 150.0), (12.0, 50.0)])
-    costs = costs_of(plan)
+def by_hand(mitigation: float = MITIGATION) -> dict:
+    """Every cost of the tiny migration's two strategies, worked out by hand.
+
+    swap-on-day: E1, E2 drain on day 10 and are removed on day 15 (2 + 3 days); N1, N2 arrive
+    on day 20, install 20-22, burn in 22-27, accepted on day 27; the crew retrofits R3 from day
+    0 to 10. swap-gated: the same racks, the drains wait for acceptance: 27, removed on day 32.
+    Horizon 100 days. Reserved: 150 kW from day 0, 50 kW from day 12."""
     reserved = (150 * 12 + 50 * (100 - 12)) / DAYS_PER_MONTH * PER_KW_MONTH
     # draw, swap-on-day: 200 kW on [0, 15), 0 on [15, 20), 200 on [20, 100)
     #   over 150 then 50 reserved: 50 x 12 + 150 x 3 + 0 x 5 + 150 x 80
     # draw, swap-gated: 200 kW on [0, 20), 400 on [20, 32), 200 on [32, 100)
     #   over: 50 x 12 + 150 x 8 + 350 x 12 + 150 x 68
-    expected = {
+    costs = {
         "swap-on-day": dict(
             cost_power_reserved=reserved,
             cost_power_over=(50 * 12 + 150 * 3 + 0 * 5 + 150 * 80)
@@ -101,7 +102,7 @@ def test_every_component_by_hand(tiny):
             # capacity 0 from the drains (day 10) to the acceptances (day 27), demand 256
             cost_shortfall=256 * (27 - 10) * 24 * PER_H100_EQ_HOUR,
             cost_crews=1 * PER_CREW_DAY * (10 - 0),
-            cost_mitigation=MITIGATION),
+            cost_mitigation=mitigation),
         "swap-gated": dict(
             cost_power_reserved=reserved,
             cost_power_over=(50 * 12 + 150 * 8 + 350 * 12 + 150 * 68)
@@ -111,13 +112,58 @@ def test_every_component_by_hand(tiny):
             cost_new_waiting=2 * (27 - 20) * WAITING,
             cost_shortfall=0.0,
             cost_crews=1 * PER_CREW_DAY * (10 - 0),
-            cost_mitigation=MITIGATION)}
-    for s, name in enumerate(plan.strategy_names):
-        want = expected[name]
+            cost_mitigation=mitigation)}
+    for want in costs.values():
         want["cost_total"] = math.fsum(want.values())
-        for column, value in want.items():
+    return costs
+
+
+def assert_by_hand(plan, costs, expected) -> None:
+    for s, name in enumerate(plan.strategy_names):
+        for column, value in expected[name].items():
             assert costs[:, s, COST[column]] == pytest.approx(value, rel=1e-12, abs=1e-9), \
                 f"{name}: {column}"
+
+
+def test_every_component_by_hand(tiny):
+    plan = every_cost(compiled(tiny()), [(0.0, 150.0), (12.0, 50.0)])
+    assert_by_hand(plan, costs_of(plan), by_hand())
+
+
+# The same prices as a [costs] section (docs/costs.md), for the tiny migration's unit types.
+COSTS_SECTION = f"""
+[costs]
+currency = "USD"
+
+[[costs.power]]
+hall = "H"
+reservations = [{{ day = 0, kw = 150 }}, {{ day = 12, kw = 50 }}]
+price_per_kw_month = {PER_KW_MONTH}
+over_per_kw_month = {OVER_PER_KW_MONTH}
+energy_per_kwh = {PER_KWH}
+pue = {PUE}
+load_factor = {LOAD}
+
+[costs.running]
+old = {RUNNING}
+
+[costs.waiting]
+new = {WAITING}
+
+[costs.shortfall]
+per_h100_eq_hour = {PER_H100_EQ_HOUR}
+
+[costs.crews]
+per_crew_day = {PER_CREW_DAY}
+"""
+
+
+def test_every_component_by_hand_from_a_costs_section(tiny):
+    # the scenario's [costs] read and compiled (mcrisk/cost_plan.py), then the reference
+    scenario = tiny(strategies=TINY_DEFAULTS["strategies"] + COSTS_SECTION)
+    plan = compiled(scenario)
+    assert plan.n_costs == len(COSTS)
+    assert_by_hand(plan, costs_of(plan), by_hand(mitigation=0.0))
 
 
 @pytest.mark.parametrize("reservations, area", [
