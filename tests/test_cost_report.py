@@ -202,3 +202,8 @@ def test_currency_is_the_scenarios(currency, mark):
     run.summary["costs"]["currency"] = currency
     report = cost_report(run)
     assert mark in cost_table(run.summary, report, strategy_colors(run.plan.strategy_names))
+
+
+def test_y_ticks_keep_their_decimals():
+    from mcrisk.report.cost_figures import _tick
+    assert [_tick(v) for v in (2.5, 2.0, 12.25, 1500.0)] == ["2.5", "2", "12.25", "1,500"]

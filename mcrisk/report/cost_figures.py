@@ -49,6 +49,14 @@ def _label_spots(points: list[tuple[float, float]], widths: list[float]) -> list
     return spots
 
 
+def _tick(value: float, _=None) -> str:
+    """A y tick: thousands separators, and the decimals a tick between whole numbers needs
+    (2.5, not 2)."""
+    if value == round(value):
+        return f"{value:,.0f}"
+    return f"{value:,.2f}".rstrip("0")
+
+
 def _errors(value: float, interval) -> list[float]:
     """[below, above] of an interval around `value` as errorbar wants it (0 where none)."""
     if interval is None:
@@ -86,7 +94,7 @@ def _panel(ax, report, summary: dict, risk: str, colors: dict[str, str]) -> None
     ax.set_xlabel(f"mean total cost ({report.currency})")
     ax.set_ylabel(_Y_LABELS[risk])
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: report.money(v)))
-    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}"))
+    ax.yaxis.set_major_formatter(FuncFormatter(_tick))
     ax.grid(alpha=0.3)
 
 
