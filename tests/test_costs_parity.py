@@ -2,11 +2,11 @@
 tolerance table: bit for bit where the table says so (no lognormal or PERT draw), else within
 NUMPY_MATH of each cost's scale (tests/slow_costs.cost_scales), as the metrics.
 
-Plans get random cost fields by hand (tests/slow_costs.random_costs) on the tiny migration, the
-random scenarios and the reference, and from a [costs] section with uncertain prices and a
-mitigation's cost (compiled by mcrisk/cost_plan.py). The compiled backends read the cost fields only once
-plan.py marks them kernel=True (the kernels' costs, issue 13); until then they are skipped
-with that reason and only the reference's own shape is checked.
+Plans get random cost fields by hand (tests/slow_costs.random_costs) on the tiny migration,
+the random scenarios and the reference, and from a [costs] section with uncertain prices and
+a mitigation's cost (compiled by mcrisk/cost_plan.py). The compiled backends read the cost
+fields only once plan.py marks them kernel=True (the kernels' costs, issue 13); until then
+they are skipped with that reason and only the reference's own shape is checked.
 """
 from __future__ import annotations
 
