@@ -98,11 +98,16 @@ def test_the_value_of_mitigation_simulates_in_a_phase_of_its_own():
     run = run_scenario(str(REFERENCE), samples=300, seed=2, backend="numba", risks="pre",
                        progress=seen)
     assert "mitigation" in run.summary
-    # the other side's simulation and statistics, then the run's own; no out_dir: no write
-    assert seen.names() == [COMPILE, SIMULATE, SIMULATE, SUMMARIZE, SUMMARIZE]
+    # the other side's simulation and statistics, each of the three risks mitigated alone
+    # and its statistics, then the run's own; no out_dir: no write
+    assert seen.names() == [COMPILE, SIMULATE, SIMULATE, SUMMARIZE] + [SIMULATE, SUMMARIZE] * 3 \
+        + [SUMMARIZE]
     assert seen.phases[2]["note"].startswith("post mitigation")
     assert seen.phases[2]["done"] == 300
     assert seen.phases[3]["note"] == "the value of mitigation"
+    assert seen.phases[4]["note"] == "only cdu-recall mitigated, for the value of each mitigation"
+    assert seen.phases[4]["done"] == 300
+    assert seen.phases[5]["note"] == "the value of mitigating cdu-recall"
 
 
 def test_a_precision_run_reports_each_growth_and_each_check(minimal_plan):

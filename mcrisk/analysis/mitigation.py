@@ -18,17 +18,28 @@ runs it; this module only computes from the metrics).
 Claims are made from the 95% interval of the mean difference only: `helps` where it lies
 above 0, `hurts` where below, `within_noise` where it contains 0 (or cannot be computed),
 `unchanged` where no scenario's value changed at all.
+
+The value of each mitigation (each_risk_value): every risk as assessed (the pre side) against
+the same register with only that risk mitigated, one more simulation per risk on the same
+worlds. Per strategy, how much that one mitigation lowers the P90 trough depth and the mean
+shortfall and, with [costs], the mean and P90 of cost_total, against what the mitigation
+itself costs (cost_mitigation, which is in the mitigated side's total): `worth_it` only where
+the 95% interval of the mean of pre - mitigated total cost lies above 0, `not_worth_it` where
+it lies below, else `within_noise`. A P90 is said to move only where the paired test the
+ranking uses (mcrisk.analysis.pareto.p90_lower) tells the two apart at 5%.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
+from ..aggregate import CI_CONFIDENCE, metric_summary
 from ..compile import select_risks, with_mitigation
-from ..definitions import METRICS
+from ..definitions import COST, METRICS
 from ..model import Distribution, Scenario
-from .compare import COMPARE_METRICS, paired_difference
+from .compare import COMPARE_METRICS, money_text, paired_difference
+from .pareto import p90_lower
 
 MODE_WORDS = {
     "file": "as written in the scenario file",
@@ -38,6 +49,12 @@ MODE_WORDS = {
 }
 
 VERDICTS = ("helps", "hurts", "within_noise", "unchanged")
+WORTH = ("worth_it", "not_worth_it", "within_noise")
+P90_CHANGES = ("lower", "higher", "within_noise", "unchanged")
+# What the value of each mitigation reports per strategy: the trough (its P90 depth, its
+# mean shortfall) always, cost_total with [costs].
+EACH_RISK_METRICS = ("trough_depth", "shortfall_gpu_days")
+EACH_RISK_DIFFERENCE = "pre - pre with only this risk mitigated"
 
 # The metric's name and unit for sentences.
 _WORDS = {"trough_depth": ("trough depth", "H100-eq"), "trough_days": ("trough days", "days"),
@@ -97,10 +114,30 @@ class Counterpart:
     run_is: str
     other: Scenario
     risks: tuple[str, ...]
+    pre: Scenario | None = None       # the pre side's scenario (the run's, or `other`)
 
     @property
     def simulated(self) -> str:
         return "post" if self.run_is == "pre" else "pre"
+
+    @property
+    def post(self) -> Scenario:
+        """The post side's scenario: every risk of the register mitigated."""
+        return self.other if self.run_is == "pre" else with_mitigation(self.pre)
+
+    def each_risk_alone(self) -> dict:
+        """{risk id: the pre side with only that risk mitigated (`only`), or None where that
+        is the post side's scenario itself (a register of one such risk)}."""
+        post = self.post
+        alone = {risk: self.only(risk) for risk in self.risks}
+        return {risk: None if scenario == post else scenario for risk, scenario in alone.items()}
+
+    def only(self, risk_id: str) -> Scenario:
+        """The pre side with only `risk_id` at its mitigated values (with [costs], its
+        mitigation's cost in effect): the other risks as assessed."""
+        mitigated = {risk.id: risk for risk in with_mitigation(self.pre).risks}
+        return replace(self.pre, risks=tuple(mitigated[risk.id] if risk.id == risk_id else risk
+                                             for risk in self.pre.risks))
 
 
 def counterpart(raw: Scenario, mode: str, disable=()) -> Counterpart | None:
@@ -112,22 +149,26 @@ def counterpart(raw: Scenario, mode: str, disable=()) -> Counterpart | None:
     `enabled`; pre and post: every risk; --disable-risk off in both), before and after
     mitigation. Mode file and pre run the pre side, post the post side."""
     pre = select_risks(raw, "file" if mode == "file" else "pre", tuple(disable))
-    changed = tuple(r.id for r in raw.risks if _enabled(pre, r.id) and _mitigation_changes(r))
+    changed = tuple(r.id for r in raw.risks
+                    if _enabled(pre, r.id) and _mitigation_changes(r, raw.costs is not None))
     if mode == "off" or not changed:
         return None
     if mode == "post":
-        return Counterpart("post", pre, changed)
-    return Counterpart("pre", with_mitigation(pre), changed)
+        return Counterpart("post", pre, changed, pre)
+    return Counterpart("pre", with_mitigation(pre), changed, pre)
 
 
 def _enabled(scenario: Scenario, risk_id: str) -> bool:
     return any(r.enabled for r in scenario.risks if r.id == risk_id)
 
 
-def _mitigation_changes(risk) -> bool:
+def _mitigation_changes(risk, costs: bool) -> bool:
+    """Whether mitigating the risk changes a scenario: its probability, its impact, or (in a
+    scenario with [costs]) a cost of its own."""
     return ((risk.mitigated_probability is not None
              and risk.mitigated_probability != risk.probability)
-            or (risk.mitigated_impact is not None and risk.mitigated_impact != risk.impact))
+            or (risk.mitigated_impact is not None and risk.mitigated_impact != risk.impact)
+            or (costs and risk.mitigation_cost is not None))
 
 
 def verdict(d: dict) -> str:
@@ -174,6 +215,80 @@ def counterpart_entry(side: Counterpart, run_metrics: np.ndarray, other_metrics:
     return {"run_is": side.run_is, "simulated": side.simulated, "risks": list(side.risks),
             "difference": "pre - post", "samples": int(run_metrics.shape[0]),
             "seed": int(seed), "wall_seconds": round(wall_seconds, 3), "strategies": value}
+
+
+def p90_change(pre: np.ndarray, mitigated: np.ndarray, level: float = 1 - CI_CONFIDENCE) -> str:
+    """lower / higher: the mitigated P90 is below / above the pre one beyond noise (the
+    ranking's paired test at `level`); unchanged: equal P90s; else within_noise."""
+    p90s = [_finite_p90(pre), _finite_p90(mitigated)]
+    if p90s[0] == p90s[1]:
+        return "unchanged"
+    if p90_lower(mitigated, pre, p90s[1], p90s[0], level):
+        return "lower"
+    if p90_lower(pre, mitigated, p90s[0], p90s[1], level):
+        return "higher"
+    return "within_noise"
+
+
+def _finite_p90(values: np.ndarray) -> float | None:
+    with np.errstate(invalid="ignore", over="ignore"):
+        value = float(np.quantile(values, 0.9))
+    return value if np.isfinite(value) else None
+
+
+def reduction(pre: np.ndarray, mitigated: np.ndarray) -> dict:
+    """How much a mitigation lowers one measure, paired on the same worlds: the distribution
+    of pre - mitigated (paired_difference: positive = lower with the mitigation) with its
+    `verdict` from the interval of the mean; p90_pre and p90_mitigated, the P90s of the two
+    sides (not of the difference), p90_reduction = p90_pre - p90_mitigated and p90_change,
+    whether they differ beyond noise."""
+    p90s = {"p90_pre": _finite_p90(pre), "p90_mitigated": _finite_p90(mitigated)}
+    change = p90_change(pre, mitigated)
+    d = paired_difference(pre, mitigated)
+    d["verdict"] = verdict(d)
+    both = None not in p90s.values()
+    return {**d, **p90s,
+            "p90_reduction": p90s["p90_pre"] - p90s["p90_mitigated"] if both else None,
+            "p90_change": change}
+
+
+def worth(total: dict) -> str:
+    """worth_it / not_worth_it / within_noise from the reduction of cost_total: worth it only
+    where the 95% interval of the mean of pre - mitigated lies above 0 (the mitigation, its
+    own cost included, lowers the expected total beyond noise)."""
+    return {"helps": "worth_it", "hurts": "not_worth_it"}.get(total["verdict"], "within_noise")
+
+
+def risk_value(pre: np.ndarray, mitigated: np.ndarray, pre_costs: np.ndarray | None,
+               mitigated_costs: np.ndarray | None, strategy_names) -> dict:
+    """{strategy: value of one mitigation} from the metrics [scenarios, strategies, metrics]
+    (and with [costs] the costs [scenarios, strategies, n_costs]) of the pre side and of the
+    pre side with only that risk mitigated, on the same worlds: the reduction of each of
+    EACH_RISK_METRICS and, with costs, of cost_total, what the mitigation costs
+    (`mitigation_cost`: the summary of the mitigated side's cost_mitigation less the pre
+    side's) and `worth`."""
+    out = {}
+    for s, name in enumerate(strategy_names):
+        entry = {metric: reduction(pre[:, s, METRICS.index(metric)],
+                                   mitigated[:, s, METRICS.index(metric)])
+                 for metric in EACH_RISK_METRICS}
+        if pre_costs is not None:
+            total, own = COST["cost_total"], COST["cost_mitigation"]
+            entry["cost_total"] = reduction(pre_costs[:, s, total], mitigated_costs[:, s, total])
+            entry["mitigation_cost"] = metric_summary(mitigated_costs[:, s, own]
+                                                      - pre_costs[:, s, own], overwrite=True)
+            entry["worth"] = worth(entry["cost_total"])
+        out[name] = entry
+    return out
+
+
+def each_risk_entry(values: dict, seconds: dict, currency: str | None) -> dict:
+    """summary.json's `mitigation.each_risk`: per risk id, what simulating its side took
+    (`wall_seconds`, 0 where the post side was that side already) and risk_value's
+    `strategies`; `currency` with [costs]."""
+    return {"difference": EACH_RISK_DIFFERENCE, **({"currency": currency} if currency else {}),
+            "risks": {risk: {"wall_seconds": round(seconds[risk], 3), "strategies": value}
+                      for risk, value in values.items()}}
 
 
 def skipped_entry(side: Counterpart, reason: str) -> dict:

@@ -146,10 +146,66 @@ def _mitigation_header(m: dict) -> str:
 
 def format_mitigation(m: dict) -> str:
     """The value of mitigation of a run, in sentences: a claim only where the 95% interval
-    of the mean difference excludes 0 (summary.json and report.html have every number)."""
+    of the mean difference excludes 0 (summary.json and report.html have every number); then
+    the value of each mitigation, a table per risk."""
     lines = [_mitigation_header(m) + ":"]
     lines += [f"  {escaped(sentence)}" for sentence in mitigation_sentences(m)]
+    if "each_risk" in m:
+        lines += ["", format_each_mitigation(m["each_risk"])]
     return "\n".join(lines)
+
+
+_CHANGE_WORDS = {"lower": "lower", "higher": "higher", "within_noise": "within noise",
+                 "unchanged": "same"}
+
+
+def format_each_mitigation(each: dict) -> str:
+    """The value of each mitigation (summary.json's `mitigation.each_risk`): per risk, a row
+    per strategy: the P90 trough depth pre -> with the mitigation, the mean shortfall it
+    saves and, with costs, the mean and P90 total cost, what the mitigation costs, and
+    whether it is worth it."""
+    currency = each.get("currency")
+    money = (lambda value: money_text(value, currency)) if currency else _fmt
+    lines = ["value of each mitigation: every risk as assessed (pre) against the same with only "
+             "that risk mitigated, on the same sampled worlds; reduction = pre - mitigated "
+             "(positive: the mitigation lowers it); a P90 is lower or higher, a mean reduction "
+             "helps or hurts, only beyond Monte Carlo noise (95%)"
+             + ("; worth it only where the mitigation, its own cost included, lowers the mean "
+                "total cost beyond noise" if currency else "")]
+    header = (f"    {'strategy':24} {'P90 trough depth (H100-eq)':>30} "
+              f"{'mean shortfall reduction [95% CI]':>40}")
+    if currency:
+        header += (f" {'mean cost reduction [95% CI]':>32} {'P90 cost':>28} "
+                   f"{'it costs':>9}  verdict")
+    for risk, value in each["risks"].items():
+        simulated = (f"one more simulation, {value['wall_seconds']:.2f} s"
+                     if value["wall_seconds"] else "the post side: no more simulation")
+        lines += [f"  {escaped(risk)} ({simulated}):", header]
+        for name, entry in value["strategies"].items():
+            depth, shortfall = entry["trough_depth"], entry["shortfall_gpu_days"]
+            cells = [f"    {escaped(name)[:24]:24}", f"{_moved(depth, _fmt):>30}",
+                     f"{_reduced(shortfall, _fmt):>40}"]
+            if "cost_total" in entry:
+                total = entry["cost_total"]
+                cells += [f"{_reduced(total, money, verdict=False):>32}",
+                          f"{_moved(total, money):>28}",
+                          f"{money(entry['mitigation_cost']['mean']):>9} ",
+                          entry["worth"].replace("_", " ")]
+            lines.append(" ".join(cells))
+    return "\n".join(lines)
+
+
+def _moved(d: dict, fmt: Callable[[float | None], str]) -> str:
+    """'2,048 -> 1,024 lower': a P90 without and with the mitigation, and the change."""
+    return f"{fmt(d['p90_pre'])} -> {fmt(d['p90_mitigated'])} {_CHANGE_WORDS[d['p90_change']]}"
+
+
+def _reduced(d: dict, fmt: Callable[[float | None], str], verdict: bool = True) -> str:
+    """'1,234 [1,000, 1,468] helps': the mean reduction with its interval (and verdict)."""
+    ci = d["mean_ci"]
+    interval = f"[{fmt(ci[0])}, {fmt(ci[1])}]" if ci is not None else "n/a"
+    return (f"{fmt(d['mean'])} {interval}"
+            + (f" {d['verdict'].replace('_', ' ')}" if verdict else ""))
 
 
 def _interval(ci: list[float] | None, needs: int, samples: int,
@@ -172,6 +228,8 @@ def format_compare_mitigation(m: dict, samples: int) -> str:
         lines += ["", f"{escaped(name)}:",
                   format_comparison(name, name, per_metric, samples, difference="pre - post",
                                     worse="P(helps)", better="P(hurts)")]
+    if "each_risk" in m:
+        lines += ["", format_each_mitigation(m["each_risk"])]
     return "\n".join(lines)
 
 
