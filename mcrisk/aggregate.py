@@ -15,6 +15,7 @@ import math
 
 import numpy as np
 
+from . import binomial
 from .analysis.ranking import RANK_KEYS, rank_strategies
 from .definitions import METRICS
 
@@ -39,12 +40,9 @@ def quantile_ci_ranks(n: int, q: float = 0.9,
     needs 36 values, of the P50 6, of the P99 368 (quantile_ci_min_samples). The ranks depend
     on n only, so they are computed once per n.
     """
-    from scipy import stats  # lazily: scipy.stats takes ~1.5 s to import (issue 12)
-
     tail = (1 - confidence) / 2
-    binom = stats.binom(n, q)
-    low = int(binom.ppf(tail)) - 1
-    high = int(binom.isf(tail))
+    low = binomial.ppf(tail, n, q) - 1
+    high = binomial.isf(tail, n, q)
     return (low, high) if 0 <= low and high < n else None
 
 

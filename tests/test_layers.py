@@ -37,7 +37,7 @@ PLACES = {
     "mcrisk.errors": "foundation",
     "mcrisk.rng": "foundation", "mcrisk.distributions": "foundation",
     "mcrisk.model": "foundation", "mcrisk.schema": "foundation", "mcrisk.outputs": "foundation",
-    "mcrisk.progress": "foundation",
+    "mcrisk.progress": "foundation", "mcrisk.binomial": "foundation",
     "mcrisk.scenario": "scenario",
     "mcrisk.compile": "compile", "mcrisk.world": "compile", "mcrisk.cost_plan": "compile", "mcrisk.plan": "compile",
     "mcrisk.backends": "backends",

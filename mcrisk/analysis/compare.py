@@ -21,14 +21,16 @@ MEAN_CI_MIN_SAMPLES = 2         # a spread, and so an interval, needs two values
 
 def mean_ci(values: np.ndarray, confidence: float = 0.95) -> tuple[float, float] | None:
     """Normal-approximation CI of the mean (n is in the thousands here); None below
-    MEAN_CI_MIN_SAMPLES values, or where it is not finite."""
-    from scipy import stats
+    MEAN_CI_MIN_SAMPLES values, or where it is not finite. The normal quantile is
+    scipy.special.ndtri, what scipy.stats.norm.ppf returns, without importing scipy.stats
+    (~0.8 s, issue 12)."""
+    from scipy import special
     n = values.shape[0]
     if n < MEAN_CI_MIN_SAMPLES:
         return None
     with np.errstate(over="ignore", invalid="ignore"):
         mean = finite_mean(values)
-        half = stats.norm.ppf(0.5 + confidence / 2) * values.std(ddof=1) / np.sqrt(n)
+        half = special.ndtri(0.5 + confidence / 2) * values.std(ddof=1) / np.sqrt(n)
         ends = (finite_or_none(mean - half), finite_or_none(mean + half))
     return None if None in ends else ends
 

@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import binomial
+
 
 def mcnemar(b: int, c: int) -> float:
     """Two-sided exact McNemar p-value of b pairs moving one way against c the other."""
-    from scipy import stats  # lazily: scipy.stats takes ~1.5 s to import (issue 12)
-
-    return 1.0 if b + c == 0 else float(stats.binomtest(b, b + c, 0.5).pvalue)
+    return 1.0 if b + c == 0 else binomial.test_two_sided_half(b, b + c)
 
 
 def pooled_quantile(x: np.ndarray, y: np.ndarray, p: float) -> float:

@@ -39,6 +39,7 @@ from typing import Sequence
 
 import numpy as np
 
+from .. import binomial
 from .paired import paired_quantile_test, pooled_quantile
 
 RANK_KEYS = ("trough_depth", "trough_days", "shortfall_gpu_days", "homeless_days")
@@ -64,14 +65,10 @@ def atom_check(lower: np.ndarray, upper: np.ndarray, threshold: float, level: fl
     nulls holds at every threshold, so the pair of tests rejects with probability <= level
     (intersection-union). Valid with atoms, where the paired test at the pooled quantile
     is not; it does not use the pairing, so it serves only as a guard there."""
-    from scipy import stats  # lazily: scipy.stats takes ~1.5 s to import (issue 12)
-
     tail = 1.0 - RANK_QUANTILE
     n = lower.size
-    below = stats.binomtest(int(np.count_nonzero(lower >= threshold)), n, tail,
-                            alternative="less").pvalue
-    above = stats.binomtest(int(np.count_nonzero(upper >= threshold)), n, tail,
-                            alternative="greater").pvalue
+    below = binomial.test_less(int(np.count_nonzero(lower >= threshold)), n, tail)
+    above = binomial.test_greater(int(np.count_nonzero(upper >= threshold)), n, tail)
     return bool(below < level and above < level)
 
 
