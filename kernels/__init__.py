@@ -1,8 +1,8 @@
 """CUDA sources of the GPU backend, shipped as package data of mcrisk.kernels.
 
 simulate.cu (the driver and the entry points) includes one header per stage (random.cuh,
-distributions.cuh, world.cuh, schedule.cuh, metrics.cuh), plan.cuh (generated from the plan
-interface, mcrisk/plan.py) and compat.cuh. mcrisk.backends.cuda.kernel_source() reads them with
+distributions.cuh, world.cuh, schedule.cuh, metrics.cuh, costs.cuh), plan.cuh (generated from
+the plan interface, mcrisk/plan.py) and compat.cuh. mcrisk.backends.cuda.kernel_source() reads them with
 importlib.resources and hands the text to cupy.RawModule, and mcrisk.backends.cuda_host compiles
 the same text with g++.
 """

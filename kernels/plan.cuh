@@ -91,6 +91,34 @@ struct Plan {
     const double* demand_value;     // float64[n]: demand points' H100-eq
     // costs: what the migration costs per scenario, over [0, horizon] (mcrisk/cost_plan.py; a price
     // is world[q] when its q >= 0, else 1)
+    int n_costs;                    // int32: cost columns after the metrics: 0 (no [costs]) or
+                                    // N_COSTS
+    const int* span_start_node;     // int32[z]: node whose time starts a cost span, or -1
+    const double* span_start_day;   // float64[z]: the span's start day where it has no node
+    const int* span_end_node;       // int32[z]: node whose time ends a cost span, or -1
+    const double* span_end_day;     // float64[z]: the span's end day where it has no node (inf:
+                                    // open to the horizon)
+    const double* span_rate;        // float64[s, z]: cost per day of the span at a price of 1 (0:
+                                    // not in strategy s)
+    const int* span_price_q;        // int32[s, z]: world quantity of the span's price, or -1
+    const int* span_cost;           // int32[z]: cost column the span adds to (definitions.COSTS)
+    const int* res_ptr;             // int32[s, h + 1]: CSR pointers: strategy s's reservation steps
+                                    // of hall h in res_day and res_kw
+    const double* res_day;          // float64[s, y]: day a reservation step starts, ascending per
+                                    // hall
+    const double* res_kw;           // float64[s, y]: kW reserved from that day on
+    const double* over_rate;        // float64[h]: cost per kW-day drawn above the reservation at a
+                                    // price of 1 (0: not priced)
+    const int* over_price_q;        // int32[h]: world quantity of that price, or -1
+    double shortfall_rate;          // float64: cost per H100-eq-day of shortfall at a price of 1
+    int shortfall_price_q;          // int32: world quantity of that price, or -1
+    double crew_rate;               // float64: cost per day the retrofit crews are engaged (all of
+                                    // them) at a price of 1
+    int crew_price_q;               // int32: world quantity of that price, or -1
+    const double* lump_amount;      // float64[u]: one-off costs (mitigations in effect) at a price
+                                    // of 1
+    const int* lump_price_q;        // int32[u]: world quantity of a one-off's price, or -1
+    const int* lump_cost;           // int32[u]: cost column a one-off adds to
     // shapes: the axis lengths, for the arrays indexed by hand
     int n_quantities;               // q
     int n_strategies;               // s
@@ -104,6 +132,9 @@ struct Plan {
     int n_halls;                    // h
     int n_completion;               // c
     int n_demand;                   // n
+    int n_spans;                    // z
+    int res_width;                  // y
+    int n_lumps;                    // u
 };
 
 }  // namespace mcrisk
@@ -161,6 +192,26 @@ struct Plan {
     double largest_job,                                                                            \
     const double* R demand_day,                                                                    \
     const double* R demand_value,                                                                  \
+    int n_costs,                                                                                   \
+    const int* R span_start_node,                                                                  \
+    const double* R span_start_day,                                                                \
+    const int* R span_end_node,                                                                    \
+    const double* R span_end_day,                                                                  \
+    const double* R span_rate,                                                                     \
+    const int* R span_price_q,                                                                     \
+    const int* R span_cost,                                                                        \
+    const int* R res_ptr,                                                                          \
+    const double* R res_day,                                                                       \
+    const double* R res_kw,                                                                        \
+    const double* R over_rate,                                                                     \
+    const int* R over_price_q,                                                                     \
+    double shortfall_rate,                                                                         \
+    int shortfall_price_q,                                                                         \
+    double crew_rate,                                                                              \
+    int crew_price_q,                                                                              \
+    const double* R lump_amount,                                                                   \
+    const int* R lump_price_q,                                                                     \
+    const int* R lump_cost,                                                                        \
     int n_quantities,                                                                              \
     int n_strategies,                                                                              \
     int n_nodes,                                                                                   \
@@ -172,7 +223,10 @@ struct Plan {
     int n_power_events,                                                                            \
     int n_halls,                                                                                   \
     int n_completion,                                                                              \
-    int n_demand
+    int n_demand,                                                                                  \
+    int n_spans,                                                                                   \
+    int res_width,                                                                                 \
+    int n_lumps
 
 #define MCRISK_PLAN_VALUES                                                                         \
     {dist_kind, dist_param, dist_chance, pert_table, q_kind, q_dist, q_address, q_const,           \
@@ -183,8 +237,11 @@ struct Plan {
      cap_event_island, cap_event_delta, cap_event_scale_q, island_cap0, power_event_node,          \
      power_event_hall, power_event_delta, cap_event_order, power_event_order,                      \
      n_power_checked, hall_draw0, hall_cap, completion_node, baseline, horizon,                    \
-     largest_job, demand_day, demand_value, n_quantities, n_strategies, n_nodes,                   \
-     dep_width, crew_width, unlock_width, n_cap_events, n_islands, n_power_events,                 \
-     n_halls, n_completion, n_demand}
+     largest_job, demand_day, demand_value, n_costs, span_start_node, span_start_day,              \
+     span_end_node, span_end_day, span_rate, span_price_q, span_cost, res_ptr, res_day,            \
+     res_kw, over_rate, over_price_q, shortfall_rate, shortfall_price_q, crew_rate,                \
+     crew_price_q, lump_amount, lump_price_q, lump_cost, n_quantities, n_strategies,               \
+     n_nodes, dep_width, crew_width, unlock_width, n_cap_events, n_islands,                        \
+     n_power_events, n_halls, n_completion, n_demand, n_spans, res_width, n_lumps}
 
 #endif  // MCRISK_PLAN_CUH

@@ -11,6 +11,7 @@
 //     world.cuh          world[q], once per scenario       numba/world.py
 //     schedule.cuh       node_time[v] of one strategy      numba/schedule.py
 //     metrics.cuh        the six metrics                   numba/metrics.py
+//     costs.cuh          the cost columns (with [costs])   numba/costs.py
 //     plan.cuh           the Plan struct (generated from the plan interface, mcrisk/plan.py)
 //
 // Differences of form, not of arithmetic: the plan's arrays travel in one struct `Plan` (Numba
@@ -21,6 +22,7 @@
 // Arguments: the plan's (MCRISK_PLAN_PARAMS, plan.cuh), then the chunk's
 // (mcrisk/backends/cuda.py CHUNK_PARAMETERS; tests/test_plan_interface.py checks them).
 #include "compat.cuh"
+#include "costs.cuh"
 #include "distributions.cuh"
 #include "metrics.cuh"
 #include "plan.cuh"
@@ -34,8 +36,6 @@
 #endif
 
 namespace mcrisk {
-
-static constexpr int N_METRICS = 6;  // mcrisk.definitions: the metrics axis
 
 // The scratch of a lane group (numba/driver.py allocates the same arrays once per block of
 // scenarios): [row * LANES + lane] where a row has a value per lane.
@@ -56,13 +56,15 @@ struct Scratch {
 };
 
 // Scenarios first + i .. first + i + n - 1 (n <= LANES), every strategy: the body of
-// numba/driver.py's simulate_block loop over lane groups. Fills metrics[i + l, s, :],
-// world[i + l, :] and, if keep_nodes, node_times[i + l, s, :]; status[i + l] = 1 on a deadlock.
+// numba/driver.py's simulate_block loop over lane groups. Fills metrics[i + l, s, :] (the
+// metrics, then n_costs cost columns), world[i + l, :] and, if keep_nodes,
+// node_times[i + l, s, :]; status[i + l] = 1 on a deadlock.
 // first + i + n - 1 < 2**32: the Python entry points check it (mcrisk.rng.check_scenarios).
 MCRISK_HD void simulate_scenario(const Plan& p, u32 seed_lo, u32 seed_hi, u32 first, long long i,
                                  int n, Scratch& x, double* metrics, double* world,
                                  double* node_times, int keep_nodes, signed char* status) {
     u32 scenario0 = first + (u32)i;
+    int width = N_METRICS + p.n_costs;  // a row of metrics: the metrics, then the costs
     sample_world(p, seed_lo, seed_hi, scenario0, n, x.world, x.u1, x.u2);
     for (int l = 0; l < n; ++l) {
         for (int q = 0; q < p.n_quantities; ++q) {
@@ -80,18 +82,22 @@ MCRISK_HD void simulate_scenario(const Plan& p, u32 seed_lo, u32 seed_hi, u32 fi
         sorted_events(p.cap_event_node, p.cap_event_order, p.n_cap_events, s, p.n_cap_events,
                       x.node_time, n, x.times, x.order);
         for (int l = 0; l < n; ++l) {
-            double* out = metrics + ((i + l) * p.n_strategies + s) * N_METRICS;
+            double* out = metrics + ((i + l) * p.n_strategies + s) * width;
             capacity_metrics(p, x.world, l, x.times, x.order, x.island_cap, out);
         }
         completion_day(p, x.node_time, n, x.lane_out);
         for (int l = 0; l < n; ++l) {
-            metrics[((i + l) * p.n_strategies + s) * N_METRICS + 4] = x.lane_out[l];
+            metrics[((i + l) * p.n_strategies + s) * width + 4] = x.lane_out[l];
         }
         sorted_events(p.power_event_node, p.power_event_order, p.n_power_events, s,
                       p.n_power_checked[s], x.node_time, n, x.times, x.order);
         for (int l = 0; l < n; ++l) {
-            metrics[((i + l) * p.n_strategies + s) * N_METRICS + 5] =
+            metrics[((i + l) * p.n_strategies + s) * width + 5] =
                 power_violation(p, s, l, x.times, x.order, x.draw_kw);
+        }
+        if (p.n_costs > 0) {
+            strategy_costs(p, s, x.world, x.node_time, n, x.times, x.order,
+                           metrics + (i * p.n_strategies + s) * width, p.n_strategies * width);
         }
         if (keep_nodes) {
             for (int l = 0; l < n; ++l) {
@@ -116,8 +122,8 @@ MCRISK_HD bool plan_fits(const mcrisk::Plan& p) {
 #ifdef __CUDACC__
 
 // One thread per scenario: the world once, then every strategy on it (common random numbers).
-// Only metrics[i, s, 6] and world[i, q] (and node_times[i, s, v] if keep_nodes) leave the
-// thread; status[i] = 1 on a deadlock, 2 if the plan does not fit this module's MAX_* sizes.
+// Only metrics[i, s, 6 + n_costs] and world[i, q] (and node_times[i, s, v] if keep_nodes) leave
+// the thread; status[i] = 1 on a deadlock, 2 if the plan does not fit this module's MAX_* sizes.
 extern "C" __global__ void simulate_chunk_kernel(
         MCRISK_PLAN_PARAMS(__restrict__), mcrisk::u32 seed_lo, mcrisk::u32 seed_hi,
         mcrisk::u32 first, long long count, double* __restrict__ metrics,

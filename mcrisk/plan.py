@@ -58,9 +58,10 @@ AXES = (
     Axis("h", "hall", "n_halls"),
     Axis("c", "node whose time ends the migration", "n_completion"),
     Axis("n", "demand point", "n_demand"),
-    Axis("z", "cost span (at least 1: a placeholder of rate 0 without [costs])"),
-    Axis("y", "one strategy's reservation steps end to end, padded (at least 1)"),
-    Axis("u", "one-off cost (at least 1: a placeholder of amount 0)"),
+    Axis("z", "cost span (at least 1: a placeholder of rate 0 without [costs])", "n_spans"),
+    Axis("y", "one strategy's reservation steps end to end, padded (at least 1)",
+         "res_width"),
+    Axis("u", "one-off cost (at least 1: a placeholder of amount 0)", "n_lumps"),
 )
 AXIS = {axis.symbol: axis for axis in AXES}
 
@@ -170,38 +171,32 @@ PLAN_GROUPS = (
            ("demand_value", "float64[n]", "demand points' H100-eq")),
     _group("costs", "what the migration costs per scenario, over [0, horizon] "
                     "(mcrisk/cost_plan.py; a price is world[q] when its q >= 0, else 1)",
-           ("n_costs", "int32", "cost columns after the metrics: 0 (no [costs]) or N_COSTS",
-            False),
-           ("span_start_node", "int32[z]", "node whose time starts a cost span, or -1",
-            False),
-           ("span_start_day", "float64[z]", "the span's start day where it has no node",
-            False),
-           ("span_end_node", "int32[z]", "node whose time ends a cost span, or -1", False),
+           ("n_costs", "int32", "cost columns after the metrics: 0 (no [costs]) or N_COSTS"),
+           ("span_start_node", "int32[z]", "node whose time starts a cost span, or -1"),
+           ("span_start_day", "float64[z]", "the span's start day where it has no node"),
+           ("span_end_node", "int32[z]", "node whose time ends a cost span, or -1"),
            ("span_end_day", "float64[z]", "the span's end day where it has no node (inf: "
-                                          "open to the horizon)", False),
+                                          "open to the horizon)"),
            ("span_rate", "float64[s, z]", "cost per day of the span at a price of 1 (0: not "
-                                          "in strategy s)", False),
-           ("span_price_q", "int32[s, z]", "world quantity of the span's price, or -1", False),
-           ("span_cost", "int32[z]", "cost column the span adds to (definitions.COSTS)",
-            False),
+                                          "in strategy s)"),
+           ("span_price_q", "int32[s, z]", "world quantity of the span's price, or -1"),
+           ("span_cost", "int32[z]", "cost column the span adds to (definitions.COSTS)"),
            ("res_ptr", "int32[s, h + 1]", "CSR pointers: strategy s's reservation steps of "
-                                          "hall h in res_day and res_kw", False),
-           ("res_day", "float64[s, y]", "day a reservation step starts, ascending per hall",
-            False),
-           ("res_kw", "float64[s, y]", "kW reserved from that day on", False),
+                                          "hall h in res_day and res_kw"),
+           ("res_day", "float64[s, y]", "day a reservation step starts, ascending per hall"),
+           ("res_kw", "float64[s, y]", "kW reserved from that day on"),
            ("over_rate", "float64[h]", "cost per kW-day drawn above the reservation at a "
-                                       "price of 1 (0: not priced)", False),
-           ("over_price_q", "int32[h]", "world quantity of that price, or -1", False),
-           ("shortfall_rate", "float64", "cost per H100-eq-day of shortfall at a price of 1",
-            False),
-           ("shortfall_price_q", "int32", "world quantity of that price, or -1", False),
+                                       "price of 1 (0: not priced)"),
+           ("over_price_q", "int32[h]", "world quantity of that price, or -1"),
+           ("shortfall_rate", "float64", "cost per H100-eq-day of shortfall at a price of 1"),
+           ("shortfall_price_q", "int32", "world quantity of that price, or -1"),
            ("crew_rate", "float64", "cost per day the retrofit crews are engaged (all of "
-                                    "them) at a price of 1", False),
-           ("crew_price_q", "int32", "world quantity of that price, or -1", False),
+                                    "them) at a price of 1"),
+           ("crew_price_q", "int32", "world quantity of that price, or -1"),
            ("lump_amount", "float64[u]", "one-off costs (mitigations in effect) at a price "
-                                         "of 1", False),
-           ("lump_price_q", "int32[u]", "world quantity of a one-off's price, or -1", False),
-           ("lump_cost", "int32[u]", "cost column a one-off adds to", False)),
+                                         "of 1"),
+           ("lump_price_q", "int32[u]", "world quantity of a one-off's price, or -1"),
+           ("lump_cost", "int32[u]", "cost column a one-off adds to")),
 )
 PLAN_FIELDS = tuple(f for group in PLAN_GROUPS for f in group.fields)
 KERNEL_FIELDS = tuple(f for f in PLAN_FIELDS if f.kernel)

@@ -64,7 +64,7 @@ def test_kernel_constants_are_the_python_ones():
         "Q_SAMPLE": definitions.Q_SAMPLE, "Q_SUM": definitions.Q_SUM, "Q_BURNIN": definitions.Q_BURNIN,
         "Q_ATTEMPTS": definitions.Q_ATTEMPTS, "NODE_CREW": definitions.NODE_CREW,
         "REL_EPS": definitions.REL_EPS, "MAX_BURNIN_ATTEMPTS": definitions.MAX_BURNIN_ATTEMPTS,
-        "N_METRICS": definitions.N_METRICS,
+        "N_METRICS": definitions.N_METRICS, "N_COSTS": definitions.N_COSTS,
     }
     for letter, values in (("A", numba_distributions._A), ("B", numba_distributions._B),
                           ("C", numba_distributions._C), ("D", numba_distributions._D)):
@@ -75,7 +75,7 @@ def test_kernel_constants_are_the_python_ones():
 # Each stage's Numba file and CUDA file, read side by side (numba/<stage>.py, kernels/<file>).
 STAGE_FILES = {"random": "random.cuh", "distributions": "distributions.cuh",
                "world": "world.cuh", "schedule": "schedule.cuh", "metrics": "metrics.cuh",
-               "driver": "simulate.cu"}
+               "costs": "costs.cuh", "driver": "simulate.cu"}
 # One thread's work is simulate_block's loop body for one scenario.
 CUDA_NAME = {"simulate_block": "simulate_scenario"}
 # CUDA functions with no Numba namesake, and why.

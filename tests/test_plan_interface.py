@@ -72,7 +72,8 @@ def test_shape_parameters_are_read_off_the_arrays(reference_plan):
         "unlock_width": p.unlock_block.shape[1], "n_cap_events": p.cap_event_node.shape[0],
         "n_islands": p.island_cap0.shape[0], "n_power_events": p.power_event_node.shape[0],
         "n_halls": p.hall_cap.shape[0], "n_completion": p.completion_node.shape[0],
-        "n_demand": p.demand_day.shape[0]}
+        "n_demand": p.demand_day.shape[0], "n_spans": p.span_cost.shape[0],
+        "res_width": p.res_day.shape[1], "n_lumps": p.lump_amount.shape[0]}
 
 
 @pytest.mark.parametrize("change, message", [

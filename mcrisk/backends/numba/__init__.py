@@ -8,6 +8,7 @@ One file per stage, each read side by side with the NumPy reference's file of th
     world.py          world[q, l] of a lane group     numpy/world.py           world.cuh
     schedule.py       node times of one strategy      numpy/schedule.py        schedule.cuh
     metrics.py        the six metrics                 numpy/metrics.py         metrics.cuh
+    costs.py          the cost columns ([costs])      numpy/costs.py           costs.cuh
     driver.py         every scenario of a chunk       numpy/driver.py          simulate.cu
 
 Same stage names and constants as the reference; the plan's arrays are passed one by one under

@@ -21,6 +21,7 @@ from ...plan import CompiledScenario
 from ...rng import check_scenarios, split_seed
 from ..kernel_cache import shared_cache
 from .jit import jit
+from .costs import strategy_costs
 from .metrics import capacity_metrics, completion_day, power_violation, sorted_events
 from .schedule import schedule_nodes
 from .world import sample_world
@@ -43,7 +44,10 @@ def simulate_block(
         cap_event_delta, cap_event_scale_q, island_cap0, power_event_node, power_event_hall,
         power_event_delta, cap_event_order, power_event_order, n_power_checked, hall_draw0,
         hall_cap, completion_node, baseline, horizon, largest_job, demand_day, demand_value,
-        seed_lo, seed_hi, first, begin, end, metrics, world, node_times,
+        n_costs, span_start_node, span_start_day, span_end_node, span_end_day, span_rate,
+        span_price_q, span_cost, res_ptr, res_day, res_kw, over_rate, over_price_q,
+        shortfall_rate, shortfall_price_q, crew_rate, crew_price_q, lump_amount, lump_price_q,
+        lump_cost, seed_lo, seed_hi, first, begin, end, metrics, world, node_times,
         keep_nodes, status, world_lanes, node_time, waiting, crew_ready_at, crew_free, times,
         order, island_cap, draw_kw, lane_scratch, row_ready, lane_waiting, deadlock):
     """Scenarios begin .. end - 1 of the chunk, every strategy, with the given scratch: lane
@@ -88,6 +92,15 @@ def simulate_block(
                                                            n_power_checked, hall_draw0,
                                                            hall_cap, s, l, times, order,
                                                            draw_kw)
+            if n_costs > 0:
+                strategy_costs(span_start_node, span_start_day, span_end_node, span_end_day,
+                               span_rate, span_price_q, span_cost, res_ptr, res_day, res_kw,
+                               over_rate, over_price_q, shortfall_rate, shortfall_price_q,
+                               crew_rate, crew_price_q, lump_amount, lump_price_q, lump_cost,
+                               node_add_q, node_add_const, crew_node, n_crew_rows,
+                               power_event_node, power_event_hall, power_event_delta,
+                               hall_draw0, horizon, s, world_lanes, node_time, n, times,
+                               order, metrics[group:group + n, s])
             if keep_nodes:
                 for l in range(n):
                     for v in range(node_time.shape[0]):
@@ -123,9 +136,13 @@ def _kernel(sources: str):
             cap_event_island, cap_event_delta, cap_event_scale_q, island_cap0, power_event_node,
             power_event_hall, power_event_delta, cap_event_order, power_event_order,
             n_power_checked, hall_draw0, hall_cap, completion_node, baseline, horizon,
-            largest_job, demand_day, demand_value, seed_lo, seed_hi, first, n_blocks, metrics,
-            world, node_times, keep_nodes, status):
-        """Fill metrics[i, s, m] and world[i, q] (node_times[i, s, v] if keep_nodes).
+            largest_job, demand_day, demand_value, n_costs, span_start_node, span_start_day,
+            span_end_node, span_end_day, span_rate, span_price_q, span_cost, res_ptr, res_day,
+            res_kw, over_rate, over_price_q, shortfall_rate, shortfall_price_q, crew_rate,
+            crew_price_q, lump_amount, lump_price_q, lump_cost, seed_lo, seed_hi, first,
+            n_blocks, metrics, world, node_times, keep_nodes, status):
+        """Fill metrics[i, s, m] (the metrics, then n_costs cost columns) and world[i, q]
+        (node_times[i, s, v] if keep_nodes).
 
         Each block allocates its scratch once and hands it to simulate_block, which runs
         without reference counting (performance: see `jit`).
@@ -147,7 +164,11 @@ def _kernel(sources: str):
                 cap_event_scale_q, island_cap0, power_event_node, power_event_hall,
                 power_event_delta, cap_event_order, power_event_order, n_power_checked,
                 hall_draw0, hall_cap, completion_node, baseline, horizon, largest_job,
-                demand_day, demand_value, seed_lo, seed_hi, first, min(count, b * block),
+                demand_day, demand_value, n_costs, span_start_node, span_start_day,
+                span_end_node, span_end_day, span_rate, span_price_q, span_cost, res_ptr,
+                res_day, res_kw, over_rate, over_price_q, shortfall_rate, shortfall_price_q,
+                crew_rate, crew_price_q, lump_amount, lump_price_q, lump_cost, seed_lo,
+                seed_hi, first, min(count, b * block),
                 min(count, (b + 1) * block), metrics, world, node_times, keep_nodes, status,
                 np.empty((q_kind.shape[0], LANES)), np.empty((n_nodes, LANES)),
                 np.empty(n_nodes, dtype=np.int32), np.empty((n_nodes, LANES)),
@@ -174,7 +195,7 @@ def simulate_chunk(plan: CompiledScenario, seed: int, first: int, count: int,
     """Same contract as the NumPy backend's simulate_chunk (mcrisk/backends/numpy/driver.py)."""
     check_scenarios(first, count)
     seed_lo, seed_hi = split_seed(seed)
-    metrics = np.zeros((count, plan.n_strategies, N_METRICS))
+    metrics = np.zeros((count, plan.n_strategies, N_METRICS + plan.n_costs))
     world = np.zeros((count, plan.n_quantities))
     node_times = np.zeros((count if keep_nodes else 1, plan.n_strategies, plan.n_nodes))
     status = np.zeros(count, dtype=np.int8)

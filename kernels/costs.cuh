@@ -1,0 +1,205 @@
+// The costs of one strategy on the worlds of a lane group, from their node times: the cost
+// columns (mcrisk.definitions.COSTS) after the metrics, exactly in the order of the design (the
+// bit-parity contract): the spans, power over the reservation hall by hall, the shortfall, the
+// crews, the one-offs, then the total, every cost over [0, horizon]. simulate_scenario calls
+// strategy_costs only when the plan has costs (n_costs > 0). Pairs:
+// mcrisk/backends/numba/costs.py, line by line, and mcrisk/backends/numpy/costs.py.
+#ifndef MCRISK_COSTS_CUH
+#define MCRISK_COSTS_CUH
+
+#include "compat.cuh"
+#include "metrics.cuh"
+#include "plan.cuh"
+
+namespace mcrisk {
+
+// mcrisk.definitions: the metrics axis holds N_METRICS metrics, then (with costs) N_COSTS cost
+// columns. The cost columns the kernel fills itself (definitions.COST): the total, power over
+// the reservation, the shortfall and the crews; and the metric the shortfall cost prices.
+static constexpr int N_METRICS = 6;
+static constexpr int N_COSTS = 9;
+static constexpr int TOTAL = N_METRICS + 0;
+static constexpr int POWER_OVER = N_METRICS + 2;
+static constexpr int SHORTFALL = N_METRICS + 6;
+static constexpr int CREWS = N_METRICS + 7;
+static constexpr int SHORTFALL_METRIC = 2;
+
+// The price factor of lane l: world[q] for a drawn price (q >= 0), else 1.0.
+MCRISK_HD double price(int q, const double* world, int l) {
+    return q >= 0 ? world[q * LANES + l] : 1.0;
+}
+
+// t held to the cost window [0, horizon].
+MCRISK_HD double clip(double t, double horizon) {
+    return min(max(t, 0.0), horizon);
+}
+
+// times[p * LANES + l], order[p * LANES + l]: every power event p in lane l < n, sorted by
+// (time, event) (power_event_order lists only the checked ones: metrics.cuh sorted_events).
+MCRISK_HD void every_power_event(const Plan& p, const double* node_time, int n, double* times,
+                                 int* order) {
+    int count = p.n_power_events;
+    for (int e = 0; e < count; ++e) {
+        int v = p.power_event_node[e];
+        for (int l = 0; l < n; ++l) {
+            order[e * LANES + l] = e;
+            times[e * LANES + l] = node_time[v * LANES + l];
+        }
+    }
+    _sort_events(times, order, count, n);
+}
+
+// The integral over [0, horizon] of max(0, draw - reserved) in hall h, lane l (kW-days): the
+// hall's power events (of every event sorted by (time, event) in times[0:count], order[0:count],
+// times LANES + l: every_power_event) merged with its reservation steps.
+MCRISK_HD double over_area(const Plan& p, int s, int h, int l, const double* times,
+                           const int* order, int count) {
+    const int* ptr = p.res_ptr + s * (p.n_halls + 1);
+    const double* res_day = p.res_day + s * p.res_width;
+    const double* res_kw = p.res_kw + s * p.res_width;
+    const int* hall = p.power_event_hall + s * p.n_power_events;
+    double horizon = p.horizon;
+    int end = ptr[h + 1];
+    double t = 0.0;
+    double draw = p.hall_draw0[h];
+    double res = 0.0;
+    double area = 0.0;
+    int j = ptr[h];
+    while (j < end && res_day[j] <= 0.0) {
+        res = res_kw[j];
+        j += 1;
+    }
+    int i = 0;
+    while (i < count && hall[order[i * LANES + l]] != h) {
+        i += 1;
+    }
+    while (true) {
+        double te = i < count ? min(max(times[i * LANES + l], 0.0), horizon) : horizon;
+        double tr = j < end ? min(res_day[j], horizon) : horizon;
+        double nxt = min(te, tr);
+        area += max(0.0, draw - res) * (nxt - t);
+        t = nxt;
+        if (t >= horizon) {
+            break;
+        }
+        if (te <= tr) {
+            draw += p.power_event_delta[order[i * LANES + l]];
+            i += 1;
+            while (i < count && hall[order[i * LANES + l]] != h) {
+                i += 1;
+            }
+        } else {
+            res = res_kw[j];
+            j += 1;
+        }
+    }
+    return area;
+}
+
+// rows[l * row_stride + N_METRICS + k] = the costs of strategy s in lane l < n, from its
+// node times, its world and its shortfall metric (in the same row); times and order are scratch.
+MCRISK_HD void strategy_costs(const Plan& p, int s, const double* world,
+                              const double* node_time, int n, double* times, int* order,
+                              double* rows, long long row_stride) {
+    double horizon = p.horizon;
+    for (int l = 0; l < n; ++l) {
+        for (int k = 0; k < N_COSTS; ++k) {
+            rows[l * row_stride + N_METRICS + k] = 0.0;
+        }
+    }
+    // 1. Spans: rate x price x the days of [start, end] inside the window.
+    for (int z = 0; z < p.n_spans; ++z) {
+        double rate = p.span_rate[s * p.n_spans + z];
+        if (rate == 0.0) {
+            continue;
+        }
+        int column = N_METRICS + p.span_cost[z];
+        int q = p.span_price_q[s * p.n_spans + z];
+        int start_node = p.span_start_node[z], end_node = p.span_end_node[z];
+        for (int l = 0; l < n; ++l) {
+            double a = start_node >= 0 ? node_time[start_node * LANES + l] : p.span_start_day[z];
+            double b = end_node >= 0 ? node_time[end_node * LANES + l] : p.span_end_day[z];
+            double width = max(0.0, clip(b, horizon) - clip(a, horizon));
+            rows[l * row_stride + column] += (rate * price(q, world, l)) * width;
+        }
+    }
+    // 2. Power over the reservation: every power event of the strategy, sorted by (time,
+    // event) once for all halls, then each priced hall's events in that order.
+    bool priced = false;
+    for (int h = 0; h < p.n_halls; ++h) {
+        priced = priced || p.over_rate[h] != 0.0;
+    }
+    if (priced) {
+        int count = p.n_power_events;
+        every_power_event(p, node_time, n, times, order);
+        for (int h = 0; h < p.n_halls; ++h) {
+            if (p.over_rate[h] == 0.0) {
+                continue;
+            }
+            for (int l = 0; l < n; ++l) {
+                double area = over_area(p, s, h, l, times, order, count);
+                rows[l * row_stride + POWER_OVER] +=
+                    (p.over_rate[h] * price(p.over_price_q[h], world, l)) * area;
+            }
+        }
+    }
+    // 3. Shortfall: the shortfall metric (H100-eq x days) priced.
+    if (p.shortfall_rate != 0.0) {
+        for (int l = 0; l < n; ++l) {
+            rows[l * row_stride + SHORTFALL] =
+                (p.shortfall_rate * price(p.shortfall_price_q, world, l))
+                * rows[l * row_stride + SHORTFALL_METRIC];
+        }
+    }
+    // 4. Crews: engaged from the first crew row's start to the last one's finish.
+    int rows_of_s = p.n_crew_rows[s];
+    if (p.crew_rate != 0.0 && rows_of_s > 0) {
+        for (int l = 0; l < n; ++l) {
+            double first = infinity();
+            double last = -infinity();
+            for (int r = 0; r < rows_of_s; ++r) {
+                int v = p.crew_node[s * p.crew_width + r];
+                double finish = node_time[v * LANES + l];
+                const int* add_q = p.node_add_q + (s * p.n_nodes + v) * 2;
+                double d = 0.0;
+                if (add_q[0] >= 0) {
+                    d += world[add_q[0] * LANES + l];
+                }
+                if (add_q[1] >= 0) {
+                    d += world[add_q[1] * LANES + l];
+                }
+                d += p.node_add_const[s * p.n_nodes + v];
+                double start = finish - d;
+                first = min(first, start);
+                last = max(last, finish);
+            }
+            rows[l * row_stride + CREWS] =
+                (p.crew_rate * price(p.crew_price_q, world, l))
+                * max(0.0, clip(last, horizon) - clip(first, horizon));
+        }
+    }
+    // 5. One-offs.
+    for (int u = 0; u < p.n_lumps; ++u) {
+        double amount = p.lump_amount[u];
+        if (amount == 0.0) {
+            continue;
+        }
+        int column = N_METRICS + p.lump_cost[u];
+        int q = p.lump_price_q[u];
+        for (int l = 0; l < n; ++l) {
+            rows[l * row_stride + column] += amount * price(q, world, l);
+        }
+    }
+    // 6. The total: the columns after it, added in order.
+    for (int l = 0; l < n; ++l) {
+        double total = rows[l * row_stride + TOTAL + 1];
+        for (int k = TOTAL + 2; k < N_METRICS + N_COSTS; ++k) {
+            total += rows[l * row_stride + k];
+        }
+        rows[l * row_stride + TOTAL] = total;
+    }
+}
+
+}  // namespace mcrisk
+
+#endif  // MCRISK_COSTS_CUH

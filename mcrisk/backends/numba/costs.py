@@ -1,0 +1,172 @@
+"""The costs of one strategy on the worlds of a lane group (Numba), from their node times.
+
+The cost columns (definitions.COSTS) after the metrics, exactly in the order of the design
+(docs/costs.md; the bit-parity contract): the spans, power over the reservation hall by hall,
+the shortfall, the crews, the one-offs, then the total. Every cost counts what happens in
+[0, horizon]. The spans, shortfall and one-offs loop over the lanes of the group (they
+vectorize); power over the reservation and the crews go lane by lane. The driver calls
+strategy_costs only when the plan has costs (plan.n_costs > 0), so a scenario without
+[costs] does no cost work. Pairs: numpy/costs.py (the reference) and kernels/costs.cuh.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ...definitions import COST, METRICS, N_COSTS, N_METRICS
+from .jit import jit, jit_inline
+from .metrics import _sort_events
+
+# The cost columns the kernel fills itself, after the metrics: the total, power over the
+# reservation, the shortfall and the crews (the spans and one-offs name their own).
+TOTAL = N_METRICS + COST["cost_total"]
+POWER_OVER = N_METRICS + COST["cost_power_over"]
+SHORTFALL = N_METRICS + COST["cost_shortfall"]
+CREWS = N_METRICS + COST["cost_crews"]
+SHORTFALL_METRIC = METRICS.index("shortfall_gpu_days")
+
+
+@jit_inline
+def price(q, world, l):
+    """The price factor of lane l: world[q, l] for a drawn price (q >= 0), else 1.0."""
+    return world[q, l] if q >= 0 else 1.0
+
+
+@jit_inline
+def clip(t, horizon):
+    """t held to the cost window [0, horizon]."""
+    return min(max(t, 0.0), horizon)
+
+
+@jit_inline
+def every_power_event(power_event_node, node_time, n, times, order):
+    """times[p, l], order[p, l]: every power event p in lane l < n, sorted by (time, event)
+    (power_event_order lists only the checked ones: metrics.sorted_events)."""
+    count = power_event_node.shape[0]
+    for p in range(count):
+        v = power_event_node[p]
+        for l in range(n):
+            order[p, l] = p
+            times[p, l] = node_time[v, l]
+    _sort_events(times, order, np.int64(count), n)     # one compiled signature
+
+
+@jit_inline
+def over_area(power_event_hall, power_event_delta, hall_draw0, res_ptr, res_day, res_kw,
+              horizon, s, h, l, times, order, count):
+    """The integral over [0, horizon] of max(0, draw - reserved) in hall h, lane l (kW-days):
+    the hall's power events (of every event sorted by (time, event) in times[0:count, l],
+    order[0:count, l]: every_power_event) merged with its reservation steps."""
+    end = res_ptr[s, h + 1]
+    t = 0.0
+    draw = hall_draw0[h]
+    res = 0.0
+    area = 0.0
+    j = res_ptr[s, h]
+    while j < end and res_day[s, j] <= 0.0:
+        res = res_kw[s, j]
+        j += 1
+    i = 0
+    while i < count and power_event_hall[s, order[i, l]] != h:
+        i += 1
+    while True:
+        te = min(max(times[i, l], 0.0), horizon) if i < count else horizon
+        tr = min(res_day[s, j], horizon) if j < end else horizon
+        nxt = min(te, tr)
+        area += max(0.0, draw - res) * (nxt - t)
+        t = nxt
+        if t >= horizon:
+            break
+        if te <= tr:
+            draw += power_event_delta[order[i, l]]
+            i += 1
+            while i < count and power_event_hall[s, order[i, l]] != h:
+                i += 1
+        else:
+            res = res_kw[s, j]
+            j += 1
+    return area
+
+
+@jit
+def strategy_costs(span_start_node, span_start_day, span_end_node, span_end_day, span_rate,
+                   span_price_q, span_cost, res_ptr, res_day, res_kw, over_rate, over_price_q,
+                   shortfall_rate, shortfall_price_q, crew_rate, crew_price_q, lump_amount,
+                   lump_price_q, lump_cost, node_add_q, node_add_const, crew_node, n_crew_rows,
+                   power_event_node, power_event_hall, power_event_delta, hall_draw0, horizon, s, world, node_time, n, times, order, rows):
+    """rows[l, N_METRICS:N_METRICS + N_COSTS] = the costs of strategy s in lane l < n, from its
+    node times, its world and its shortfall metric (in rows[l]); times and order are scratch."""
+    for l in range(n):
+        for k in range(N_COSTS):
+            rows[l, N_METRICS + k] = 0.0
+    # 1. Spans: rate x price x the days of [start, end] inside the window.
+    for z in range(span_cost.shape[0]):
+        rate = span_rate[s, z]
+        if rate == 0.0:
+            continue
+        column = N_METRICS + span_cost[z]
+        q = span_price_q[s, z]
+        start_node, end_node = span_start_node[z], span_end_node[z]
+        for l in range(n):
+            a = node_time[start_node, l] if start_node >= 0 else span_start_day[z]
+            b = node_time[end_node, l] if end_node >= 0 else span_end_day[z]
+            width = max(0.0, clip(b, horizon) - clip(a, horizon))
+            rows[l, column] += (rate * price(q, world, l)) * width
+    # 2. Power over the reservation: every power event of the strategy, sorted by (time,
+    # event) once for all halls, then each priced hall's events in that order.
+    priced = False
+    for h in range(over_rate.shape[0]):
+        priced = priced or over_rate[h] != 0.0
+    if priced:
+        count = power_event_node.shape[0]
+        every_power_event(power_event_node, node_time, n, times, order)
+        for h in range(over_rate.shape[0]):
+            if over_rate[h] == 0.0:
+                continue
+            for l in range(n):
+                area = over_area(power_event_hall, power_event_delta, hall_draw0, res_ptr,
+                                 res_day, res_kw, horizon, s, h, l, times, order, count)
+                rows[l, POWER_OVER] += \
+                    (over_rate[h] * price(over_price_q[h], world, l)) * area
+    # 3. Shortfall: the shortfall metric (H100-eq x days) priced.
+    if shortfall_rate != 0.0:
+        for l in range(n):
+            rows[l, SHORTFALL] = \
+                (shortfall_rate * price(shortfall_price_q, world, l)) * rows[l, SHORTFALL_METRIC]
+    # 4. Crews: engaged from the first crew row's start to the last one's finish.
+    rows_of_s = n_crew_rows[s]
+    if crew_rate != 0.0 and rows_of_s > 0:
+        for l in range(n):
+            first = math.inf
+            last = -math.inf
+            for r in range(rows_of_s):
+                v = crew_node[s, r]
+                finish = node_time[v, l]
+                d = 0.0
+                if node_add_q[s, v, 0] >= 0:
+                    d += world[node_add_q[s, v, 0], l]
+                if node_add_q[s, v, 1] >= 0:
+                    d += world[node_add_q[s, v, 1], l]
+                d += node_add_const[s, v]
+                start = finish - d
+                first = min(first, start)
+                last = max(last, finish)
+            rows[l, CREWS] = \
+                (crew_rate * price(crew_price_q, world, l)) \
+                * max(0.0, clip(last, horizon) - clip(first, horizon))
+    # 5. One-offs.
+    for u in range(lump_amount.shape[0]):
+        amount = lump_amount[u]
+        if amount == 0.0:
+            continue
+        column = N_METRICS + lump_cost[u]
+        q = lump_price_q[u]
+        for l in range(n):
+            rows[l, column] += amount * price(q, world, l)
+    # 6. The total: the columns after it, added in order.
+    for l in range(n):
+        total = rows[l, TOTAL + 1]
+        for k in range(TOTAL + 2, N_METRICS + N_COSTS):
+            total += rows[l, k]
+        rows[l, TOTAL] = total
