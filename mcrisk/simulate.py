@@ -183,13 +183,21 @@ def chunk_output_bytes(plan: CompiledScenario, chunk: int) -> int:
     `chunk` scenarios, about: its node times; their milestone times, copied and sorted once
     per strategy reduced at a time (as many as Numba's threads), each with the histogram
     table it makes; the chunk's rows of metrics.parquet (the cost columns too, with costs)."""
-    import numba
-
     node_times = chunk * plan.n_strategies * plan.n_nodes * 8
-    at_once = min(plan.n_strategies, numba.get_num_threads())
+    at_once = min(plan.n_strategies, _output_threads())
     milestone_rows = at_once * chunk * _milestones_per_strategy(plan) * 8 * 2
     parquet = chunk * plan.n_strategies * (N_METRICS + plan.n_costs + plan.n_quantities) * 8
     return int(node_times + milestone_rows + parquet)
+
+
+def _output_threads() -> int:
+    """The threads the chunk hooks reduce on: Numba's (analysis.chunk_tasks), or, where Numba
+    cannot be imported (the NumPy backend needs none), the CPUs, as many as Numba would use."""
+    try:
+        import numba
+    except ImportError:
+        return os.cpu_count() or 1
+    return numba.get_num_threads()
 
 
 def milestone_store_bytes(plan: CompiledScenario, samples: int) -> int:
