@@ -213,4 +213,31 @@ def test_compare_prints_the_value_of_each_mitigation_for_a_and_b(tiny, capsys):
     section = out[out.index("value of each mitigation"):]
     ship = section[section.index("  late-ship"):section.index("  late-docs")]
     row = next(line for line in ship.splitlines() if line.strip().startswith("swap-on-day"))
-    assert "7,680 [7,680, 7,680] helps" in row and "256 -> 256 same" in row
+    assert "7,680 [7,680, 7,680] helps" in row and "256 to 256 same" in row
+
+
+def test_report_and_summary_md_show_the_value_of_each_mitigation(tiny, tmp_path):
+    path = two_slips(tiny, costs=True)
+    run_scenario(str(path), samples=40, backend="numpy", risks="pre", out_dir=tmp_path / "r")
+    page = (tmp_path / "r" / "report.html").read_text()
+    section = page[page.index("id='each-mitigation'"):]
+    assert ("Mitigating late-ship alone (its own cost included) is worth it for swap-on-day; "
+            "not worth it for swap-gated.") in section
+    assert ("Mitigating late-docs alone (its own cost included) is not worth it for "
+            "swap-on-day and swap-gated.") in section
+    assert "$269k [$269k, $269k]" in section and "worth it</td>" in section
+    md = (tmp_path / "r" / "summary.md").read_text()
+    row = next(line for line in md.splitlines() if line.startswith("| late-docs | swap-on-day"))
+    # the P90 total: 57 days of shortfall at $12,288 a day before (700,416); 47 days and the
+    # mitigation's $200k after (777,536)
+    assert row.split(" | ")[2:] == ["256 to 256 same", "2,560 \\[2,560, 2,560\\] helps",
+                                    "-\\$77.1k \\[-\\$77.1k, -\\$77.1k\\]",
+                                    "\\$700k to \\$778k higher", "\\$200k", "not worth it |"]
+
+
+def test_without_costs_the_sentences_speak_of_the_trough(tiny, tmp_path):
+    run_scenario(str(two_slips(tiny)), samples=40, backend="numpy", risks="pre",
+                 out_dir=tmp_path / "r")
+    md = (tmp_path / "r" / "summary.md").read_text()
+    assert ("Mitigating late-ship alone lowers the mean shortfall of swap-on-day." in md)
+    assert "it costs" not in md and "$" not in md

@@ -336,6 +336,76 @@ def mitigation_sentences(mitigation: dict, order=None) -> list[str]:
     return sentences
 
 
+_WORTH_WORDS = {"worth_it": "worth it", "not_worth_it": "not worth it",
+                "within_noise": "within noise"}
+_P90_WORDS = {"lower": "lower", "higher": "higher", "within_noise": "within noise",
+              "unchanged": "same"}
+
+
+def each_risk_headers(costs: bool) -> list[str]:
+    """The column names of a table of the value of each mitigation (risk_value_cells)."""
+    return (["P90 trough depth (H100-eq)", "mean shortfall reduction [95% CI]"]
+            + (["mean cost reduction [95% CI]", "P90 cost", "it costs (mean)", "verdict"]
+               if costs else []))
+
+
+def risk_value_cells(entry: dict, currency: str | None) -> list[str]:
+    """One strategy's value of one mitigation (risk_value's entry) as plain-text cells, in
+    each_risk_headers' order: the P90 trough depth before -> with the mitigation and whether
+    it moved beyond noise, the mean shortfall it saves with its interval and verdict and, with
+    costs, the mean total cost it saves, the P90 total cost before -> with it, its own cost
+    and whether it is worth it."""
+    cells = [_moved(entry["trough_depth"], _num),
+             _reduced(entry["shortfall_gpu_days"], _num) + " "
+             + entry["shortfall_gpu_days"]["verdict"].replace("_", " ")]
+    if "cost_total" in entry:
+        def money(value):
+            return money_text(value, currency or "USD")
+
+        cells += [_reduced(entry["cost_total"], money), _moved(entry["cost_total"], money),
+                  money(entry["mitigation_cost"]["mean"]), _WORTH_WORDS[entry["worth"]]]
+    return cells
+
+
+def _moved(d: dict, fmt) -> str:
+    return f"{fmt(d['p90_pre'])} to {fmt(d['p90_mitigated'])} {_P90_WORDS[d['p90_change']]}"
+
+
+def _reduced(d: dict, fmt) -> str:
+    ci = d["mean_ci"]
+    return f"{fmt(d['mean'])} " + (f"[{fmt(ci[0])}, {fmt(ci[1])}]" if ci is not None else "n/a")
+
+
+def each_risk_sentences(each: dict, order=None) -> list[str]:
+    """One sentence per risk on the value of mitigating it alone: with costs, for which
+    strategies it is worth it, not worth it or within noise; without, whose P90 trough depth
+    it moves and whose mean shortfall it lowers or raises beyond noise (the rest named as
+    no claim). `order`: the strategies' order (default: as in `each`)."""
+    sentences = []
+    for risk, value in each["risks"].items():
+        names = [n for n in (order or value["strategies"]) if n in value["strategies"]]
+        entries = [(n, value["strategies"][n]) for n in names]
+        if entries and "worth" in entries[0][1]:
+            groups = {w: [n for n, e in entries if e["worth"] == w] for w in _WORTH_WORDS}
+            parts = [f"{_WORTH_WORDS[w]} for {_join(groups[w])}" for w in _WORTH_WORDS
+                     if groups[w]]
+            sentences.append(f"Mitigating {risk} alone (its own cost included) is "
+                             f"{'; '.join(parts)}.")
+            continue
+        parts = []
+        for words, measure, key, good, bad in (
+                ("P90 trough depth", "trough_depth", "p90_change", "lower", "higher"),
+                ("mean shortfall", "shortfall_gpu_days", "verdict", "helps", "hurts")):
+            lower = [n for n, e in entries if e[measure][key] == good]
+            higher = [n for n, e in entries if e[measure][key] == bad]
+            parts += [f"lowers the {words} of {_join(lower)}"] if lower else []
+            parts += [f"raises the {words} of {_join(higher)}"] if higher else []
+        sentences.append(f"Mitigating {risk} alone " + (
+            _join(parts) if parts else "moves neither the P90 trough depth nor the mean "
+                                       "shortfall of any strategy beyond noise") + ".")
+    return sentences
+
+
 def _num(value: float | None) -> str:
     if value is None:
         return "n/a"

@@ -196,8 +196,8 @@ def format_each_mitigation(each: dict) -> str:
 
 
 def _moved(d: dict, fmt: Callable[[float | None], str]) -> str:
-    """'2,048 -> 1,024 lower': a P90 without and with the mitigation, and the change."""
-    return f"{fmt(d['p90_pre'])} -> {fmt(d['p90_mitigated'])} {_CHANGE_WORDS[d['p90_change']]}"
+    """'2,048 to 1,024 lower': a P90 without and with the mitigation, and the change."""
+    return f"{fmt(d['p90_pre'])} to {fmt(d['p90_mitigated'])} {_CHANGE_WORDS[d['p90_change']]}"
 
 
 def _reduced(d: dict, fmt: Callable[[float | None], str], verdict: bool = True) -> str:

@@ -34,7 +34,8 @@ def summary_markdown(summary: dict, paragraphs: list[str], diff: "NightDiff | No
              *([md_paragraph(_dates_line(s)), ""] if s.get("start_date") else []),
              *(alerts_markdown(alerts, diff) if alerts is not None else []),
              *ranking_markdown(s),
-             *costs_markdown(s)]
+             *costs_markdown(s),
+             *each_mitigation_markdown(s)]
     for paragraph in paragraphs:
         lines += [md_paragraph(paragraph), ""]
     if diff is not None:
@@ -125,6 +126,35 @@ def costs_markdown(s: dict) -> list[str]:
         lines.append(f"| {rank_label(entry) if entry else position} | {md_text(name)} | "
                      + " | ".join(money(total[key]) for key in ("mean", "p50", "p90", "p99"))
                      + f" | {parts or '-'} |")
+    return [*lines, ""]
+
+
+def each_mitigation_markdown(s: dict) -> list[str]:
+    """The value of each mitigation (summary.json's `mitigation.each_risk`): a sentence per
+    risk and a table, a row per risk and strategy in ranking order; ends with a blank line.
+    Nothing when the run has none."""
+    from ..analysis.mitigation import each_risk_headers, each_risk_sentences, risk_value_cells
+
+    each = (s.get("mitigation") or {}).get("each_risk")
+    if not each:
+        return []
+    costs = "currency" in each
+    lines = [md_paragraph("Value of each mitigation: every risk as assessed against the same "
+                          "register with only one risk mitigated, on the same worlds "
+                          "(reduction = pre - mitigated; claims only beyond Monte Carlo "
+                          "noise)" + (", worth it only where the mitigation, its own cost "
+                                      "included, lowers the mean total cost beyond noise"
+                                      if costs else "") + "."), ""]
+    for sentence in each_risk_sentences(each, s.get("ranking")):
+        lines += [md_paragraph(sentence), ""]
+    headers = ["risk mitigated", "strategy", *each_risk_headers(costs)]
+    lines += ["| " + " | ".join(headers) + " |",
+              "|---|---|" + "---:|" * (len(headers) - 2)]
+    for risk, value in each["risks"].items():
+        for name in [n for n in s.get("ranking", []) if n in value["strategies"]]:
+            cells = [md_text(c).replace("$", "\\$") for c in risk_value_cells(
+                value["strategies"][name], each.get("currency"))]
+            lines.append(f"| {md_text(risk)} | {md_text(name)} | " + " | ".join(cells) + " |")
     return [*lines, ""]
 
 
