@@ -175,7 +175,7 @@ def format_each_mitigation(each: dict) -> str:
     header = (f"    {'strategy':24} {'P90 trough depth (H100-eq)':>30} "
               f"{'mean shortfall reduction [95% CI]':>40}")
     if currency:
-        header += (f" {'mean cost reduction [95% CI]':>32} {'P90 cost':>28} "
+        header += (f" {'mean cost reduction [95% CI]':>32} {'P90 cost':>33} "
                    f"{'it costs':>9}  verdict")
     for risk, value in each["risks"].items():
         simulated = (f"one more simulation, {value['wall_seconds']:.2f} s"
@@ -188,7 +188,7 @@ def format_each_mitigation(each: dict) -> str:
             if "cost_total" in entry:
                 total = entry["cost_total"]
                 cells += [f"{_reduced(total, money, verdict=False):>32}",
-                          f"{_moved(total, money):>28}",
+                          f"{_moved(total, money):>33}",
                           f"{money(entry['mitigation_cost']['mean']):>9} ",
                           entry["worth"].replace("_", " ")]
             lines.append(" ".join(cells))
