@@ -34,30 +34,34 @@ MCRISK_HD double clip(double t, double horizon) {
     return min(max(t, 0.0), horizon);
 }
 
-// times[p * LANES + l], order[p * LANES + l]: every power event p in lane l < n, sorted by
-// (time, event) (power_event_order lists only the checked ones: metrics.cuh sorted_events).
-MCRISK_HD void every_power_event(const Plan& p, const double* node_time, int n, double* times,
-                                 int* order) {
-    int count = p.n_power_events;
-    for (int e = 0; e < count; ++e) {
-        int v = p.power_event_node[e];
-        for (int l = 0; l < n; ++l) {
-            order[e * LANES + l] = e;
-            times[e * LANES + l] = node_time[v * LANES + l];
+// times[j * LANES + l], order[j * LANES + l]: the power events of hall h in strategy s in lane
+// l < n, sorted by (time, event); returns how many (power_event_order lists only the checked
+// events: metrics.cuh sorted_events).
+MCRISK_HD int hall_power_events(const Plan& p, int s, int h, const double* node_time, int n,
+                                double* times, int* order) {
+    const int* hall = p.power_event_hall + s * p.n_power_events;
+    int count = 0;
+    for (int e = 0; e < p.n_power_events; ++e) {
+        if (hall[e] == h) {
+            int v = p.power_event_node[e];
+            for (int l = 0; l < n; ++l) {
+                order[count * LANES + l] = e;
+                times[count * LANES + l] = node_time[v * LANES + l];
+            }
+            count += 1;
         }
     }
     _sort_events(times, order, count, n);
+    return count;
 }
 
 // The integral over [0, horizon] of max(0, draw - reserved) in hall h, lane l (kW-days): the
-// hall's power events (of every event sorted by (time, event) in times[0:count], order[0:count],
-// times LANES + l: every_power_event) merged with its reservation steps.
+// hall's power events (sorted, hall_power_events) merged with its reservation steps.
 MCRISK_HD double over_area(const Plan& p, int s, int h, int l, const double* times,
                            const int* order, int count) {
     const int* ptr = p.res_ptr + s * (p.n_halls + 1);
     const double* res_day = p.res_day + s * p.res_width;
     const double* res_kw = p.res_kw + s * p.res_width;
-    const int* hall = p.power_event_hall + s * p.n_power_events;
     double horizon = p.horizon;
     int end = ptr[h + 1];
     double t = 0.0;
@@ -70,9 +74,6 @@ MCRISK_HD double over_area(const Plan& p, int s, int h, int l, const double* tim
         j += 1;
     }
     int i = 0;
-    while (i < count && hall[order[i * LANES + l]] != h) {
-        i += 1;
-    }
     while (true) {
         double te = i < count ? min(max(times[i * LANES + l], 0.0), horizon) : horizon;
         double tr = j < end ? min(res_day[j], horizon) : horizon;
@@ -85,9 +86,6 @@ MCRISK_HD double over_area(const Plan& p, int s, int h, int l, const double* tim
         if (te <= tr) {
             draw += p.power_event_delta[order[i * LANES + l]];
             i += 1;
-            while (i < count && hall[order[i * LANES + l]] != h) {
-                i += 1;
-            }
         } else {
             res = res_kw[j];
             j += 1;
@@ -123,24 +121,17 @@ MCRISK_HD void strategy_costs(const Plan& p, int s, const double* world,
             rows[l * row_stride + column] += (rate * price(q, world, l)) * width;
         }
     }
-    // 2. Power over the reservation: every power event of the strategy, sorted by (time,
-    // event) once for all halls, then each priced hall's events in that order.
-    bool priced = false;
+    // 2. Power over the reservation, hall by hall: the hall's power events sorted by (time,
+    // event), merged with its reservation steps.
     for (int h = 0; h < p.n_halls; ++h) {
-        priced = priced || p.over_rate[h] != 0.0;
-    }
-    if (priced) {
-        int count = p.n_power_events;
-        every_power_event(p, node_time, n, times, order);
-        for (int h = 0; h < p.n_halls; ++h) {
-            if (p.over_rate[h] == 0.0) {
-                continue;
-            }
-            for (int l = 0; l < n; ++l) {
-                double area = over_area(p, s, h, l, times, order, count);
-                rows[l * row_stride + POWER_OVER] +=
-                    (p.over_rate[h] * price(p.over_price_q[h], world, l)) * area;
-            }
+        if (p.over_rate[h] == 0.0) {
+            continue;
+        }
+        int count = hall_power_events(p, s, h, node_time, n, times, order);
+        for (int l = 0; l < n; ++l) {
+            double area = over_area(p, s, h, l, times, order, count);
+            rows[l * row_stride + POWER_OVER] +=
+                (p.over_rate[h] * price(p.over_price_q[h], world, l)) * area;
         }
     }
     // 3. Shortfall: the shortfall metric (H100-eq x days) priced.

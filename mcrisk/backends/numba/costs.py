@@ -40,24 +40,27 @@ def clip(t, horizon):
 
 
 @jit_inline
-def every_power_event(power_event_node, node_time, n, times, order):
-    """times[p, l], order[p, l]: every power event p in lane l < n, sorted by (time, event)
-    (power_event_order lists only the checked ones: metrics.sorted_events)."""
-    count = power_event_node.shape[0]
-    for p in range(count):
-        v = power_event_node[p]
-        for l in range(n):
-            order[p, l] = p
-            times[p, l] = node_time[v, l]
+def hall_power_events(power_event_node, power_event_hall, s, h, node_time, n, times, order):
+    """times[j, l], order[j, l]: the power events of hall h in strategy s in lane l < n,
+    sorted by (time, event); returns how many (power_event_order lists only the checked
+    events: metrics.sorted_events)."""
+    count = 0
+    for p in range(power_event_node.shape[0]):
+        if power_event_hall[s, p] == h:
+            v = power_event_node[p]
+            for l in range(n):
+                order[count, l] = p
+                times[count, l] = node_time[v, l]
+            count += 1
     _sort_events(times, order, np.int64(count), n)     # one compiled signature
+    return count
 
 
 @jit_inline
-def over_area(power_event_hall, power_event_delta, hall_draw0, res_ptr, res_day, res_kw,
-              horizon, s, h, l, times, order, count):
+def over_area(power_event_delta, hall_draw0, res_ptr, res_day, res_kw, horizon, s, h, l, times,
+              order, count):
     """The integral over [0, horizon] of max(0, draw - reserved) in hall h, lane l (kW-days):
-    the hall's power events (of every event sorted by (time, event) in times[0:count, l],
-    order[0:count, l]: every_power_event) merged with its reservation steps."""
+    the hall's power events (sorted, hall_power_events) merged with its reservation steps."""
     end = res_ptr[s, h + 1]
     t = 0.0
     draw = hall_draw0[h]
@@ -68,8 +71,6 @@ def over_area(power_event_hall, power_event_delta, hall_draw0, res_ptr, res_day,
         res = res_kw[s, j]
         j += 1
     i = 0
-    while i < count and power_event_hall[s, order[i, l]] != h:
-        i += 1
     while True:
         te = min(max(times[i, l], 0.0), horizon) if i < count else horizon
         tr = min(res_day[s, j], horizon) if j < end else horizon
@@ -81,8 +82,6 @@ def over_area(power_event_hall, power_event_delta, hall_draw0, res_ptr, res_day,
         if te <= tr:
             draw += power_event_delta[order[i, l]]
             i += 1
-            while i < count and power_event_hall[s, order[i, l]] != h:
-                i += 1
         else:
             res = res_kw[s, j]
             j += 1
@@ -94,7 +93,8 @@ def strategy_costs(span_start_node, span_start_day, span_end_node, span_end_day,
                    span_price_q, span_cost, res_ptr, res_day, res_kw, over_rate, over_price_q,
                    shortfall_rate, shortfall_price_q, crew_rate, crew_price_q, lump_amount,
                    lump_price_q, lump_cost, node_add_q, node_add_const, crew_node, n_crew_rows,
-                   power_event_node, power_event_hall, power_event_delta, hall_draw0, horizon, s, world, node_time, n, times, order, rows):
+                   power_event_node, power_event_hall, power_event_delta, hall_draw0, horizon,
+                   s, world, node_time, n, times, order, rows):
     """rows[l, N_METRICS:N_METRICS + N_COSTS] = the costs of strategy s in lane l < n, from its
     node times, its world and its shortfall metric (in rows[l]); times and order are scratch."""
     for l in range(n):
@@ -113,22 +113,17 @@ def strategy_costs(span_start_node, span_start_day, span_end_node, span_end_day,
             b = node_time[end_node, l] if end_node >= 0 else span_end_day[z]
             width = max(0.0, clip(b, horizon) - clip(a, horizon))
             rows[l, column] += (rate * price(q, world, l)) * width
-    # 2. Power over the reservation: every power event of the strategy, sorted by (time,
-    # event) once for all halls, then each priced hall's events in that order.
-    priced = False
+    # 2. Power over the reservation, hall by hall: the hall's power events sorted by (time,
+    # event), merged with its reservation steps.
     for h in range(over_rate.shape[0]):
-        priced = priced or over_rate[h] != 0.0
-    if priced:
-        count = power_event_node.shape[0]
-        every_power_event(power_event_node, node_time, n, times, order)
-        for h in range(over_rate.shape[0]):
-            if over_rate[h] == 0.0:
-                continue
-            for l in range(n):
-                area = over_area(power_event_hall, power_event_delta, hall_draw0, res_ptr,
-                                 res_day, res_kw, horizon, s, h, l, times, order, count)
-                rows[l, POWER_OVER] += \
-                    (over_rate[h] * price(over_price_q[h], world, l)) * area
+        if over_rate[h] == 0.0:
+            continue
+        count = hall_power_events(power_event_node, power_event_hall, s, h, node_time, n, times,
+                                  order)
+        for l in range(n):
+            area = over_area(power_event_delta, hall_draw0, res_ptr, res_day, res_kw, horizon, s,
+                             h, l, times, order, count)
+            rows[l, POWER_OVER] += (over_rate[h] * price(over_price_q[h], world, l)) * area
     # 3. Shortfall: the shortfall metric (H100-eq x days) priced.
     if shortfall_rate != 0.0:
         for l in range(n):
