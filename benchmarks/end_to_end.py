@@ -1,12 +1,16 @@
 """The whole run as a user waits for it, this checkout against an earlier commit, in one run.
 
-    python benchmarks/end_to_end.py [--before REF] [--scenario scenarios/reference-2048.toml]
-        [--repeats 3] [--big-samples 1000000] [--simpy-samples 200] [--skip cold,big,...]
+    python benchmarks/end_to_end.py [--before REF ...] [--after REF]
+        [--scenario scenarios/reference-2048.toml] [--repeats 3] [--big-samples 1000000]
+        [--simpy-samples 200] [--skip cold,big,...]
 
 Times `mcrisk run` as a subprocess (imports, compile or cache load, simulation, summaries,
-every output file, the report), wall clock, for this checkout ("after") and, with --before, a
-git worktree of REF ("before"), each run with the same interpreter and PYTHONPATH pointing at
-its own source tree, alternating before/after so that a noisy neighbour hurts both alike:
+every output file, the report), wall clock, for this checkout ("after"; with --after, a git
+worktree of REF, so that other work in progress in the checkout is not measured) and, with
+--before (repeatable: each REF a column), a git worktree of each REF, each run with the same
+interpreter and PYTHONPATH pointing at its own source tree, taking turns version by version so
+that a noisy neighbour hurts all alike. Every version reads after's --scenario file (the same
+input: a later version's scenario may have sections an earlier one does not know).
 
   warm      the default run (report included), Numba's cache already filled: min of --repeats
   cold      the same run with an empty NUMBA_CACHE_DIR, so every kernel compiles first
@@ -15,8 +19,10 @@ its own source tree, alternating before/after so that a noisy neighbour hurts bo
   simpy     benchmarks/simpy_model.py, the SimPy model of the same migration, one core: the
             peer every rate is divided by (scenario-strategies per second)
 
-Prints a table with ratios and the command that reproduces it; --json FILE keeps the rows.
-Machines here are shared and noisy: quote ratios from one run, never absolute seconds alone.
+Prints a table with ratios (after over each before) and the command that reproduces it, with
+the load average at the start and the end (what else loaded the machine); --json FILE keeps
+the rows. Machines here are shared and noisy: quote ratios from one run, never absolute seconds
+alone.
 """
 from __future__ import annotations
 
@@ -35,7 +41,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 def worktree(ref: str, into: Path) -> Path:
     """A detached git worktree of `ref` (removed by the caller's temporary folder)."""
-    path = into / f"before-{ref[:12]}"
+    path = into / f"tree-{ref[:12].replace('~', '-').replace('^', '-')}"
     subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "-f", str(path), ref],
                    check=True, capture_output=True)
     return path
@@ -64,12 +70,24 @@ def simpy_rate(scenario: Path, samples: int) -> float:
 
 
 def measure(args) -> dict:
+    """The measurements of every version, from worktrees removed afterwards (also on error)."""
     tmp = Path(tempfile.mkdtemp(prefix="mcrisk-e2e-"))
-    versions = {"after": ROOT}
-    if args.before:
-        versions = {"before": worktree(args.before, tmp), "after": ROOT}
-    scenario = str(ROOT / args.scenario)
+    versions = {version_name(ref, args.before): worktree(ref, tmp) for ref in args.before}
+    versions["after"] = worktree(args.after, tmp) if args.after else ROOT
+    try:
+        return measure_versions(versions, tmp, args)
+    finally:
+        for source in versions.values():
+            if source != ROOT:
+                subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force",
+                                str(source)], capture_output=True)
+
+
+def measure_versions(versions: dict, tmp: Path, args) -> dict:
+    """Every measurement not skipped, for each version's source tree."""
+    scenario = str(versions["after"] / args.scenario)    # one input for every version
     out = {name: {} for name in versions}
+    out["load_average"] = {"start": os.getloadavg()}
     skip = set(args.skip.split(",")) if args.skip else set()
     for name, source in versions.items():               # fill each tree's Numba cache
         run_mcrisk(source, [scenario, "--quiet", "--samples", "1000", "--out", str(tmp / "w")])
@@ -98,24 +116,28 @@ def measure(args) -> dict:
                              big_rest_s=total - simulate,
                              big_rate=args.big_samples * len(summary["strategies"]) / total)
     if "simpy" not in skip:
-        out["simpy_rate"] = simpy_rate(ROOT / args.scenario, args.simpy_samples)
-    if args.before:
-        subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force",
-                        str(versions["before"])], capture_output=True)
+        out["simpy_rate"] = simpy_rate(Path(scenario), args.simpy_samples)
+    out["load_average"]["end"] = os.getloadavg()
     return out
 
 
+def version_name(ref: str, befores: list[str]) -> str:
+    """A before's column: "before" when there is one, "before REF" when there are several."""
+    return "before" if len(befores) == 1 else f"before {ref}"
+
+
 def table(result: dict, args) -> str:
-    names = [n for n in ("before", "after") if n in result]
-    rows = [("quantity", *names, "after/before" if len(names) == 2 else "")]
+    befores = [version_name(ref, args.before) for ref in args.before]
+    names = [*befores, "after"]
+    rows = [("quantity", *names, *(f"after/{b}" for b in befores))]
 
     def row(label, key, fmt="{:.2f}", ratio=True):
         values = [result[n].get(key) for n in names]
         if any(v is None for v in values):
             return
         cells = [fmt.format(v) for v in values]
-        r = f"{values[1] / values[0]:.2f}x" if ratio and len(values) == 2 and values[0] else ""
-        rows.append((label, *cells, r))
+        ratios = [f"{values[-1] / v:.2f}x" if ratio and v else "" for v in values[:-1]]
+        rows.append((label, *cells, *ratios))
 
     row("warm default run, s", "warm_s")
     row("cold first run, s", "cold_s")
@@ -124,7 +146,8 @@ def table(result: dict, args) -> str:
     row("  of which everything else, s", "big_rest_s")
     simpy = result.get("simpy_rate")
     if simpy:
-        rows.append(("SimPy model, scenario-strategies/s (1 core)", f"{simpy:,.0f}", "", ""))
+        rows.append(("SimPy model, scenario-strategies/s (1 core)", f"{simpy:,.0f}",
+                     *[""] * (2 * len(befores))))
         for n in names:
             if "big_rate" in result[n]:
                 result[n]["big_vs_simpy"] = result[n]["big_rate"] / simpy
@@ -136,12 +159,18 @@ def table(result: dict, args) -> str:
     widths = [max(len(str(r[i])) for r in rows) for i in range(len(rows[0]))]
     lines = [" | ".join(str(c).ljust(w) for c, w in zip(r, widths)) for r in rows]
     lines.insert(1, "-+-".join("-" * w for w in widths))
+    load = result["load_average"]
+    lines.append("\nload average (1, 5, 15 min): "
+                 + ", ".join(f"{moment} {' '.join(f'{v:.2f}' for v in load[moment])}"
+                             for moment in ("start", "end")))
     return "\n".join(lines)
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--before", help="git ref to compare against (a worktree of it)")
+    parser.add_argument("--before", action="append", default=[],
+                        help="git ref to compare against (a worktree of it); repeatable")
+    parser.add_argument("--after", help="git ref to measure instead of this checkout")
     parser.add_argument("--scenario", default="scenarios/reference-2048.toml")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--big-samples", type=int, default=1_000_000)
