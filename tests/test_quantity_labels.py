@@ -188,7 +188,8 @@ def test_shipped_scenarios_label_every_quantity(path):
     sampled = [plan.quantity_labels[q] for q in range(plan.n_quantities)
                if plan.q_kind[q] in (Q_SAMPLE, Q_BURNIN)]
     assert {label.section for label in sampled} <= {"shared", "risk", "shipment", "hall",
-                                                    "island", "unit_type", "unit", "row"}
+                                                    "island", "unit_type", "unit", "row",
+                                                    "cost"}
 
 
 def test_a_label_is_checked_and_derived():

@@ -86,7 +86,7 @@ def test_broken_key_raises_scenario_error_only(path):
             assert all(p.key or "TOML" in p.message for p in error.problems)
 
 
-OPTIONAL_TOP_LEVEL = ("existing", "incoming", "shipments", "shared_delays", "retrofit")
+OPTIONAL_TOP_LEVEL = ("existing", "incoming", "shipments", "shared_delays", "retrofit", "costs")
 NOTHING_DEPENDS_ON = ("risks",)   # a register of disabled risks: the file is whole without it
 
 
