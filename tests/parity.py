@@ -16,8 +16,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mcrisk.definitions import METRICS
+from mcrisk.definitions import METRICS, N_METRICS
 from mcrisk.distributions import KIND_LOGNORMAL, KIND_PERT
+
+from .slow_costs import cost_scales
 
 # Where the same compiler and libm evaluate the same operations (x86-64, glibc): the host build
 # of the CUDA sources rounds exactly as the Numba kernel (measured: words, uniforms, ndtri,
@@ -94,7 +96,8 @@ def metric_scales(plan) -> np.ndarray:
 
 def assert_parity(got: tuple, expected: tuple, pair: tuple[str, str], plan) -> None:
     """Two backends' (metrics, world, node times or None) for the same plan, seed and
-    scenarios, to the table's tolerance for `pair` (got's backend, expected's backend)."""
+    scenarios, to the table's tolerance for `pair` (got's backend, expected's backend); with
+    costs, the cost columns after the metrics to the same tolerance of their scale."""
     rtol = tolerance(pair, plan).rtol
     (g_metrics, g_world, g_nodes), (e_metrics, e_world, e_nodes) = got, expected
     assert (g_nodes is None) == (e_nodes is None), f"{pair}: node times kept by one only"
@@ -109,6 +112,10 @@ def assert_parity(got: tuple, expected: tuple, pair: tuple[str, str], plan) -> N
         np.testing.assert_allclose(g_nodes, e_nodes, rtol=rtol, atol=0,
                                    err_msg=f"{where}: node times")
     assert g_metrics.shape == e_metrics.shape, where
+    if g_metrics.shape[-1] > N_METRICS:        # a plan with costs: its cost columns follow
+        _assert_cost_parity(g_metrics[..., N_METRICS:], e_metrics[..., N_METRICS:], e_world,
+                            rtol, where, plan)
+        g_metrics, e_metrics = g_metrics[..., :N_METRICS], e_metrics[..., :N_METRICS]
     both_inf = np.isinf(g_metrics) & (g_metrics == e_metrics)
     bound = rtol * np.maximum(np.maximum(abs(g_metrics), abs(e_metrics)), metric_scales(plan))
     outside = ~(both_inf | (abs(g_metrics - e_metrics) <= bound))
@@ -117,3 +124,14 @@ def assert_parity(got: tuple, expected: tuple, pair: tuple[str, str], plan) -> N
     np.testing.assert_array_equal(g_metrics[..., POWER_VIOLATION],
                                   e_metrics[..., POWER_VIOLATION],
                                   err_msg=f"{where}: power_violation")
+
+
+def _assert_cost_parity(g_costs, e_costs, world, rtol: float, where: str, plan) -> None:
+    """Cost columns within rtol of the larger of their value and their scale in each scenario
+    and strategy (tests/slow_costs.cost_scales: what each cost is computed from)."""
+    scale = np.array([[cost_scales(plan, s, w) for s in range(plan.n_strategies)]
+                      for w in world])
+    bound = rtol * np.maximum(np.maximum(abs(g_costs), abs(e_costs)), scale)
+    outside = ~(abs(g_costs - e_costs) <= bound)
+    assert not outside.any(), (f"{where}: costs beyond {rtol:g} of their scale at "
+                               f"[scenario, strategy, cost] {np.argwhere(outside)[:5].tolist()}")
