@@ -1,16 +1,21 @@
 """The kernels' costs (issue 13): the host build of the CUDA sources computes the Numba
 kernel's cost columns bit for bit (x86-64 with glibc; tests/parity.py's table elsewhere),
 lognormal and PERT prices included, and a plan's costs leave its metrics, world and node times
-exactly as they are without costs. What the costs are worth is tests/test_costs_parity.py's
-(every backend against the NumPy reference) and tests/test_costs_closed_forms.py's.
+exactly as they are without costs; on the device, the costs cost the kernel no registers (where
+nvcc is installed). What the costs are worth is tests/test_costs_parity.py's (every backend
+against the NumPy reference) and tests/test_costs_closed_forms.py's.
 """
 from __future__ import annotations
 
 import dataclasses
+import re
+import shutil
+import subprocess
 
 import numpy as np
 import pytest
 
+from mcrisk.backends import cuda
 from mcrisk.backends import numba as numba_backend
 from mcrisk.backends.numpy import driver as numpy_driver
 from mcrisk.compile import compile_scenario
@@ -121,3 +126,22 @@ def test_parity_holds_cost_columns_to_their_scale(priced_reference):
     with pytest.raises(AssertionError, match=r"costs beyond .* \[\[7, 1, 3\]\]"):
         assert_parity((metrics, numba[1], numba[2]), numba, ("numpy", "numba"),
                       priced_reference)
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None,
+                    reason="nvcc is not installed: the kernel's registers are not checked here")
+@pytest.mark.slow
+def test_the_device_kernel_keeps_its_registers_with_costs(tmp_path, priced_reference):
+    # cuda.NVRTC_OPTIONS hold the kernel to the 80 registers it had before the costs (inlined,
+    # they asked for 88: one block less per SM for every plan), without spilling.
+    source = tmp_path / "simulate.cu"
+    source.write_text(cuda.kernel_source())
+    done = subprocess.run(
+        ["nvcc", "-cubin", "-arch=sm_90", "-Xptxas", "-v",
+         *cuda.compile_options(priced_reference), "-x", "cu", str(source),
+         "-o", str(tmp_path / "simulate.cubin")], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    kernel = done.stderr.split(f"Compiling entry function '{cuda.KERNEL_NAME}'")[1]
+    registers = int(re.search(r"Used (\d+) registers", kernel).group(1))
+    assert registers <= 80
+    assert "0 bytes spill stores, 0 bytes spill loads" in kernel.split("ptxas info    : Used")[0]

@@ -42,7 +42,11 @@ LIMIT_NAMES = ("MAX_QUANTITIES", "MAX_NODES", "MAX_EVENTS", "MAX_ISLANDS", "MAX_
                "MAX_CREWS")
 # NVRTC options. --fmad=false: no multiply-add contraction, so the device rounds like the CPU
 # backends (a parity choice; the kernel is bound by memory and branches, not by FP64 FMAs).
-NVRTC_OPTIONS = ("-std=c++17", "--fmad=false")
+# --maxrregcount=80: the registers a thread had before the kernel computed costs (sm_90, ptxas
+# -v on the reference); inlined, the costs asked for 88, one block of BLOCK_SIZE less per SM
+# for every plan, costs or not. ptxas fits the kernel in 80 without spilling (measured with
+# nvcc for sm_90; its speed on a device is not measured yet).
+NVRTC_OPTIONS = ("-std=c++17", "--fmad=false", "--maxrregcount=80")
 BLOCK_SIZE = 128
 KERNEL_NAME = "simulate_chunk_kernel"
 PROBE_KERNELS = ("philox_kernel", "uniforms_kernel", "ndtri_kernel")
