@@ -4,9 +4,9 @@ The CUDA sources mirror the Numba backend line by line, one file per stage (kern
 next to mcrisk/backends/numba/<stage>.py: the same names, loop structure and constants); one
 thread samples its scenario's world once and then runs every strategy on it (common random
 numbers). Only metrics[i, s, 6 + n_costs] (the metrics, then the cost columns of a scenario with
-[costs]) and world[i, q] leave the kernel (and node_times[i, s, v] when asked for). The same sources compile for the host with g++, which is how CI proves them equal
-to the Numba backend without a GPU (cuda_host.py, the `cuda-host` backend;
-tests/test_cuda_host.py).
+[costs]) and world[i, q] leave the kernel (and node_times[i, s, v] when asked for). The same
+sources compile for the host with g++, which is how CI proves them equal to the Numba backend
+without a GPU (cuda_host.py, the `cuda-host` backend; tests/test_cuda_host.py).
 
 Importing this module does not import CuPy: the kernel's interface (argument list, compile
 options, source text) is plain NumPy, shared with the host build and testable anywhere. CuPy is
