@@ -16,15 +16,17 @@ from .helpers import REFERENCE
 
 
 def test_what_a_run_keeps_is_counted_byte_for_byte(reference_plan):
-    """Without outputs the estimate is the runtime, the kept metrics and inputs, and the
+    """Without outputs the estimate is the runtime, the kept metrics, costs and inputs, and the
     larger of a chunk in flight and the analysis (twice the kept inputs here)."""
     plan = reference_plan
     result = simulate(plan, 300, 1, select_backend("numba"), chunk_size=128)
-    kept = result.metrics.nbytes + result.world.nbytes
+    costs = result.costs if result.costs is not None else np.empty((300, 0))
+    kept = result.metrics.nbytes + costs.nbytes + result.world.nbytes
     analysis = 2 * result.world.nbytes
     assert memory_needed(plan, 300, 128, keep_nodes=False) == RUNTIME_BYTES + kept + analysis
     big = 3_000_000                          # kept inputs capped at DEFAULT_KEEP_WORLD rows
-    kept_big = big * result.metrics[0].nbytes + DEFAULT_KEEP_WORLD * result.world[0].nbytes
+    kept_big = (big * (result.metrics[0].nbytes + costs[0].nbytes)
+                + DEFAULT_KEEP_WORLD * result.world[0].nbytes)
     assert memory_needed(plan, big, keep_nodes=False) == (
         RUNTIME_BYTES + kept_big + 2 * DEFAULT_KEEP_WORLD * result.world[0].nbytes)
 

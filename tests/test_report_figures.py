@@ -17,7 +17,7 @@ import pytest
 
 from mcrisk.backends import select_backend
 from mcrisk.compile import compile_scenario
-from mcrisk.definitions import METRICS
+from mcrisk.definitions import METRICS, N_METRICS
 from mcrisk.report import figures as figures_module
 from mcrisk.report.bands import BandCollector, HallPower
 from mcrisk.report.findings import fmt
@@ -33,8 +33,12 @@ CPU = select_backend("cpu")
 
 
 def replayer(plan, seed):
-    """What RunResult.replay is for a run of `plan` with `seed` on the Numba backend."""
-    return lambda index: CPU.simulate_chunk(plan, seed, index, 1, keep_nodes=True)
+    """What RunResult.replay is for a run of `plan` with `seed` on the Numba backend: the
+    six metrics (a plan with costs has its cost columns after them), world and node times."""
+    def replay(index):
+        metrics, world, nodes = CPU.simulate_chunk(plan, seed, index, 1, keep_nodes=True)
+        return metrics[..., :N_METRICS], world, nodes
+    return replay
 SEED = 3
 
 

@@ -7,7 +7,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from pathlib import Path
-from mcrisk.definitions import METRICS
+from mcrisk.definitions import COSTS, METRICS, N_METRICS
 from mcrisk.report import bands as bands_module
 from mcrisk.report import tables as tables_module
 from mcrisk.report.tables import input_quantities
@@ -60,12 +60,14 @@ def test_metrics_parquet_carries_the_drawn_inputs(minimal_run):
 def test_the_documented_input_subset_of_the_reference(reference_plan):
     kept = {reference_plan.quantity_names[q] for q in input_quantities(reference_plan)}
     for name in ("shared.vendor", "shipment.S4.arrival", "hall.B.energized", "island.xdr.ready",
-                 "unit.N16.burn_in", "unit.N16.burn_in.attempts", "row.A9.retrofit"):
+                 "unit.N16.burn_in", "unit.N16.burn_in.attempts", "row.A9.retrofit",
+                 "cost.A.price_per_kw_month", "cost.crews.per_crew_day"):
         assert name in kept
     for name in ("shipment.S1.arrival.delay", "unit.SU1.drain", "unit.N01.install",
                  "island.xdr.install"):
         assert name not in kept
-    assert len(kept) == 1 + 4 + 1 + 1 + 16 * 2 + 9
+    prices = 8     # hall A and B: reserved kW and energy; running, waiting, shortfall, crews
+    assert len(kept) == 1 + 4 + 1 + 1 + 16 * 2 + 9 + prices
 
 
 def test_capacity_bands_parquet_is_long_format(minimal_run):
@@ -107,8 +109,10 @@ def test_metrics_batch_equals_the_rows_built_one_by_one(reference_plan):
     plan = reference_plan
     rng = np.random.default_rng(3)
     c, s = 7, plan.n_strategies
-    metrics = rng.gamma(2.0, 50.0, (c, s, len(METRICS)))
-    metrics[:, :, -1] = rng.integers(0, 2, (c, s))
+    # the kernel's row: the metrics, then the cost columns of a plan with costs
+    metrics = rng.gamma(2.0, 50.0, (c, s, N_METRICS + plan.n_costs))
+    violation = METRICS.index("power_violation")
+    metrics[:, :, violation] = rng.integers(0, 2, (c, s))
     world = rng.gamma(2.0, 10.0, (c, plan.n_quantities))
     world[:, [q for q in range(plan.n_quantities)
               if plan.quantity_names[q].endswith(".attempts")]] = 2.0
@@ -121,8 +125,9 @@ def test_metrics_batch_equals_the_rows_built_one_by_one(reference_plan):
         for k in range(s):
             row = rows[i * s + k]
             assert row["scenario"] == 40 + i and row["strategy"] == plan.strategy_names[k]
-            assert [row[m] for m in METRICS[:-1]] == list(metrics[i, k, :-1])
-            assert row["power_violation"] == bool(metrics[i, k, -1] > 0.5)
+            assert [row[m] for m in METRICS[:-1]] == list(metrics[i, k, :violation])
+            assert row["power_violation"] == bool(metrics[i, k, violation] > 0.5)
+            assert [row[c] for c in COSTS[:plan.n_costs]] == list(metrics[i, k, N_METRICS:])
             for q in kept:
                 name = plan.quantity_names[q]
                 expected = world[i, q]
