@@ -95,3 +95,42 @@ def test_the_console_check_catches_an_error(tmp_path):
     page = tmp_path / "noisy.html"
     page.write_text('<!DOCTYPE html><html><body><script>console.error("boom")</script></body></html>')
     assert any('"boom"' in line for line in console_lines(chromium(tmp_path, page, "--dump-dom").stderr))
+
+
+# ---- the cost section (issue 13): every column on screen --------------------------------------
+
+# Injected into a test copy only: the tables between the cost section's heading and the next
+# one, and how many are wider than their box or the page's main column (cut off, or only
+# readable by scrolling), once the page has loaded.
+COST_TABLES_PROBE = (
+    '<script>window.addEventListener("load", () => { const tables = []; '
+    'let el = document.getElementById("costs").nextElementSibling; '
+    'for (; el && el.tagName !== "H2"; el = el.nextElementSibling) '
+    'tables.push(...(el.tagName === "TABLE" ? [el] : el.querySelectorAll("table"))); '
+    'const right = document.querySelector("main").getBoundingClientRect().right; '
+    'const wide = tables.filter(t => t.parentElement.scrollWidth > t.parentElement.clientWidth '
+    '|| t.getBoundingClientRect().right > right + 0.5); '
+    'document.title = "TABLES:" + tables.length + ":WIDE:" + wide.length; });</script>')
+
+
+@pytest.fixture(scope="module")
+def priced_report(tmp_path_factory) -> Path:
+    """report.html of the reference, which has a [costs] section."""
+    reference = MINIMAL.parent / "reference-2048.toml"
+    out = tmp_path_factory.mktemp("browser-costs") / "out"
+    assert main(["run", str(reference), "--samples", "500", "--out", str(out), "--quiet"]) == 0
+    return out / "report.html"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("width", [1400, 1000])
+def test_every_cost_table_fits_the_page(priced_report, tmp_path, width):
+    """The cost tables (cost beside trough, the components, the Pareto table) fit the page's
+    width at a 1,400 and a 1,000 px window: no column cut off or hidden behind a scroll bar
+    (one table with every component did not: its shortfall and crews columns were cut)."""
+    page = tmp_path / "costs.html"
+    page.write_text(priced_report.read_text().replace("</body>", COST_TABLES_PROBE + "</body>"))
+    result = chromium(tmp_path, page, f"--window-size={width},3000", "--dump-dom")
+    match = re.search(r"<title>(TABLES:\d+:WIDE:\d+)</title>", result.stdout)
+    assert match, f"probe did not run: {result.stdout[:300]!r} {result.stderr[-800:]!r}"
+    assert match.group(1) == "TABLES:3:WIDE:0"

@@ -18,7 +18,8 @@ from mcrisk.report import _cost_parts
 from mcrisk.report.cost_figures import pareto_chart
 from mcrisk.report.cost_findings import (completion_clause, cost_clause, cost_findings,
                                          pairs_that_matter)
-from mcrisk.report.costs import cost_report, cost_section, cost_table, pareto_table
+from mcrisk.report.costs import (component_table, cost_report, cost_section, cost_table,
+                                 pareto_table)
 from mcrisk.report.figures import Figures, strategy_colors
 
 N = 4000
@@ -77,14 +78,28 @@ def test_no_costs_no_section_no_findings_no_chart():
     assert cost_findings(run, None) == []
 
 
-def test_cost_table_money_against_numpy_total_first_zero_columns_left_out():
+def test_cost_table_money_against_numpy_beside_trough_with_intervals():
     run = trade_run()
     report = cost_report(run)
     html = cost_table(run.summary, report, strategy_colors(run.plan.strategy_names))
+    total = run.result.costs[:, :, 0]
+    for k in range(3):
+        mean, half = total[:, k].mean(), 1.959963984540054 * total[:, k].std(ddof=1) / math.sqrt(N)
+        assert (f"<b>{money_text(mean)}</b><br><span class='ci'>[{money_text(mean - half)}, "
+                f"{money_text(mean + half)}]</span>") in html
+        assert f"<b>{money_text(float(np.quantile(total[:, k], 0.9)))}</b>" in html
+    assert "2,048" in html and "20,480" in html                # P90 depth and shortfall
+    assert "reserved power" not in html                        # the components: their own table
+
+
+def test_component_table_money_against_numpy_total_first_zero_columns_left_out():
+    run = trade_run()
+    report = cost_report(run)
+    html = component_table(run.summary, report, strategy_colors(run.plan.strategy_names))
     costs = run.result.costs
     for k in range(3):
         assert money_text(float(np.mean(costs[:, k, 0]))) in html
-        assert money_text(float(np.quantile(costs[:, k, 0], 0.9))) in html
+        assert f"P90 {money_text(float(np.quantile(costs[:, k, 0], 0.9)))}" in html
         assert money_text(float(np.mean(costs[:, k, COST["cost_power_reserved"]]))) in html
     assert "$100k" in html                                     # energy, the same for all
     assert html.index("total") < html.index("reserved power") < html.index("energy")

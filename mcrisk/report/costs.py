@@ -4,9 +4,11 @@ Pareto frontier of trough against cost, with the dominated strategies named.
     cost_report    a run's costs as the report reads them: the four Pareto frontiers
                    (mcrisk.analysis.pareto) and each strategy's 95% interval of the mean of
                    cost_total, computed once for the chart, the tables and the findings
-    cost_section   the HTML: the cost table (strategy x component, mean and P90, total
-                   first, beside P90 trough depth and shortfall), the frontier chart and the
-                   Pareto table
+    cost_section   the HTML: the cost table (per strategy, P90 trough depth and shortfall
+                   beside the total cost's mean and P90 with their intervals), the component
+                   table (mean and P90 of the total and each component), the frontier chart
+                   and the Pareto table; two tables rather than one so that every column
+                   fits the page (tests/test_browser_costs.py checks at 1,400 and 1,000 px)
 
 A run without a [costs] section (result.costs is None) has no cost report and no section:
 the page is what it was. Money is written by analysis.compare.money_text ($1.23M) in the
@@ -91,39 +93,67 @@ def _risk_cell(m: dict) -> str:
             f"<span class='ci'>{interval_text(m)}</span></td>")
 
 
+def _money_cell(report: CostReport, value, interval) -> str:
+    """A cost in bold with its 95% interval under it ([n/a] where there is none)."""
+    ci = ("[n/a]" if interval is None else
+          f"[{report.money(interval[0])}, {report.money(interval[1])}]")
+    return f"<td class='n'><b>{report.money(value)}</b><br><span class='ci'>{ci}</span></td>"
+
+
+# The page's compact style for wide tables of numbers (html.py's table.ranking: full width,
+# headers that wrap, smaller type in a narrow window), so that every column stays on screen.
+_WIDE = "<div class='scroll'><table class='ranking'>"
+
+
 def cost_table(summary: dict, report: CostReport, colors: dict[str, str]) -> str:
-    """Per strategy (ranking order): P90 trough depth and shortfall, then cost_total and each
-    component that is ever non-zero: mean (bold) and P90 under it; the total's P90 with its
-    95% interval."""
-    columns = shown_components(summary)
-    left_out = [COST_LABELS[c] for c in COSTS if c not in columns]
+    """Cost beside trough, per strategy (ranking order): P90 trough depth and shortfall, the
+    mean of cost_total and its P90, each with its 95% interval."""
     head = ("<tr><th>strategy</th>"
             + "".join(f"<th class='n'>{html_text(METRIC_LABELS[m])}<br>P90 [95% CI]</th>"
                       for m in RISK_AXES)
+            + "<th class='n'>total cost<br>mean [95% CI]</th>"
+              "<th class='n'>total cost<br>P90 [95% CI]</th></tr>")
+    rows = []
+    for name in _order(summary):
+        per = summary["strategies"][name]
+        total = per["costs"]["cost_total"]
+        cells = [f"<td class='name'>{swatch(name, colors)}</td>"]
+        cells += [_risk_cell(per[m]) for m in RISK_AXES]
+        cells += [_money_cell(report, total["mean"], report.mean_cost_ci.get(name)),
+                  _money_cell(report, total["p90"], total.get("p90_ci"))]
+        rows.append("<tr>" + "".join(cells) + "</tr>")
+    return (f"<p>What each strategy costs over the window [0, {fmt(report.horizon)}] days, in "
+            f"{html_text(report.currency)}, beside its P90 trough depth and shortfall. Bold: "
+            "the estimate; grey: its 95% interval (the mean's from the spread over the "
+            "scenarios, each P90's distribution-free). Costs count only what happens before "
+            f"day {fmt(report.horizon)}: a strategy that often completes later has its costs "
+            "cut there (see the warnings under the ranking).</p>"
+            + "<div class='scroll'><table class='ranking' style='width:auto'>" + head
+            + "".join(rows) + "</table></div>")
+
+
+def component_table(summary: dict, report: CostReport, colors: dict[str, str]) -> str:
+    """What the total is made of, per strategy (ranking order): cost_total and each component
+    that is ever non-zero, the mean (bold) and the P90 under it."""
+    columns = shown_components(summary)
+    left_out = [COST_LABELS[c] for c in COSTS if c not in columns]
+    head = ("<tr><th>strategy</th>"
             + "".join(f"<th class='n'>{html_text(COST_LABELS[c])}<br>mean · P90</th>"
                       for c in columns) + "</tr>")
     rows = []
     for name in _order(summary):
-        per = summary["strategies"][name]
+        per = summary["strategies"][name]["costs"]
         cells = [f"<td class='name'>{swatch(name, colors)}</td>"]
-        cells += [_risk_cell(per[m]) for m in RISK_AXES]
-        for c in columns:
-            m = per["costs"][c]
-            extra = ""
-            if c == "cost_total" and m.get("p90_ci") is not None:
-                low, high = m["p90_ci"]
-                extra = f" [{report.money(low)}, {report.money(high)}]"
-            cells.append(f"<td class='n'><b>{report.money(m['mean'])}</b><br>"
-                         f"<span class='ci'>P90 {report.money(m['p90'])}{extra}</span></td>")
+        cells += [f"<td class='n'><b>{report.money(per[c]['mean'])}</b><br>"
+                  f"<span class='ci'>P90 {report.money(per[c]['p90'])}</span></td>"
+                  for c in columns]
         rows.append("<tr>" + "".join(cells) + "</tr>")
     note = (f" Components that are 0 in every scenario of every strategy are left out: "
             f"{html_text(', '.join(left_out))}." if left_out else "")
-    return (f"<p>What each strategy costs over the window [0, {fmt(report.horizon)}] days, in "
-            f"{html_text(report.currency)}, beside its P90 trough depth and shortfall. Each "
-            "cost cell: the mean over the scenarios (bold) and the P90 under it; the total's P90 "
-            "with its distribution-free 95% interval. The mean of the total is the sum of the "
-            f"components' means; the P90s do not add up (each is its own column's).{note}</p>"
-            "<div class='scroll'><table>" + head + "".join(rows) + "</table></div>")
+    return ("<p>Each cell: the mean over the scenarios (bold) and "
+            "the P90 under it. The mean of the total is the sum of the components' means; the "
+            f"P90s do not add up (each is its own column's).{note}</p>"
+            + _WIDE + head + "".join(rows) + "</table></div>")
 
 
 def _frontier_cell(f: Frontier, name: str) -> str:
@@ -158,7 +188,7 @@ def pareto_table(summary: dict, report: CostReport, colors: dict[str, str]) -> s
             "every pair, so all four frontiers together name a strategy dominated on a "
             "difference that is not there with at most a 5% chance. A difference "
             "within noise never makes a strategy dominated; the <b>frontier</b> is every "
-            "strategy that no other dominates.</p><div class='scroll'><table>" + head
+            "strategy that no other dominates.</p>" + _WIDE + head
             + "".join(rows) + "</table></div>")
 
 
@@ -185,7 +215,8 @@ def cost_section(run, figures, colors: dict[str, str]) -> list[str]:
     if report is None:
         return []
     s = run.summary
-    out = ['<h2 id="costs">Cost against trough</h2>', cost_table(s, report, colors)]
+    out = ['<h2 id="costs">Cost against trough</h2>', cost_table(s, report, colors),
+           "<h3>What the total is made of</h3>", component_table(s, report, colors)]
     if "pareto" in figures:
         out.append(figure_html(figures["pareto"], "Pareto frontier of trough against cost",
                                pareto_caption(report)))
