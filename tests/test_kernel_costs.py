@@ -69,9 +69,10 @@ per_crew_day = 8000
 
 @pytest.fixture(scope="module")
 def priced_reference(tmp_path_factory):
-    text = REFERENCE.read_text()
-    if "[costs]" not in text:
-        text += REFERENCE_COSTS
+    # the reference's own [costs] (its section up to the next rule) replaced by this one,
+    # which prices every column: the reference's reservations are never exceeded
+    text = re.sub(r"^\[costs\]\n.*?(?=^# -{10})", "", REFERENCE.read_text(),
+                  flags=re.S | re.M) + REFERENCE_COSTS
     path = tmp_path_factory.mktemp("priced") / "reference.toml"
     path.write_text(text)
     plan = compile_scenario(load_scenario(path))
