@@ -48,6 +48,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
+# The Numba backend by the name every version knows: "cpu" before issue 11 named it "numba"
+# (an alias since), so that --before can reach back past the redesign (21a05d5, say).
+NUMBA = "cpu"
+
 # phase -> [(module, attribute path)]; the first phase listing a function owns it
 PHASES = {
     "kernel": [("mcrisk.backends", "Backend.simulate_chunk")],
@@ -118,7 +122,7 @@ def instrument(clock: Clock) -> list[str]:
 
 def child(scenario: str, samples: int, seed: int) -> dict:
     """One timed run in this process (the tree on PYTHONPATH)."""
-    from mcrisk.backends import numba as numba_backend
+    from mcrisk.backends import select_backend
     from mcrisk.compile import compile_scenario
     from mcrisk.scenario import load_scenario
     import mcrisk.report  # noqa: F401  (loaded before the clock, as a warm process has it)
@@ -127,13 +131,13 @@ def child(scenario: str, samples: int, seed: int) -> dict:
     import mcrisk.run
 
     plan = compile_scenario(load_scenario(scenario))
-    numba_backend.simulate_chunk(plan, seed, 0, 64, True)           # JIT / cache
+    select_backend(NUMBA).simulate_chunk(plan, seed, 0, 64, True)   # JIT / cache
     clock = Clock()
     missing = instrument(clock)
     folder = tempfile.mkdtemp(prefix="mcrisk-phases-")
     try:
         started = time.perf_counter()
-        run = mcrisk.run.run_scenario(scenario, samples=samples, seed=seed, backend="numba",
+        run = mcrisk.run.run_scenario(scenario, samples=samples, seed=seed, backend=NUMBA,
                                       out_dir=Path(folder) / "out")
         whole = time.perf_counter() - started
     finally:
