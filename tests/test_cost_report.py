@@ -17,7 +17,7 @@ from mcrisk.definitions import COST, COSTS, METRICS, N_COSTS, N_METRICS
 from mcrisk.report import _cost_parts
 from mcrisk.report.cost_figures import pareto_chart
 from mcrisk.report.cost_findings import (completion_clause, cost_clause, cost_findings,
-                                         pairs_that_matter)
+                                         depth_ties, pairs_that_matter)
 from mcrisk.report.costs import (component_table, cost_report, cost_section, cost_table,
                                  pareto_table)
 from mcrisk.report.figures import Figures, strategy_colors
@@ -136,7 +136,7 @@ def test_section_in_order_with_chart_and_nav(tmp_path):
     assert pictures["pareto"].startswith(b"\x89PNG") and pictures.costs is not None
     html = "".join(cost_section(run, pictures, colors))
     assert html.index('id="costs"') < html.index("<img") < html.index("dominated by")
-    assert "Dominated on P90 trough depth: waste (by gated, rush)." in html
+    assert "Dominated on P90 trough depth against mean cost: waste (by gated, rush)." in html
     assert paragraphs[0] == ("On P90 trough depth against mean cost, the Pareto frontier is "
                              "rush, gated (cheapest first); dominated beyond Monte Carlo noise: "
                              "waste (by gated and rush).")
@@ -207,8 +207,91 @@ def test_a_strategy_completing_after_the_horizon_has_its_cost_cut_said():
                    names=("slow", "fast"))
     late = int(np.count_nonzero(run.result.metrics[:, 0, METRICS.index("completion_day")] > H))
     sentence = cost_findings(run, cost_report(run))[1]
-    assert sentence.endswith(f"; costs count only to day 540, and slow completes after it in "
-                             f"{100 * late / N:.1f}% of scenarios, so its cost is cut there.")
+    assert sentence.endswith(f"; slow completes after the 540-day horizon in "
+                             f"{100 * late / N:.1f}% of scenarios, and costs count only to the "
+                             "horizon, so its costs are cut there.")
+
+
+def test_both_late_are_named_in_one_clause():
+    from mcrisk.report.cost_findings import horizon_clause
+    a = np.where(np.arange(N) < 60, 600.0, 300.0)                 # 1.5% after the horizon
+    b = np.where(np.arange(N) < 3000, 700.0, 300.0)               # 75%
+    assert horizon_clause(("a", "b"), (a, b), H) == (
+        "; a completes after the 540-day horizon in 1.5% of scenarios and b in 75.0%, and "
+        "costs count only to the horizon, so their costs are cut there")
+    assert horizon_clause(("a", "b"), (np.full(N, 300.0), np.where(np.arange(N) < 40, 600.0,
+                                                                     300.0)), H) == ""   # 1.0%
+
+
+def tie_run(rule_alpha=None):
+    """'top' (ranked first, also the cheapest) and 'level' are as deep in every world (an
+    equal P90: a tie without a test); 'close' is 300 deeper than top in a dozen worlds (a
+    different P90 estimate, a difference the ranking's test cannot see at 4,000 worlds);
+    'deep' is 2,048 deep in every world (clearly deeper). 'level' completes 200 days after top and
+    costs $5M more, in every world give or take noise."""
+    rng = np.random.default_rng(12)
+    base = rng.uniform(1e7, 2e7, N)
+    done = rng.uniform(250, 350, N)
+    spread = rng.uniform(0, 1000, N)
+    close = spread.copy()
+    close[rng.permutation(N)[:12]] += 300.0               # a dozen worlds a little deeper
+    run = fake_run(depth=[spread, spread, close, np.full(N, 2048.0)],
+                   completion=[done, done + 200.0, done, done],
+                   costs_by_component={"cost_energy": [base, base + 5e6 + rng.normal(0, 1e5, N),
+                                                       base + 1e6, base + 2e6]},
+                   names=("top", "level", "close", "deep"),
+                   ranking=("top", "close", "level", "deep"))
+    if rule_alpha is not None:
+        run.summary["ranking_rule"] = {"test_alpha": rule_alpha}
+    return run
+
+
+def test_the_top_ranked_against_every_strategy_as_deep_at_p90():
+    """The pair rule the frontier alone misses: top is the frontier's only member and the
+    cheapest, so no neighbour or cheapest pair exists; top against each strategy whose P90
+    trough depth the ranking's test cannot tell from its own is said, in ranking order."""
+    run = tie_run()
+    depth = run.result.metrics[:, :, METRICS.index("trough_depth")]
+    p90 = np.quantile(depth, 0.9, axis=0)
+    assert p90[0] == p90[1] != p90[2] and p90[3] == 2048.0   # close: a different estimate
+    report = cost_report(run)
+    assert report.frontier().frontier == ("top",)
+    assert depth_ties(run, run.summary["ranking"]) == ["close", "level"]
+    sentences = cost_findings(run, report)
+    assert len(sentences) == 3
+    total = run.result.costs[:, :, 0]
+    diff = total[:, 0] - total[:, 1]
+    half = 1.959963984540054 * diff.std(ddof=1) / math.sqrt(N)
+    late = int(np.count_nonzero(run.result.metrics[:, 1, METRICS.index("completion_day")] > H))
+    assert 0.01 * N < late < 0.2 * N                       # level is cut by the horizon
+    assert sentences[2] == (
+        f"top costs {money_text(-diff.mean())} less than level on average (paired 95% interval "
+        f"{money_text(-diff.mean() - half)} to {money_text(-diff.mean() + half)}), with the "
+        f"same P90 trough depth ({p90[0]:,.0f} H100-eq), and completes 200 days earlier at the "
+        "median of the per-world difference (95% interval 200 to 200 days); level completes "
+        f"after the 540-day horizon in {100 * late / N:.1f}% of scenarios, and costs count only "
+        "to the horizon, so its costs are cut there.")
+    assert sentences[1].startswith("top costs $1.00M less than close on average")
+    assert "(no difference beyond noise)" in sentences[1]
+
+
+def test_the_tie_is_the_rankings_own_test_at_its_level():
+    """The level comes from summary.json's ranking_rule: at a lax 0.5 the dozen deeper worlds
+    of 'close' are a difference, so it is no longer a tie; 'deep' never is."""
+    run = tie_run()
+    assert "close" in depth_ties(run, run.summary["ranking"])
+    lax = tie_run(rule_alpha=0.5)
+    assert "close" not in depth_ties(lax, lax.summary["ranking"])
+    assert "deep" not in depth_ties(lax, lax.summary["ranking"])
+    assert pairs_that_matter(cost_report(lax), lax.summary["ranking"],
+                             depth_ties(lax, lax.summary["ranking"])) == [("top", "level")]
+
+
+def test_dominated_strategies_and_their_dominators_in_ranking_order():
+    run = trade_run()
+    run.summary["ranking"] = ["rush", "gated", "waste"]
+    sentence = cost_findings(run, cost_report(run))[0]
+    assert sentence.endswith("dominated beyond Monte Carlo noise: waste (by rush and gated).")
 
 
 @pytest.mark.parametrize("currency, mark", [("EUR", "€"), ("CHF", " CHF")])

@@ -72,8 +72,8 @@ def _finite(value: float) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def _p90(values: np.ndarray) -> float | None:
-    """numpy.quantile's P90 (the summary's), None when it is not finite."""
+def p90_estimate(values: np.ndarray) -> float | None:
+    """numpy.quantile's P90 (the summary's and the ranking's), None when it is not finite."""
     with np.errstate(invalid="ignore", over="ignore"):
         return _finite(float(np.quantile(values, RANK_QUANTILE)))
 
@@ -113,7 +113,7 @@ class _Axes:
         total = costs[:, :, COST_COLUMN]
         self.columns["mean"] = self.columns["p90"] = total
         count = metrics.shape[1]
-        self.values = {axis: [_p90(column[:, s]) for s in range(count)]
+        self.values = {axis: [p90_estimate(column[:, s]) for s in range(count)]
                        for axis, column in self.columns.items() if axis != "mean"}
         self.values["mean"] = [_finite(finite_mean(total[:, s])) for s in range(count)]
 

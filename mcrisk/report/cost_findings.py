@@ -2,8 +2,11 @@
 strategies that matters, and one sentence naming the frontier.
 
 The pairs: neighbours on the frontier of P90 trough depth against mean cost (the dearer of
-the two first), and the top-ranked strategy against the cheapest on average. Each sentence
-says, for the same sampled worlds:
+the two first); the top-ranked strategy against the cheapest on average; and the top-ranked
+strategy against every strategy whose P90 trough depth the ranking's own test cannot tell
+from its own (on the reference, hybrid-gated is the frontier alone and the cheapest, and
+swing-gated, as deep at P90, trades cost for completion with it). Each sentence says, for the
+same sampled worlds:
 
 - what the first costs more or less than the second on average: the mean of the per-world
   difference with its paired 95% interval, and "no cost difference beyond noise" when that
@@ -14,36 +17,66 @@ says, for the same sampled worlds:
   (the paired median, never P50 minus P50), with its distribution-free 95% interval, or "no
   completion difference beyond noise";
 - where either completes after the horizon in over 1% of scenarios, that costs count only to
-  the horizon, so its cost is cut there.
+  the horizon, so its costs are cut there.
 
 Plain text; the HTML and Markdown writers escape it.
 """
 from __future__ import annotations
+
+from typing import Sequence
 
 import numpy as np
 
 from ..aggregate import quantile_ci
 from ..analysis.compare import paired_difference
 from ..analysis.horizon import BEYOND_HORIZON_NOTABLE
-from ..analysis.pareto import p90_lower, pair_test_level
+from ..analysis.pareto import p90_estimate, p90_lower, pair_test_level
+from ..analysis.ranking import per_test_alpha
 from ..definitions import COST, METRICS
 from .findings import fmt, share
 
 _DEPTH, _COMPLETION = METRICS.index("trough_depth"), METRICS.index("completion_day")
 
 
-def pairs_that_matter(report, ranking: list[str]) -> list[tuple[str, str]]:
+def pairs_that_matter(report, ranking: list[str],
+                      tied: Sequence[str] = ()) -> list[tuple[str, str]]:
     """(first, second) pairs: frontier neighbours, the dearer first; then the top-ranked
-    strategy against the cheapest on average, when they differ and are not a pair already."""
+    strategy against the cheapest on average, and against each strategy in `tied` (those its
+    P90 trough depth cannot be told from: depth_ties), each when not a pair already."""
     frontier = report.frontier()
     front = list(frontier.frontier)
     pairs = [(dear, cheap) for cheap, dear in zip(front, front[1:])]
+    if not ranking:
+        return pairs
+    top = ranking[0]
     priced = {n: c for n, c in frontier.cost_values.items() if c is not None}
-    if ranking and priced:
-        top, cheapest = ranking[0], min(priced, key=lambda n: (priced[n], list(priced).index(n)))
-        if top != cheapest and {top, cheapest} not in [set(p) for p in pairs]:
-            pairs.append((top, cheapest))
+    cheapest = [min(priced, key=lambda n: (priced[n], list(priced).index(n)))] if priced else []
+    for other in [*cheapest, *tied]:
+        if other != top and {top, other} not in [set(p) for p in pairs]:
+            pairs.append((top, other))
     return pairs
+
+
+def depth_ties(run, ranking: list[str]) -> list[str]:
+    """The strategies (ranking order) whose P90 trough depth the ranking's own test (its
+    paired test at its level, summary.json's ranking_rule.test_alpha) cannot tell from the
+    top-ranked one's: a trade of cost against completion at the same depth, which the
+    frontier alone leaves unsaid when the top one is also the cheapest."""
+    names = list(run.plan.strategy_names)
+    if not ranking or ranking[0] not in names:
+        return []
+    rule = run.summary.get("ranking_rule") or {}
+    level = rule.get("test_alpha") or per_test_alpha(len(names))
+    depth = {n: run.result.metrics[:, s, _DEPTH] for s, n in enumerate(names)}
+    p90 = {n: p90_estimate(values) for n, values in depth.items()}
+    top = ranking[0]
+
+    def tie(name: str) -> bool:
+        return (p90[top] is not None and p90[name] is not None
+                and not p90_lower(depth[top], depth[name], p90[top], p90[name], level)
+                and not p90_lower(depth[name], depth[top], p90[name], p90[top], level))
+
+    return [name for name in ranking[1:] if name in depth and tie(name)]
 
 
 def _signed_interval(ci, sign: float, money) -> str:
@@ -102,19 +135,22 @@ def completion_clause(completion_a: np.ndarray, completion_b: np.ndarray) -> str
 
 def horizon_clause(names: tuple[str, str], completions: tuple[np.ndarray, np.ndarray],
                    horizon: float) -> str:
-    """'; costs count only to day 540, and X completes after it in 98.9% of scenarios, so
-    its cost is cut there' for whichever of the two often completes after the horizon."""
+    """'; X completes after the 540-day horizon in 98.9% of scenarios (and Y in 1.2%), and
+    costs count only to the horizon, so its (their) costs are cut there', for whichever of the
+    two completes after the horizon in over 1% of scenarios; empty when neither does."""
     late = []
     for name, completion in zip(names, completions):
         count = int(np.count_nonzero(~(completion <= horizon)))
         if count > BEYOND_HORIZON_NOTABLE * completion.size:
-            late.append(f"{name} completes after it in {share(count, completion.size)} of "
-                        "scenarios")
+            late.append((name, share(count, completion.size)))
     if not late:
         return ""
-    whose = "its cost is" if len(late) == 1 else "their costs are"
-    return (f"; costs count only to day {fmt(horizon)}, and {' and '.join(late)}, so {whose} "
-            "cut there")
+    (first, first_share), rest = late[0], late[1:]
+    text = (f"; {first} completes after the {fmt(horizon)}-day horizon in {first_share} of "
+            "scenarios")
+    text += "".join(f" and {name} in {part}" for name, part in rest)
+    return text + (", and costs count only to the horizon, so "
+                   f"{'their' if rest else 'its'} costs are cut there")
 
 
 def trade_sentence(a: str, b: str, run, report) -> str:
@@ -137,7 +173,7 @@ def trade_sentence(a: str, b: str, run, report) -> str:
 
 def frontier_sentence(report) -> str:
     """The frontier of P90 trough depth against mean cost, cheapest first, and who is
-    dominated by whom."""
+    dominated by whom (both in ranking order)."""
     f = report.frontier()
     members = (f"{f.frontier[0]} alone" if len(f.frontier) == 1 else
                f"{', '.join(f.frontier)} (cheapest first)")
@@ -145,7 +181,8 @@ def frontier_sentence(report) -> str:
     if not f.dominated:
         return text + "; no strategy is dominated beyond Monte Carlo noise."
     return text + "; dominated beyond Monte Carlo noise: " + "; ".join(
-        f"{n} (by {_and(f.dominated_by[n])})" for n in f.dominated) + "."
+        f"{n} (by {_and(report.ranked(f.dominated_by[n]))})"
+        for n in report.ranked(f.dominated)) + "."
 
 
 def _and(names) -> str:
@@ -160,5 +197,5 @@ def cost_findings(run, report) -> list[str]:
     if report is None:
         return []
     ranking = list(run.summary.get("ranking") or run.plan.strategy_names)
-    return [frontier_sentence(report),
-            *(trade_sentence(a, b, run, report) for a, b in pairs_that_matter(report, ranking))]
+    pairs = pairs_that_matter(report, ranking, depth_ties(run, ranking))
+    return [frontier_sentence(report), *(trade_sentence(a, b, run, report) for a, b in pairs)]

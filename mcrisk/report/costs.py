@@ -41,18 +41,25 @@ assert tuple(COST_LABELS) == COSTS, "one label per cost column, in COSTS order"
 class CostReport:
     """What the cost section, its chart and the cost findings share, computed once: the
     currency label, the window's end (the horizon), the four frontiers (RISK_AXES x
-    COST_AXES) and each strategy's 95% interval of its mean cost_total (None: too few
-    scenarios)."""
+    COST_AXES), each strategy's 95% interval of its mean cost_total (None: too few
+    scenarios) and the strategies in ranking order (the order every list of names is said in)."""
     currency: str
     horizon: float
     frontiers: list[Frontier]
     mean_cost_ci: dict[str, tuple[float, float] | None]
+    ranking: tuple[str, ...] = ()
 
     def frontier(self, risk: str = "trough_depth", cost: str = "mean") -> Frontier:
         return frontier_of(self.frontiers, risk, cost)
 
     def money(self, value: float | None) -> str:
         return money_text(value, self.currency)
+
+    def ranked(self, names) -> list[str]:
+        """`names` in ranking order (any the ranking lacks after, as given)."""
+        names = list(names)
+        return ([n for n in self.ranking if n in names]
+                + [n for n in names if n not in self.ranking])
 
 
 def run_costs(run) -> np.ndarray | None:
@@ -70,7 +77,8 @@ def cost_report(run) -> CostReport | None:
     total = costs[:, :, COST["cost_total"]]
     return CostReport(currency=block.get("currency", "USD"), horizon=float(run.plan.horizon),
                       frontiers=pareto_frontiers(run.result.metrics, costs, names),
-                      mean_cost_ci={name: mean_ci(total[:, s]) for s, name in enumerate(names)})
+                      mean_cost_ci={name: mean_ci(total[:, s]) for s, name in enumerate(names)},
+                      ranking=tuple(_order(run.summary)))
 
 
 def _order(summary: dict) -> list[str]:
@@ -156,11 +164,11 @@ def component_table(summary: dict, report: CostReport, colors: dict[str, str]) -
             + _WIDE + head + "".join(rows) + "</table></div>")
 
 
-def _frontier_cell(f: Frontier, name: str) -> str:
+def _frontier_cell(report: CostReport, f: Frontier, name: str) -> str:
     by = f.dominated_by[name]
     if not by:
         return "<td><b>frontier</b></td>"
-    return f"<td>dominated by {html_text(', '.join(by))}</td>"
+    return f"<td>dominated by {html_text(', '.join(report.ranked(by)))}</td>"
 
 
 def pareto_table(summary: dict, report: CostReport, colors: dict[str, str]) -> str:
@@ -177,15 +185,15 @@ def pareto_table(summary: dict, report: CostReport, colors: dict[str, str]) -> s
                   for risk in RISK_AXES]
         cells += [f"<td class='n'>{report.money(report.frontier(cost=cost).cost_values[name])}"
                   "</td>" for cost in COST_AXES]
-        cells += [_frontier_cell(report.frontier(r, c), name) for r, c in pairs]
+        cells += [_frontier_cell(report, report.frontier(r, c), name) for r, c in pairs]
         rows.append("<tr>" + "".join(cells) + "</tr>")
     return ("<p>A strategy is <b>dominated</b> when another is no worse on both estimates "
             "(risk and cost, lower is better) and better on at least one beyond Monte Carlo "
             "noise, by a paired test on the same sampled worlds: for a mean, an interval of the "
             "mean per-world cost difference that excludes 0; for a P90, the ranking's paired "
             "test (McNemar at the pooled P90; at an atom also binomial tests of the shares "
-            "above a threshold). Each test runs at the Bonferroni level over the four axes and "
-            "every pair, so all four frontiers together name a strategy dominated on a "
+            "at or above a threshold). Each test runs at the Bonferroni level over the four "
+            "axes and every pair, so all four frontiers together name a strategy dominated on a "
             "difference that is not there with at most a 5% chance. A difference "
             "within noise never makes a strategy dominated; the <b>frontier</b> is every "
             "strategy that no other dominates.</p>" + _WIDE + head
@@ -194,16 +202,17 @@ def pareto_table(summary: dict, report: CostReport, colors: dict[str, str]) -> s
 
 def pareto_caption(report: CostReport) -> str:
     """What the frontier chart shows, and which strategies it names as dominated."""
-    text = ("Each strategy's mean total cost (x, with the 95% interval of the mean) against "
-            "its P90 trough depth (left) and P90 shortfall (right), with the P90's "
-            "distribution-free 95% interval. Filled points joined by the line: the frontier "
-            "(no other strategy is no worse on both and better on one beyond noise); hollow "
-            "points: dominated.")
+    text = ("Each strategy's mean total cost (x) against its P90 trough depth (left) and P90 "
+            "shortfall (right); the bars are the 95% intervals (of the mean; the P90's "
+            "distribution-free), hidden by the point where narrower than it. Filled points "
+            "(joined by a line where there are several): the frontier (no other strategy is no "
+            "worse on both and better on one beyond noise); hollow points: dominated.")
     for risk in RISK_AXES:
         f = report.frontier(risk)
         if f.dominated:
-            text += (f" Dominated on {AXIS_LABELS[risk]}: "
-                     + "; ".join(f"{n} (by {', '.join(f.dominated_by[n])})" for n in f.dominated)
+            text += (f" Dominated on {AXIS_LABELS[risk]} against mean cost: "
+                     + "; ".join(f"{n} (by {', '.join(report.ranked(f.dominated_by[n]))})"
+                                 for n in report.ranked(f.dominated))
                      + ".")
     return text
 
