@@ -32,11 +32,14 @@ COST_MEANINGS = {
     "cost_mitigation": "what the mitigations in effect cost, once each",
 }
 assert tuple(COST_MEANINGS) == COSTS, "one meaning per cost column, in COSTS order"
-# Each component in a few words, for the tables of the terminal and summary.md.
-COMPONENT_LABELS = {"cost_power_reserved": "power reserved", "cost_power_over": "power over",
-                    "cost_energy": "energy", "cost_old_fleet": "old fleet",
-                    "cost_new_waiting": "new units waiting", "cost_shortfall": "shortfall",
-                    "cost_crews": "crews", "cost_mitigation": "mitigation"}
+# Each cost column in a few words: the one wording of the terminal, summary.md and the report.
+COST_LABELS = {"cost_total": "total", "cost_power_reserved": "reserved power",
+               "cost_power_over": "power over the reservation", "cost_energy": "energy",
+               "cost_old_fleet": "old fleet running", "cost_new_waiting": "new units waiting",
+               "cost_shortfall": "shortfall (backfill)", "cost_crews": "retrofit crews",
+               "cost_mitigation": "mitigation"}
+assert tuple(COST_LABELS) == COSTS, "one label per cost column, in COSTS order"
+COMPONENT_LABELS = {c: COST_LABELS[c] for c in COSTS[1:]}     # the components, without the total
 assert tuple(COMPONENT_LABELS) == COSTS[1:], "one label per component, in COSTS order"
 LARGEST = 3                 # components named beside a strategy's total
 

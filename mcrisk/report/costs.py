@@ -22,19 +22,14 @@ import numpy as np
 
 from ..analysis.compare import mean_ci, money_text
 from ..analysis.pareto import COST_AXES, RISK_AXES, Frontier, frontier_of, pareto_frontiers
+from ..cost_summary import COST_LABELS
 from ..definitions import COST, COSTS
 from .findings import fmt
 from .html_parts import METRIC_LABELS, figure_html, interval_text, swatch
 from .text import html_text
 
-COST_LABELS = {"cost_total": "total", "cost_power_reserved": "reserved power",
-               "cost_power_over": "power over the reservation", "cost_energy": "energy",
-               "cost_old_fleet": "old fleet running", "cost_new_waiting": "new units waiting",
-               "cost_shortfall": "shortfall (backfill)", "cost_crews": "retrofit crews",
-               "cost_mitigation": "mitigation"}
 AXIS_LABELS = {"trough_depth": "P90 trough depth", "shortfall_gpu_days": "P90 shortfall",
                "mean": "mean cost", "p90": "P90 cost"}
-assert tuple(COST_LABELS) == COSTS, "one label per cost column, in COSTS order"
 
 
 @dataclass(frozen=True)
