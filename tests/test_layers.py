@@ -48,6 +48,7 @@ PLACES = {
     "mcrisk.run": "application", "mcrisk.precision_run": "application",
     "mcrisk.mitigation_run": "application", "mcrisk.compare_run": "application",
     "mcrisk.schedule_run": "application", "mcrisk.nightly": "application",
+    "mcrisk.optimize": "application",          # space, candidates (issue 14)
     "mcrisk.cli": "cli", "mcrisk.__main__": "cli",
 }
 BOTTOM = ("mcrisk.definitions", "mcrisk.errors", "mcrisk.rng", "mcrisk.distributions",
