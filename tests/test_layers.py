@@ -48,7 +48,10 @@ PLACES = {
     "mcrisk.run": "application", "mcrisk.precision_run": "application",
     "mcrisk.mitigation_run": "application", "mcrisk.compare_run": "application",
     "mcrisk.schedule_run": "application", "mcrisk.nightly": "application",
+    "mcrisk.optimize_run": "application",     # `mcrisk optimize` end to end (issue 14)
     "mcrisk.optimize": "application",          # space, candidates (issue 14)
+    "mcrisk.optimize.objective": "results",   # pure statistics of a race (issue 14)
+    "mcrisk.optimize.race": "application", "mcrisk.optimize.evaluate": "application",
     "mcrisk.cli": "cli", "mcrisk.__main__": "cli",
 }
 BOTTOM = ("mcrisk.definitions", "mcrisk.errors", "mcrisk.rng", "mcrisk.distributions",
