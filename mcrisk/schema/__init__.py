@@ -2,7 +2,8 @@
 
 summary.schema.json (JSON Schema draft 2020-12) describes summary.json: the stable keys are
 required with their types, every other key mcrisk writes today is described, and keys may be
-added. docs/metrics.md explains each key in words. Validating needs a JSON Schema
+added. docs/metrics.md explains each key in words. optimize.schema.json describes
+`mcrisk optimize`'s optimize.json in the same way (docs/optimize.md). Validating needs a JSON Schema
 library (the `jsonschema` package, in the `test` extra); mcrisk itself only ships the file:
 
     import jsonschema
@@ -15,9 +16,16 @@ import json
 from importlib import resources
 
 SUMMARY_SCHEMA = "summary.schema.json"
+OPTIMIZE_SCHEMA = "optimize.schema.json"
 
 
 def summary_schema() -> dict:
     """The JSON Schema of summary.json, parsed (a new dict on every call)."""
     text = resources.files(__name__).joinpath(SUMMARY_SCHEMA).read_text(encoding="utf-8")
+    return json.loads(text)
+
+
+def optimize_schema() -> dict:
+    """The JSON Schema of optimize.json (`mcrisk optimize`), parsed (a new dict on every call)."""
+    text = resources.files(__name__).joinpath(OPTIMIZE_SCHEMA).read_text(encoding="utf-8")
     return json.loads(text)

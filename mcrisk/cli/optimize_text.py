@@ -1,0 +1,81 @@
+"""The terminal's text for `mcrisk optimize`: a pure function of the optimize.json document.
+
+What the search did (space, rejected, race stages), then one table: the plans found, ranked,
+and below them the scenario file's written strategies, each with the objective's statistic
+and its 95% interval on the fresh scenarios, and the paired difference against the best
+written strategy with its interval and verdict. Better or worse only where the interval lies
+wholly on one side of 0; otherwise 'within noise'. User strings are shown with invisible
+characters escaped.
+"""
+from __future__ import annotations
+
+from ..report.optimize import (constraints_text, difference_text, knobs_text, objective_name,
+                               objective_statistic,
+                               objective_text, rejected_text, sampling_text, statistic_interval,
+                               statistic_value, verdict_text)
+from ..report.text import visible
+
+NAME_WIDTH = 24
+
+
+def format_optimize(document: dict) -> str:
+    """Everything `mcrisk optimize` prints after its run, as one string."""
+    return "\n".join([*_header(document), "", format_plans(document), "",
+                      *_knob_lines(document)])
+
+
+def _header(document: dict) -> list[str]:
+    space, race, evaluation = document["space"], document["race"], document["evaluation"]
+    seeds = document["seeds"]
+    stages = "; ".join(f"{s['scenarios']:,} scenarios {s['candidates_in']:,} -> "
+                       f"{s['candidates_out']:,} ({s.get('seconds', 0):.1f} s)"
+                       for s in race["stages"])
+    best = evaluation.get("best_written")
+    return [
+        f"mcrisk {document['mcrisk_version']}  {visible(document['search'])} "
+        f"(sha256 {document['search_sha256'][:12]}) on {visible(document['scenario'])} "
+        f"(sha256 {document['scenario_sha256'][:12]}), backend {document['backend']}",
+        f"objective: {visible(objective_text(document))}",
+        f"space: {sampling_text(space)}; {space['candidates']:,} distinct feasible candidates; "
+        f"rejected before simulation: {visible(rejected_text(space))}",
+        f"race (seed {seeds['race']}): {stages or 'no stage'}",
+        f"evaluation: {len(document['plans'])} plan(s) and {len(document['written'])} written "
+        f"strateg{'y' if len(document['written']) == 1 else 'ies'} on {evaluation['samples']:,} "
+        f"fresh scenarios (seed {seeds['fresh']}, not used to choose)"
+        + (f"; differences are plan minus {visible(best)} (the best written), paired on the "
+           "same worlds, with 95% intervals" if best else "")]
+
+
+def format_plans(document: dict) -> str:
+    """The table: plans (ranked) and then the written strategies."""
+    statistic = objective_statistic(document)
+    best = document["evaluation"].get("best_written")
+    label = objective_name(document)
+    header = (f"{'rank':7} {visible('plan'):{NAME_WIDTH}} {'crews':>5}  "
+              f"{label[:24] + ' [95%]':>30}  "
+              + (f"{'minus ' + visible(best)[:16] + ' [95%]':>30}  {'verdict':15}" if best
+                 else "")
+              + "constraints")
+    lines = [header]
+    for plan in (*document["plans"], *document["written"]):
+        rank = "written" if plan["written"] else str(plan.get("rank", ""))
+        estimate = plan["objective"]
+        value = (f"{statistic_value(statistic, estimate.get('value'))} "
+                 f"{statistic_interval(statistic, estimate.get('ci'))}")
+        cells = [f"{rank:7}", f"{visible(plan['name'])[:NAME_WIDTH]:{NAME_WIDTH}}",
+                 f"{plan['crews']:>5} ", f"{value:>30} "]
+        if best:
+            against = plan.get("against_best_written")
+            cells += [f"{difference_text(statistic, (against or {}).get('objective')):>30} ",
+                      f"{verdict_text(against):15}"]
+        cells.append(constraints_text(plan))
+        lines.append(" ".join(cells))
+    if document.get("pareto"):
+        lines.append("Pareto set: " + ", ".join(visible(n) for n in document["pareto"]))
+    return "\n".join(lines)
+
+
+def _knob_lines(document: dict) -> list[str]:
+    """Each plan's knobs, one line each."""
+    return [f"{visible(plan['name'])}: {visible(knobs_text(plan))}"
+            for plan in document["plans"]]
