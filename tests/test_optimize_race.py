@@ -177,3 +177,90 @@ def test_quantile_lower_at_an_atom_needs_the_guard():
     assert not obj.quantile_lower(b, a, 0.5)
     assert not obj.quantile_lower(a, a.copy(), 0.9)
     assert obj.quantile_lower(a, b, 0.9)
+
+
+# The race on a scenario whose optimum is known ---------------------------------------------
+
+import dataclasses
+import itertools
+from pathlib import Path
+
+from mcrisk.backends import select_backend
+from mcrisk.compile import compile_scenario
+from mcrisk.model import Strategy, Trigger
+from mcrisk.optimize.race import race_candidates
+from mcrisk.scenario import load_scenario
+from mcrisk.simulate import simulate
+
+KNOWN = Path(__file__).parent / "data" / "optimize-known.toml"
+TRIGGERS = {"arrival": Trigger(on_arrival=("S1",)), "day0": Trigger(day=0.0)}
+
+
+def _known_plans():
+    """tests/test_optimize_known.py's 30 plans with 1 crew (its docstring works out that
+    drain = shipment arrival + 7 days, row B1, is the cheapest without a trough), then the
+    B1 plans again with 2 crews (B1 needs no retrofit: the same results, a later index)."""
+    plans = []
+    for trigger, lag, row in itertools.product(TRIGGERS, (0.0, 7.0, 14.0, 21.0, 28.0),
+                                               ("B1", "A2", "A1")):
+        drain = dataclasses.replace(TRIGGERS[trigger], lag_days=lag)
+        strategy = Strategy(f"{trigger}+{lag:g}-{row}", (("N1", row), ("N2", row)),
+                            (("E1", drain), ("E2", drain)))
+        plans.append((strategy, 1))
+    plans += [(strategy, 2) for strategy, _ in list(plans) if strategy.name.endswith("B1")]
+    return plans
+
+
+def _known_race(backend="numpy", chunk_size=64, stages=(50, 200)):
+    goal = _goal("minimize", ("mean:cost_total", 1.0))
+    return race_candidates(load_scenario(KNOWN), _known_plans(), select_backend(backend), goal,
+                           [_Constraint("p90:trough_depth", 0.0)], stages, 0.25, seed=1,
+                           chunk_size=chunk_size)
+
+
+def test_the_race_finds_the_known_best_lag_and_ties_its_crew_twin():
+    plans = _known_plans()
+    names = [(s.name, crews) for s, crews in plans]
+    result = _known_race()
+    best, twin = names.index(("arrival+7-B1", 1)), names.index(("arrival+7-B1", 2))
+    assert result.ranking[:2] == (best, twin)
+    assert result.values[best] == result.values[twin]
+    # every plan that drains before the racks are accepted (day 24..26) has a trough of 16 in
+    # every world: infeasible at stage 1; so is every plan in row A1
+    early = {i for i, (n, _) in enumerate(names)
+             if n.startswith(("arrival+0-", "day0+0-", "day0+7-", "day0+14-", "day0+21-"))
+             or n.split("-")[-1] == "A1"}
+    assert set(result.infeasible) == early
+    first, last = result.stages
+    assert (first.number, first.scenarios, first.candidates_in) == (1, 50, len(plans))
+    assert first.infeasible == len(early) and last.candidates_in == first.candidates_out
+    assert last.candidates_out == len(result.ranking) and last.scenarios == 200
+    assert all(result.eliminated_at[i] == 1 for i in early)
+
+
+def test_a_stage_reuses_the_worlds_already_run_without_changing_a_figure():
+    """The last stage's values equal the mean cost of each survivor simulated alone on all
+    200 scenarios (no reuse, no other plan beside it)."""
+    result = _known_race()
+    scenario, plans = load_scenario(KNOWN), _known_plans()
+    for i in result.ranking:
+        strategy, crews = plans[i]
+        alone = dataclasses.replace(scenario, strategies=(strategy,), retrofit=dataclasses.replace(
+            scenario.retrofit, crews=crews))
+        run = simulate(compile_scenario(alone), 200, 1, select_backend("numpy"))
+        assert result.values[i] == pytest.approx(run.costs[:, 0, COST["cost_total"]].mean(),
+                                                 rel=1e-12)
+
+
+@pytest.mark.slow
+def test_the_race_is_the_same_on_numpy_and_numba_and_for_any_chunk_size():
+    reference = _known_race("numpy", chunk_size=64)
+    for backend, chunk in (("numpy", 7), ("numba", 64), ("numba", 13)):
+        other = _known_race(backend, chunk_size=chunk)
+        assert other.ranking == reference.ranking
+        assert other.eliminated_at == reference.eliminated_at
+        assert other.infeasible == reference.infeasible
+        assert [dataclasses.replace(s, seconds=0) for s in other.stages] == \
+            [dataclasses.replace(s, seconds=0) for s in reference.stages]
+        for i, value in reference.values.items():
+            assert other.values[i] == pytest.approx(value, rel=1e-12)
