@@ -264,3 +264,62 @@ def test_the_race_is_the_same_on_numpy_and_numba_and_for_any_chunk_size():
             [dataclasses.replace(s, seconds=0) for s in reference.stages]
         for i, value in reference.values.items():
             assert other.values[i] == pytest.approx(value, rel=1e-12)
+
+
+# The fresh-seed evaluation ------------------------------------------------------------------
+
+from mcrisk.optimize.evaluate import BETTER, chosen, evaluate_plans
+
+
+class _Candidate:
+    def __init__(self, strategy, crews):
+        self.name, self.strategy, self.crews = strategy.name, strategy, crews
+
+
+def _known_evaluation():
+    plans = _known_plans()
+    result = _known_race()
+    picked = [(i, _Candidate(*plans[i])) for i in chosen(result, 3)]
+    goal = _goal("minimize", ("mean:cost_total", 1.0))
+    return picked, evaluate_plans(load_scenario(KNOWN), picked, select_backend("numpy"), goal,
+                                  [_Constraint("p90:trough_depth", 0.0)], 400, seed=2)
+
+
+def test_the_evaluation_pairs_the_plans_against_the_best_feasible_written_strategy():
+    """Each old unit costs r a day until its removal ends (r one draw per world, 90..110),
+    so the optimum (drain on day 27) costs 60 r and late-drain (day 40) 86 r: the per-world
+    difference is -26 r, better in every world. early-drain (day 20, 46 r) is cheaper but
+    has a trough in every world, so late-drain is the best written strategy."""
+    picked, evaluation = _known_evaluation()
+    assert evaluation.seed == 2 and evaluation.samples == 400
+    assert evaluation.best_written == "late-drain"
+    assert [w.name for w in evaluation.written] == ["early-drain", "late-drain"]
+    assert [w.feasible for w in evaluation.written] == [False, True]
+    assert evaluation.written[1].against_best_written is None
+    best = evaluation.plans[0]
+    assert best.name == "arrival+7-B1" and best.crews == 1 and best.feasible
+    assert best.constraints == {"p90:trough_depth": "met"}
+    paired = best.against_best_written
+    assert paired.strategy == "late-drain" and paired.verdict == BETTER
+    cost = paired.columns["cost_total"]
+    assert cost["p_a_better"] == 1.0
+    assert -26 * 110 <= cost["mean"] <= -26 * 90
+    assert cost["mean_ci"][0] < cost["mean"] < cost["mean_ci"][1] < 0
+    assert paired.objective.value == pytest.approx(cost["mean"], rel=1e-9)
+    low, high = paired.objective.ci
+    assert low < paired.objective.value < high < 0
+
+
+def test_the_evaluation_runs_on_the_fresh_seed():
+    """Each plan's figures are those of the plan simulated alone on seed 2 (not the race's
+    seed 1, whose worlds chose it)."""
+    picked, evaluation = _known_evaluation()
+    scenario = load_scenario(KNOWN)
+    for figures in evaluation.plans:
+        strategy = next(c.strategy for i, c in picked if i == figures.candidate)
+        alone = dataclasses.replace(scenario, strategies=(strategy,))
+        cost = simulate(compile_scenario(alone), 400, 2,
+                        select_backend("numpy")).costs[:, 0, COST["cost_total"]]
+        assert figures.objective.value == pytest.approx(cost.mean(), rel=1e-12)
+        estimate = figures.statistics["mean:cost_total"]
+        assert estimate.ci[0] < estimate.value < estimate.ci[1]

@@ -365,12 +365,15 @@ def pareto_set(goal: Goal, metrics: np.ndarray, costs: np.ndarray | None,
     for b in among:
         rivals = sorted((a for a in among if a != b and np.all(values[:, a] <= values[:, b])),
                         key=lambda a: (score[a], a))
-        if not any(_dominates(stats, columns, values, a, b, level) for a in rivals):
+        if not any(dominates(stats, columns, values, a, b, level) for a in rivals):
             out.append(b)
     return out
 
 
-def _dominates(stats, columns, values, a: int, b: int, level: float) -> bool:
+def dominates(stats: Sequence[Statistic], columns: Sequence[np.ndarray], values: np.ndarray,
+              a: int, b: int, level: float = TEST_LEVEL) -> bool:
+    """Whether a is lower than b beyond noise on some objective (stats[k], its columns[k]
+    [n, c] and estimates values[k, c]); the caller checks a is no higher on any."""
     return any(values[k, a] < values[k, b]
                and lower_beyond_noise(stat, columns[k][:, a], columns[k][:, b], level)
                for k, stat in enumerate(stats))
