@@ -4,11 +4,16 @@ wrong, a hint), never a traceback, and candidates.py turns a space into candidat
 """
 from __future__ import annotations
 
+from collections import Counter
+from dataclasses import replace
+
 import pytest
 
 from mcrisk.errors import ScenarioError
 from mcrisk.model import Trigger
+from mcrisk.optimize.candidates import Candidate, _sample, generate, strategy_toml
 from mcrisk.optimize.space import read_search
+from mcrisk.scenario import load_scenario
 
 from .helpers import MINIMAL, REFERENCE, SCENARIOS
 
@@ -191,3 +196,155 @@ def test_not_toml_and_no_search_section_are_located(tmp_path):
     assert any("invalid TOML" in p for p in problems_of(tmp_path, ("[search]", "[search")))
     found = problems_of(tmp_path, text="[other]\n")
     assert any("search: missing" in p for p in found) and any("other" in p for p in found)
+
+
+# ---- candidates ----------------------------------------------------------------------------
+
+def space_of(tmp_path, text: str, scenario_text: str | None = None):
+    """The search space `text` (BASE's header), on a copy of the reference when
+    `scenario_text` is given."""
+    if scenario_text is not None:
+        (tmp_path / "scenario.toml").write_text(scenario_text)
+        text = text.replace(str(REFERENCE), str(tmp_path / "scenario.toml"))
+    path = tmp_path / "search.toml"
+    path.write_text(text)
+    return read_search(path)
+
+
+HEADER = BASE[:BASE.index("[[search.drain_groups]]")] + '''
+[search.objective]
+minimize = "p90:shortfall_gpu_days"
+'''
+
+
+def rows_used(strategy) -> Counter:
+    return Counter(row for _, row in strategy.placement)
+
+
+def test_enumeration_rejects_overfilled_rows_and_generates_the_template_once(tmp_path):
+    space = space_of(tmp_path, HEADER + '''
+[[search.waves]]
+units = "N01..N02"
+rows = ["B1", "A9"]
+[[search.waves]]
+units = "N15..N16"
+rows = ["A2", "A9"]
+''')
+    generated = generate(space)
+    # four plans: (B1, A2) is hybrid-gated itself, (A9, A9) puts four racks in a row of two
+    assert generated.space_size == 4 and generated.sampler is None
+    assert generated.rejected == Counter({"row positions": 1})
+    assert generated.duplicates == 1
+    first, *others = generated.candidates
+    gated = space.scenario.strategy("hybrid-gated")
+    assert (first.strategy.placement, first.strategy.drains) == (gated.placement, gated.drains)
+    assert first.crews == space.scenario.retrofit.crews == 1
+    assert [rows_used(c.strategy)["A9"] for c in others] == [2, 2]
+    assert [c.name for c in generated.candidates] == ["plan-0000", "plan-0001", "plan-0002"]
+    assert others[0].knobs == (("wave N01..N02", "row B1"), ("wave N15..N16", "row A9"),
+                               ("crews", "1"))
+
+
+def test_every_combination_is_enumerated_once(tmp_path):
+    space = space_of(tmp_path, HEADER + '''
+[[search.drain_groups]]
+units = "SU5..SU6"
+triggers = ["on_accepted:N05..N08", "on_arrival:S2", "day:100+on_arrival:S2"]
+lag_days = [0, 10]
+[search.crews]
+values = [1, 3]
+''')
+    generated = generate(space)
+    assert generated.space_size == 3 * 2 * 2
+    plans = {(dict(c.strategy.drains)["SU5"], c.crews) for c in generated.candidates}
+    expected = {(Trigger(day=day, on_arrival=arrival, on_accepted=accepted, lag_days=lag), crews)
+                for day, arrival, accepted in [(None, (), ("N05", "N06", "N07", "N08")),
+                                               (None, ("S2",), ()), (100.0, ("S2",), ())]
+                for lag in (0.0, 10.0) for crews in (1, 3)}
+    assert plans == expected and len(generated.candidates) == 12
+    assert not generated.rejected and generated.duplicates == 1    # the template, crews 1
+
+
+def test_a_deadlock_is_rejected_before_simulation(tmp_path):
+    # SU1 stands in A1, where hybrid-gated places N13..N14: SU1 cannot wait for them
+    space = space_of(tmp_path, HEADER + '''
+[[search.drain_groups]]
+units = "SU1..SU2"
+triggers = ["on_accepted:N01..N12", "on_accepted:N13..N14", "on_accepted:N15"]
+''')
+    generated = generate(space)
+    assert generated.rejected == Counter({"deadlock": 2})
+    assert len(generated.candidates) == 1
+
+
+def test_a_hall_over_its_cap_once_every_rack_runs_is_rejected(tmp_path):
+    # B1 given 13 positions: 13 racks of 135 kW draw 1,755 kW in hall B, capped at 1,650
+    text = REFERENCE.read_text().replace('positions = 12', 'positions = 13')
+    space = space_of(tmp_path, HEADER + '''
+[[search.waves]]
+units = "N13"
+rows = ["A1", "B1"]
+''', scenario_text=text)
+    generated = generate(space)
+    assert generated.rejected == Counter({"hall power cap": 1})
+
+
+def test_the_sample_is_sobol_balanced_and_deterministic():
+    # the first 8 points of a scrambled Sobol sequence fall once in each eighth of [0, 1)
+    # on every axis: a knob of 2 values gets 4 each, one of 4 values 2 each
+    picks = _sample([2, 4, 8], 8, seed=3)
+    assert picks == _sample([2, 4, 8], 8, seed=3) != _sample([2, 4, 8], 8, seed=4)
+    for axis, size in enumerate((2, 4, 8)):
+        assert Counter(p[axis] for p in picks) == {v: 8 // size for v in range(size)}
+
+
+@pytest.fixture(scope="module")
+def example():
+    """The example space and its candidates (generated once: about a second)."""
+    space = read_search(EXAMPLE)
+    return space, generate(space)
+
+
+@pytest.mark.slow
+def test_a_large_space_is_sampled_to_max_candidates(example):
+    space, generated = example
+    assert generated.sampler and "Sobol" in generated.sampler
+    assert generated.space_size == 6912
+    # every sampled plan is a candidate, a rejection or a repeat; the template comes first
+    assert len(generated.candidates) - 1 + sum(generated.rejected.values()) \
+        + generated.duplicates == space.max_candidates
+    assert generated.candidates[0].strategy.drains == space.template_strategy.drains
+    positions = {row.id: row.positions for row in space.scenario.rows()}
+    identities = set()
+    for candidate in generated.candidates:
+        assert all(n <= positions[row] for row, n in rows_used(candidate.strategy).items())
+        identities.add((candidate.strategy.placement, candidate.strategy.drains, candidate.crews))
+    assert len(identities) == len(generated.candidates)
+    assert {c.crews for c in generated.candidates} == {1, 2, 3}
+    assert generate(read_search(EXAMPLE)) == generated      # the same search, the same plans
+
+
+def test_a_candidates_block_runs_unchanged(tmp_path, example):
+    space, generated = example
+    candidates = generated.candidates
+    chosen = [candidates[0]] + [c for c in candidates if c.crews == 3][:2]
+    for candidate in chosen:
+        block = strategy_toml(candidate, space.scenario)
+        assert f"[retrofit] crews = {candidate.crews}" in block.splitlines()[0]
+        copy = tmp_path / f"{candidate.name}.toml"
+        copy.write_text(REFERENCE.read_text() + "\n" + block)
+        loaded = load_scenario(copy).strategy(candidate.name)
+        assert loaded == candidate.strategy
+
+
+def test_a_block_keeps_reservations_odd_ids_and_quotes(tmp_path):
+    scenario = load_scenario(REFERENCE)
+    swing = scenario.strategy("swing-gated")
+    strategy = replace(swing, name="plan-7", description='say "hi" \\ bye',
+                       placement=tuple(reversed(swing.placement)),
+                       drains=tuple((u, replace(t, lag_days=0.5)) for u, t in swing.drains))
+    block = strategy_toml(Candidate("plan-7", strategy, 2, ()), scenario)
+    copy = tmp_path / "copy.toml"
+    copy.write_text(REFERENCE.read_text() + "\n" + block)
+    assert load_scenario(copy).strategy("plan-7") == strategy
+    assert "set it in the scenario (it has 1)" in block

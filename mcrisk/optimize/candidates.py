@@ -1,0 +1,330 @@
+"""The candidate plans of a search space: every combination of its knobs, or a deterministic
+sample of them, each checked before any simulation as `mcrisk run` would check it.
+
+A candidate is a strategy (the template with its drain groups' triggers and lags and its
+waves' rows replaced) plus a retrofit crew count (a plan scalar: `[retrofit] crews`).
+`generate` enumerates the knobs when they span at most `max_candidates` plans, else samples
+`max_candidates` of them with a scrambled Sobol sequence (scipy.stats.qmc, seeded by the
+search's seed): a low-discrepancy sample spreads over every knob's values, and over every pair
+of knobs, more evenly than independent draws, and is the same on every machine for one seed.
+Each plan is written as the `[[strategies]]` block `strategy_toml` gives and read back with the
+scenario reader's own strategy validation (rows' positions and cooling, every unit placed and
+drained once, deadlocks), then checked against each hall's power cap once every new unit runs,
+and each crews group is compiled (compile's cycle check): a plan that fails is rejected and
+counted by reason. Plans equal in strategy and crews are generated once; the template is
+always the first candidate.
+"""
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import sys
+from collections import Counter
+from dataclasses import dataclass, replace
+
+from ..compile import compile_scenario
+from ..model import Scenario, Strategy, Trigger
+from ..scenario import _read_document
+from ..scenario.document import _parse_toml, _read_bytes
+from ..scenario.reader import _compact, _fmt, _Reader, _Table
+from ..scenario.strategies import _read_strategy
+from .space import SearchSpace
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python 3.10 only
+    import tomli as tomllib
+
+SAMPLER = "scipy.stats.qmc.Sobol (scrambled, seeded by search.seed)"
+_STRATEGY_KEYS = ("name", "description", "place", "drain", "reservations")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One plan: a strategy, the crews it runs with, and the knobs' values in words
+    ((knob label, chosen value), in the search file's order)."""
+
+    name: str
+    strategy: Strategy
+    crews: int
+    knobs: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
+class Generated:
+    """The candidates (the template first), the plans rejected before simulation by reason,
+    how many plans the knobs span, the sampler (None when enumerated) and how many generated
+    plans repeated an earlier one."""
+
+    candidates: tuple[Candidate, ...]
+    rejected: Counter
+    space_size: int
+    sampler: str | None = None
+    duplicates: int = 0
+
+
+def generate(space: SearchSpace, scenario: Scenario | None = None) -> Generated:
+    """The candidates of `space` on `scenario` (the space's own scenario by default)."""
+    scenario = scenario or space.scenario
+    knobs = _knobs(space)
+    sizes = [len(values) for _, values in knobs]
+    size = math.prod(sizes)
+    sampled = size > space.max_candidates
+    picks = _sample(sizes, space.max_candidates, space.seed) if sampled else \
+        itertools.product(*(range(n) for n in sizes))
+    checker = _Checker(space, scenario)
+    template = _template_plan(space, scenario)
+    plans, seen, duplicates = [template], {_identity(*template[:2])}, 0
+    for pick in picks:
+        plan = _plan(space, scenario, knobs, pick)
+        identity = _identity(*plan[:2])
+        if identity in seen:
+            duplicates += 1
+            continue
+        seen.add(identity)
+        reason = checker.reason(plan[0])
+        if reason is None:
+            plans.append(plan)
+        else:
+            checker.rejected[reason] += 1
+    plans = checker.compiled(plans)
+    width = max(4, len(str(len(plans) - 1)))
+    candidates = tuple(Candidate(f"plan-{i:0{width}d}", replace(s, name=f"plan-{i:0{width}d}"),
+                                 crews, labels) for i, (s, crews, labels) in enumerate(plans))
+    return Generated(candidates, checker.rejected, size, SAMPLER if sampled else None,
+                     duplicates)
+
+
+def _knobs(space: SearchSpace) -> list[tuple[str, tuple]]:
+    """(label, values) per knob, in file order: each drain group's (trigger, lag) pairs, each
+    wave's rows, then the crews."""
+    knobs: list[tuple[str, tuple]] = []
+    for group in space.drain_groups:
+        pairs = tuple((trigger, lag) for trigger in group.triggers for lag in group.lags)
+        knobs.append((f"drain {_compact(list(group.units))}", pairs))
+    for wave in space.waves:
+        knobs.append((f"wave {_compact(list(wave.units))}", wave.rows))
+    knobs.append(("crews", space.crews))
+    return knobs
+
+
+def _sample(sizes: list[int], n: int, seed: int) -> list[tuple[int, ...]]:
+    """`n` index vectors over knobs of `sizes` values: the first n points of a scrambled Sobol
+    sequence (2**m points, m the least with 2**m >= n, keep Sobol's balance), each coordinate
+    u in [0, 1) mapped to floor(u * size)."""
+    from scipy.stats import qmc
+
+    sampler = qmc.Sobol(d=len(sizes), scramble=True, seed=seed)
+    points = sampler.random_base2(m=max(0, math.ceil(math.log2(n))))[:n]
+    return [tuple(min(int(u * size), size - 1) for u, size in zip(point, sizes))
+            for point in points]
+
+
+def _plan(space: SearchSpace, scenario: Scenario, knobs, pick) -> tuple:
+    """(strategy, crews, knob labels) of one index vector."""
+    template = space.template_strategy
+    triggers, rows, labels = {}, {}, []
+    for group, index in zip(space.drain_groups, pick):
+        trigger, lag = knobs[len(labels)][1][index]
+        triggers.update((unit, replace(trigger, lag_days=lag)) for unit in group.units)
+        labels.append((knobs[len(labels)][0], _trigger_words(trigger, lag)))
+    for wave, index in zip(space.waves, pick[len(space.drain_groups):]):
+        row = wave.rows[index]
+        rows.update((unit, row) for unit in wave.units)
+        labels.append((knobs[len(labels)][0], f"row {row}"))
+    crews = space.crews[pick[-1]]
+    labels.append(("crews", str(crews)))
+    strategy = replace(
+        template,
+        placement=tuple((unit, rows.get(unit, row)) for unit, row in template.placement),
+        drains=tuple((unit, triggers.get(unit, trigger)) for unit, trigger in template.drains),
+        description=f"mcrisk optimize: {template.name} with "
+                    + "; ".join(f"{knob} {value}" for knob, value in labels))
+    return strategy, crews, tuple(labels)
+
+
+def _template_plan(space: SearchSpace, scenario: Scenario) -> tuple:
+    """The template as a plan: its own triggers and rows, the scenario's crews."""
+    template = space.template_strategy
+    drains, placement = dict(template.drains), dict(template.placement)
+    labels = []
+    for group in space.drain_groups:
+        written = {drains[u] for u in group.units}
+        words = _trigger_words(*_without_lag(written.pop())) if len(written) == 1 else \
+            "as written (several triggers)"
+        labels.append((f"drain {_compact(list(group.units))}", words))
+    for wave in space.waves:
+        rows = sorted({placement[u] for u in wave.units})
+        labels.append((f"wave {_compact(list(wave.units))}", "row " + ", ".join(rows)))
+    labels.append(("crews", str(scenario.retrofit.crews)))
+    return (replace(template, description=f"mcrisk optimize: {template.name} as written"),
+            scenario.retrofit.crews, tuple(labels))
+
+
+def _without_lag(trigger: Trigger) -> tuple[Trigger, float]:
+    return replace(trigger, lag_days=0.0), trigger.lag_days
+
+
+def _identity(strategy: Strategy, crews: int) -> tuple:
+    """What makes two plans the same plan: everything but the name and description."""
+    return strategy.placement, strategy.drains, strategy.reservations, crews
+
+
+def trigger_label(trigger: Trigger) -> str:
+    """A trigger as a search file writes it: 'on_accepted:N01..N04+day:60' (lag apart)."""
+    parts = [] if trigger.day is None else [f"day:{_fmt(trigger.day)}"]
+    for kind in ("on_arrival", "on_accepted"):
+        ids = getattr(trigger, kind)
+        if ids:
+            parts.append(f"{kind}:{_compact(list(ids)).replace(', ', ',')}")
+    return "+".join(parts)
+
+
+def _trigger_words(trigger: Trigger, lag: float) -> str:
+    return f"{trigger_label(trigger)}, lag {_fmt(lag)} d"
+
+
+class _Checker:
+    """The checks a plan passes before simulation, with the counts of those it failed."""
+
+    def __init__(self, space: SearchSpace, scenario: Scenario):
+        self.space, self.scenario = space, scenario
+        self.rejected: Counter = Counter()
+        # the scenario reader's registries (rows, units, shipments, contracts), as `mcrisk
+        # run` has them when it reads the strategies
+        self.reader = _Reader(scenario.path)
+        _read_document(self.reader, _parse_toml(scenario.path, _read_bytes(scenario.path)))
+        self.reader.problems.clear()
+
+    def reason(self, strategy: Strategy) -> str | None:
+        """Why `strategy` cannot run, in a few words (a reason to count), or None."""
+        block = tomllib.loads(_strategy_block(strategy))["strategies"][0]
+        self.reader.problems.clear()
+        _read_strategy(_Table(self.reader, "strategies[0]", block, _STRATEGY_KEYS))
+        if self.reader.problems:
+            return _reason_of(self.reader.problems[0].message)
+        return self._power_reason(strategy)
+
+    def _power_reason(self, strategy: Strategy) -> str | None:
+        """'hall power cap' when the new units placed in a hall draw more than its cap once
+        they all run: no timing of the drains avoids that."""
+        hall_of = {row.id: hall.id for hall in self.scenario.halls for row in hall.rows}
+        kind = {u.id: self.scenario.unit_type(u.type) for u in self.scenario.incoming}
+        draw = Counter()
+        for unit, row in strategy.placement:
+            draw[hall_of[row]] += kind[unit].power_kw
+        caps = {hall.id: hall.power_cap_kw for hall in self.scenario.halls}
+        over = any(kw > caps[hall] * (1 + 1e-9) for hall, kw in draw.items())
+        return "hall power cap" if over else None
+
+    def compiled(self, plans: list[tuple]) -> list[tuple]:
+        """`plans` less those compile refuses (a dependency cycle), each crews group compiled
+        once as one scenario, and plan by plan only when the group fails."""
+        kept = []
+        for crews in sorted({crews for _, crews, _ in plans}):
+            group = [plan for plan in plans if plan[1] == crews]
+            if self._compiles([s for s, _, _ in group], crews):
+                kept.extend(group)
+                continue
+            for plan in group:
+                if self._compiles([plan[0]], crews):
+                    kept.append(plan)
+                else:
+                    self.rejected["deadlock (compile)"] += 1
+        order = {id(plan): i for i, plan in enumerate(plans)}
+        return sorted(kept, key=lambda plan: order[id(plan)])
+
+    def _compiles(self, strategies: list[Strategy], crews: int) -> bool:
+        named = tuple(replace(s, name=f"c{i}") for i, s in enumerate(strategies))
+        scenario = replace(self.scenario, strategies=named,
+                           retrofit=replace(self.scenario.retrofit, crews=crews))
+        try:
+            compile_scenario(scenario)
+        except ValueError:
+            return False
+        return True
+
+
+def _reason_of(message: str) -> str:
+    """The reason a validation message gives, as a count's key."""
+    if "deadlock" in message:
+        return "deadlock"
+    if "position" in message:
+        return "row positions"
+    if "air-cooled" in message:
+        return "row cooling"
+    return message
+
+
+# --------------------------------------------------------------------------------------------
+# Writing a candidate as a [[strategies]] block
+
+
+def strategy_toml(candidate: Candidate, scenario: Scenario) -> str:
+    """The candidate as a `[[strategies]]` block that `mcrisk run` accepts unchanged, with its
+    crew count as a comment above it: crews are the scenario's `[retrofit] crews`, not a
+    strategy's, so a plan whose crews differ from the scenario's says to set them."""
+    own = scenario.retrofit.crews
+    note = (f"# runs with [retrofit] crews = {candidate.crews}, as the scenario has"
+            if candidate.crews == own else
+            f"# runs with [retrofit] crews = {candidate.crews}: set it in the scenario "
+            f"(it has {own})")
+    return f"{note}\n{_strategy_block(candidate.strategy)}"
+
+
+def _strategy_block(strategy: Strategy) -> str:
+    lines = ["[[strategies]]", f"name = {_string(strategy.name)}"]
+    if strategy.description:
+        lines.append(f"description = {_string(strategy.description)}")
+    lines.append("place = [")
+    for units, row in _runs(strategy.placement):
+        lines.append(f"  {{ units = {_ids(units)}, row = {_string(row)} }},")
+    lines += ["]", "drain = ["]
+    for units, trigger in _runs(strategy.drains):
+        lines.append(f"  {{ units = {_ids(units)}{_trigger_keys(trigger)} }},")
+    lines.append("]")
+    steps = [f"{{ hall = {_string(hall)}, day = {_number(step.day)}, kw = {_number(step.kw)} }}"
+             for hall, hall_steps in strategy.reservations for step in hall_steps]
+    if steps:
+        lines.append(f"reservations = [{', '.join(steps)}]")
+    return "\n".join(lines) + "\n"
+
+
+def _runs(pairs) -> list[tuple[list[str], object]]:
+    """(units, value) pairs merged where consecutive units share a value, in order."""
+    runs: list[tuple[list[str], object]] = []
+    for unit, value in pairs:
+        if runs and runs[-1][1] == value:
+            runs[-1][0].append(unit)
+        else:
+            runs.append(([unit], value))
+    return runs
+
+
+def _ids(units: list[str]) -> str:
+    """'"N01..N04"' or '["N01..N02", "N05"]': the units in order, runs as ranges."""
+    parts = _compact(units).split(", ")
+    return _string(parts[0]) if len(parts) == 1 else \
+        "[" + ", ".join(_string(p) for p in parts) + "]"
+
+
+def _trigger_keys(trigger: Trigger) -> str:
+    keys = "" if trigger.day is None else f", day = {_number(trigger.day)}"
+    for kind in ("on_arrival", "on_accepted"):
+        ids = getattr(trigger, kind)
+        if ids:
+            keys += f", {kind} = {_ids(list(ids))}"
+    if trigger.lag_days:
+        keys += f", lag_days = {_number(trigger.lag_days)}"
+    return keys
+
+
+def _number(value: float) -> str:
+    """A TOML number that reads back as exactly `value`."""
+    return str(int(value)) if float(value).is_integer() and abs(value) < 2**53 else repr(value)
+
+
+def _string(text: str) -> str:
+    """A TOML basic string: JSON's escapes are TOML's."""
+    return json.dumps(text, ensure_ascii=False)
