@@ -38,6 +38,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 GB = 1e9
+# The Numba backend by the name every version knows: "cpu" before issue 11 named it "numba"
+# (an alias since), so that --before can reach back past the redesign (21a05d5, say).
+NUMBA = "cpu"
 
 
 def peak_rss_bytes() -> int:
@@ -51,13 +54,13 @@ def current_rss_bytes() -> int:
 
 def child(scenario: str, samples: int, seed: int, out_dir: str | None) -> dict:
     """One run in this process (mcrisk from the tree on PYTHONPATH); what it cost."""
-    from mcrisk.backends import numba as numba_backend
+    from mcrisk.backends import select_backend
     from mcrisk.compile import compile_scenario
     from mcrisk.run import run_scenario
     from mcrisk.scenario import load_scenario
 
     plan = compile_scenario(load_scenario(scenario))
-    numba_backend.simulate_chunk(plan, seed, 0, 64)                 # JIT / cache
+    select_backend(NUMBA).simulate_chunk(plan, seed, 0, 64)         # JIT / cache
     if out_dir is not None:
         import mcrisk.report  # noqa: F401  (the report stack, loaded as a run with out_dir does)
     baseline = current_rss_bytes()
@@ -67,7 +70,7 @@ def child(scenario: str, samples: int, seed: int, out_dir: str | None) -> dict:
         during.append(current_rss_bytes())
 
     started = time.perf_counter()
-    run = run_scenario(scenario, samples=samples, seed=seed, backend="numba", out_dir=out_dir,
+    run = run_scenario(scenario, samples=samples, seed=seed, backend=NUMBA, out_dir=out_dir,
                        progress=progress)
     seconds = time.perf_counter() - started
     files = {p.name: p.stat().st_size for p in run.files} if out_dir else {}
