@@ -8,12 +8,18 @@ of tests/data (tests/test_optimize_known.py checks what it finds), with few scen
 """
 from __future__ import annotations
 
-import copy
+import contextlib
+import hashlib
+import io
 import json
+import re
+import shutil
+from pathlib import Path
 
 import jsonschema
 import pytest
 
+from mcrisk.cli import main
 from mcrisk.cli.optimize_text import format_optimize
 from mcrisk.report.optimize import render_optimize_report, statistic_label, verdict_text
 from mcrisk.schema import optimize_schema
@@ -142,3 +148,128 @@ def test_words_of_statistics_and_verdicts():
     assert statistic_label("p90:trough_depth") == "P90 trough_depth"
     assert verdict_text(None) == "(best written)"
     assert verdict_text({"verdict": "within noise"}) == "within noise"
+
+
+# ---- the command end to end, on the known-optimum search of tests/data ----------------------
+
+DATA = Path(__file__).parent / "data"
+KNOWN_SEARCH = DATA / "optimize-known-search.toml"
+KNOWN = DATA / "optimize-known.toml"
+OUTPUTS = {"optimize.json", "strategies.toml", "report.html", ".mcrisk-outputs.json"}
+
+
+@pytest.fixture(scope="module")
+def known_run(tmp_path_factory):
+    """One `mcrisk optimize` of the known search: (exit code, stdout, output folder)."""
+    out = tmp_path_factory.mktemp("known") / "out"
+    stdout = io.StringIO()
+    with contextlib.redirect_stdout(stdout):
+        code = main(["optimize", str(KNOWN_SEARCH), "--out", str(out), "--quiet"])
+    return code, stdout.getvalue(), out
+
+
+def test_the_command_writes_every_file_and_optimize_json_meets_its_schema(known_run):
+    code, stdout, out = known_run
+    assert code == 0
+    assert {p.name for p in out.iterdir()} == OUTPUTS
+    document = json.loads((out / "optimize.json").read_text())
+    assert schema_errors(document) == []
+    # provenance: the hashes are the files' own, the fresh seed is not the race's
+    assert document["search_sha256"] == hashlib.sha256(KNOWN_SEARCH.read_bytes()).hexdigest()
+    assert document["scenario_sha256"] == hashlib.sha256(KNOWN.read_bytes()).hexdigest()
+    assert document["seeds"] == {"race": 1, "fresh": 2}
+    assert [s["scenarios"] for s in document["race"]["stages"]] == [50, 200]
+    assert document["space"]["size"] == 30                  # 2 triggers x 5 lags x 3 rows
+    assert {w["name"] for w in document["written"]} == {"late-drain", "early-drain"}
+    # the terminal shows the plans and says where the files went
+    for plan in document["plans"]:
+        assert plan["name"] in stdout
+    assert f"wrote {out / 'optimize.json'}" in stdout and "Traceback" not in stdout
+    page = (out / "report.html").read_text()
+    assert 'id="race"' in page and document["plans"][0]["name"] in page
+
+
+def _with_blocks(scenario_text: str, blocks: str, crews: int) -> str:
+    """The scenario with strategies.toml appended and its [retrofit] crews set to `crews`."""
+    text = re.sub(r"(?m)^crews\s*=\s*\d+", f"crews = {crews}", scenario_text)
+    return text + "\n" + blocks
+
+
+def test_strategies_toml_runs_in_mcrisk_run_with_the_figures_of_optimize_json(known_run,
+                                                                              tmp_path):
+    """Each plan's block, appended to the scenario as strategies.toml writes it, is a
+    strategy `mcrisk run` accepts unchanged; run on the fresh seed and sample count, its
+    figures are optimize.json's: the evaluation is what a plain run of the plan reports."""
+    _, _, out = known_run
+    document = json.loads((out / "optimize.json").read_text())
+    blocks = (out / "strategies.toml").read_text()
+    plan = document["plans"][0]
+    scenario = tmp_path / KNOWN.name
+    scenario.write_text(_with_blocks(KNOWN.read_text(), blocks, plan["crews"]))
+    evaluation = document["evaluation"]
+    assert main(["run", str(scenario), "--samples", str(evaluation["samples"]), "--seed",
+                 str(evaluation["seed"]), "--out", str(tmp_path / "run"), "--quiet",
+                 "--no-mitigation"]) == 0
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert [p["name"] for p in document["plans"]] == \
+        [name for name in summary["strategies"] if name.startswith("plan-")]
+    ran = summary["strategies"][plan["name"]]
+    assert ran["trough_depth"]["p90"] == plan["statistics"]["p90:trough_depth"]["value"]
+    assert ran["costs"]["cost_total"]["mean"] == \
+        pytest.approx(plan["statistics"]["mean:cost_total"]["value"], rel=1e-12)
+
+
+def test_a_missing_search_file_is_exit_2_naming_it(tmp_path, capsys):
+    missing = tmp_path / "nope.toml"
+    assert main(["optimize", str(missing), "--out", str(tmp_path / "out"), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert str(missing) in err and "Traceback" not in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_bad_search_file_is_a_located_error_and_writes_nothing(tmp_path, capsys):
+    search = tmp_path / "search.toml"
+    text = KNOWN_SEARCH.read_text().replace('template = "late-drain"',
+                                            'template = "no-such-strategy"')
+    search.write_text(text.replace('scenario = "optimize-known.toml"',
+                                   f'scenario = "{KNOWN}"'))
+    assert main(["optimize", str(search), "--out", str(tmp_path / "out"), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert f"{search}:" in err and "template" in err and "no-such-strategy" in err
+    assert "Traceback" not in err and not (tmp_path / "out").exists()
+
+
+def test_an_out_that_is_a_file_is_exit_2_before_anything_runs(tmp_path, capsys, monkeypatch):
+    import mcrisk.optimize_run as optimize_run
+
+    monkeypatch.setattr(optimize_run, "_search", _must_not_run)
+    out = tmp_path / "a-file"
+    out.write_text("mine")
+    assert main(["optimize", str(KNOWN_SEARCH), "--out", str(out), "--quiet"]) == 2
+    assert "--out" in capsys.readouterr().err and out.read_text() == "mine"
+
+
+def _must_not_run(*args, **kwargs):
+    raise AssertionError("the search ran before the output folder was checked")
+
+
+def test_ctrl_c_while_writing_leaves_the_previous_files_whole(known_run, tmp_path,
+                                                              monkeypatch, capsys):
+    """A run stopped after optimize.json and strategies.toml are written, before report.html:
+    the output folder keeps the previous run's files byte for byte, and no staging folder or
+    temporary file is left beside it."""
+    import mcrisk.report.optimize as page
+
+    _, _, first = known_run
+    out = tmp_path / "out"
+    shutil.copytree(first, out)
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+
+    def interrupted(document):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(page, "render_optimize_report", interrupted)
+    assert main(["optimize", str(KNOWN_SEARCH), "--out", str(out), "--quiet"]) == 130
+    assert "nothing is half-written" in capsys.readouterr().err
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]

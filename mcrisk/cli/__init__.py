@@ -1,9 +1,9 @@
 """The command line: the only place that prints or exits.
 
 The top floor: it parses (cli.options), calls the application layer (mcrisk.run,
-mcrisk.compare_run, mcrisk.schedule_run, mcrisk.nightly) and prints what comes back
-(cli.text formats the tables and sentences). Beyond `validate` (load and compile each
-file) it orchestrates nothing itself.
+mcrisk.compare_run, mcrisk.schedule_run, mcrisk.nightly, mcrisk.optimize_run) and prints what
+comes back (cli.text and cli.optimize_text format the tables and sentences). Beyond
+`validate` (load and compile each file) it orchestrates nothing itself.
 
     mcrisk run SCENARIO [--samples N] [--seed S] [--backend auto|numpy|numba|cuda] [--out DIR]
                [--risks file|off|pre|post] [--disable-risk ID ...] [--precision 2%]
@@ -12,6 +12,7 @@ file) it orchestrates nothing itself.
     mcrisk nightly SCENARIO --history DIR [--samples N] [--seed S] [--backend B]
                    [--risks MODE] [--disable-risk ID ...] [--precision 2%]
                    [--fail-if EXPR ...] [--materiality 1%,trough_days=1] [--keep-large N]
+    mcrisk optimize SEARCH [--out DIR] [--backend B] [--chunk-size N] [--quiet]
     mcrisk validate SCENARIO [SCENARIO ...]
 
 Exit codes: 0 ok, 2 bad input (scenario, backend, --fail-if, --out), 3 a --fail-if condition
@@ -219,6 +220,22 @@ def _cmd_nightly(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_optimize(args: argparse.Namespace) -> int:
+    """`mcrisk optimize`: the search, then its table and the files written."""
+    from ..optimize_run import run_optimize
+    from .optimize_text import format_optimize
+
+    out = args.out if args.out is not None else Path("out") / Path(args.search).stem
+    with terminal_progress(args.quiet) as progress:
+        found = run_optimize(args.search, out, backend=args.backend,
+                             chunk_size=args.chunk_size, progress=progress)
+    print(format_optimize(found.document))
+    print()
+    for path in found.files:
+        print(f"wrote {path}")
+    return EXIT_OK
+
+
 def _cmd_validate(args: argparse.Namespace) -> int:
     failed = False
     for path in args.scenario:
@@ -290,6 +307,8 @@ def main(argv: list[str] | None = None) -> int:
                 return _cmd_compare(args)
             if args.command == "schedule":
                 return _cmd_schedule(args)
+            if args.command == "optimize":
+                return _cmd_optimize(args)
             return _cmd_validate(args)
     except McriskError as error:
         print(f"mcrisk: {error}" if not isinstance(error, ScenarioError) else str(error),

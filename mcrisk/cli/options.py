@@ -115,6 +115,31 @@ def _add_precision_options(command: argparse.ArgumentParser) -> None:
                          help="cap for --precision (default 10,000,000)")
 
 
+def _add_optimize_command(commands) -> None:
+    """`mcrisk optimize SEARCH --out DIR`: search sequencing plans (docs/optimize.md). The
+    seeds, scenario counts and objective are the search file's, so the command has few
+    options of its own."""
+    optimize = commands.add_parser(
+        "optimize", help="search sequencing plans on the same sampled worlds",
+        description="Read the search file SEARCH (its [search] section names the scenario, "
+                    "the template strategy and the knobs), race every candidate plan on the "
+                    "same sampled worlds, evaluate the best on a fresh seed against the "
+                    "written strategies, and write optimize.json, strategies.toml and "
+                    "report.html to --out. See docs/optimize.md.")
+    optimize.add_argument("search", help="search TOML file, e.g. scenarios/reference-search.toml")
+    optimize.add_argument("--out", type=_out_folder, default=None,
+                          help="output folder (default out/<search file stem>); replaced as "
+                               "a whole, so it must hold only files mcrisk wrote")
+    optimize.add_argument("--backend", choices=BACKEND_NAMES, default="auto",
+                          help="numpy, numba, cuda or cuda-host, as for run (auto: cuda when "
+                               "a device is present, else numba); the plans do not depend on it")
+    optimize.add_argument("--chunk-size", type=_positive_int, default=None,
+                          help="scenarios per kernel call; results do not depend on it")
+    optimize.add_argument("--quiet", action="store_true",
+                          help="no progress on stderr (the phases generate, race stage k, "
+                               "evaluate and write)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mcrisk",
@@ -177,6 +202,7 @@ def build_parser() -> argparse.ArgumentParser:
                          help="after a successful night, delete metrics.parquet and "
                               "capacity_bands.parquet of this scenario's nights older than "
                               "the latest N (the rest of their folders stays)")
+    _add_optimize_command(commands)
     validate = commands.add_parser("validate", help="check scenario files, report every problem")
     validate.add_argument("scenario", nargs="+")
     return parser

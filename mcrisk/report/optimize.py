@@ -105,9 +105,13 @@ def constraints_text(plan: dict) -> str:
 
 
 def knobs_text(plan: dict) -> str:
-    """The plan's knobs as 'knob = value; ...'; the crews last."""
-    parts = [f"{k['knob']} = {k['value']}" for k in plan.get("knobs") or ()]
-    return "; ".join(parts + [f"crews = {plan['crews']}"])
+    """The plan's knobs as 'knob = value; ...', with the crews (last, when no knob names
+    them)."""
+    knobs = plan.get("knobs") or ()
+    parts = [f"{k['knob']} = {k['value']}" for k in knobs]
+    if not any(k["knob"] == "crews" for k in knobs):
+        parts.append(f"crews = {plan['crews']}")
+    return "; ".join(parts)
 
 
 def rejected_text(space: dict) -> str:

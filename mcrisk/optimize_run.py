@@ -1,0 +1,286 @@
+"""One `mcrisk optimize` run, end to end without printing: read the search, generate the
+candidates, race them, evaluate the chosen plans on a fresh seed, write the files.
+
+The application layer over mcrisk.optimize (space, candidates, objective, race, evaluate):
+this module only sequences the phases (mcrisk.progress: compile, generate, then the race's
+and the evaluation's simulations, each a `simulate` phase whose note says which, "race stage
+k of n" or "evaluate", then write) and turns their results into the optimize.json document
+(schema: mcrisk/schema/optimize.schema.json; docs/optimize.md). With an output folder it writes
+optimize.json, strategies.toml (each chosen plan as a [[strategies]] block that `mcrisk run`
+accepts) and report.html (mcrisk.report.optimize) there, together or not at all: into a
+staging folder that replaces the output folder in one atomic step (mcrisk.outputs.OutputFolder,
+as `mcrisk run` does), so an error, Ctrl-C or SIGTERM leaves the folder as it was. The folder
+is claimed before anything is computed, so a bad --out costs nothing.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import math
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import __version__
+from .backends import Backend
+from .compile import compile_scenario
+from .errors import McriskError
+from .outputs import OutputFolder, with_filename, write_atomic, write_json
+from .progress import QUIET, WRITE, Progress, Steps, as_progress
+from .rng import RNG_NAME
+from .run import compiles_noted, prepare_backend
+
+FORMAT = "mcrisk-optimize/1"
+GENERATE = "generate"      # the phase that builds the candidates and rejects the infeasible
+WRITE_STEPS = ("optimize.json", "strategies.toml", "report.html")
+
+
+@dataclass(frozen=True)
+class OptimizeResult:
+    """What a search found: the optimize.json document, and with an output folder the files
+    written there (in the order they appear in) and the folder."""
+
+    document: dict
+    strategies_toml: str
+    out_dir: Path | None = None
+    files: tuple[Path, ...] = ()
+
+
+def file_sha256(path: str | os.PathLike) -> str:
+    """SHA-256 of a file's bytes, lower-case hex."""
+    try:
+        with open(path, "rb") as handle:
+            return hashlib.file_digest(handle, "sha256").hexdigest()
+    except AttributeError:                          # Python before 3.11
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def run_optimize(search: str | os.PathLike, out_dir: str | Path | None = None,
+                 backend: str = "auto", chunk_size: int | None = None,
+                 progress: Progress | None = None, report: bool = True) -> OptimizeResult:
+    """Search the plans of the search file `search` (docs/optimize.md): generate, race,
+    evaluate, and with `out_dir` write optimize.json, strategies.toml and (if `report`)
+    report.html there, published together. A bad search file is a ScenarioError naming the
+    file and key (exit 2 at the command line), before anything is simulated."""
+    from .optimize.space import read_search
+
+    progress = as_progress(progress)
+    space = read_search(search)
+    search_sha256 = file_sha256(search)
+    if out_dir is None:
+        return _search(space, search_sha256, backend, chunk_size, progress)
+    out = Path(out_dir)
+    try:
+        with OutputFolder(out) as folder:
+            found = _search(space, search_sha256, backend, chunk_size, progress)
+            files = write_outputs(found, folder.staging, progress, report)
+            folder.publish()
+    except OSError as error:          # one that names no file (EIO, ENOSPC): name the folder
+        raise with_filename(error, out) from None
+    return OptimizeResult(found.document, found.strategies_toml, out,
+                          tuple(out / path.name for path in files))
+
+
+def _search(space, search_sha256: str, backend_name: str, chunk_size: int | None,
+            progress: Progress) -> OptimizeResult:
+    """Generate, race and evaluate: the document and the strategies.toml text."""
+    from .optimize.candidates import generate
+    from .optimize.evaluate import evaluate
+    from .optimize.race import race
+
+    started = time.perf_counter()
+    scenario = space.scenario
+    backend = prepare_backend(backend_name, compile_scenario(scenario), progress)
+    with progress.phase(GENERATE):
+        generated = generate(space, scenario)
+    if not generated.candidates:
+        raise McriskError(f"{space.path}: every candidate of the search space was rejected "
+                          f"before simulation ({_reasons(generated.rejected)}); widen the "
+                          "knobs' values (docs/optimize.md)")
+    extra = {} if chunk_size is None else {"chunk_size": chunk_size}
+    with compiles_noted(progress):
+        raced = race(space, scenario, generated.candidates, backend, progress, **extra)
+        evaluated = evaluate(space, scenario, generated.candidates, raced, backend, progress,
+                             **extra)
+    document = build_document(space, search_sha256, generated, raced, evaluated, backend,
+                              time.perf_counter() - started)
+    return OptimizeResult(document, strategies_toml_text(document))
+
+
+def _reasons(rejected) -> str:
+    return ", ".join(f"{count} {reason}" for reason, count in sorted(rejected.items())) \
+        or "no reason recorded"
+
+
+# ---- the files ----------------------------------------------------------------------------
+
+
+def write_outputs(found: OptimizeResult, folder: Path, progress: Progress = QUIET,
+                  report: bool = True) -> tuple[Path, ...]:
+    """optimize.json, strategies.toml and (if `report`) report.html into `folder`, each
+    atomically (mcrisk.outputs.write_atomic): the `write` phase, a step per file."""
+    names = WRITE_STEPS if report else WRITE_STEPS[:2]
+    with progress.phase(WRITE, total=len(names)) as phase:
+        steps = Steps(phase, names)
+        files = [write_json(folder / "optimize.json", found.document)]
+        steps.next()
+        files.append(write_atomic(folder / "strategies.toml", found.strategies_toml))
+        steps.next()
+        if report:
+            from .report.optimize import render_optimize_report
+
+            files.append(write_atomic(folder / "report.html",
+                                      render_optimize_report(found.document)))
+            steps.next()
+    return tuple(files)
+
+
+def strategies_toml_text(document: dict) -> str:
+    """strategies.toml: a header that says where the plans come from and how to use them,
+    then each chosen plan's [[strategies]] block (mcrisk.optimize.candidates.strategy_toml,
+    its crews in a comment above it), best first."""
+    from .report.optimize import objective_text
+
+    evaluation = document["evaluation"]
+    header = [
+        f"# Plans found by `mcrisk optimize` (mcrisk {document['mcrisk_version']}) for "
+        f"{document['scenario']}",
+        f"# search: {document['search']} (sha256 {document['search_sha256']})",
+        f"# best first by the objective ({objective_text(document)}) on "
+        f"{evaluation['samples']:,} fresh scenarios, seed {evaluation['seed']}",
+        "# (optimize.json has their figures). Each block is a [[strategies]] entry that "
+        "`mcrisk run`",
+        "# accepts unchanged: append it to the scenario file (docs/optimize.md).",
+        ""]
+    blocks = [plan["strategy_toml"].rstrip("\n") + "\n" for plan in document["plans"]
+              if plan.get("strategy_toml")]
+    return "\n".join(header) + "\n" + "\n".join(blocks)
+
+
+# ---- the document -------------------------------------------------------------------------
+
+
+def build_document(space, search_sha256: str, generated, raced, evaluated, backend: Backend,
+                   wall_seconds: float) -> dict:
+    """The optimize.json document (mcrisk/schema/optimize.schema.json)."""
+    scenario = space.scenario
+    return {
+        "format": FORMAT,
+        "search": str(space.path),
+        "search_sha256": search_sha256,
+        "scenario": str(space.scenario_path),
+        "scenario_name": scenario.name,
+        "scenario_sha256": scenario.sha256,
+        "template": space.template,
+        "seeds": {"race": int(space.race.seed), "fresh": int(space.evaluate.seed)},
+        "mcrisk_version": __version__,
+        "backend": backend.name,
+        "backend_reason": backend.reason,
+        "rng": RNG_NAME,
+        "created_utc": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "wall_seconds": round(wall_seconds, 3),
+        "objective": objective_entry(space.objective),
+        "constraints": [{"statistic": c.statistic, "max": c.max} for c in space.constraints],
+        "space": space_entry(space, generated),
+        "race": race_entry(space, raced),
+        **evaluation_entries(space, generated.candidates, evaluated),
+    }
+
+
+def objective_entry(objective) -> dict:
+    """search.objective: its kind, its statistics, and for a weighted sum the weights."""
+    entry = {"kind": objective.kind, "statistics": list(objective.statistics)}
+    if objective.kind == "weights":
+        entry["weights"] = {label: weight for label, weight in objective.terms}
+    return entry
+
+
+def space_entry(space, generated) -> dict:
+    """The space's size, how the candidates came from it, and what was rejected, by reason."""
+    rejected = {reason: int(count) for reason, count in sorted(generated.rejected.items())
+                if count}
+    return {"size": int(generated.space_size), "sampled": generated.sampler is not None,
+            "sampler": generated.sampler, "max_candidates": int(space.max_candidates),
+            "candidates": len(generated.candidates),
+            "duplicates": int(generated.duplicates),
+            "rejected": rejected, "rejected_total": sum(rejected.values())}
+
+
+def race_entry(space, raced) -> dict:
+    """The race's stages: scenarios, candidates in and out, dropped as infeasible, seconds."""
+    stages = [{"stage": int(stage.number), "scenarios": int(stage.scenarios),
+               "candidates_in": int(stage.candidates_in),
+               "candidates_out": int(stage.candidates_out),
+               "infeasible": int(stage.infeasible), "seconds": round(float(stage.seconds), 3)}
+              for stage in raced.stages]
+    return {"keep": float(space.race.keep), "stages": stages}
+
+
+def evaluation_entries(space, candidates, evaluated) -> dict:
+    """evaluation, plans, written and pareto, from the fresh-seed evaluation
+    (mcrisk.optimize.evaluate.Evaluation); `candidates` are the race's, whose knobs and
+    [[strategies]] block each chosen plan takes."""
+    from .optimize.candidates import strategy_toml
+
+    scenario = space.scenario
+    plans = []
+    for rank, figures in enumerate(evaluated.plans, start=1):
+        candidate = candidates[figures.candidate]
+        plans.append(plan_entry(figures, rank, candidate.knobs,
+                                strategy_toml(candidate, scenario)))
+    return {"evaluation": {"seed": int(evaluated.seed), "samples": int(evaluated.samples),
+                           "top": int(space.evaluate.top),
+                           "best_written": evaluated.best_written,
+                           "seconds": round(float(evaluated.seconds), 3)},
+            "plans": plans, "written": [plan_entry(f) for f in evaluated.written],
+            "pareto": list(evaluated.pareto)}
+
+
+def plan_entry(figures, rank: int | None = None, knobs=(), block: str | None = None) -> dict:
+    """One plan (or written strategy: no rank, knobs or block) of the evaluation."""
+    entry = {"name": figures.name, **({"rank": rank} if rank is not None else {}),
+             "written": bool(figures.written), "crews": int(figures.crews),
+             "knobs": [{"knob": knob, "value": value} for knob, value in knobs],
+             "objective": _estimate(figures.objective),
+             "statistics": {label: _estimate(e) for label, e in figures.statistics.items()},
+             "constraints": {label: {"verdict": v} for label, v in figures.constraints.items()},
+             "feasible": bool(figures.feasible),
+             "against_best_written": _paired(figures.against_best_written)}
+    if block is not None:
+        entry["strategy_toml"] = block
+    return entry
+
+
+def _paired(paired) -> dict | None:
+    """A plan against the best written strategy, or None for that strategy itself."""
+    if paired is None:
+        return None
+    return {"strategy": paired.strategy, "objective": _estimate(paired.objective),
+            "verdict": paired.verdict, "columns": _finite_json(paired.columns)}
+
+
+def _estimate(estimate) -> dict:
+    """{"value", "ci"} of an Estimate (ci None or (low, high)); not finite becomes null."""
+    ci = estimate.ci
+    return {"value": _number(estimate.value),
+            "ci": None if ci is None else [_number(c) for c in ci]}
+
+
+def _finite_json(value):
+    """`value` with every float that is not finite as None (strict JSON), tuples as lists."""
+    if isinstance(value, dict):
+        return {k: _finite_json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite_json(v) for v in value]
+    if isinstance(value, float) or hasattr(value, "dtype"):
+        return _number(value)
+    return value
+
+
+def _number(value) -> float | None:
+    """A float, or None where not finite (strict JSON has no NaN or Infinity)."""
+    if value is None:
+        return None
+    value = float(value)
+    return value if math.isfinite(value) else None
