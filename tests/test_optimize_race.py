@@ -323,3 +323,26 @@ def test_the_evaluation_runs_on_the_fresh_seed():
         assert figures.objective.value == pytest.approx(cost.mean(), rel=1e-12)
         estimate = figures.statistics["mean:cost_total"]
         assert estimate.ci[0] < estimate.value < estimate.ci[1]
+
+
+def test_race_and_evaluate_from_the_search_file():
+    """race() and evaluate() read the stages, keep, seeds, objective and constraints from
+    the search file (tests/data/optimize-known-search.toml: stages 50 and 200, top 3, the
+    fresh seed the race's + 1) and find the known optimum among its generated candidates."""
+    from mcrisk.optimize.candidates import generate
+    from mcrisk.optimize.evaluate import evaluate
+    from mcrisk.optimize.race import race
+    from mcrisk.optimize.space import read_search
+
+    space = read_search(KNOWN.parent / "optimize-known-search.toml")
+    candidates = generate(space).candidates
+    backend = select_backend("numpy")
+    result = race(space, space.scenario, candidates, backend)
+    assert result.seed == space.race.seed and [s.scenarios for s in result.stages] == [50, 200]
+    best = candidates[result.ranking[0]].strategy
+    assert dict(best.placement) == {"N1": "B1", "N2": "B1"}
+    assert {trigger for _, trigger in best.drains} == {Trigger(on_arrival=("S1",), lag_days=7.0)}
+    evaluation = evaluate(space, space.scenario, candidates, result, backend)
+    assert evaluation.seed == space.race.seed + 1 and evaluation.samples == 400
+    assert [p.candidate for p in evaluation.plans][0] == result.ranking[0]
+    assert len(evaluation.plans) == min(3, len(result.ranking))

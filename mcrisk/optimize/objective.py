@@ -358,15 +358,18 @@ def pareto_set(goal: Goal, metrics: np.ndarray, costs: np.ndarray | None,
     stats = goal.statistics
     columns = [column_values(stat, metrics, costs) for stat in stats]
     values = np.array([estimates(stat, col) for stat, col in zip(stats, columns)])  # [k, c]
-    among = list(among)
-    score = {c: sum(int(np.count_nonzero(values[k, among] < values[k, c]))
-                    for k in range(len(stats))) for c in among}
+    among = np.array(sorted(among), dtype=np.int64)
+    own = values[:, among]                                             # [k, m]
+    no_worse = np.all(own[:, :, None] <= own[:, None, :], axis=0)      # [a, b]: a <= b on all
+    np.fill_diagonal(no_worse, False)
+    # the most dominant first: the fewest candidates below it, summed over the objectives
+    score = np.sum(np.sum(own[:, None, :] < own[:, :, None], axis=2), axis=0)
     out = []
-    for b in among:
-        rivals = sorted((a for a in among if a != b and np.all(values[:, a] <= values[:, b])),
-                        key=lambda a: (score[a], a))
-        if not any(dominates(stats, columns, values, a, b, level) for a in rivals):
-            out.append(b)
+    for j, b in enumerate(among):
+        rivals = sorted(np.flatnonzero(no_worse[:, j]), key=lambda i: (score[i], among[i]))
+        if not any(dominates(stats, columns, values, int(among[i]), int(b), level)
+                   for i in rivals):
+            out.append(int(b))
     return out
 
 
