@@ -121,7 +121,8 @@ def test_terminal_table_claims_only_beyond_noise():
     row = _row(text, "plan-2")
     assert "within noise" in row and "better" not in row
     assert "(best written)" in _row(text, "late-drain")
-    assert "worse" in _row(text, "early<b>") and "violated" in _row(text, "early<b>")
+    assert "worse" in _row(text, "early<b>")
+    assert "violated: P90 trough_depth" in _row(text, "early<b>")
     assert "1 -> " not in text and "24 -> 6" in text          # the race's stages
     assert "6 row positions" in text                          # rejected, by reason
     assert "seed 2, not used to choose" in text

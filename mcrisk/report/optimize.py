@@ -7,8 +7,9 @@ race stage by stage, the candidates rejected before simulation by reason, each p
 and its [[strategies]] block, and the provenance. The page takes report.html's style
 (html.py) and pieces (html_parts, text.html_text); it has no figures, scripts or network.
 
-A difference is called better or worse only where its 95% interval lies wholly on one side
-of 0 (verdict_text): within noise is said as such, never as a small win.
+A plan is called better or worse than the best written strategy only where the evaluation's
+verdict says the difference is beyond noise (mcrisk.optimize.evaluate: a paired test on the
+same worlds); within noise is said as such, never as a small win.
 """
 from __future__ import annotations
 
@@ -96,12 +97,18 @@ def verdict_text(against: dict | None) -> str:
 
 
 def constraints_text(plan: dict) -> str:
-    """'all met', or the constraints not met and how: 'P90 trough_depth violated'."""
-    shown = [f"{statistic_label(s)} {c['verdict']}" for s, c in plan["constraints"].items()
-             if c["verdict"] != "met"]
+    """'all met', or the constraints not met, grouped by how: 'violated: P90 trough_depth;
+    within noise: P(power_violation > 0)' (within noise: the statistic's interval holds the
+    bound, as a share of 0 in every scenario does against a bound of 0)."""
     if not plan["constraints"]:
         return "none set"
-    return "all met" if not shown else "; ".join(shown)
+    groups = []
+    for verdict in ("violated", "within noise"):
+        names = [statistic_label(s) for s, c in plan["constraints"].items()
+                 if c["verdict"] == verdict]
+        if names:
+            groups.append(f"{verdict}: {', '.join(names)}")
+    return "; ".join(groups) or "all met"
 
 
 def knobs_text(plan: dict) -> str:
@@ -127,8 +134,8 @@ def sampling_text(space: dict) -> str:
     """How the candidates came from the space: every combination, or a sample and by what."""
     if not space.get("sampled"):
         return f"every one of the {space['size']:,} combinations"
-    return (f"a sample of {space.get('max_candidates', 0):,} of {space['size']:,} combinations "
-            f"({space.get('sampler') or 'sampler not recorded'})")
+    return (f"a sample of {space.get('max_candidates', 0):,} of {space['size']:,} combinations, "
+            f"by {space.get('sampler') or 'a sampler not recorded'}")
 
 
 def difference_text(statistic: str, estimate: dict | None) -> str:
