@@ -21,6 +21,7 @@ import pytest
 
 from mcrisk.cli import main
 from mcrisk.cli.optimize_text import format_optimize
+from mcrisk.progress import Phase, Progress
 from mcrisk.report.optimize import render_optimize_report, statistic_label, verdict_text
 from mcrisk.schema import optimize_schema
 
@@ -274,3 +275,58 @@ def test_ctrl_c_while_writing_leaves_the_previous_files_whole(known_run, tmp_pat
     assert "nothing is half-written" in capsys.readouterr().err
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+def test_a_verdict_beyond_the_shown_interval_says_why(tmp_path):
+    """The paired test can find a quantile's difference beyond noise where the interval of
+    the difference (from the two marginal intervals) still holds 0: the page says so, rather
+    than showing 'better' beside an interval that seems to deny it."""
+    document = hand_built()
+    document["plans"][0]["against_best_written"] = _against(-2.0, -4.0, 0.5, "better")
+    page = render_optimize_report(document)
+    assert "plan-1 is <b>better</b>" in page and "too wide to show" in page
+    assert "too wide" not in render_optimize_report(hand_built())
+
+
+def _schema_keys(node, found=None) -> set[str]:
+    """Every property name the schema defines, at any depth."""
+    found = set() if found is None else found
+    if isinstance(node, dict):
+        found.update(node.get("properties", {}))
+        for value in node.values():
+            _schema_keys(value, found)
+    elif isinstance(node, list):
+        for value in node:
+            _schema_keys(value, found)
+    return found
+
+
+def test_docs_describe_every_key_of_the_schema():
+    """docs/optimize.md names every key optimize.json's schema defines, in backticks: adding
+    a key means describing it."""
+    docs = (Path(__file__).parent.parent / "docs" / "optimize.md").read_text()
+    missing = sorted(k for k in _schema_keys(optimize_schema()) if f"`{k}`" not in docs)
+    assert missing == []
+
+
+class _Recording(Progress):
+    """A Progress that records each phase's name and note, and every note."""
+
+    def __init__(self):
+        self.seen = []
+
+    def phase(self, name, total=None, unit="steps", note=""):
+        self.seen.append((name, note))
+        return Phase()
+
+
+def test_progress_sees_generate_each_race_stage_evaluate_and_write(tmp_path):
+    from mcrisk.optimize_run import run_optimize
+
+    progress = _Recording()
+    run_optimize(KNOWN_SEARCH, tmp_path / "out", backend="numpy", progress=progress)
+    names = [name for name, _ in progress.seen]
+    assert names[:2] == ["compile", "generate"] and names[-1] == "write"
+    notes = [note for name, note in progress.seen if name == "simulate"]
+    assert [n.split(":")[0] for n in notes] == ["race stage 1 of 2", "race stage 2 of 2",
+                                                "evaluate"]

@@ -207,8 +207,12 @@ def _plan_sentence(document: dict, plan: dict, best: str) -> str:
     difference = html_text(difference_text(statistic, against.get("objective")))
     verdict = against.get("verdict")
     if verdict in ("better", "worse"):
+        ci = (against.get("objective") or {}).get("ci")
+        wider = ("; the paired test on the same worlds finds the difference beyond noise, "
+                 "which this interval, from the two statistics' own intervals, is too wide "
+                 "to show" if ci and None not in ci and ci[0] <= 0 <= ci[1] else "")
         return (f"{name} is <b>{verdict}</b> than {html_text(best)} on {label}: "
-                f"difference {difference} (plan minus {html_text(best)}, 95% interval).")
+                f"difference {difference} (plan minus {html_text(best)}, 95% interval{wider}).")
     if verdict == "within noise":
         return (f"{name} and {html_text(best)} cannot be told apart on {label} on these "
                 f"scenarios: difference {difference}, an interval that holds 0.")
