@@ -330,3 +330,31 @@ def test_progress_sees_generate_each_race_stage_evaluate_and_write(tmp_path):
     notes = [note for name, note in progress.seen if name == "simulate"]
     assert [n.split(":")[0] for n in notes] == ["race stage 1 of 2", "race stage 2 of 2",
                                                 "evaluate"]
+
+
+def pareto_document() -> dict:
+    """hand_built as a Pareto search: plan-1 dominates late-drain, plan-2 trades with it."""
+    document = hand_built()
+    document["objective"] = {"kind": "pareto",
+                             "statistics": ["mean:cost_total", "p90:trough_depth"]}
+    for plan in (*document["plans"], *document["written"]):
+        plan["objective"]["ci"] = None
+        if plan["against_best_written"]:
+            plan["against_best_written"]["objective"] = {"value": None, "ci": None}
+    document["plans"][1]["against_best_written"]["verdict"] = "n/a"
+    document["pareto"] = ["plan-1", "plan-2"]
+    return document
+
+
+def test_a_pareto_search_shows_each_objective_and_dominance_not_a_difference():
+    document = pareto_document()
+    assert schema_errors(document) == []
+    text = format_optimize(document)
+    header = text.splitlines()[text.splitlines().index("") + 1]
+    assert "mean cost_total [95%]" in header and "P90 trough_depth [95%]" in header
+    assert "minus" not in header                          # no difference of a Pareto sum
+    assert "Pareto set" in text and "plan-1, plan-2" in text
+    page = render_optimize_report(document)
+    assert "plan-1 is <b>better</b> than late-drain: no worse on any objective" in page
+    assert "plan-2 and late-drain trade" in page
+    assert "the noise-aware Pareto set and the best by each objective go on" in page

@@ -10,9 +10,9 @@ characters escaped.
 from __future__ import annotations
 
 from ..report.optimize import (constraints_text, difference_text, knobs_text, objective_name,
-                               objective_statistic,
-                               objective_text, rejected_text, sampling_text, statistic_interval,
-                               statistic_value, verdict_text)
+                               objective_text, rejected_text, sampling_text, shown_statistics,
+                               statistic_interval, statistic_label, statistic_value,
+                               verdict_text)
 from ..report.text import visible
 
 NAME_WIDTH = 24
@@ -47,32 +47,45 @@ def _header(document: dict) -> list[str]:
 
 
 def format_plans(document: dict) -> str:
-    """The table: plans (ranked) and then the written strategies."""
-    statistic = objective_statistic(document)
+    """The table: plans (ranked) and then the written strategies. One value column per
+    objective statistic (a weighted sum: the sum), then, against the best written strategy,
+    the objective's difference (not for a Pareto set, whose verdict is dominance) and the
+    verdict."""
     best = document["evaluation"].get("best_written")
-    label = objective_name(document)
+    pareto = document["objective"]["kind"] == "pareto"
+    shown = shown_statistics(document)
     header = (f"{'rank':7} {visible('plan'):{NAME_WIDTH}} {'crews':>5}  "
-              f"{label[:24] + ' [95%]':>30}  "
-              + (f"{'minus ' + visible(best)[:16] + ' [95%]':>30}  {'verdict':15}" if best
+              + "".join(f"{_label(document, s)[:24] + ' [95%]':>30}  " for s in shown)
+              + (f"{'minus ' + visible(best)[:16] + ' [95%]':>30}  " if best and not pareto
                  else "")
-              + "constraints")
+              + (f"{'verdict':15}" if best else "") + "constraints")
     lines = [header]
     for plan in (*document["plans"], *document["written"]):
         rank = "written" if plan["written"] else str(plan.get("rank", ""))
-        estimate = plan["objective"]
-        value = (f"{statistic_value(statistic, estimate.get('value'))} "
-                 f"{statistic_interval(statistic, estimate.get('ci'))}")
         cells = [f"{rank:7}", f"{visible(plan['name'])[:NAME_WIDTH]:{NAME_WIDTH}}",
-                 f"{plan['crews']:>5} ", f"{value:>30} "]
+                 f"{plan['crews']:>5} "]
+        for statistic in shown:
+            estimate = (plan["objective"] if statistic == "objective"
+                        else plan["statistics"].get(statistic) or {})
+            value = (f"{statistic_value(statistic, estimate.get('value'))} "
+                     f"{statistic_interval(statistic, estimate.get('ci'))}")
+            cells.append(f"{value:>30} ")
+        against = plan.get("against_best_written")
+        if best and not pareto:
+            cells.append(f"{difference_text(shown[0], (against or {}).get('objective')):>30} ")
         if best:
-            against = plan.get("against_best_written")
-            cells += [f"{difference_text(statistic, (against or {}).get('objective')):>30} ",
-                      f"{verdict_text(against):15}"]
+            cells.append(f"{verdict_text(against):15}")
         cells.append(constraints_text(plan))
         lines.append(" ".join(cells))
-    if document.get("pareto"):
-        lines.append("Pareto set: " + ", ".join(visible(n) for n in document["pareto"]))
+    if pareto:
+        lines.append("Pareto set (no plan or written strategy better on one objective beyond "
+                     "noise and no worse on the others): "
+                     + (", ".join(visible(n) for n in document["pareto"]) or "empty"))
     return "\n".join(lines)
+
+
+def _label(document: dict, statistic: str) -> str:
+    return objective_name(document) if statistic == "objective" else statistic_label(statistic)
 
 
 def _knob_lines(document: dict) -> list[str]:

@@ -79,6 +79,15 @@ def objective_statistic(document: dict) -> str:
     return objective["statistics"][0] if objective["kind"] == "minimize" else "objective"
 
 
+def shown_statistics(document: dict) -> list[str]:
+    """The value columns of the plans' table: the one statistic a plain minimize names,
+    'objective' for a weighted sum, every objective statistic of a Pareto set."""
+    objective = document["objective"]
+    if objective["kind"] == "pareto":
+        return list(objective["statistics"])
+    return [objective_statistic(document)]
+
+
 def objective_name(document: dict) -> str:
     """A short header for the objective's column: its statistic, or 'objective' for a
     weighted sum or a Pareto set."""
@@ -204,6 +213,8 @@ def _plan_sentence(document: dict, plan: dict, best: str) -> str:
     label = html_text(objective_name(document))
     if against is None:
         return f"{name}: is the best written strategy itself."
+    if document["objective"]["kind"] == "pareto":
+        return _pareto_sentence(name, html_text(best), against.get("verdict"))
     difference = html_text(difference_text(statistic, against.get("objective")))
     verdict = against.get("verdict")
     if verdict in ("better", "worse"):
@@ -217,6 +228,21 @@ def _plan_sentence(document: dict, plan: dict, best: str) -> str:
         return (f"{name} and {html_text(best)} cannot be told apart on {label} on these "
                 f"scenarios: difference {difference}, an interval that holds 0.")
     return f"{name}: no interval for the difference on {label} ({difference})."
+
+
+def _pareto_sentence(name: str, best: str, verdict: str | None) -> str:
+    """A plan against the best written strategy on a Pareto objective: dominance beyond
+    noise, a trade, or no difference the scenarios can show (names already escaped)."""
+    if verdict == "better":
+        return (f"{name} is <b>better</b> than {best}: no worse on any objective and better "
+                "on at least one beyond noise (it dominates it).")
+    if verdict == "worse":
+        return f"{name} is <b>worse</b> than {best}: {best} dominates it beyond noise."
+    if verdict == "n/a":
+        return (f"{name} and {best} trade: each is better than the other on some objective "
+                "(neither dominates).")
+    return (f"{name} and {best} cannot be told apart on these scenarios: no objective "
+            "differs beyond noise.")
 
 
 def _statistics(document: dict) -> list[str]:
@@ -234,12 +260,14 @@ def _plans_table(document: dict) -> str:
     best = document["evaluation"].get("best_written")
     objective_stat = objective_statistic(document)
     pareto = set(document.get("pareto") or ())
+    is_pareto = document["objective"]["kind"] == "pareto"
     head = ("<tr><th>rank</th><th>plan</th><th class=\"n\">crews</th>"
             + "".join(f'<th class="n">{html_text(statistic_label(s))} [95%]</th>'
                       for s in statistics)
             + (f'<th class="n">{html_text(objective_name(document))} minus '
-               f"{html_text(best)} [95%]</th><th>verdict</th>" if best else "")
-            + "<th>constraints</th>" + ("<th>Pareto</th>" if pareto else "") + "</tr>")
+               f"{html_text(best)} [95%]</th>" if best and not is_pareto else "")
+            + ("<th>verdict</th>" if best else "")
+            + "<th>constraints</th>" + ("<th>Pareto set</th>" if is_pareto else "") + "</tr>")
     rows = []
     for plan in (*document["plans"], *document["written"]):
         cells = [f"<td>{plan.get('rank', '') if not plan['written'] else 'written'}</td>",
@@ -254,11 +282,12 @@ def _plans_table(document: dict) -> str:
             against = plan.get("against_best_written")
             verdict = verdict_text(against)
             css = {"better": "better", "worse": "worse"}.get(verdict, "noise")
-            cells.append(f'<td class="n">'
-                         f'{html_text(difference_text(objective_stat, (against or {}).get("objective")))}</td>'
-                         f'<td class="{css}">{html_text(verdict)}</td>')
+            if not is_pareto:
+                difference = difference_text(objective_stat, (against or {}).get("objective"))
+                cells.append(f'<td class="n">{html_text(difference)}</td>')
+            cells.append(f'<td class="{css}">{html_text(verdict)}</td>')
         cells.append(f"<td>{html_text(constraints_text(plan))}</td>")
-        if pareto:
+        if is_pareto:
             cells.append(f"<td>{'yes' if plan['name'] in pareto else ''}</td>")
         css = ' class="written"' if plan["written"] else ""
         rows.append(f"<tr{css}>{''.join(cells)}</tr>")
@@ -273,12 +302,13 @@ def _race_html(document: dict) -> str:
         f'<td class="n">{s.get("infeasible", 0):,}</td>'
         f'<td class="n">{s.get("seconds", 0):,.1f}</td></tr>' for s in race["stages"])
     keep = race.get("keep")
+    rule = ("the noise-aware Pareto set and the best by each objective go on"
+            if document["objective"]["kind"] == "pareto" else
+            "the best " + (f"{keep:.0%} " if keep else "") + "by the objective go on, with "
+            "every candidate tied with the worst kept one within noise")
     return (f"<p>Successive halving on the race seed {seed}: at each stage every surviving "
-            "candidate runs on the same scenarios 0..n-1 (common random numbers); the best "
-            + (f"{keep:.0%} " if keep else "")
-            + "by the objective go on, with every candidate tied with the worst kept one "
-            "within noise, and a candidate whose constraint is violated beyond noise is "
-            "dropped.</p><table><tr><th>stage</th><th class=\"n\">scenarios</th>"
+            f"candidate runs on the same scenarios 0..n-1 (common random numbers); {rule}, "
+            "and a candidate whose constraint is violated beyond noise is dropped.</p><table><tr><th>stage</th><th class=\"n\">scenarios</th>"
             "<th class=\"n\">candidates in</th><th class=\"n\">kept</th>"
             f"<th class=\"n\">infeasible</th><th class=\"n\">seconds</th></tr>{rows}</table>")
 
