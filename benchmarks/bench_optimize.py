@@ -3,7 +3,7 @@ wall time of 1,000 candidates on the reference raced up to 20,000 scenarios, in 
 
     python benchmarks/bench_optimize.py [--search scenarios/reference-search.toml]
         [--candidates 1000] [--stages 500,2000,20000] [--keep 0.25] [--evaluate 20000]
-        [--backend numba] [--json FILE]
+        [--no-constraints] [--backend numba] [--json FILE]
 
 Writes a copy of the search file beside nothing the repository holds (a temporary folder):
 its scenario made absolute, max_candidates = --candidates, race.scenarios = --stages and,
@@ -14,6 +14,9 @@ clock, once, and reads optimize.json for each race stage's candidates, scenarios
 seconds: the rate of a stage is candidates_in x scenarios / seconds (one candidate on one
 scenario is one strategy of one simulated world). The target of issue 14: the whole command
 under 5 minutes with 1,000 candidates raced up to 20,000 scenarios on this 2-core machine.
+A sample of --candidates loses the candidates rejected before simulation (row positions, power,
+deadlocks), so ask for more to race 1,000. `--keep 1 --no-constraints` races every candidate
+on every stage (nothing is infeasible, every one is kept): the worst case of the target.
 
 Prints the table, the command that reproduced it and the load average at the start and the
 end (what else loaded the machine). Machines here are shared and noisy: quote one run, with
@@ -55,6 +58,17 @@ def replace_key(text: str, table: str, key: str, value: str) -> str:
     return text[:start] + body + text[end:]
 
 
+def remove_table(text: str, table: str) -> str:
+    """`text` without TOML table [table] (its header line and every line up to the next
+    table); unchanged when it has none."""
+    header = re.search(rf"^\[{re.escape(table)}\][ \t]*(#.*)?$", text, flags=re.M)
+    if header is None:
+        return text
+    following = re.search(r"^\[", text[header.end():], flags=re.M)
+    end = header.end() + following.start() if following else len(text)
+    return text[:header.start()] + text[end:]
+
+
 def bench_search(args, into: Path) -> Path:
     """The benchmark's copy of the search file, in `into`."""
     source = Path(args.search).resolve()
@@ -70,6 +84,8 @@ def bench_search(args, into: Path) -> Path:
         text = replace_key(text, "search.race", "keep", repr(args.keep))
     if args.evaluate is not None:
         text = replace_key(text, "search.evaluate", "samples", str(args.evaluate))
+    if args.no_constraints:
+        text = remove_table(text, "search.constraints")
     copy = into / "bench-search.toml"
     copy.write_text(text, encoding="utf-8")
     return copy
@@ -133,6 +149,9 @@ def main(argv: list[str] | None = None) -> int:
                         type=lambda s: [int(x) for x in s.split(",")])
     parser.add_argument("--keep", type=float, default=None)
     parser.add_argument("--evaluate", type=int, default=None)
+    parser.add_argument("--no-constraints", action="store_true",
+                        help="drop [search.constraints]: with --keep 1 no candidate leaves the "
+                             "race, so every one runs every stage (the worst case)")
     parser.add_argument("--backend", default="numba")
     parser.add_argument("--json", default=None, help="also write the rows to this file")
     args = parser.parse_args(argv)
