@@ -140,7 +140,7 @@ def strategies_toml_text(document: dict) -> str:
     """strategies.toml: a header that says where the plans come from and how to use them,
     then each chosen plan's [[strategies]] block (mcrisk.optimize.candidates.strategy_toml,
     its crews in a comment above it), best first."""
-    from .report.optimize import objective_text
+    from .report.optimize import no_plan_text, objective_text
 
     evaluation = document["evaluation"]
     header = [
@@ -155,6 +155,8 @@ def strategies_toml_text(document: dict) -> str:
         ""]
     blocks = [plan["strategy_toml"].rstrip("\n") + "\n" for plan in document["plans"]
               if plan.get("strategy_toml")]
+    if not blocks:
+        blocks = [f"# {no_plan_text(document)}\n"]
     return "\n".join(header) + "\n" + "\n".join(blocks)
 
 

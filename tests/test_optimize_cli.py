@@ -358,3 +358,21 @@ def test_a_pareto_search_shows_each_objective_and_dominance_not_a_difference():
     assert "plan-1 is <b>better</b> than late-drain: no worse on any objective" in page
     assert "plan-2 and late-drain trade" in page
     assert "the noise-aware Pareto set and the best by each objective go on" in page
+
+
+def test_a_search_that_keeps_no_plan_says_why_everywhere():
+    """Every candidate infeasible beyond noise: no plan, no claim, and each output says why
+    (strategies.toml too, so an empty file is never mistaken for a failed write)."""
+    from mcrisk.optimize_run import strategies_toml_text
+
+    document = hand_built()
+    document["plans"] = []
+    document["race"]["stages"] = [{"stage": 1, "scenarios": 50, "candidates_in": 24,
+                                   "candidates_out": 0, "infeasible": 24, "seconds": 0.1}]
+    assert schema_errors(document) == []
+    why = "no plan found: every candidate was dropped, 24 of them because a constraint"
+    assert why in format_optimize(document)
+    blocks = strategies_toml_text(document)
+    assert why in blocks and "\n[[strategies]]" not in blocks
+    page = render_optimize_report(document)
+    assert "No plan found: every candidate was dropped, 24" in page and " is <b>" not in page

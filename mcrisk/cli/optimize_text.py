@@ -9,10 +9,10 @@ characters escaped.
 """
 from __future__ import annotations
 
-from ..report.optimize import (constraints_text, difference_text, knobs_text, objective_name,
-                               objective_text, rejected_text, sampling_text, shown_statistics,
-                               statistic_interval, statistic_label, statistic_value,
-                               verdict_text)
+from ..report.optimize import (constraints_text, difference_text, knobs_text, no_plan_text,
+                               objective_name, objective_text, rejected_text, sampling_text,
+                               shown_statistics, statistic_interval, statistic_label,
+                               statistic_value, verdict_text)
 from ..report.text import visible
 
 NAME_WIDTH = 24
@@ -20,8 +20,8 @@ NAME_WIDTH = 24
 
 def format_optimize(document: dict) -> str:
     """Everything `mcrisk optimize` prints after its run, as one string."""
-    return "\n".join([*_header(document), "", format_plans(document), "",
-                      *_knob_lines(document)])
+    found = _knob_lines(document) or [no_plan_text(document)]
+    return "\n".join([*_header(document), "", format_plans(document), "", *found])
 
 
 def _header(document: dict) -> list[str]:

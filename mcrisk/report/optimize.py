@@ -120,6 +120,14 @@ def constraints_text(plan: dict) -> str:
     return "; ".join(groups) or "all met"
 
 
+def no_plan_text(document: dict) -> str:
+    """Why a search chose no plan: every candidate was dropped as infeasible beyond noise."""
+    dropped = sum(stage.get("infeasible", 0) for stage in document["race"]["stages"])
+    return (f"no plan found: every candidate was dropped, {dropped:,} of them because a "
+            "constraint is violated beyond noise (the race's stages say when); loosen the "
+            "constraints or widen the knobs (docs/optimize.md)")
+
+
 def knobs_text(plan: dict) -> str:
     """The plan's knobs as 'knob = value; ...', with the crews (last, when no knob names
     them)."""
@@ -197,9 +205,12 @@ def _findings_html(document: dict) -> str:
     evaluation = document["evaluation"]
     where = (f"paired on the same {evaluation['samples']:,} fresh scenarios (seed "
              f"{evaluation['seed']}, not used to choose the plans)")
-    if best is None or not document["plans"]:
-        return (f'<div class="findings"><p>No plan to compare: {len(document["plans"])} '
-                f"plan(s), best written strategy {html_text(best or 'none')}.</p></div>")
+    if not document["plans"]:
+        text = no_plan_text(document)
+        return f'<div class="findings"><p>{html_text(text[0].upper() + text[1:])}.</p></div>'
+    if best is None:
+        return ('<div class="findings"><p>The scenario writes no strategy to compare the plans '
+                "with.</p></div>")
     sentences = [f"Each plan against <b>{html_text(best)}</b>, the best written strategy by "
                  f"the objective, {where}:"]
     for plan in document["plans"]:
