@@ -4,8 +4,8 @@ What the search did (space, rejected, race stages), then one table: the plans fo
 and below them the scenario file's written strategies, each with the objective's statistic
 and its 95% interval on the fresh scenarios, and the paired difference against the best
 written strategy with its interval and verdict. Better or worse only where the evaluation's
-paired test finds the difference beyond noise; otherwise 'within noise'. User strings are shown with invisible
-characters escaped.
+paired test finds the difference beyond noise; otherwise 'within noise'. User strings are
+shown with invisible characters escaped.
 """
 from __future__ import annotations
 

@@ -319,7 +319,8 @@ def _race_html(document: dict) -> str:
             "every candidate tied with the worst kept one within noise")
     return (f"<p>Successive halving on the race seed {seed}: at each stage every surviving "
             f"candidate runs on the same scenarios 0..n-1 (common random numbers); {rule}, "
-            "and a candidate whose constraint is violated beyond noise is dropped.</p><table><tr><th>stage</th><th class=\"n\">scenarios</th>"
+            "and a candidate whose constraint is violated beyond noise is dropped.</p>"
+            '<table><tr><th>stage</th><th class="n">scenarios</th>'
             "<th class=\"n\">candidates in</th><th class=\"n\">kept</th>"
             f"<th class=\"n\">infeasible</th><th class=\"n\">seconds</th></tr>{rows}</table>")
 
