@@ -376,3 +376,18 @@ def test_a_search_that_keeps_no_plan_says_why_everywhere():
     assert why in blocks and "\n[[strategies]]" not in blocks
     page = render_optimize_report(document)
     assert "No plan found: every candidate was dropped, 24" in page and " is <b>" not in page
+
+
+def test_validate_reads_a_search_file_as_optimize_would(tmp_path, capsys):
+    """`mcrisk validate scenarios/*.toml` (CI runs it) meets the example search file: it is
+    read as a search (with the scenario it names), not refused as a scenario without one."""
+    assert main(["validate", str(KNOWN_SEARCH), str(KNOWN)]) == 0
+    out = capsys.readouterr().out
+    assert f"{KNOWN_SEARCH}: ok (search over optimize-known: 30 combinations" in out
+    assert f"{KNOWN}: ok (2 strategies" in out
+    bad = tmp_path / "search.toml"
+    bad.write_text(KNOWN_SEARCH.read_text().replace('template = "late-drain"', 'template = "x"')
+                   .replace('scenario = "optimize-known.toml"', f'scenario = "{KNOWN}"'))
+    assert main(["validate", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert f"{bad}: search.template = 'x': unknown strategy" in err and "Traceback" not in err

@@ -13,7 +13,7 @@ comes back (cli.text and cli.optimize_text format the tables and sentences). Bey
                    [--risks MODE] [--disable-risk ID ...] [--precision 2%]
                    [--fail-if EXPR ...] [--materiality 1%,trough_days=1] [--keep-large N]
     mcrisk optimize SEARCH [--out DIR] [--backend B] [--chunk-size N] [--quiet]
-    mcrisk validate SCENARIO [SCENARIO ...]
+    mcrisk validate SCENARIO [SCENARIO ...]       (a search file, too: mcrisk.optimize.space)
 
 Exit codes: 0 ok, 2 bad input (scenario, backend, --fail-if, --out), 3 a --fail-if condition
 was breached (the nightly run is still complete and registered), 130 interrupted (SIGINT,
@@ -236,9 +236,41 @@ def _cmd_optimize(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _is_search_file(path: str) -> bool:
+    """Whether `path` is an `mcrisk optimize` search file (a TOML file with a top-level
+    [search] table) rather than a scenario; False for anything unreadable, which the
+    scenario reader then reports."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:          # Python 3.10: the backport, as the scenario reader
+        import tomli as tomllib
+    try:
+        return isinstance(tomllib.loads(Path(path).read_text("utf-8")).get("search"), dict)
+    except (OSError, ValueError):
+        return False
+
+
+def _validate_search(path: str) -> str:
+    """Read the search file (and the scenario it names) as `mcrisk optimize` would; the
+    line `validate` prints, or ScenarioError with every problem."""
+    from ..optimize.space import read_search
+
+    space = read_search(path)
+    return (f"{path}: ok (search over {space.scenario.name}: "
+            f"{count_noun(space.size, 'combination')} of the knobs, template "
+            f"{escaped(space.template)})")
+
+
 def _cmd_validate(args: argparse.Namespace) -> int:
     failed = False
     for path in args.scenario:
+        if _is_search_file(path):
+            try:
+                print(_validate_search(path))
+            except ScenarioError as error:
+                failed = True
+                print(str(error), file=sys.stderr)
+            continue
         try:
             scenario = load_scenario(path)
             # Compiled too, so that what `run` would find (two names sharing a random-stream

@@ -203,6 +203,7 @@ def build_parser() -> argparse.ArgumentParser:
                               "capacity_bands.parquet of this scenario's nights older than "
                               "the latest N (the rest of their folders stays)")
     _add_optimize_command(commands)
-    validate = commands.add_parser("validate", help="check scenario files, report every problem")
+    validate = commands.add_parser("validate", help="check scenario files (and optimize's "
+                                                    "search files), report every problem")
     validate.add_argument("scenario", nargs="+")
     return parser
