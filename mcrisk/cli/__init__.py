@@ -238,15 +238,15 @@ def _cmd_optimize(args: argparse.Namespace) -> int:
 
 def _is_search_file(path: str) -> bool:
     """Whether `path` is an `mcrisk optimize` search file (a TOML file with a top-level
-    [search] table) rather than a scenario; False for anything unreadable, which the
-    scenario reader then reports."""
+    [search] table) rather than a scenario; False for anything unreadable (a missing file,
+    bad TOML, nesting too deep to parse), which the scenario reader then reports."""
     try:
         import tomllib
     except ModuleNotFoundError:          # Python 3.10: the backport, as the scenario reader
         import tomli as tomllib
     try:
         return isinstance(tomllib.loads(Path(path).read_text("utf-8")).get("search"), dict)
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):   # deep nesting: the reader reports it
         return False
 
 
