@@ -82,6 +82,28 @@ def test_a_constraint_is_violated_only_beyond_noise():
     assert obj.verdict(power, one, 0.0) == obj.VIOLATED        # one world over is proof
 
 
+def test_a_share_bounded_by_zero_is_met_when_no_world_has_it():
+    """`p:power_violation` at most 0 reads "in no world": a share of 0 in n worlds has the
+    exact interval [0, 1 - 0.025 ** (1 / n)], above 0 for every n, so the interval rule could
+    only say within noise; the bound is judged on the worlds (met: none; violated: any)."""
+    power = parse_statistic("p:power_violation")
+    for n in (20, 500, 20_000):
+        none = np.zeros(n)
+        high = obj.interval(power, none)[1]
+        assert high == pytest.approx(1 - 0.025 ** (1 / n), rel=1e-9) and high > 0
+        assert obj.verdict(power, none, 0.0) == obj.MET
+        last = none.copy()
+        last[-1] = 0.5
+        assert obj.verdict(power, last, 0.0) == obj.VIOLATED
+    # a bound above 0 keeps the interval rule: 0 of 20 worlds, interval [0, 0.168]
+    assert obj.verdict(power, np.zeros(20), 0.1) == obj.WITHIN_NOISE
+    assert obj.verdict(power, np.zeros(20_000), 0.1) == obj.MET
+    # and the race no longer calls a plan with no world over "within noise": it is feasible
+    metrics, costs = _arrays({"power_violation": np.array([[0.0, 0.0], [0.0, 1.0]] * 50)})
+    assert list(obj.infeasible([_Constraint("p:power_violation", 0.0)], metrics, costs)) == [
+        False, True]
+
+
 # Elimination on hand-made arrays --------------------------------------------------------------
 
 def _race_columns(n=1_000, seed=3):

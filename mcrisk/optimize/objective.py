@@ -12,7 +12,8 @@ Noise, each time by the rule the rest of mcrisk already uses:
   (mcrisk.aggregate.quantile_ci), a mean's the normal one (mcrisk.analysis.compare.mean_ci),
   a share's the exact Clopper-Pearson interval (the binomial's beta quantiles);
 - a constraint `stat <= max` is violated beyond noise when the statistic's 95% interval lies
-  wholly above max (met when it lies wholly at or below, within noise otherwise);
+  wholly above max (met when it lies wholly at or below, within noise otherwise); a share
+  bounded by 0 ("in no world") is met when no world has it and violated when one has;
 - candidate a is worse than candidate b beyond noise (paired: scenario i is the same world for
   both) when its estimate is higher and: for a quantile, the ranking's paired McNemar test at
   the pooled quantile says so, with the atom guard where the pooled quantile is an atom
@@ -143,7 +144,14 @@ def verdict(stat: Statistic, values: np.ndarray, maximum: float,
             confidence: float = CI_CONFIDENCE) -> str:
     """Whether `stat <= maximum` holds for one candidate's values: VIOLATED when the interval
     lies wholly above maximum (beyond noise), MET when wholly at or below it, else
-    WITHIN_NOISE (also where too few values give no interval: nothing is beyond noise)."""
+    WITHIN_NOISE (also where too few values give no interval: nothing is beyond noise).
+
+    A share bounded by 0 (`p:power_violation` at most 0) means "in no world": no interval of
+    a share of 0 observed lies at or below 0 (its upper end is above 0 however many worlds
+    ran), so that bound is judged on the worlds themselves: MET when none has the column
+    above 0, VIOLATED when any has (one such world proves the share is above 0)."""
+    if stat.kind == "p" and maximum == 0:
+        return VIOLATED if np.any(np.asarray(values) > 0) else MET
     ci = interval(stat, values, confidence)
     if ci is None:
         return WITHIN_NOISE
