@@ -144,7 +144,7 @@ MCRISK_HD void strategy_costs(const Plan& p, int s, const double* world,
     }
     // 4. Crews: engaged from the first crew row's start to the last one's finish.
     int rows_of_s = p.n_crew_rows[s];
-    if (p.crew_rate != 0.0 && rows_of_s > 0) {
+    if (p.crew_rate[s] != 0.0 && rows_of_s > 0) {
         for (int l = 0; l < n; ++l) {
             double first = infinity();
             double last = -infinity();
@@ -165,7 +165,7 @@ MCRISK_HD void strategy_costs(const Plan& p, int s, const double* world,
                 last = max(last, finish);
             }
             rows[l * row_stride + CREWS] =
-                (p.crew_rate * price(p.crew_price_q, world, l))
+                (p.crew_rate[s] * price(p.crew_price_q, world, l))
                 * max(0.0, clip(last, horizon) - clip(first, horizon));
         }
     }

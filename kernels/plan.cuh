@@ -56,7 +56,8 @@ struct Plan {
     const int* dep_ptr;             // int32[s, v + 1]: CSR pointers: node v's deps in dep_idx
     const int* dep_idx;             // int32[s, deps]: the deps, node by node
     // crew_schedule: blocks that time nodes without a worklist (mcrisk/compile.py)
-    int n_crews;                    // int32: retrofit crews
+    const int* n_crews;             // int32[s]: retrofit crews of each strategy (its own, else the
+                                    // scenario's)
     const int* block_ptr;           // int32[s, v + 1]: CSR pointers: block b's nodes in block_node
     const int* block_node;          // int32[s, v]: every node in a block once, block by block
     const int* block_wait;          // int32[s, v]: how many crew rows block b waits for
@@ -112,8 +113,8 @@ struct Plan {
     const int* over_price_q;        // int32[h]: world quantity of that price, or -1
     double shortfall_rate;          // float64: cost per H100-eq-day of shortfall at a price of 1
     int shortfall_price_q;          // int32: world quantity of that price, or -1
-    double crew_rate;               // float64: cost per day the retrofit crews are engaged (all of
-                                    // them) at a price of 1
+    const double* crew_rate;        // float64[s]: cost per day strategy s's retrofit crews are
+                                    // engaged (all of them) at a price of 1
     int crew_price_q;               // int32: world quantity of that price, or -1
     const double* lump_amount;      // float64[u]: one-off costs (mitigations in effect) at a price
                                     // of 1
@@ -163,7 +164,7 @@ struct Plan {
     const double* R node_add_const,                                                                \
     const int* R dep_ptr,                                                                          \
     const int* R dep_idx,                                                                          \
-    int n_crews,                                                                                   \
+    const int* R n_crews,                                                                          \
     const int* R block_ptr,                                                                        \
     const int* R block_node,                                                                       \
     const int* R block_wait,                                                                       \
@@ -207,7 +208,7 @@ struct Plan {
     const int* R over_price_q,                                                                     \
     double shortfall_rate,                                                                         \
     int shortfall_price_q,                                                                         \
-    double crew_rate,                                                                              \
+    const double* R crew_rate,                                                                     \
     int crew_price_q,                                                                              \
     const double* R lump_amount,                                                                   \
     const int* R lump_price_q,                                                                     \

@@ -117,11 +117,11 @@ MCRISK_HD int _time_block_lane(const Plan& p, int s, int b, const double* world,
 }
 
 // Crew row v, ready at `ready`, gets the crew free first in lane l (the lowest-numbered of
-// equals): node_time[v] and that crew's next free day.
+// equals; strategy s has n_crews[s] of them): node_time[v] and that crew's next free day.
 MCRISK_HD void _give_crew(const Plan& p, int s, int v, const double* world, double* node_time,
                           double ready, double* crew_free, int l) {
     int crew = 0;
-    for (int c = 1; c < p.n_crews; ++c) {
+    for (int c = 1; c < p.n_crews[s]; ++c) {
         if (crew_free[c * LANES + l] < crew_free[crew * LANES + l]) {
             crew = c;
         }
@@ -210,7 +210,7 @@ MCRISK_HD bool schedule_nodes(const Plan& p, int s, const double* world, double*
     }
     for (int l = 0; l < n; ++l) {
         deadlock[l] = false;
-        for (int c = 0; c < p.n_crews; ++c) {
+        for (int c = 0; c < p.n_crews[s]; ++c) {
             crew_free[c * LANES + l] = 0.0;
         }
     }

@@ -20,7 +20,8 @@ Two layers, and a schedule derived from the second:
              + world[add_q[s, v, 0]] + world[add_q[s, v, 1]] + add_const[s, v]
   (a missing base or add quantity is -1 and contributes nothing). A CREW node (a row's
   retrofit) additionally waits for a free crew; crews take rows in the order they become
-  ready (ties: lower node id, which is file order of rows).
+  ready (ties: lower node id, which is file order of rows). Each strategy has its own crews
+  (n_crews[s]: its `crews`, else the scenario's [retrofit] crews).
 
 * The **crew schedule** of each strategy (performance: it lets the kernels time nodes without
   a worklist). Every node but a crew row is a max-plus function of its deps, so it can be
@@ -414,7 +415,7 @@ def _assemble(scenario: Scenario, world: World, nodes: _Nodes, plans: list[dict]
         dep_ptr=dep_ptr,
         dep_idx=dep_idx,
         topo=np.array([p["topo"] for p in plans], dtype=np.int32),
-        n_crews=int(scenario.retrofit.crews) if scenario.retrofit else 1,
+        n_crews=np.array(_crews(scenario), dtype=np.int32),
         block_ptr=block_ptr,
         block_node=block_node,
         block_wait=_padded([p["block_wait"] for p in plans], n_nodes),
@@ -454,5 +455,10 @@ def _cost_fields(scenario: Scenario, nodes: _Nodes, power_events: tuple, hall_dr
     mcrisk/cost_plan.py's arrays (its prices given as distributions are world quantities)."""
     if scenario.costs is None:
         return no_cost_arrays(len(scenario.strategies), len(scenario.halls))
-    crews = int(scenario.retrofit.crews) if scenario.retrofit else 1
-    return cost_arrays(scenario, nodes.id, *power_events, hall_draw0, handles["cost"], crews)
+    return cost_arrays(scenario, nodes.id, *power_events, hall_draw0, handles["cost"],
+                       _crews(scenario))
+
+
+def _crews(scenario: Scenario) -> list[int]:
+    """The retrofit crews of each strategy: its own `crews`, else the scenario's."""
+    return [strategy.crews_in(scenario.retrofit) for strategy in scenario.strategies]

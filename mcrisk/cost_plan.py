@@ -12,7 +12,7 @@ window [0, horizon] (clip(t) = min(max(t, 0), horizon)):
   the draw from the power events and the reservation from the strategy's steps;
 * **shortfall**: the shortfall metric (H100-eq x days) x its price;
 * **crews**: the days from the first retrofit's start to the last one's end x the rate of
-  all crews together;
+  all the strategy's crews together (its own crew count, so crew_rate is per strategy);
 * **one-offs**: an amount x price (a mitigation in effect).
 
 Spans are listed reserved power first (hall by hall, each strategy's steps, a step two
@@ -54,7 +54,7 @@ def no_cost_arrays(n_strategies: int, n_halls: int) -> dict:
         over_price_q=np.full(n_halls, -1, dtype=np.int32),
         shortfall_rate=0.0,
         shortfall_price_q=-1,
-        crew_rate=0.0,
+        crew_rate=np.zeros(n_strategies),
         crew_price_q=-1,
         lump_amount=np.zeros(1),
         lump_price_q=np.full(1, -1, dtype=np.int32),
@@ -114,12 +114,12 @@ def _price(prices: dict[tuple[str, str], int], subject: str, part: str,
 def cost_arrays(scenario: Scenario, node: dict, power_node: list[int],
                 power_delta: list[float], power_hall: list[list[int]],
                 hall_draw0: np.ndarray, prices: dict[tuple[str, str], int],
-                n_crews: int) -> dict:
+                n_crews: list[int]) -> dict:
     """The plan's cost fields for a scenario with [costs] (docs/costs.md, "Compile").
 
     `node`: compile's node ids by key; power events as compile lists them (the hall of each
     event per strategy); `prices`: the world quantity of each price given as a distribution,
-    by (subject, part) (mcrisk/world.py)."""
+    by (subject, part) (mcrisk/world.py); `n_crews`: each strategy's retrofit crews."""
     costs = scenario.costs
     strategies = scenario.strategies
     halls = [hall.id for hall in scenario.halls]
@@ -142,7 +142,7 @@ def cost_arrays(scenario: Scenario, node: dict, power_node: list[int],
                                                  costs.shortfall_per_h100_eq_hour)
     fields["shortfall_rate"] = HOURS_PER_DAY * factor
     factor, fields["crew_price_q"] = _price(prices, "crews", "per_crew_day", costs.crew_per_day)
-    fields["crew_rate"] = float(n_crews) * factor
+    fields["crew_rate"] = np.array([float(crews) * factor for crews in n_crews])
     fields.update(_lumps(scenario, prices))
     return fields
 

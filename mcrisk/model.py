@@ -205,6 +205,15 @@ class Strategy:
     # (hall id, steps ascending from day 0): the strategy's own reservations, replacing the
     # hall's [[costs.power]] reservations for this strategy
     reservations: tuple[tuple[str, tuple[Reservation, ...]], ...] = ()
+    # the retrofit crews this strategy hires; None: the scenario's [retrofit] crews
+    crews: int | None = None
+
+    def crews_in(self, retrofit: Retrofit | None) -> int:
+        """The crews this strategy runs with: its own, else the scenario's [retrofit] crews
+        (1 without [retrofit]: no row to retrofit, so the count changes nothing)."""
+        if self.crews is not None:
+            return int(self.crews)
+        return int(retrofit.crews) if retrofit else 1
 
     def reservation_of(self, hall: str) -> tuple[Reservation, ...] | None:
         """The strategy's own reservation steps in `hall`, None when it declares none."""

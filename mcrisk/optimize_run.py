@@ -139,7 +139,7 @@ def write_outputs(found: OptimizeResult, folder: Path, progress: Progress = QUIE
 def strategies_toml_text(document: dict) -> str:
     """strategies.toml: a header that says where the plans come from and how to use them,
     then each chosen plan's [[strategies]] block (mcrisk.optimize.candidates.strategy_toml,
-    its crews in a comment above it), best first."""
+    with `crews = N` where its crews differ from the scenario's), best first."""
     from .report.optimize import no_plan_text, objective_text
 
     evaluation = document["evaluation"]

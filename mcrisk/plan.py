@@ -136,7 +136,8 @@ PLAN_GROUPS = (
             False)),
     _group("crew_schedule", "blocks that time nodes without a worklist "
                             "(mcrisk/compile.py)",
-           ("n_crews", "int32", "retrofit crews"),
+           ("n_crews", "int32[s]", "retrofit crews of each strategy (its own, else the "
+                                   "scenario's)"),
            ("block_ptr", "int32[s, v + 1]", "CSR pointers: block b's nodes in block_node"),
            ("block_node", "int32[s, v]", "every node in a block once, block by block"),
            ("block_wait", "int32[s, v]", "how many crew rows block b waits for"),
@@ -190,8 +191,8 @@ PLAN_GROUPS = (
            ("over_price_q", "int32[h]", "world quantity of that price, or -1"),
            ("shortfall_rate", "float64", "cost per H100-eq-day of shortfall at a price of 1"),
            ("shortfall_price_q", "int32", "world quantity of that price, or -1"),
-           ("crew_rate", "float64", "cost per day the retrofit crews are engaged (all of "
-                                    "them) at a price of 1"),
+           ("crew_rate", "float64[s]", "cost per day strategy s's retrofit crews are "
+                                       "engaged (all of them) at a price of 1"),
            ("crew_price_q", "int32", "world quantity of that price, or -1"),
            ("lump_amount", "float64[u]", "one-off costs (mitigations in effect) at a price "
                                          "of 1"),

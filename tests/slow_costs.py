@@ -40,7 +40,7 @@ def with_costs(plan, spans=(), reservations=None, over=None, shortfall=(0.0, -1)
     """`plan` with n_costs = N_COSTS and its cost fields from these rows.
 
     reservations: {(strategy, hall): [(day, kw), ...]} (days ascending); over: {hall: (rate,
-    q)}; shortfall and crews: (rate, q); lumps: [(cost column name, amount, q)]. Strategies
+    q)}; shortfall and crews: (rate, q), the crews' rate for every strategy; lumps: [(cost column name, amount, q)]. Strategies
     and halls are indices, q a world quantity or -1."""
     n_s, n_h = plan.n_strategies, len(plan.hall_names)
     node = {name: v for v, name in enumerate(plan.node_names)}
@@ -75,7 +75,7 @@ def with_costs(plan, spans=(), reservations=None, over=None, shortfall=(0.0, -1)
         over_rate=np.array([float(over.get(h, (0.0, -1))[0]) for h in range(n_h)]),
         over_price_q=np.array([over.get(h, (0.0, -1))[1] for h in range(n_h)], dtype=np.int32),
         shortfall_rate=float(shortfall[0]), shortfall_price_q=int(shortfall[1]),
-        crew_rate=float(crews[0]), crew_price_q=int(crews[1]),
+        crew_rate=np.full(n_s, float(crews[0])), crew_price_q=int(crews[1]),
         lump_amount=np.array([float(a) for _, a, _ in lumps]),
         lump_price_q=np.array([q for _, _, q in lumps], dtype=np.int32),
         lump_cost=np.array([COST[c] for c, _, _ in lumps], dtype=np.int32))
@@ -164,9 +164,9 @@ def slow_costs(plan, s: int, node_time, world, shortfall: float):
             terms[COST["cost_power_over"]].append(
                 plan.over_rate[h] * _price(plan.over_price_q[h], world)
                 * max(0.0, draw - reserved) * width)
-        if plan.crew_rate != 0.0 and crew_start <= mid < crew_end:
+        if plan.crew_rate[s] != 0.0 and crew_start <= mid < crew_end:
             terms[COST["cost_crews"]].append(
-                plan.crew_rate * _price(plan.crew_price_q, world) * width)
+                plan.crew_rate[s] * _price(plan.crew_price_q, world) * width)
     if plan.shortfall_rate != 0.0:
         terms[COST["cost_shortfall"]].append(
             plan.shortfall_rate * _price(plan.shortfall_price_q, world) * shortfall)
@@ -200,7 +200,7 @@ def cost_scales(plan, s: int, world) -> list[float]:
     peak = max(plan.baseline, float(np.max(plan.demand_value)))
     scale[COST["cost_shortfall"]] += abs(plan.shortfall_rate * _price(
         plan.shortfall_price_q, world)) * horizon * peak
-    scale[COST["cost_crews"]] += abs(plan.crew_rate * _price(plan.crew_price_q, world)) * horizon
+    scale[COST["cost_crews"]] += abs(plan.crew_rate[s] * _price(plan.crew_price_q, world)) * horizon
     for u in range(plan.lump_amount.shape[0]):
         scale[plan.lump_cost[u]] += abs(plan.lump_amount[u] * _price(plan.lump_price_q[u], world))
     scale[COST["cost_total"]] = math.fsum(scale[1:])

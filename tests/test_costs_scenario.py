@@ -303,7 +303,7 @@ def test_reservations_over_shortfall_crews_and_no_lumps_before_mitigation():
     assert plan.over_rate.tolist() == [2.0, 0.0]          # 60.875 a kW-month; B: not priced
     assert plan.over_price_q.tolist() == [-1, -1]
     assert (plan.shortfall_rate, plan.shortfall_price_q) == (24 * 0.5, -1)
-    assert (plan.crew_rate, plan.crew_price_q) == (2 * 1000.0, -1)
+    assert (plan.crew_rate.tolist(), plan.crew_price_q) == ([2 * 1000.0] * 2, -1)
     # no risk is in effect with its mitigation in mode file: a placeholder of amount 0
     assert (plan.lump_amount.tolist(), plan.lump_price_q.tolist()) == ([0.0], [-1])
 
@@ -336,7 +336,8 @@ def test_distributed_prices_move_to_the_world_and_constants_into_the_rate():
     assert plan.over_price_q.tolist() == [q("cost.A.over_per_kw_month"), -1]
     assert (plan.shortfall_rate, plan.shortfall_price_q) == (24.0, q("cost.shortfall."
                                                                      "per_h100_eq_hour"))
-    assert (plan.crew_rate, plan.crew_price_q) == (2.0, q("cost.crews.per_crew_day"))
+    assert (plan.crew_rate.tolist(), plan.crew_price_q) == \
+        ([2.0] * plan.n_strategies, q("cost.crews.per_crew_day"))
     # a fixed distribution is a constant: in the rate, no quantity
     assert "cost.old.running" not in plan.quantity_names
     assert plan.span_rate[:, plan.span_cost == COST["cost_old_fleet"]].tolist() == \

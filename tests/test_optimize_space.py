@@ -330,11 +330,15 @@ def test_a_candidates_block_runs_unchanged(tmp_path, example):
     chosen = [candidates[0]] + [c for c in candidates if c.crews == 3][:2]
     for candidate in chosen:
         block = strategy_toml(candidate, space.scenario)
-        assert f"[retrofit] crews = {candidate.crews}" in block.splitlines()[0]
+        # a plan hires its own crews where they differ from the scenario's (1)
+        assert ("crews = 3" in block.splitlines()) == (candidate.crews == 3)
+        assert block.startswith("[[strategies]]")
         copy = tmp_path / f"{candidate.name}.toml"
         copy.write_text(REFERENCE.read_text() + "\n" + block)
-        loaded = load_scenario(copy).strategy(candidate.name)
+        scenario = load_scenario(copy)
+        loaded = scenario.strategy(candidate.name)
         assert loaded == candidate.strategy
+        assert loaded.crews_in(scenario.retrofit) == candidate.crews
 
 
 def test_a_block_keeps_reservations_odd_ids_and_quotes(tmp_path):
@@ -346,5 +350,5 @@ def test_a_block_keeps_reservations_odd_ids_and_quotes(tmp_path):
     block = strategy_toml(Candidate("plan-7", strategy, 2, ()), scenario)
     copy = tmp_path / "copy.toml"
     copy.write_text(REFERENCE.read_text() + "\n" + block)
-    assert load_scenario(copy).strategy("plan-7") == strategy
-    assert "set it in the scenario (it has 1)" in block
+    assert load_scenario(copy).strategy("plan-7") == replace(strategy, crews=2)
+    assert block.splitlines()[-1] == "crews = 2"

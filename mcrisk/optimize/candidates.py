@@ -2,7 +2,8 @@
 sample of them, each checked before any simulation as `mcrisk run` would check it.
 
 A candidate is a strategy (the template with its drain groups' triggers and lags and its
-waves' rows replaced) plus a retrofit crew count (a plan scalar: `[retrofit] crews`).
+waves' rows replaced) plus a retrofit crew count, which the strategy carries as its own
+`crews` where it differs from the scenario's `[retrofit] crews`.
 `generate` enumerates the knobs when they span at most `max_candidates` plans, else samples
 `max_candidates` of them with a scrambled Sobol sequence (scipy.stats.qmc, seeded by the
 search's seed): a low-discrepancy sample spreads over every knob's values, and over every pair
@@ -10,7 +11,7 @@ of knobs, more evenly than independent draws, and is the same on every machine f
 Each plan is written as the `[[strategies]]` block `strategy_toml` gives and read back with the
 scenario reader's own strategy validation (rows' positions and cooling, every unit placed and
 drained once, deadlocks), then checked against each hall's power cap once every new unit runs,
-and each crews group is compiled (compile's cycle check): a plan that fails is rejected and
+and the plans are compiled together (compile's cycle check): a plan that fails is rejected and
 counted by reason. Plans equal in strategy and crews are generated once; the template is
 always the first candidate.
 """
@@ -37,13 +38,15 @@ else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
 SAMPLER = "scipy.stats.qmc.Sobol (scrambled, seeded by search.seed)"
-_STRATEGY_KEYS = ("name", "description", "place", "drain", "reservations")
+_STRATEGY_KEYS = ("name", "description", "place", "drain", "reservations", "crews")
 
 
 @dataclass(frozen=True)
 class Candidate:
     """One plan: a strategy, the crews it runs with, and the knobs' values in words
-    ((knob label, chosen value), in the search file's order)."""
+    ((knob label, chosen value), in the search file's order). The strategy's own `crews`
+    is `crews` where that differs from the scenario's [retrofit] crews, else None (the
+    scenario's), so the strategy alone runs as the plan."""
 
     name: str
     strategy: Strategy
@@ -90,10 +93,18 @@ def generate(space: SearchSpace, scenario: Scenario | None = None) -> Generated:
             checker.rejected[reason] += 1
     plans = checker.compiled(plans)
     width = max(4, len(str(len(plans) - 1)))
-    candidates = tuple(Candidate(f"plan-{i:0{width}d}", replace(s, name=f"plan-{i:0{width}d}"),
-                                 crews, labels) for i, (s, crews, labels) in enumerate(plans))
+    candidates = tuple(Candidate(f"plan-{i:0{width}d}", _named(s, f"plan-{i:0{width}d}", crews,
+                                                          scenario), crews, labels)
+                       for i, (s, crews, labels) in enumerate(plans))
     return Generated(candidates, checker.rejected, size, SAMPLER if sampled else None,
                      duplicates)
+
+
+def _named(strategy: Strategy, name: str, crews: int, scenario: Scenario) -> Strategy:
+    """The candidate's strategy: named, with `crews` as its own where they differ from the
+    scenario's [retrofit] crews (a written block then says `crews = N`)."""
+    own = None if crews == scenario.retrofit.crews else crews
+    return replace(strategy, name=name, crews=own)
 
 
 def _knobs(space: SearchSpace) -> list[tuple[str, tuple]]:
@@ -145,7 +156,8 @@ def _plan(space: SearchSpace, scenario: Scenario, knobs, pick) -> tuple:
 
 
 def _template_plan(space: SearchSpace, scenario: Scenario) -> tuple:
-    """The template as a plan: its own triggers and rows, the scenario's crews."""
+    """The template as a plan: its own triggers, rows and crews (the scenario's unless it
+    hires its own)."""
     template = space.template_strategy
     drains, placement = dict(template.drains), dict(template.placement)
     labels = []
@@ -157,9 +169,10 @@ def _template_plan(space: SearchSpace, scenario: Scenario) -> tuple:
     for wave in space.waves:
         rows = sorted({placement[u] for u in wave.units})
         labels.append((f"wave {_compact(list(wave.units))}", "row " + ", ".join(rows)))
-    labels.append(("crews", str(scenario.retrofit.crews)))
+    crews = template.crews_in(scenario.retrofit)
+    labels.append(("crews", str(crews)))
     return (replace(template, description=f"mcrisk optimize: {template.name} as written"),
-            scenario.retrofit.crews, tuple(labels))
+            crews, tuple(labels))
 
 
 def _without_lag(trigger: Trigger) -> tuple[Trigger, float]:
@@ -219,26 +232,22 @@ class _Checker:
         return "hall power cap" if over else None
 
     def compiled(self, plans: list[tuple]) -> list[tuple]:
-        """`plans` less those compile refuses (a dependency cycle), each crews group compiled
-        once as one scenario, and plan by plan only when the group fails."""
+        """`plans` less those compile refuses (a dependency cycle): all compiled at once as
+        one scenario (each strategy with its crews), and plan by plan only when that fails."""
+        if self._compiles(plans):
+            return plans
         kept = []
-        for crews in sorted({crews for _, crews, _ in plans}):
-            group = [plan for plan in plans if plan[1] == crews]
-            if self._compiles([s for s, _, _ in group], crews):
-                kept.extend(group)
-                continue
-            for plan in group:
-                if self._compiles([plan[0]], crews):
-                    kept.append(plan)
-                else:
-                    self.rejected["deadlock (compile)"] += 1
-        order = {id(plan): i for i, plan in enumerate(plans)}
-        return sorted(kept, key=lambda plan: order[id(plan)])
+        for plan in plans:
+            if self._compiles([plan]):
+                kept.append(plan)
+            else:
+                self.rejected["deadlock (compile)"] += 1
+        return kept
 
-    def _compiles(self, strategies: list[Strategy], crews: int) -> bool:
-        named = tuple(replace(s, name=f"c{i}") for i, s in enumerate(strategies))
-        scenario = replace(self.scenario, strategies=named,
-                           retrofit=replace(self.scenario.retrofit, crews=crews))
+    def _compiles(self, plans: list[tuple]) -> bool:
+        named = tuple(replace(s, name=f"c{i}", crews=crews)
+                      for i, (s, crews, _) in enumerate(plans))
+        scenario = replace(self.scenario, strategies=named)
         try:
             compile_scenario(scenario)
         except ValueError:
@@ -262,15 +271,11 @@ def _reason_of(message: str) -> str:
 
 
 def strategy_toml(candidate: Candidate, scenario: Scenario) -> str:
-    """The candidate as a `[[strategies]]` block that `mcrisk run` accepts unchanged, with its
-    crew count as a comment above it: crews are the scenario's `[retrofit] crews`, not a
-    strategy's, so a plan whose crews differ from the scenario's says to set them."""
-    own = scenario.retrofit.crews
-    note = (f"# runs with [retrofit] crews = {candidate.crews}, as the scenario has"
-            if candidate.crews == own else
-            f"# runs with [retrofit] crews = {candidate.crews}: set it in the scenario "
-            f"(it has {own})")
-    return f"{note}\n{_strategy_block(candidate.strategy)}"
+    """The candidate as a `[[strategies]]` block that `mcrisk run` accepts unchanged and runs
+    as the plan: with `crews = N` when its crews differ from the scenario's `[retrofit] crews`
+    (a strategy hires its own crews), without the key when they are the scenario's."""
+    strategy = _named(candidate.strategy, candidate.strategy.name, candidate.crews, scenario)
+    return _strategy_block(strategy)
 
 
 def _strategy_block(strategy: Strategy) -> str:
@@ -288,6 +293,8 @@ def _strategy_block(strategy: Strategy) -> str:
              for hall, hall_steps in strategy.reservations for step in hall_steps]
     if steps:
         lines.append(f"reservations = [{', '.join(steps)}]")
+    if strategy.crews is not None:
+        lines.append(f"crews = {strategy.crews}")
     return "\n".join(lines) + "\n"
 
 

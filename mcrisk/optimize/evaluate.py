@@ -118,10 +118,10 @@ def evaluate_plans(scenario: Scenario, picked: Sequence[tuple[int, object]], bac
     """evaluate's work on explicit arguments: `picked` = [(candidate index, candidate)] in
     the race's order, a parsed goal, `constraints` (.statistic, .max)."""
     started = time.perf_counter()
-    crews = scenario.retrofit.crews
+    own = [(s, s.crews_in(scenario.retrofit)) for s in scenario.strategies]  # each its crews
     entries = ([(c.name, False, c.crews, i) for i, c in picked]
-               + [(s.name, True, crews, None) for s in scenario.strategies])
-    plans = [(c.strategy, c.crews) for _, c in picked] + [(s, crews) for s in scenario.strategies]
+               + [(s.name, True, crews, None) for s, crews in own])
+    plans = [(c.strategy, c.crews) for _, c in picked] + own
     metrics, costs = simulate_plans(scenario, plans, backend, seed, 0, samples, chunk_size,
                                     progress, note="evaluate: ", option="evaluate.samples")
     table = _Table(goal, metrics, costs)

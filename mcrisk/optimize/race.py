@@ -3,9 +3,9 @@
 Stage k runs every surviving candidate on scenarios 0 .. race.scenarios[k] - 1 of the race's
 seed: the same worlds for every candidate (draws are addressed by scenario and quantity name,
 mcrisk.rng), so their differences are the plans' own. A candidate is a strategy plus a crew
-count, and the crews are a plan scalar: the candidates of a stage are grouped by crews and
-each group is compiled once as a scenario whose strategies are the group's candidates, then
-simulated by the usual chunked driver (mcrisk.simulate, after its memory check). A
+count, which a strategy carries (Strategy.crews): the candidates of a stage are compiled
+once as a scenario whose strategies are the candidates, each with its own crews, then
+simulated by the usual chunked driver (mcrisk.simulate, after its memory check): one launch. A
 candidate's results on a world do not depend on which other strategies share its plan, so a
 stage simulates only the scenarios the previous stages did not (scenarios n_{k-1} .. n_k - 1)
 and appends them to what the survivors already have.
@@ -66,11 +66,13 @@ class RaceResult:
     infeasible: tuple[int, ...]
 
 
-def plan_scenario(scenario: Scenario, strategies: Sequence, crews: int) -> Scenario:
-    """The scenario whose strategies are `strategies` and whose retrofit has `crews` crews:
-    one group of candidates, ready to compile."""
-    return dataclasses.replace(scenario, strategies=tuple(strategies),
-                               retrofit=dataclasses.replace(scenario.retrofit, crews=crews))
+def plan_scenario(scenario: Scenario, plans: Sequence[tuple]) -> Scenario:
+    """The scenario whose strategies are `plans` ((strategy, crews) pairs, in that order),
+    each hiring its own crews and renamed to its position (a candidate may share a written
+    strategy's name): every candidate of a stage in one plan, ready to compile."""
+    return dataclasses.replace(scenario, strategies=tuple(
+        dataclasses.replace(strategy, name=f"plan-{i}", crews=crews)
+        for i, (strategy, crews) in enumerate(plans)))
 
 
 def simulate_plans(scenario: Scenario, plans: Sequence[tuple], backend: Backend, seed: int,
@@ -79,28 +81,15 @@ def simulate_plans(scenario: Scenario, plans: Sequence[tuple], backend: Backend,
                    option: str = "race.scenarios") -> tuple[np.ndarray, np.ndarray | None]:
     """metrics[samples, p, 6] and costs[samples, p, n_costs] (None without [costs]) of the
     plans ((strategy, crews) pairs, in that order) on scenarios first .. first + samples - 1 of
-    `seed`: one compile and one simulation per crew count (ascending), each strategy renamed to
-    its position (a candidate may share a written strategy's name). `option` names the
-    setting that asked for `samples` in the memory check's message."""
-    progress = as_progress(progress)
-    metrics = costs = None
-    for crews in sorted({crews for _, crews in plans}):
-        members = [i for i, (_, c) in enumerate(plans) if c == crews]
-        strategies = [dataclasses.replace(plans[i][0], name=f"plan-{i}") for i in members]
-        plan = compile_scenario(plan_scenario(scenario, strategies, crews))
-        check_memory(plan, samples, chunk_size, option=option)
-        backend.prepare(plan)
-        result = simulate(plan, samples, seed, backend, chunk_size=chunk_size, first=first,
-                          progress=progress, keep_world=0,
-                          note=f"{note}{len(members)} plans with {crews} crews")
-        if metrics is None:
-            metrics = np.empty((samples, len(plans), result.metrics.shape[2]))
-            if result.costs is not None:
-                costs = np.empty((samples, len(plans), result.costs.shape[2]))
-        metrics[:, members] = result.metrics
-        if costs is not None:
-            costs[:, members] = result.costs
-    return metrics, costs
+    `seed`: one compile and one simulation, every plan a strategy with its own crews. `option`
+    names the setting that asked for `samples` in the memory check's message."""
+    plan = compile_scenario(plan_scenario(scenario, plans))
+    check_memory(plan, samples, chunk_size, option=option)
+    backend.prepare(plan)
+    result = simulate(plan, samples, seed, backend, chunk_size=chunk_size, first=first,
+                      progress=as_progress(progress), keep_world=0,
+                      note=f"{note}{len(plans)} plans")
+    return result.metrics, result.costs
 
 
 def race(space, scenario: Scenario, candidates: Sequence, backend: Backend,

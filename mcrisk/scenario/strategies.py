@@ -1,7 +1,8 @@
-"""[[strategies]]: where each incoming unit is placed and when each existing unit drains, and
-the checks across them: every unit placed and drained once, rows not overfilled, liquid units
-only where a [retrofit] can make the row liquid, and no cycle of waits (deadlock) between
-drains that wait on acceptances and rows that wait on drains. The top of mcrisk.scenario.
+"""[[strategies]]: where each incoming unit is placed, when each existing unit drains and how
+many retrofit crews the strategy hires (`crews`, default [retrofit] crews), and the checks
+across them: every unit placed and drained once, rows not overfilled, liquid units only where
+a [retrofit] can make the row liquid, and no cycle of waits (deadlock) between drains that
+wait on acceptances and rows that wait on drains. The top of mcrisk.scenario.
 """
 from __future__ import annotations
 
@@ -13,9 +14,9 @@ from mcrisk.model import Row, Strategy, Trigger
 
 from .costs import _read_reservation_steps
 from .fleets import _check_fleet
-from .limits import DAYS, MAX_STRATEGIES
-from .reader import (_Reader, _Spec, _Table, _as_ids, _as_name, _as_number, _as_string,
-                     _check_ref, _check_unique, _count, _count_ok)
+from .limits import DAYS, MAX_ENTRIES, MAX_STRATEGIES, _Limit
+from .reader import (_Reader, _Spec, _Table, _as_ids, _as_integer, _as_name, _as_number,
+                     _as_string, _check_ref, _check_unique, _count, _count_ok)
 from .sections import _read_description
 
 RESERVED_STRATEGY_NAMES = ("any", "all")   # --fail-if targets meaning every strategy
@@ -42,7 +43,7 @@ class _Drain:
 def _read_strategies(root: _Table):
     """[[strategies]] name, description, place, drain: at least one, names unique."""
     tables = root.tables("strategies", ("name", "description", "place", "drain",
-                                        "reservations"), "", "the plans to compare")
+                                        "reservations", "crews"), "", "the plans to compare")
     if tables == []:
         root.r.report("strategies", [], "must have at least one strategy",
                       "add [[strategies]] tables, the plans to compare")
@@ -76,7 +77,25 @@ def _read_strategy(t: _Table) -> Strategy:
     placement = place and tuple((u, e.row) for e in place for u in e.units or ())
     drains = drain and tuple((u, e.trigger) for e in drain for u in e.units or ())
     reservations = _read_strategy_reservations(t)
-    return Strategy(name, placement, drains, description, reservations)
+    return Strategy(name, placement, drains, description, reservations, _read_crews(t))
+
+
+def _read_crews(t: _Table) -> int | None:
+    """`crews`: the retrofit crews this strategy hires (hiring is a plan's choice), an integer
+    from 1 to one per row; None when absent (the scenario's [retrofit] crews). Needs a
+    [retrofit] section, which says how long a crew takes per row."""
+    if "crews" not in t.data:
+        return None
+    if not t.r.has_retrofit:
+        t.r.report(t.at("crews"), t.data["crews"], "the scenario has no [retrofit]: crews "
+                   "retrofit rows, and there is nothing that says how long a row takes",
+                   "add a [retrofit] table with crews and days, or remove crews")
+        return None
+    rows = MAX_ENTRIES if t.r.rows is None else max(1, len(t.r.rows))
+    most = _Limit(rows, f"one crew per row, {_count(rows, 'row')}: more crews than rows never "
+                  "work at once")
+    return t.read("crews", _as_integer, "2", "the retrofit crews this strategy hires "
+                  "(default: [retrofit] crews)", at_least=1, at_most=most)
 
 
 def _read_strategy_reservations(t: _Table):

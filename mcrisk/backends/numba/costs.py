@@ -131,7 +131,7 @@ def strategy_costs(span_start_node, span_start_day, span_end_node, span_end_day,
                 (shortfall_rate * price(shortfall_price_q, world, l)) * rows[l, SHORTFALL_METRIC]
     # 4. Crews: engaged from the first crew row's start to the last one's finish.
     rows_of_s = n_crew_rows[s]
-    if crew_rate != 0.0 and rows_of_s > 0:
+    if crew_rate[s] != 0.0 and rows_of_s > 0:
         for l in range(n):
             first = math.inf
             last = -math.inf
@@ -148,7 +148,7 @@ def strategy_costs(span_start_node, span_start_day, span_end_node, span_end_day,
                 first = min(first, start)
                 last = max(last, finish)
             rows[l, CREWS] = \
-                (crew_rate * price(crew_price_q, world, l)) \
+                (crew_rate[s] * price(crew_price_q, world, l)) \
                 * max(0.0, clip(last, horizon) - clip(first, horizon))
     # 5. One-offs.
     for u in range(lump_amount.shape[0]):

@@ -172,7 +172,7 @@ def _kernel(sources: str):
                 min(count, (b + 1) * block), metrics, world, node_times, keep_nodes, status,
                 np.empty((q_kind.shape[0], LANES)), np.empty((n_nodes, LANES)),
                 np.empty(n_nodes, dtype=np.int32), np.empty((n_nodes, LANES)),
-                np.empty((max(n_crews, 1), LANES)), np.empty((n_events, LANES)),
+                np.empty((max(n_crews.max(), 1), LANES)), np.empty((n_events, LANES)),
                 np.empty((n_events, LANES), dtype=np.int64), np.empty(island_cap0.shape[0]),
                 np.empty(hall_cap.shape[0]), np.empty((3, LANES)),
                 np.empty(n_nodes, dtype=np.bool_), np.empty(n_nodes, dtype=np.int32),

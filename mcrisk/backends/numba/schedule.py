@@ -112,12 +112,13 @@ def _time_block_lane(node_base_q, node_kind, node_base_const, node_add_q, node_a
 
 
 @jit_inline
-def _give_crew(node_add_q, node_add_const, n_crews, s, v, world, node_time, ready, crew_free,
+def _give_crew(node_add_q, node_add_const, crews, s, v, world, node_time, ready, crew_free,
                l):
     """Crew row v, ready at `ready`, gets the crew free first in lane l (the lowest-numbered
-    of equals): node_time[v, l] and that crew's next free day."""
+    of equals; strategy s has `crews` of them): node_time[v, l] and that crew's next free
+    day."""
     crew = 0
-    for c in range(1, n_crews):
+    for c in range(1, crews):
         if crew_free[c, l] < crew_free[crew, l]:
             crew = c
     begin = max(ready, crew_free[crew, l])
@@ -127,7 +128,7 @@ def _give_crew(node_add_q, node_add_const, n_crews, s, v, world, node_time, read
 
 @jit_inline
 def _crews_by_lane(node_base_q, node_kind, node_base_const, node_add_q, node_add_const,
-                   dep_ptr, dep_idx, n_crews, block_ptr, block_node, block_feeds_crew,
+                   dep_ptr, dep_idx, crews, block_ptr, block_node, block_feeds_crew,
                    crew_node, n_crew_rows, unlock_ptr, unlock_block, s, world, node_time,
                    waiting, crew_ready_at, crew_free, lane_waiting, l, n_done):
     """The reference's crew loop in lane l, from where the lanes parted: the earliest-ready
@@ -149,7 +150,7 @@ def _crews_by_lane(node_base_q, node_kind, node_base_const, node_add_q, node_add
             return n_done
         v = crew_node[s, pick]
         crew_ready_at[v, l] = math.inf
-        _give_crew(node_add_q, node_add_const, n_crews, s, v, world, node_time, picked_ready,
+        _give_crew(node_add_q, node_add_const, crews, s, v, world, node_time, picked_ready,
                    crew_free, l)
         n_done += 1
         for j in range(unlock_ptr[s, pick], unlock_ptr[s, pick + 1]):
@@ -181,6 +182,7 @@ def schedule_nodes(node_base_q, node_kind, node_base_const, node_add_q, node_add
     crew yet) and waiting[b] are the same in every lane until the lanes part.
     """
     n_rows = n_crew_rows[s]
+    crews = n_crews[s]
     for r in range(n_rows):
         row_ready[crew_node[s, r]] = 0
         for l in range(n):
@@ -196,7 +198,7 @@ def schedule_nodes(node_base_q, node_kind, node_base_const, node_add_q, node_add
         row_ready[v] = node_kind[s, v] == NODE_CREW
     for l in range(n):
         deadlock[l] = False
-        for c in range(n_crews):
+        for c in range(crews):
             crew_free[c, l] = 0.0
     while True:
         # One row ready for a crew: every lane gives it the crew free first, all at once.
@@ -214,7 +216,7 @@ def schedule_nodes(node_base_q, node_kind, node_base_const, node_add_q, node_add
             ready = crew_ready_at[v, l]
             crew_ready_at[v, l] = math.inf
             deadlock[l] |= not ready < math.inf     # the reference finds no row to pick
-            _give_crew(node_add_q, node_add_const, n_crews, s, v, world, node_time, ready,
+            _give_crew(node_add_q, node_add_const, crews, s, v, world, node_time, ready,
                        crew_free, l)
         n_done += 1
         for j in range(unlock_ptr[s, pick], unlock_ptr[s, pick + 1]):
@@ -233,7 +235,7 @@ def schedule_nodes(node_base_q, node_kind, node_base_const, node_add_q, node_add
         lane_done = n_done
         if n_open > 1:                                     # the lanes part
             lane_done = _crews_by_lane(node_base_q, node_kind, node_base_const, node_add_q,
-                                       node_add_const, dep_ptr, dep_idx, n_crews, block_ptr,
+                                       node_add_const, dep_ptr, dep_idx, crews, block_ptr,
                                        block_node, block_feeds_crew, crew_node, n_crew_rows,
                                        unlock_ptr, unlock_block, s, world, node_time,
                                        waiting, crew_ready_at, crew_free, lane_waiting, l,

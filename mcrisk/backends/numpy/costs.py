@@ -143,9 +143,9 @@ def strategy_costs(plan: CompiledScenario, s: int, node_time: np.ndarray, world:
     if plan.shortfall_rate != 0.0:
         costs[:, COST["cost_shortfall"]] = (
             (plan.shortfall_rate * price(world, plan.shortfall_price_q)) * shortfall)
-    if plan.crew_rate != 0.0 and plan.n_crew_rows[s] > 0:
+    if plan.crew_rate[s] != 0.0 and plan.n_crew_rows[s] > 0:
         costs[:, COST["cost_crews"]] = (
-            (plan.crew_rate * price(world, plan.crew_price_q)) * crew_days(plan, s, node_time,
+            (plan.crew_rate[s] * price(world, plan.crew_price_q)) * crew_days(plan, s, node_time,
                                                                            world))
     for u in range(plan.lump_amount.shape[0]):
         amount = plan.lump_amount[u]

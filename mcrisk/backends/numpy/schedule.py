@@ -37,7 +37,7 @@ def schedule_nodes(plan: CompiledScenario, s: int, world: np.ndarray) -> np.ndar
     n, n_nodes = world.shape[0], plan.n_nodes
     node_time = np.full((n, n_nodes), np.nan)
     computed = np.zeros((n, n_nodes), dtype=bool)
-    crew_free = np.zeros((n, plan.n_crews))
+    crew_free = np.zeros((n, plan.n_crews[s]))
     crew_nodes = [v for v in range(n_nodes) if plan.node_kind[s, v] == NODE_CREW]
     rows = np.arange(n)
     for _ in range(len(crew_nodes) + 1):
