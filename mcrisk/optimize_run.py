@@ -140,15 +140,21 @@ def strategies_toml_text(document: dict) -> str:
     """strategies.toml: a header that says where the plans come from and how to use them,
     then each chosen plan's [[strategies]] block (mcrisk.optimize.candidates.strategy_toml,
     with `crews = N` where its crews differ from the scenario's), best first."""
-    from .report.optimize import no_plan_text, objective_text
+    from .report.optimize import no_plan_text, objective_text, statistic_label
 
     evaluation = document["evaluation"]
+    if document["objective"]["kind"] == "pareto":
+        first = statistic_label(document["objective"]["statistics"][0])
+        order = (f"the {objective_text(document)}, by {first}, lowest first, on "
+                 f"{evaluation['samples']:,} fresh scenarios, seed {evaluation['seed']}")
+    else:
+        order = (f"best first by the objective ({objective_text(document)}) on "
+                 f"{evaluation['samples']:,} fresh scenarios, seed {evaluation['seed']}")
     header = [
         f"# Plans found by `mcrisk optimize` (mcrisk {document['mcrisk_version']}) for "
         f"{document['scenario']}",
         f"# search: {document['search']} (sha256 {document['search_sha256']})",
-        f"# best first by the objective ({objective_text(document)}) on "
-        f"{evaluation['samples']:,} fresh scenarios, seed {evaluation['seed']}",
+        f"# {order}",
         "# (optimize.json has their figures). Each block is a [[strategies]] entry that "
         "`mcrisk run`",
         "# accepts unchanged: append it to the scenario file (docs/optimize.md).",
@@ -174,6 +180,7 @@ def build_document(space, search_sha256: str, generated, raced, evaluated, backe
         "scenario": str(space.scenario_path),
         "scenario_name": scenario.name,
         "scenario_sha256": scenario.sha256,
+        "currency": scenario.costs.currency if scenario.costs is not None else None,
         "template": space.template,
         "seeds": {"race": int(space.race.seed), "fresh": int(space.evaluate.seed)},
         "mcrisk_version": __version__,
@@ -227,7 +234,7 @@ def evaluation_entries(space, candidates, evaluated) -> dict:
 
     scenario = space.scenario
     plans = []
-    for rank, figures in enumerate(evaluated.plans, start=1):
+    for rank, figures in enumerate(shown_order(space.objective, evaluated.plans), start=1):
         candidate = candidates[figures.candidate]
         plans.append(plan_entry(figures, rank, candidate.knobs,
                                 strategy_toml(candidate, scenario)))
@@ -235,8 +242,27 @@ def evaluation_entries(space, candidates, evaluated) -> dict:
                            "top": int(space.evaluate.top),
                            "best_written": evaluated.best_written,
                            "seconds": round(float(evaluated.seconds), 3)},
-            "plans": plans, "written": [plan_entry(f) for f in evaluated.written],
+            "plans": plans,
+            "written": [plan_entry(f) for f in shown_order(space.objective, evaluated.written)],
             "pareto": list(evaluated.pareto)}
+
+
+def shown_order(objective, plans) -> list:
+    """The chosen plans (or the written strategies) in the order they are listed and
+    ranked: best first by the objective
+    as the evaluation gives them; a Pareto set has no best, and the sum of its objectives
+    that orders it in the evaluation (dollars plus H100-eq days, say) means nothing to a
+    reader, so it is listed by its first objective, lowest first (ties as the evaluation
+    ordered them): along a two-objective frontier, from one end to the other."""
+    plans = list(plans)
+    if objective.kind != "pareto":
+        return plans
+    first = objective.statistics[0]
+
+    def key(figures):
+        value = figures.statistics[first].value if first in figures.statistics else None
+        return (value is None, value if value is not None else 0.0)
+    return sorted(plans, key=key)
 
 
 def plan_entry(figures, rank: int | None = None, knobs=(), block: str | None = None) -> dict:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import html
 import io
 import json
 import re
@@ -118,13 +119,13 @@ def _row(text: str, name: str) -> str:
 
 def test_terminal_table_claims_only_beyond_noise():
     text = format_optimize(hand_built())
-    assert "better" in _row(text, "plan-1") and "-20 [-21, -19]" in _row(text, "plan-1")
+    assert "better" in _row(text, "plan-1") and "-$20 [-$21, -$19]" in _row(text, "plan-1")
     row = _row(text, "plan-2")
     assert "within noise" in row and "better" not in row
     assert "(best written)" in _row(text, "late-drain")
     assert "worse" in _row(text, "early<b>")
-    assert "violated: P90 trough_depth" in _row(text, "early<b>")
-    assert "1 -> " not in text and "24 -> 6" in text          # the race's stages
+    assert "violated: P90 trough depth (H100-eq)" in _row(text, "early<b>")
+    assert "stage 1" not in text and "24 in, 10 broke a constraint, 6 kept" in text  # stages
     assert "6 row positions" in text                          # rejected, by reason
     assert "seed 2, not used to choose" in text
 
@@ -146,8 +147,11 @@ def test_report_page_has_the_section_and_escapes_names():
 
 
 def test_words_of_statistics_and_verdicts():
-    assert statistic_label("p:power_violation") == "P(power_violation > 0)"
-    assert statistic_label("p90:trough_depth") == "P90 trough_depth"
+    assert statistic_label("p:power_violation") == "P(power over cap)"
+    assert statistic_label("p90:trough_depth") == "P90 trough depth (H100-eq)"
+    assert statistic_label("p90:shortfall_gpu_days") == "P90 shortfall (H100-eq x days)"
+    assert statistic_label("mean:cost_total") == "mean total cost"
+    assert statistic_label("p:trough_days") == "P(days below baseline > 0)"
     assert verdict_text(None) == "(best written)"
     assert verdict_text({"verdict": "within noise"}) == "within noise"
 
@@ -351,7 +355,7 @@ def test_a_pareto_search_shows_each_objective_and_dominance_not_a_difference():
     assert schema_errors(document) == []
     text = format_optimize(document)
     header = text.splitlines()[text.splitlines().index("") + 1]
-    assert "mean cost_total [95%]" in header and "P90 trough_depth [95%]" in header
+    assert "mean total cost [95%]" in header and "P90 trough depth (H100-eq) [95%]" in header
     assert "minus" not in header                          # no difference of a Pareto sum
     assert "Pareto set" in text and "plan-1, plan-2" in text
     page = render_optimize_report(document)
@@ -391,3 +395,115 @@ def test_validate_reads_a_search_file_as_optimize_would(tmp_path, capsys):
     assert main(["validate", str(bad)]) == 2
     err = capsys.readouterr().err
     assert f"{bad}: search.template = 'x': unknown strategy" in err and "Traceback" not in err
+
+
+# ---- what a planner reads: money, names, a share bounded by 0, a Pareto trade (O5) --------
+
+def planner_document() -> dict:
+    """hand_built with the reference's magnitudes: a cost objective in dollars, a P90
+    shortfall, and `p:power_violation` at most 0 (plan-1 and late-drain in no scenario,
+    early<b> in 2 of the 400)."""
+    document = hand_built()
+    document["currency"] = "USD"
+    document["constraints"].append({"statistic": "p:power_violation", "max": 0.0})
+    figures = {"plan-1": (22_785_492.0, (22_715_329.0, 22_855_656.0), 0.0, "met"),
+               "plan-2": (23_204_227.0, (23_135_129.0, 23_273_324.0), 0.0, "met"),
+               "late-drain": (23_153_772.0, (23_081_004.0, 23_226_541.0), 0.0, "met"),
+               "early<b>": (26_806_688.0, (26_671_808.0, 26_941_568.0), 0.005, "violated")}
+    for plan in (*document["plans"], *document["written"]):
+        cost, ci, share, verdict = figures[plan["name"]]
+        plan["objective"] = {"value": cost, "ci": list(ci)}
+        plan["statistics"]["mean:cost_total"] = {"value": cost, "ci": list(ci)}
+        plan["statistics"]["p:power_violation"] = {
+            "value": share, "ci": [0.0, 0.0092] if share == 0 else [0.0006, 0.018]}
+        plan["constraints"]["p:power_violation"] = {"verdict": verdict}
+    document["plans"][0]["against_best_written"] = _against(-368_280.0, -374_000.0,
+                                                            -363_000.0, "better")
+    return document
+
+
+def test_money_is_money_and_statistics_have_the_reports_names():
+    """A cost reads as $22.8M [$22.7M, $22.9M] (analysis.compare.money_text), not
+    22,785,492 [22,715,329, 22,855,656]; the difference as -$368k; headers in words."""
+    document = planner_document()
+    assert schema_errors(document) == []
+    text = format_optimize(document)
+    row = _row(text, "plan-1")
+    assert "$22.8M [$22.7M, $22.9M]" in row and "-$368k [-$374k, -$363k]" in row
+    assert "22,785,492" not in text and "cost_total" not in text
+    header = text.splitlines()[text.splitlines().index("") + 1]
+    assert "mean total cost [95%]" in header and "plan minus late-drain [95%]" in header
+    assert "constraints: P90 trough depth (H100-eq) at most 0; power over cap in no scenario" \
+        in text
+    page = render_optimize_report(document)
+    assert "$22.8M" in page and "[$22.7M, $22.9M]" in page and "22,785,492" not in page
+    assert "mean total cost: plan minus late-drain" in page
+    assert "difference -$368k [-$374k, -$363k]" in page
+
+
+def test_a_share_bounded_by_zero_says_none_in_the_scenarios_or_who_had_it():
+    document = planner_document()
+    text = format_optimize(document)
+    line = ("Power over cap: none in 400 fresh scenarios for plan-1, plan-2, late-drain; "
+            "early<b> has it in 0.5% of them (the constraint: none).")
+    assert line in text
+    assert "all met" in _row(text, "plan-1") and "within noise" not in _row(text, "plan-1")
+    assert "violated: P90 trough depth (H100-eq), P(power over cap)" in _row(text, "early<b>")
+    page = render_optimize_report(document)
+    assert html.escape(line, quote=False) in page and "in 400 scenarios" in page
+    for plan in document["written"][1:]:
+        plan["statistics"]["p:power_violation"]["value"] = 0.0
+        plan["constraints"]["p:power_violation"]["verdict"] = "met"
+    assert ("Power over cap: none in 400 fresh scenarios, for every plan and written "
+            "strategy.") in format_optimize(document)
+
+
+def test_a_pareto_trade_is_called_a_trade_and_the_set_is_explained_in_one_line():
+    document = pareto_document()
+    text = format_optimize(document)
+    assert "trade" in _row(text, "plan-2") and "n/a" not in _row(text, "plan-2")
+    lines = [line for line in text.splitlines() if line.startswith("Pareto set:")]
+    assert len(lines) == 1 and "plan-1, plan-2" in lines[0]
+    assert "no other plan or written strategy is lower on one objective beyond noise" in lines[0]
+    assert "differences are plan minus" not in text        # a Pareto table shows none
+    page = render_optimize_report(document)
+    assert '<td class="noise">trade</td>' in page and ">n/a<" not in page
+    # each objective's difference beside the verdict, plan minus the best written
+    assert "plan-2 and late-drain trade" in page and "mean total cost -$0.50" in page
+
+
+def test_a_pareto_set_is_listed_by_its_first_objective():
+    """The evaluation orders a Pareto set by the sum of its objectives (dollars plus
+    H100-eq days: meaningless to a reader); optimize.json lists and ranks it by its first
+    objective, lowest first, the written strategies too; other objectives keep the order."""
+    from types import SimpleNamespace
+
+    from mcrisk.optimize_run import shown_order
+
+    def figures(name, shortfall):
+        return SimpleNamespace(name=name, statistics={
+            "p90:shortfall_gpu_days": SimpleNamespace(value=shortfall)})
+    plans = [figures("cheap", 37_000.0), figures("mid", 16_000.0), figures("least", 14_600.0),
+             figures("none", None)]
+    pareto = SimpleNamespace(kind="pareto", statistics=("p90:shortfall_gpu_days",
+                                                        "mean:cost_total"))
+    assert [f.name for f in shown_order(pareto, plans)] == ["least", "mid", "cheap", "none"]
+    minimize = SimpleNamespace(kind="minimize", statistics=("p90:shortfall_gpu_days",))
+    assert [f.name for f in shown_order(minimize, plans)] == ["cheap", "mid", "least", "none"]
+
+
+def test_the_pages_strategy_blocks_wrap_and_are_strategies_toml_byte_for_byte(known_run):
+    """A block's description is one long TOML line: the page wraps it (pre-wrap) instead of
+    letting it run out of its box, and the text in the page is strategies.toml's block."""
+    code, _, out = known_run
+    assert code == 0
+    page = (out / "report.html").read_text()
+    assert re.search(r"pre\.toml \{[^}]*white-space: pre-wrap", page)
+    blocks = [html.unescape(b) for b in re.findall(r'<pre class="toml">(.*?)</pre>', page,
+                                                   flags=re.S)]
+    toml_text = (out / "strategies.toml").read_text()
+    document = json.loads((out / "optimize.json").read_text())
+    assert blocks and len(blocks) == len(document["plans"])
+    for block, plan in zip(blocks, document["plans"]):
+        assert block == plan["strategy_toml"].rstrip("\n") and block in toml_text
+    assert document["currency"] == "USD"

@@ -63,7 +63,8 @@ def test_the_example_space_reads_as_written():
     assert [(w.units, w.rows) for w in space.waves] == [(("N01", "N02"), ("B1", "A9")),
                                                         (("N15", "N16"), ("A2", "A9"))]
     assert space.crews == (1, 2, 3)
-    assert space.objective.terms == (("p90:shortfall_gpu_days", 1.0),)
+    assert space.objective.kind == "pareto"
+    assert space.objective.statistics == ("p90:shortfall_gpu_days", "mean:cost_total")
     assert [c.statistic for c in space.constraints] == [
         "p90:trough_depth", "p90:completion_day", "p:power_violation", "mean:cost_total"]
     assert space.race.scenarios == (500, 2000, 20000) and space.race.seed == 1

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import datetime as _dt
 
+from ..analysis.compare import money_text
+from ..cost_summary import COST_LABELS
 from .findings import fmt
 from .html import _CSS as PAGE_STYLE
 from .html_parts import interval_text
@@ -23,8 +25,15 @@ from .text import html_text
 STATISTIC_WORDS = {"p50": "P50", "p90": "P90", "p99": "P99", "mean": "mean", "p": "P"}
 OBJECTIVE_WORDS = {"minimize": "minimize", "weights": "minimize the weighted sum",
                    "pareto": "Pareto set of"}
+# a column as the run's report names it (findings' and html_parts' words, "x" for the terminal)
+COLUMN_WORDS = {"trough_depth": "trough depth (H100-eq)", "trough_days": "days below baseline",
+                "shortfall_gpu_days": "shortfall (H100-eq x days)",
+                "homeless_days": "homeless days", "completion_day": "completion day",
+                "power_violation": "power over cap"}
 EXTRA_STYLE = """
-pre.toml { background: var(--band); padding: 8px 12px; font-size: 12.5px; overflow-x: auto; }
+pre.toml { background: var(--band); padding: 8px 12px; font-size: 12.5px;
+           white-space: pre-wrap; overflow-wrap: anywhere; }
+td .ci { white-space: nowrap; }
 td.better { color: #006400; font-weight: 600; }
 td.worse { color: #B00020; font-weight: 600; }
 td.noise { color: var(--muted); }
@@ -32,36 +41,86 @@ tr.written td { background: #f3f6f9; }
 """
 
 
+def column_words(column: str) -> str:
+    """A metric or cost column in words: 'shortfall (H100-eq x days)', 'total cost',
+    'retrofit crews cost'."""
+    if column in COST_LABELS:
+        return f"{COST_LABELS[column]} cost"
+    return COLUMN_WORDS.get(column, column)
+
+
 def statistic_label(statistic: str) -> str:
-    """'p90:trough_depth' as 'P90 trough_depth'; 'p:power_violation' as
-    'P(power_violation > 0)' (the share of scenarios where the column is above 0)."""
+    """'p90:shortfall_gpu_days' as 'P90 shortfall (H100-eq x days)', 'mean:cost_total' as
+    'mean total cost'; 'p:power_violation' as 'P(power over cap)' and another share as
+    'P(trough depth (H100-eq) > 0)': the share of scenarios where the column is above 0."""
     kind, _, column = statistic.partition(":")
     if kind == "p":
-        return f"P({column} > 0)"
-    return f"{STATISTIC_WORDS.get(kind, kind)} {column}"
+        return ("P(power over cap)" if column == "power_violation"
+                else f"P({column_words(column)} > 0)")
+    return f"{STATISTIC_WORDS.get(kind, kind)} {column_words(column)}"
 
 
-def statistic_value(statistic: str, value: float | None) -> str:
-    """A statistic's value for a table: a share for p:, else fmt's number."""
+def is_money(statistic: str) -> bool:
+    """Whether a statistic is an amount of money (a cost column's, not a share)."""
+    kind, _, column = statistic.partition(":")
+    return kind != "p" and column in COST_LABELS
+
+
+def statistic_value(statistic: str, value: float | None, currency: str = "USD") -> str:
+    """A statistic's value for a table: money for a cost ($22.8M), a share for p: ('none'
+    at 0, else a percentage to two significant digits), else fmt's number."""
     if value is None:
         return "n/a"
     if statistic.startswith("p:"):
-        return f"{value:.1%}"
+        return "none" if value == 0 else f"{100 * value:.2g}%"
+    if is_money(statistic):
+        return money_text(value, currency)
     return fmt(value)
 
 
-def statistic_interval(statistic: str, ci) -> str:
+def statistic_interval(statistic: str, ci, currency: str = "USD") -> str:
     """'[low, high]' of a 95% interval in the statistic's own format, '[n/a]' without one."""
     if ci is None or None in ci:
         return "[n/a]"
     if statistic.startswith("p:"):
-        return f"[{ci[0]:.1%}, {ci[1]:.1%}]"
+        return "[" + ", ".join("0%" if end == 0 else f"{100 * end:.2g}%" for end in ci) + "]"
+    if is_money(statistic):
+        return f"[{money_text(ci[0], currency)}, {money_text(ci[1], currency)}]"
     return interval_text({"ci": ci}, "ci")
 
 
+def estimate_text(statistic: str, estimate: dict | None, currency: str = "USD",
+                  samples: int | None = None) -> str:
+    """A statistic's value and 95% interval, '14,523 [13,731, 15,454]', '$22.8M [$22.7M,
+    $22.9M]'; a share of 0 as 'none in 20,000 scenarios' (with `samples`): no interval of
+    a share of 0 says more than the count does."""
+    estimate = estimate or {}
+    value = estimate.get("value")
+    if statistic.startswith("p:") and value == 0 and samples:
+        return f"none in {samples:,} scenarios"
+    return (f"{statistic_value(statistic, value, currency)} "
+            f"{statistic_interval(statistic, estimate.get('ci'), currency)}")
+
+
+def currency_of(document: dict) -> str:
+    """The scenario's currency (optimize.json's `currency`; USD when it has none)."""
+    return document.get("currency") or "USD"
+
+
+def bound_text(constraint: dict, currency: str = "USD") -> str:
+    """A constraint in words: 'P90 completion day at most 540', 'mean total cost at most
+    $40.0M', and a share bounded by 0 as 'power over cap in no scenario'."""
+    statistic, maximum = constraint["statistic"], constraint["max"]
+    kind, _, column = statistic.partition(":")
+    if kind == "p" and maximum == 0:
+        return f"{column_words(column)} in no scenario"
+    return f"{statistic_label(statistic)} at most {statistic_value(statistic, maximum, currency)}"
+
+
 def objective_text(document: dict) -> str:
-    """The objective in words: 'minimize P90 shortfall_gpu_days', 'minimize the weighted
-    sum 1 x P90 ... + 0.0001 x mean cost_total', 'Pareto set of P90 ... and mean ...'."""
+    """The objective in words: 'minimize P90 shortfall (H100-eq x days)', 'minimize the
+    weighted sum 1 x P90 ... + 0.0001 x mean total cost', 'Pareto set of P90 ... and mean
+    ...'."""
     objective = document["objective"]
     kind, statistics = objective["kind"], objective["statistics"]
     if kind == "weights":
@@ -89,26 +148,38 @@ def shown_statistics(document: dict) -> list[str]:
 
 
 def objective_name(document: dict) -> str:
-    """A short header for the objective's column: its statistic, or 'objective' for a
-    weighted sum or a Pareto set."""
+    """A short header for the objective's column: its statistic, 'weighted sum' for a
+    weighted sum, 'objective' for a Pareto set."""
     objective = document["objective"]
     if objective["kind"] == "minimize":
         return statistic_label(objective["statistics"][0])
-    return "objective"
+    return "weighted sum" if objective["kind"] == "weights" else "objective"
 
 
-def verdict_text(against: dict | None) -> str:
+def verdict_text(against: dict | None, pareto: bool = False) -> str:
     """A plan against the best written strategy, in a word or two: better, worse, within
-    noise (no claim either way), or n/a (no interval); '(best written)' for that strategy."""
+    noise (no claim either way), or n/a (no interval); '(best written)' for that strategy.
+    On a Pareto objective optimize.json's 'n/a' is a trade (each lower on some objective,
+    neither dominating) and is said so, as the findings say it."""
     if against is None:
         return "(best written)"
-    return against.get("verdict") or "n/a"
+    verdict = against.get("verdict") or "n/a"
+    return "trade" if pareto and verdict == "n/a" else verdict
+
+
+def is_pareto(document: dict) -> bool:
+    return document["objective"]["kind"] == "pareto"
+
+
+PARETO_MEANING = ("no other plan or written strategy is lower on one objective beyond noise "
+                  "and no higher on the others; choosing among them is choosing a price "
+                  "between the objectives")
 
 
 def constraints_text(plan: dict) -> str:
-    """'all met', or the constraints not met, grouped by how: 'violated: P90 trough_depth;
-    within noise: P(power_violation > 0)' (within noise: the statistic's interval holds the
-    bound, as a share of 0 in every scenario does against a bound of 0)."""
+    """'all met', or the constraints not met, grouped by how: 'violated: P90 trough depth
+    (H100-eq); within noise: P90 completion day' (within noise: the statistic's interval
+    holds the bound)."""
     if not plan["constraints"]:
         return "none set"
     groups = []
@@ -155,16 +226,20 @@ def sampling_text(space: dict) -> str:
             f"by {space.get('sampler') or 'a sampler not recorded'}")
 
 
-def difference_text(statistic: str, estimate: dict | None) -> str:
-    """The objective's difference against the best written strategy with its interval."""
+def difference_text(statistic: str, estimate: dict | None, currency: str = "USD") -> str:
+    """The objective's difference against the best written strategy with its interval, in
+    the statistic's format ('-$412k [-$480k, -$344k]', '+60,141 [57,175, 62,984]')."""
     if not estimate:
         return "-"
-    return (f"{_signed(statistic, estimate.get('value'))} "
-            f"{statistic_interval(statistic, estimate.get('ci'))}")
+    return (f"{_signed(statistic, estimate.get('value'), currency)} "
+            f"{statistic_interval(statistic, estimate.get('ci'), currency)}")
 
 
-def _signed(statistic: str, value: float | None) -> str:
-    text = statistic_value(statistic, value)
+def _signed(statistic: str, value: float | None, currency: str) -> str:
+    if statistic.startswith("p:") and value is not None:
+        text = "0%" if value == 0 else f"{100 * value:.2g}%"       # a difference: no 'none'
+    else:
+        text = statistic_value(statistic, value, currency)
     return f"+{text}" if value is not None and value > 0 else text
 
 
@@ -200,7 +275,8 @@ def render_optimize_report(document: dict) -> str:
 
 
 def _findings_html(document: dict) -> str:
-    """One sentence per plan against the best written strategy; a claim only beyond noise."""
+    """One sentence per plan against the best written strategy (a claim only beyond noise),
+    then what a share bounded by 0 found."""
     best = document["evaluation"].get("best_written")
     evaluation = document["evaluation"]
     where = (f"paired on the same {evaluation['samples']:,} fresh scenarios (seed "
@@ -211,11 +287,50 @@ def _findings_html(document: dict) -> str:
     if best is None:
         return ('<div class="findings"><p>The scenario writes no strategy to compare the plans '
                 "with.</p></div>")
-    sentences = [f"Each plan against <b>{html_text(best)}</b>, the best written strategy by "
-                 f"the objective, {where}:"]
+    yardstick = ("the best written strategy by the sum of the objectives among those that "
+                 "meet the constraints" if is_pareto(document) else
+                 "the best written strategy by the objective among those that meet the "
+                 "constraints")
+    sentences = [f"Each plan against <b>{html_text(best)}</b>, {yardstick}, {where}:"]
     for plan in document["plans"]:
         sentences.append(_plan_sentence(document, plan, best))
+    if is_pareto(document):
+        names = ", ".join(html_text(n) for n in document.get("pareto") or ()) or "empty"
+        sentences.append(f"The Pareto set on the fresh scenarios: {names}: "
+                         f"{html_text(PARETO_MEANING)}.")
+    sentences += [html_text(line) for line in share_bound_lines(document)]
     return '<div class="findings">' + "".join(f"<p>{s}</p>" for s in sentences) + "</div>"
+
+
+def share_bound_lines(document: dict) -> list[str]:
+    """Per constraint that bounds a share by 0 ('in no scenario'), what the fresh scenarios
+    show: 'Power over cap: none in 20,000 fresh scenarios, for every plan and written
+    strategy.', or which had it and in what share of the scenarios."""
+    samples = document["evaluation"]["samples"]
+    entries = (*document["plans"], *document["written"])
+    lines = []
+    for constraint in document["constraints"]:
+        kind, _, column = constraint["statistic"].partition(":")
+        if kind != "p" or constraint["max"] != 0 or not entries:
+            continue
+        label = constraint["statistic"]
+        values = [(e["name"], (e["statistics"].get(label) or {}).get("value")) for e in entries]
+        if any(value is None for _, value in values):
+            continue                                  # no figure: nothing to say
+        had = [(name, value) for name, value in values if value > 0]
+        words = column_words(column)
+        if not had:
+            lines.append(f"{words[0].upper()}{words[1:]}: none in {samples:,} fresh "
+                         "scenarios, for every plan and written strategy.")
+            continue
+        clean = [e["name"] for e in entries if e["name"] not in dict(had)]
+        lines.append(f"{words[0].upper()}{words[1:]}: "
+                     + (f"none in {samples:,} fresh scenarios for {', '.join(clean)}; "
+                        if clean else "")
+                     + "; ".join(f"{name} has it in {statistic_value(label, value)} of them"
+                                 for name, value in had)
+                     + " (the constraint: none).")
+    return lines
 
 
 def _plan_sentence(document: dict, plan: dict, best: str) -> str:
@@ -224,9 +339,10 @@ def _plan_sentence(document: dict, plan: dict, best: str) -> str:
     label = html_text(objective_name(document))
     if against is None:
         return f"{name}: is the best written strategy itself."
-    if document["objective"]["kind"] == "pareto":
-        return _pareto_sentence(name, html_text(best), against.get("verdict"))
-    difference = html_text(difference_text(statistic, against.get("objective")))
+    if is_pareto(document):
+        return _pareto_sentence(document, plan, best)
+    difference = html_text(difference_text(statistic, against.get("objective"),
+                                           currency_of(document)))
     verdict = against.get("verdict")
     if verdict in ("better", "worse"):
         ci = (against.get("objective") or {}).get("ci")
@@ -241,19 +357,48 @@ def _plan_sentence(document: dict, plan: dict, best: str) -> str:
     return f"{name}: no interval for the difference on {label} ({difference})."
 
 
-def _pareto_sentence(name: str, best: str, verdict: str | None) -> str:
+def pareto_differences(document: dict, plan: dict, best: str) -> str:
+    """Each objective of a Pareto search, plan minus the best written strategy: 'P90
+    shortfall (H100-eq x days) -35,375; mean total cost +$21.7k [$5.1k, $38.3k]' (a mean's
+    with the paired interval of its per-world differences)."""
+    other = next((w for w in document["written"] if w["name"] == best), None)
+    if other is None:
+        return ""
+    currency = currency_of(document)
+    columns = (plan.get("against_best_written") or {}).get("columns") or {}
+    parts = []
+    for statistic in document["objective"]["statistics"]:
+        mine = (plan["statistics"].get(statistic) or {}).get("value")
+        theirs = (other["statistics"].get(statistic) or {}).get("value")
+        if mine is None or theirs is None:
+            parts.append(f"{statistic_label(statistic)} n/a")
+            continue
+        text = f"{statistic_label(statistic)} {_signed(statistic, mine - theirs, currency)}"
+        paired = columns.get(statistic.partition(":")[2]) or {}
+        if statistic.startswith("mean:") and paired.get("mean_ci"):
+            text += " " + statistic_interval(statistic, paired["mean_ci"], currency)
+        parts.append(text)
+    return "; ".join(parts)
+
+
+def _pareto_sentence(document: dict, plan: dict, best: str) -> str:
     """A plan against the best written strategy on a Pareto objective: dominance beyond
-    noise, a trade, or no difference the scenarios can show (names already escaped)."""
+    noise, a trade, or no difference the scenarios can show, with each objective's
+    difference."""
+    name, other = html_text(plan["name"]), html_text(best)
+    verdict = (plan.get("against_best_written") or {}).get("verdict")
+    numbers = html_text(pareto_differences(document, plan, best))
+    numbers = f" ({numbers}; plan minus {other})" if numbers else ""
     if verdict == "better":
-        return (f"{name} is <b>better</b> than {best}: no worse on any objective and better "
-                "on at least one beyond noise (it dominates it).")
+        return (f"{name} is <b>better</b> than {other}: no worse on any objective and better "
+                f"on at least one beyond noise (it dominates it){numbers}.")
     if verdict == "worse":
-        return f"{name} is <b>worse</b> than {best}: {best} dominates it beyond noise."
+        return f"{name} is <b>worse</b> than {other}: {other} dominates it beyond noise{numbers}."
     if verdict == "n/a":
-        return (f"{name} and {best} trade: each is better than the other on some objective "
-                "(neither dominates).")
-    return (f"{name} and {best} cannot be told apart on these scenarios: no objective "
-            "differs beyond noise.")
+        return (f"{name} and {other} trade: each is lower on some objective, and neither "
+                f"dominates the other beyond noise{numbers}.")
+    return (f"{name} and {other} cannot be told apart on these scenarios: no objective "
+            f"differs beyond noise{numbers}.")
 
 
 def _statistics(document: dict) -> list[str]:
@@ -269,16 +414,19 @@ def _statistics(document: dict) -> list[str]:
 def _plans_table(document: dict) -> str:
     statistics = _statistics(document)
     best = document["evaluation"].get("best_written")
+    samples = document["evaluation"]["samples"]
+    currency = currency_of(document)
     objective_stat = objective_statistic(document)
     pareto = set(document.get("pareto") or ())
-    is_pareto = document["objective"]["kind"] == "pareto"
-    head = ("<tr><th>rank</th><th>plan</th><th class=\"n\">crews</th>"
-            + "".join(f'<th class="n">{html_text(statistic_label(s))} [95%]</th>'
+    pareto_goal = is_pareto(document)
+    head = (f"<tr><th>{'#' if pareto_goal else 'rank'}</th><th>plan</th>"
+            '<th class="n">crews</th>'
+            + "".join(f'<th class="n">{html_text(statistic_label(s))}<br>[95%]</th>'
                       for s in statistics)
-            + (f'<th class="n">{html_text(objective_name(document))} minus '
-               f"{html_text(best)} [95%]</th>" if best and not is_pareto else "")
-            + ("<th>verdict</th>" if best else "")
-            + "<th>constraints</th>" + ("<th>Pareto set</th>" if is_pareto else "") + "</tr>")
+            + (f'<th class="n">{html_text(objective_name(document))}: plan minus '
+               f"{html_text(best)}<br>[95%]</th>" if best and not pareto_goal else "")
+            + (f"<th>against {html_text(best)}</th>" if best else "")
+            + "<th>constraints</th>" + ("<th>Pareto set</th>" if pareto_goal else "") + "</tr>")
     rows = []
     for plan in (*document["plans"], *document["written"]):
         cells = [f"<td>{plan.get('rank', '') if not plan['written'] else 'written'}</td>",
@@ -286,54 +434,68 @@ def _plans_table(document: dict) -> str:
                  f'<td class="n">{plan["crews"]}</td>']
         for statistic in statistics:
             estimate = plan["statistics"].get(statistic) or {}
-            cells.append(f'<td class="n">{statistic_value(statistic, estimate.get("value"))}'
-                         f'<br><span class="ci">'
-                         f'{statistic_interval(statistic, estimate.get("ci"))}</span></td>')
+            value = estimate.get("value")
+            if statistic.startswith("p:") and value == 0:
+                below = f"in {samples:,} scenarios"
+            else:
+                below = statistic_interval(statistic, estimate.get("ci"), currency)
+            cells.append(f'<td class="n">{statistic_value(statistic, value, currency)}'
+                         f'<br><span class="ci">{below}</span></td>')
         if best:
             against = plan.get("against_best_written")
-            verdict = verdict_text(against)
+            verdict = verdict_text(against, pareto_goal)
             css = {"better": "better", "worse": "worse"}.get(verdict, "noise")
-            if not is_pareto:
-                difference = difference_text(objective_stat, (against or {}).get("objective"))
+            if not pareto_goal:
+                difference = difference_text(objective_stat, (against or {}).get("objective"),
+                                             currency)
                 cells.append(f'<td class="n">{html_text(difference)}</td>')
             cells.append(f'<td class="{css}">{html_text(verdict)}</td>')
         cells.append(f"<td>{html_text(constraints_text(plan))}</td>")
-        if is_pareto:
+        if pareto_goal:
             cells.append(f"<td>{'yes' if plan['name'] in pareto else ''}</td>")
         css = ' class="written"' if plan["written"] else ""
         rows.append(f"<tr{css}>{''.join(cells)}</tr>")
     return f'<div class="scroll"><table class="ranking">{head}{"".join(rows)}</table></div>'
 
 
+def race_rule(document: dict) -> str:
+    """What a race stage keeps, in words."""
+    if is_pareto(document):
+        return ("of the rest, the noise-aware Pareto set and the best by each objective go "
+                "on")
+    keep = document["race"].get("keep")
+    return ("of the rest, the best " + (f"{keep:.0%} " if keep else "") + "by the objective "
+            "go on, with every candidate tied with the worst kept one within noise; after the "
+            f"last stage every one left is ranked and the best "
+            f"{document['evaluation'].get('top', '')} evaluated")
+
+
 def _race_html(document: dict) -> str:
     race, seed = document["race"], document["seeds"]["race"]
     rows = "".join(
         f'<tr><td>{s["stage"]}</td><td class="n">{s["scenarios"]:,}</td>'
-        f'<td class="n">{s["candidates_in"]:,}</td><td class="n">{s["candidates_out"]:,}</td>'
-        f'<td class="n">{s.get("infeasible", 0):,}</td>'
+        f'<td class="n">{s["candidates_in"]:,}</td>'
+        f'<td class="n">{s.get("infeasible", 0):,}</td><td class="n">{s["candidates_out"]:,}</td>'
         f'<td class="n">{s.get("seconds", 0):,.1f}</td></tr>' for s in race["stages"])
-    keep = race.get("keep")
-    rule = ("the noise-aware Pareto set and the best by each objective go on"
-            if document["objective"]["kind"] == "pareto" else
-            "the best " + (f"{keep:.0%} " if keep else "") + "by the objective go on, with "
-            "every candidate tied with the worst kept one within noise")
     return (f"<p>Successive halving on the race seed {seed}: at each stage every surviving "
-            f"candidate runs on the same scenarios 0..n-1 (common random numbers); {rule}, "
-            "and a candidate whose constraint is violated beyond noise is dropped.</p>"
+            f"candidate runs on the same scenarios 0..n-1 (common random numbers); the "
+            f"candidates that break a constraint beyond noise are dropped, and "
+            f"{html_text(race_rule(document))}.</p>"
             '<table><tr><th>stage</th><th class="n">scenarios</th>'
-            "<th class=\"n\">candidates in</th><th class=\"n\">kept</th>"
-            f"<th class=\"n\">infeasible</th><th class=\"n\">seconds</th></tr>{rows}</table>")
+            "<th class=\"n\">candidates in</th><th class=\"n\">broke a constraint</th>"
+            f"<th class=\"n\">kept</th><th class=\"n\">seconds</th></tr>{rows}</table>")
 
 
 def _space_html(document: dict) -> str:
     space = document["space"]
+    currency = currency_of(document)
     return (f"<p>Candidates: {html_text(sampling_text(space))}; {space['candidates']:,} "
-            f"distinct feasible candidates raced (the template "
+            f"distinct candidates raced (the template "
             f"<code>{html_text(document.get('template', ''))}</code> among them).</p>"
             f"<p>Rejected before simulation: {html_text(rejected_text(space))}.</p>"
             + "<p>Constraints: " + (html_text("; ".join(
-                f"{statistic_label(c['statistic'])} at most {fmt(c['max'])}"
-                for c in document["constraints"] if "max" in c)) or "none") + ".</p>")
+                bound_text(c, currency) for c in document["constraints"] if "max" in c))
+                or "none") + ".</p>")
 
 
 def _knobs_html(document: dict) -> str:
