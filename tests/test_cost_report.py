@@ -15,6 +15,7 @@ from mcrisk.aggregate import metric_summary
 from mcrisk.analysis.compare import money_text
 from mcrisk.definitions import COST, COSTS, METRICS, N_COSTS, N_METRICS
 from mcrisk.report import _cost_parts
+from mcrisk.report.figure_worker import FigurePool
 from mcrisk.report.cost_figures import pareto_chart
 from mcrisk.report.cost_findings import (completion_clause, cost_clause, cost_findings,
                                          depth_ties, pairs_that_matter)
@@ -72,8 +73,9 @@ def test_no_costs_no_section_no_findings_no_chart():
     run.result.costs = None
     pictures = Figures({})
     assert cost_report(run) is None
-    assert _cost_parts(run, pictures, strategy_colors(run.plan.strategy_names)) == []
-    assert "pareto" not in pictures and pictures.costs is None
+    with FigurePool() as pool:
+        assert _cost_parts(run, pool, strategy_colors(run.plan.strategy_names)) == (None, [])
+        assert "pareto" not in pool and pool.pngs() == {}
     assert cost_section(run, pictures, {}) == []
     assert cost_findings(run, None) == []
 
@@ -131,8 +133,9 @@ def test_pareto_chart_is_a_png_with_a_dollar_in_a_name():
 def test_section_in_order_with_chart_and_nav(tmp_path):
     run = trade_run()
     colors = strategy_colors(run.plan.strategy_names)
-    pictures = Figures({})
-    paragraphs = _cost_parts(run, pictures, colors)
+    with FigurePool() as pool:
+        report, paragraphs = _cost_parts(run, pool, colors)
+        pictures = Figures(pool.pngs(), costs=report)
     assert pictures["pareto"].startswith(b"\x89PNG") and pictures.costs is not None
     html = "".join(cost_section(run, pictures, colors))
     assert html.index('id="costs"') < html.index("<img") < html.index("dominated by")

@@ -9,7 +9,8 @@ nightly.py, above, call in.
     bands     exact streaming histograms of capacity per (strategy, day)
     band_chunks  the bands' and hall power's chunk reduction in compiled loops
     tables    the Parquet files
-    figures   matplotlib figures as PNG bytes
+    figures   matplotlib figures as PNG bytes (figure_worker: drawn in a second process,
+              from figure_data's plain stand-ins, while the run simulates and writes)
     findings  sentences generated from the numbers
     costs     the cost section: cost beside trough, the Pareto frontier (cost_figures: its
               chart; cost_findings: the trade in one sentence per pair)
@@ -21,90 +22,138 @@ nightly.py, above, call in.
 """
 from __future__ import annotations
 
+import contextlib
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterator
 
 from ..outputs import write_atomic
+from .figure_worker import FigurePool, worker_wanted
 
 if TYPE_CHECKING:        # diff brings scipy.stats (~1.5 s): a plain run writes no diff
     from .diff import NightDiff
+
+FIGURE_ORDER = ("fan", "island", "trough", "completion", "homeless", "power", "pareto")
+_EXCEEDANCE = {
+    "trough": ((("trough_depth", "trough depth (H100-eq below baseline)"),
+                ("trough_days", "days below baseline"),
+                ("shortfall_gpu_days", "shortfall against demand (H100-eq × days)")),
+               "Trough depth, duration and shortfall: probability of exceeding"),
+    "homeless": ((("homeless_days", "days with no island big enough"),),
+                 "Homeless time of the largest job ({largest_job:,.0f} H100-eq)"),
+}
 
 REPORT_FILE = "report.html"
 SUMMARY_MD_FILE = "summary.md"
 
 
-def report_parts(run) -> tuple[dict[str, bytes], list[str], dict[str, str]]:
+@contextlib.contextmanager
+def figure_pool(report: bool = True) -> Iterator[FigurePool | None]:
+    """The pool that draws a run's figures (None without a report): started before the
+    simulation, so that its worker process (figure_worker, where one helps) imports
+    matplotlib meanwhile; stopped on leaving, also on error."""
+    if not report:
+        yield None
+        return
+    with FigurePool(worker=worker_wanted()) as pool:
+        yield pool
+
+
+def submit_metric_figures(pool: FigurePool, plan, metrics, start=None) -> None:
+    """Queue the figures drawn from the metrics alone (exceedance and completion curves), as
+    soon as the simulation is done: the worker draws them while the summaries run. The
+    metrics go as their curves (figure_data.MetricCurves), never whole."""
+    from . import figure_data as data        # not figures: that imports matplotlib
+
+    names = plan.strategy_names
+    colors = data.strategy_colors(names)
+    table = data.curve_table(metrics, sorted({m for panels, _ in _EXCEEDANCE.values()
+                                                 for m, _ in panels} | {"completion_day"}))
+    for name in ("trough", "homeless"):
+        panels, title = _EXCEEDANCE[name]
+        pool.submit(name, "figures", "exceedance_of", {m: table[m] for m, _ in panels}, names,
+                    colors, panels, title.format(largest_job=plan.largest_job))
+    pool.submit("completion", "figures", "completion_of", table["completion_day"], names,
+                colors, plan.horizon, data.completion_axis(metrics, names, plan.horizon),
+                start)
+
+
+def report_parts(run, pool: FigurePool | None = None
+                 ) -> tuple[dict[str, bytes], list[str], dict[str, str]]:
     """(figures as PNG, findings paragraphs, strategy colours) of a RunResult with detail.
 
     The figures come as a figures.Figures (a dict of PNG bytes) that also carries what the
     captions state: the scenarios replayed and drawn as whole paths (mcrisk.report.paths),
-    and where the completion chart's day axis is cut.
+    and where the completion chart's day axis is cut. `pool` (figure_pool) draws them, with
+    the metric figures perhaps already submitted; without one they are drawn here.
     """
-    from . import figures
+    with contextlib.ExitStack() as stack:
+        if pool is None:
+            pool = stack.enter_context(FigurePool())
+        return _report_parts(run, pool)
+
+
+def _report_parts(run, pool: FigurePool):
+    from . import figure_data as data        # not figures: the pool's worker imports that
     from .findings import findings
     from .paths import SEVERITY, representative_paths
 
     plan, metrics, detail = run.plan, run.result.metrics, run.detail
     names = plan.strategy_names
-    colors = figures.strategy_colors(names)
+    colors = data.strategy_colors(names)
+    start = run.scenario.start_date               # a date axis on top of the day axis, if set
+    if "completion" not in pool:
+        submit_metric_figures(pool, plan, metrics, start)
     replayed: dict = {}                        # a scenario picked twice is replayed once
     paths = {chart: representative_paths(plan, run.replay, metrics, severity,
                                          replayed=replayed)
              for chart, severity in SEVERITY.items()}
-    completion = figures.completion_axis(metrics, names, plan.horizon)
-    start = run.scenario.start_date               # a date axis on top of the day axis, if set
-    pictures = figures.Figures({
-        "fan": figures.fan_chart(plan, detail.bands, colors, paths["fan"], start),
-        "island": figures.largest_island_chart(plan, detail.bands, colors, paths["island"],
-                                               start),
-        "trough": figures.exceedance_chart(
-            metrics, names, colors,
-            (("trough_depth", "trough depth (H100-eq below baseline)"),
-             ("trough_days", "days below baseline"),
-             ("shortfall_gpu_days", "shortfall against demand (H100-eq × days)")),
-            "Trough depth, duration and shortfall: probability of exceeding"),
-        "completion": figures.completion_chart(metrics, names, colors, plan.horizon,
-                                               completion, start),
-        "homeless": figures.exceedance_chart(
-            metrics, names, colors, (("homeless_days", "days with no island big enough"),),
-            f"Homeless time of the largest job ({plan.largest_job:,.0f} H100-eq)"),
-        "power": figures.power_chart(detail.hall_power, colors),
-    }, paths=paths, completion=completion)
+    lines, bands = data.plan_lines(plan), data.band_arrays(detail.bands)
+    pool.submit("fan", "figures", "fan_chart", lines, bands, colors,
+                data.path_lines(paths["fan"]), start)
+    pool.submit("island", "figures", "largest_island_chart", lines, bands, colors,
+                data.path_lines(paths["island"]), start)
+    pool.submit("power", "figures", "power_chart", data.power_rows(detail.hall_power), colors)
     paragraphs = findings(run.scenario, run.summary, plan.largest_job, detail.hall_power,
                           metrics=metrics, names=names)
-    return pictures, paragraphs + _cost_parts(run, pictures, colors), colors
+    report, cost_paragraphs = _cost_parts(run, pool, colors)
+    drawn = pool.pngs()
+    pictures = data.Figures({name: drawn[name] for name in FIGURE_ORDER if name in drawn},
+                            paths=paths, costs=report,
+                            completion=data.completion_axis(metrics, names, plan.horizon))
+    return pictures, paragraphs + cost_paragraphs, colors
 
 
-def _cost_parts(run, pictures, colors: dict[str, str]) -> list[str]:
-    """With a [costs] section: the cost report onto `pictures` (pictures.costs), the Pareto
-    chart into it, and the cost findings returned; nothing without costs."""
+def _cost_parts(run, pool: FigurePool, colors: dict[str, str]) -> tuple:
+    """With a [costs] section: (the cost report, the cost findings), the Pareto chart
+    submitted to `pool`; (None, []) without costs."""
     from .costs import cost_report
 
     report = cost_report(run)
     if report is None:
-        return []
-    from .cost_figures import pareto_chart
+        return None, []
     from .cost_findings import cost_findings
+    from .figure_data import pareto_data
 
-    pictures.costs = report
-    pictures["pareto"] = pareto_chart(report, run.summary, colors)
-    return cost_findings(run, report)
+    pool.submit("pareto", "cost_figures", "pareto_of", pareto_data(report, run.summary), colors)
+    return report, cost_findings(run, report)
 
 
 def write_report(run, diff: NightDiff | None = None, run_label: str | None = None,
-                 notes: tuple[str, ...] = (), alerts=None, trend=None) -> list[Path]:
+                 notes: tuple[str, ...] = (), alerts=None, trend=None,
+                 figures: FigurePool | None = None) -> list[Path]:
     """Write report.html and summary.md into run.out_dir; returns their paths.
 
     `notes`: nightly remarks shown in both, e.g. why no earlier night could be compared with;
     `alerts`: the nightly's --fail-if outcome (alerts.AlertOutcome), shown near the top of
-    both; `trend`: (trend.Trend, its chart as PNG or None), the nightly's trend section.
+    both; `trend`: (trend.Trend, its chart as PNG or None), the nightly's trend section;
+    `figures`: the run's figure_pool, else the figures are drawn here.
     """
     from .html import render_report
     from .markdown import summary_markdown
 
     started = time.perf_counter()
-    pictures, paragraphs, colors = report_parts(run)
+    pictures, paragraphs, colors = report_parts(run, figures)
     md = summary_markdown(run.summary, paragraphs, diff, run_label, notes, alerts=alerts)
     page = render_report(run, pictures, paragraphs, colors, diff, run_label,
                          report_seconds=time.perf_counter() - started, notes=notes,

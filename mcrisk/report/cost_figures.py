@@ -1,15 +1,21 @@
 """The Pareto chart of report.html's cost section (issue 13): each strategy's mean total cost
 against its P90 trough depth and, beside it, its P90 shortfall, the frontier joined, the
-dominated strategies hollow, every point named (labels placed clear of each other). PNG bytes, drawn as mcrisk.report.figures draws (Agg,
-laid out once by figure_layout, mathtext off so a `$` in a name is a dollar sign)."""
+dominated strategies hollow, every point named (labels placed clear of each other). PNG
+bytes, drawn as mcrisk.report.figures draws (Agg, laid out once by figure_layout, mathtext off
+so a `$` in a name is a dollar sign).
+
+figure_data.pareto_data takes what the chart draws out of the cost report (ParetoData: plain
+numbers), and pareto_of draws it, so that figure_worker can draw it in a second process that
+never imports the statistics behind the frontiers.
+"""
 from __future__ import annotations
 
 import numpy as np
 from matplotlib.lines import Line2D
 from matplotlib.ticker import FuncFormatter
 
-from ..analysis.pareto import RISK_AXES
 from . import figure_layout as layout
+from .figure_data import ParetoData, ParetoPanel, pareto_data  # noqa: F401 (theirs)
 from .figures import _figure, _literal_text, _png, _short
 
 _FRONTIER_STYLE = dict(color="#5b6470", linewidth=1.2, linestyle="-", zorder=1)
@@ -65,20 +71,18 @@ def _errors(value: float, interval) -> list[float]:
     return [max(0.0, value - low), max(0.0, high - value)]
 
 
-def _panel(ax, report, summary: dict, risk: str, colors: dict[str, str]) -> None:
-    """One panel: mean cost (x) against the P90 of `risk` (y)."""
-    frontier = report.frontier(risk, "mean")
-    names = [n for n in frontier.dominated_by
-             if frontier.cost_values[n] is not None and frontier.risk_values[n] is not None]
-    xs = [frontier.cost_values[n] for n in names]
-    ys = [frontier.risk_values[n] for n in names]
-    line = [n for n in frontier.frontier if n in names]
-    ax.plot([frontier.cost_values[n] for n in line], [frontier.risk_values[n] for n in line],
+def _panel(ax, panel: ParetoPanel, currency: str, colors: dict[str, str]) -> None:
+    """One panel: mean cost (x) against the P90 of its risk (y)."""
+    from ..analysis.compare import money_text   # here: only this chart formats money
+
+    names, xs, ys = panel.names, panel.xs, panel.ys
+    where = dict(zip(names, zip(xs, ys)))
+    ax.plot([where[n][0] for n in panel.line], [where[n][1] for n in panel.line],
             **_FRONTIER_STYLE)
-    for name, x, y in zip(names, xs, ys):
-        hollow = bool(frontier.dominated_by[name])
-        ax.errorbar([x], [y], xerr=np.array([_errors(x, report.mean_cost_ci[name])]).T,
-                    yerr=np.array([_errors(y, summary["strategies"][name][risk].get("p90_ci"))]).T,
+    for name, x, y, x_ci, y_ci, hollow in zip(names, xs, ys, panel.x_ci, panel.y_ci,
+                                              panel.hollow):
+        ax.errorbar([x], [y], xerr=np.array([_errors(x, x_ci)]).T,
+                    yerr=np.array([_errors(y, y_ci)]).T,
                     fmt="none", ecolor=colors[name], elinewidth=1.0, alpha=0.6, zorder=2)
         ax.scatter([x], [y], s=70, zorder=3, linewidths=2.0, edgecolors=colors[name],
                    facecolors="white" if hollow else colors[name])
@@ -91,21 +95,26 @@ def _panel(ax, report, summary: dict, risk: str, colors: dict[str, str]) -> None
     for name, label, x, y, spot in zip(names, labels, xs, ys, spots):
         ax.annotate(label, (x, y), xytext=spot, textcoords="offset points", fontsize=8,
                     color=colors[name], ha="left" if spot[0] > 0 else "right")
-    ax.set_xlabel(f"mean total cost ({report.currency})")
-    ax.set_ylabel(_Y_LABELS[risk])
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: report.money(v)))
+    ax.set_xlabel(f"mean total cost ({currency})")
+    ax.set_ylabel(_Y_LABELS[panel.risk])
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: money_text(v, currency)))
     ax.yaxis.set_major_formatter(FuncFormatter(_tick))
     ax.grid(alpha=0.3)
 
 
-@_literal_text
 def pareto_chart(report, summary: dict, colors: dict[str, str]) -> bytes:
     """The frontier chart of a cost report (mcrisk.report.costs.CostReport): one panel per
     risk axis (P90 trough depth, P90 shortfall) against the mean total cost."""
-    fig, grid = _figure(1, len(RISK_AXES), 12, 4.4)
-    for ax, risk in zip(grid.flat, RISK_AXES):
-        _panel(ax, report, summary, risk, colors)
-    names = list(report.frontier().dominated_by)
+    return pareto_of(pareto_data(report, summary), colors)
+
+
+@_literal_text
+def pareto_of(chart: ParetoData, colors: dict[str, str]) -> bytes:
+    """pareto_chart from its numbers (pareto_data)."""
+    fig, grid = _figure(1, len(chart.panels), 12, 4.4)
+    for ax, panel in zip(grid.flat, chart.panels):
+        _panel(ax, panel, chart.currency, colors)
+    names = list(chart.legend_names)
     handles = [*(Line2D([], [], marker="o", linestyle="none", color=colors[n]) for n in names),
                Line2D([], [], **_FRONTIER_STYLE),
                Line2D([], [], marker="o", linestyle="none", markerfacecolor="white",

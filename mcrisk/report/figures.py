@@ -9,6 +9,9 @@ Each figure is laid out once, before it is drawn (figure_layout: room for titles
 legends measured from their font metrics), and drawn once, when saved: tight_layout and
 savefig(bbox_inches="tight") drew the figures two to three times, most of the report's time.
 Figures are plain matplotlib.figure.Figure objects, not pyplot's: nothing global to close.
+Every figure can also be drawn from figure_data's plain stand-ins (the curve charts from
+curve_table's quantiles: exceedance_of, completion_of), which is how figure_worker draws them
+in a second process; this module imports neither Numba nor SciPy for that reason.
 """
 from __future__ import annotations
 
@@ -16,7 +19,8 @@ import functools
 import io
 import math
 import textwrap
-from dataclasses import dataclass
+
+from typing import TYPE_CHECKING
 
 import matplotlib
 import numpy as np
@@ -25,17 +29,19 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, PercentFormatter
 
-from ..compile import CompiledScenario
-from ..definitions import METRICS, demand_at
+from ..definitions import demand_at
+from . import figure_data as data
 from . import figure_layout as layout
-from .bands import CapacityBands, HallPower
-from .paths import ScenarioPath
+from .figure_data import (CompletionAxis, Figures, completion_axis,  # noqa: F401 (theirs)
+                          curve_table, strategy_colors)
 from .text import visible
 
-# Okabe-Ito-like, distinguishable for most colour-blind readers, then tab10 for more.
-_PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#8C564B",
-            "#7F7F7F", "#BCBD22", "#17BECF")
-_LEVELS = np.linspace(0.0, 1.0, 401)
+if TYPE_CHECKING:      # not imported: the figure worker draws without Numba or SciPy
+    from ..compile import CompiledScenario
+    from .bands import CapacityBands, HallPower
+    from .paths import ScenarioPath
+
+_LEVELS = data.LEVELS
 _DPI = 100
 _BASELINE_STYLE = dict(color="#444444", linestyle="--", linewidth=1.0)
 _DEMAND_STYLE = dict(color="black", linestyle=":", linewidth=1.4)
@@ -58,25 +64,6 @@ def _literal_text(draw):
         with matplotlib.rc_context({"text.parse_math": False, "text.usetex": False}):
             return draw(*args, **kwargs)
     return literal
-
-
-class Figures(dict):
-    """PNG bytes by figure name, with what the captions need to say about them: `paths`,
-    {figure: {strategy: [ScenarioPath]}} (the scenarios drawn as lines), `completion`,
-    the completion chart's CompletionAxis (where its day axis is cut), and `costs`, the
-    cost section's report.costs.CostReport (None without a [costs] section)."""
-
-    def __init__(self, pngs: dict[str, bytes], paths: dict | None = None,
-                 completion: "CompletionAxis | None" = None, costs=None):
-        super().__init__(pngs)
-        self.paths = paths or {}
-        self.completion = completion
-        self.costs = costs
-
-
-def strategy_colors(names: tuple[str, ...]) -> dict[str, str]:
-    """Colour of each strategy, by its position in the scenario."""
-    return {name: _PALETTE[i % len(_PALETTE)] for i, name in enumerate(names)}
 
 
 def _png(fig) -> bytes:
@@ -161,7 +148,8 @@ def date_axis(ax, start, lo: float, hi: float) -> None:
 def fan_chart(plan: CompiledScenario, bands: CapacityBands, colors: dict[str, str],
               paths: dict[str, list[ScenarioPath]] | None = None, start=None) -> bytes:
     """Total capacity per strategy: per-day P10-P90 band, whole scenarios (`paths`, exact step
-    functions of continuous time), baseline and demand."""
+    functions of continuous time), baseline and demand. `plan`, `bands` and `paths` may be
+    their figure_data stand-ins (PlanLines, BandArrays, PathLines): the same figure."""
     fig, grid = _grid(len(bands.strategy_names))
     axes = list(grid.flat)
     days = bands.days
@@ -206,7 +194,7 @@ def largest_island_chart(plan: CompiledScenario, bands: CapacityBands,
                          paths: dict[str, list[ScenarioPath]] | None = None,
                          start=None) -> bytes:
     """The largest island's capacity per strategy against the largest job's size: per-day
-    P10-P90 band and whole scenarios (`paths`)."""
+    P10-P90 band and whole scenarios (`paths`); figure_data stand-ins as for fan_chart."""
     fig, grid = _grid(len(bands.strategy_names), height=2.8)
     axes = list(grid.flat)
     days = bands.days
@@ -246,20 +234,6 @@ def _label_grid(axes, n: int, xlabel: str, ylabel: str) -> None:
             ax.tick_params(labelbottom=True)
 
 
-def _curve(values: np.ndarray) -> np.ndarray:
-    return np.quantile(values, _LEVELS, method="inverted_cdf")
-
-
-def _finite_range(values: np.ndarray) -> tuple[float, float]:
-    """Shared x-range of all strategies' curves, so each runs flat from edge to edge."""
-    finite = values[np.isfinite(values)]
-    return (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
-
-
-def _metric(metrics: np.ndarray, name: str) -> int:
-    return METRICS.index(name)
-
-
 _LEVEL_STYLE = dict(color="#888888", linewidth=0.8, linestyle=":")
 _DASH = 5.0                       # points: the dash length of curves drawn over each other
 
@@ -279,14 +253,15 @@ def _same_curves(curves: list[np.ndarray]) -> list[list[int]]:
     return list(groups.values())
 
 
-def _draw_curves(ax, curves: list[np.ndarray], names: tuple[str, ...], colors: dict[str, str],
-                 lo: float, hi: float, exceed: bool, values: np.ndarray) -> list[str]:
+def _draw_curves(ax, table: data.MetricCurves, names: tuple[str, ...], colors: dict[str, str],
+                 hi: float, exceed: bool) -> list[str]:
     """Step curves of every strategy; returns notes on the ones that would hide each other.
 
     Identical curves (the same quantiles at every level; e.g. two strategies at 0 in every
     scenario) are drawn with alternating dashes, so each colour shows, and named in a note.
     """
     notes = []
+    curves, lo = table.curves, table.lo
     widths = _widths(len(names))
     y = np.concatenate([[1.0], 1.0 - _LEVELS, [0.0]]) if exceed else \
         np.concatenate([[0.0], _LEVELS, [1.0]])
@@ -298,11 +273,11 @@ def _draw_curves(ax, curves: list[np.ndarray], names: tuple[str, ...], colors: d
             width = widths[group[0]] if len(group) > 1 else widths[s]
             ax.step(x, y, where="post", color=colors[names[s]], linewidth=width, **style)
         who = ", ".join(_short(names[s], 28) for s in group)
-        column = values[:, group[0]]
-        if column.size and (column == column[0]).all():      # a step at one value
+        value = table.constant[group[0]]
+        if value is not None:                                # a step at one value
             many = f"{len(group)} strategies" if len(group) > 1 else "1 strategy"
             dashed = " (drawn dashed, one over the other)" if len(group) > 1 else ""
-            notes.append(f"{many} at {column[0]:,.4g} in every scenario{dashed}: {who}")
+            notes.append(f"{many} at {value:,.4g} in every scenario{dashed}: {who}")
         elif len(group) > 1:
             notes.append(f"{len(group)} strategies with the same curve (dashed): {who}")
     return notes
@@ -318,17 +293,23 @@ def _strategy_handles(names: tuple[str, ...], colors: dict[str, str]) -> list:
             for name, width in zip(names, _widths(len(names)))]
 
 
-@_literal_text
 def exceedance_chart(metrics: np.ndarray, names: tuple[str, ...], colors: dict[str, str],
                      panels: tuple[tuple[str, str], ...], title: str) -> bytes:
     """P(metric > x) per strategy, one panel per (metric, x-axis label)."""
+    return exceedance_of(curve_table(metrics, [metric for metric, _ in panels]), names,
+                         colors, panels, title)
+
+
+@_literal_text
+def exceedance_of(table: dict[str, data.MetricCurves], names: tuple[str, ...],
+                  colors: dict[str, str], panels: tuple[tuple[str, str], ...],
+                  title: str) -> bytes:
+    """exceedance_chart from each panel's curves (curve_table)."""
     fig, grid = _figure(1, len(panels), 12, 3.8)
     width = 150 // len(panels)
     for ax, (metric, xlabel) in zip(grid.flat, panels):
-        k = _metric(metrics, metric)
-        lo, hi = _finite_range(metrics[:, :, k])
-        curves = [_curve(metrics[:, s, k]) for s in range(len(names))]
-        notes = _draw_curves(ax, curves, names, colors, lo, hi, True, metrics[:, :, k])
+        curves = table[metric]
+        notes = _draw_curves(ax, curves, names, colors, curves.hi, True)
         ax.axhline(0.10, **_LEVEL_STYLE)
         ax.set_xlabel(_with_notes(xlabel, notes, width))
         ax.set_ylabel("probability of exceeding")
@@ -354,57 +335,22 @@ def _strategy_legend(fig, grid, title: str, handles: list, labels: list[str]) ->
     layout.arrange(fig, grid, measure, top)
 
 
-@dataclass(frozen=True)
-class CompletionAxis:
-    """Where the completion chart's day axis ends, and what lies beyond it."""
-
-    right: float                  # the axis's right end (day)
-    cut: bool                     # whether some scenario completes after `right`
-    p999: dict[str, float]        # each strategy's P99.9 ('inverted_cdf'; inf if not finite)
-    beyond: dict[str, float]      # share of each strategy's scenarios after `right` (finite)
-    latest: float                 # the latest finite completion day of any strategy
-    latest_strategy: str
-    never: dict[str, int]         # scenarios that never complete (infinite), per strategy
-    widest: str | None            # the strategy whose P99.9 sets the axis; None: the horizon
-
-
-def completion_axis(metrics: np.ndarray, names: tuple[str, ...],
-                    horizon: float) -> CompletionAxis:
-    """The day axis of the completion chart: up to the largest P99.9 of any strategy (and at
-    least to the horizon), so that a few extreme scenarios do not squeeze the curves."""
-    k = _metric(metrics, "completion_day")
-    days = metrics[:, :, k]
-    p999 = {name: float(np.quantile(days[:, s], 0.999, method="inverted_cdf"))
-            for s, name in enumerate(names)}
-    finite = days[np.isfinite(days)]
-    latest = float(finite.max()) if finite.size else horizon
-    latest_strategy = names[int(np.argmax(np.where(np.isfinite(days), days, -np.inf).max(axis=0)))]
-    lo = float(finite.min()) if finite.size else 0.0
-    finite_p999 = {name: v for name, v in p999.items() if math.isfinite(v)}
-    widest = max(finite_p999, key=finite_p999.get) if finite_p999 else None
-    if widest is None or finite_p999[widest] <= horizon:
-        widest = None
-    end = horizon if widest is None else finite_p999[widest]
-    right = end + max(1.0, 0.02 * (end - min(lo, horizon)))
-    beyond = {name: float(np.mean(np.isfinite(days[:, s]) & (days[:, s] > right)))
-              for s, name in enumerate(names)}
-    never = {name: int(np.sum(~np.isfinite(days[:, s]))) for s, name in enumerate(names)}
-    return CompletionAxis(right, latest > right, p999, beyond, latest,
-                          latest_strategy, never, widest)
-
-
-@_literal_text
 def completion_chart(metrics: np.ndarray, names: tuple[str, ...], colors: dict[str, str],
                      horizon: float, axis: CompletionAxis | None = None, start=None) -> bytes:
     """S-curves: P(completion_day <= x) per strategy, the day axis cut as `axis` says."""
     axis = completion_axis(metrics, names, horizon) if axis is None else axis
+    return completion_of(curve_table(metrics, ["completion_day"])["completion_day"], names,
+                         colors, horizon, axis, start)
+
+
+@_literal_text
+def completion_of(curves: data.MetricCurves, names: tuple[str, ...], colors: dict[str, str],
+                  horizon: float, axis: CompletionAxis, start=None) -> bytes:
+    """completion_chart from completion_day's curves (curve_table) and its axis."""
     fig, grid = _figure(1, 1, 12, 3.8)
     ax = grid[0, 0]
-    k = _metric(metrics, "completion_day")
-    lo, hi = _finite_range(metrics[:, :, k])
-    curves = [_curve(metrics[:, s, k]) for s in range(len(names))]
-    notes = _draw_curves(ax, curves, names, colors, lo, max(hi, axis.right), False,
-                         metrics[:, :, k])
+    lo = curves.lo
+    notes = _draw_curves(ax, curves, names, colors, max(curves.hi, axis.right), False)
     ax.axvline(horizon, **_BASELINE_STYLE)
     for level in (0.5, 0.9):
         ax.axhline(level, **_LEVEL_STYLE)
@@ -433,7 +379,8 @@ def completion_chart(metrics: np.ndarray, names: tuple[str, ...], colors: dict[s
 
 @_literal_text
 def power_chart(power: dict[str, list[HallPower]], colors: dict[str, str]) -> bytes:
-    """P90 peak draw per hall and strategy against each hall's cap."""
+    """P90 peak draw per hall and strategy against each hall's cap (HallPower rows or their
+    figure_data.PowerRow stand-ins)."""
     names = list(power)
     halls = [row.hall for row in power[names[0]]] if names else []
     fig, grid = _figure(1, max(1, len(halls)), 12, 3.8)

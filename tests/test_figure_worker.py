@@ -1,0 +1,165 @@
+"""The report's figures drawn in a second process (mcrisk.report.figure_worker) are the figures
+drawn in this one, byte for byte; a worker that does not start, dies, or fails a figure loses
+nothing (this process draws what it did not); what a worker is sent does not grow with the
+number of scenarios (figure_data's stand-ins, the metrics as 401 quantiles)."""
+from __future__ import annotations
+
+import pickle
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from mcrisk.backends import select_backend
+from mcrisk.definitions import N_METRICS
+from mcrisk.report import figure_data as data
+from mcrisk.report import figures, submit_metric_figures
+from mcrisk.report.bands import BandCollector
+from mcrisk.report.figure_worker import FigurePool
+from mcrisk.report.paths import SEVERITY, representative_paths
+from mcrisk.simulate import simulate
+
+CPU = select_backend("cpu")
+SEED = 5
+
+
+@pytest.fixture(scope="module")
+def small_run(reference_plan, reference_scenario):
+    """What report_parts reads of a run: the reference, 300 scenarios, no costs section."""
+    collector = BandCollector(reference_plan)
+    result = simulate(reference_plan, 300, SEED, CPU, chunk_size=128, chunk_hooks=(collector,))
+    detail = SimpleNamespace(bands=collector.bands(), hall_power=collector.hall_power())
+
+    def replay(index):
+        metrics, world, nodes = CPU.simulate_chunk(reference_plan, SEED, index, 1,
+                                                   keep_nodes=True)
+        return metrics[..., :N_METRICS], world, nodes
+
+    return SimpleNamespace(plan=reference_plan, result=result, detail=detail, replay=replay,
+                           scenario=reference_scenario)
+
+
+def jobs(pool: FigurePool, run) -> None:
+    """Every figure report_parts submits for `run` (its costs aside)."""
+    plan, metrics, detail = run.plan, run.result.metrics, run.detail
+    colors = figures.strategy_colors(plan.strategy_names)
+    submit_metric_figures(pool, plan, metrics, None)
+    paths = {chart: representative_paths(plan, run.replay, metrics, severity)
+             for chart, severity in SEVERITY.items()}
+    lines, bands = data.plan_lines(plan), data.band_arrays(detail.bands)
+    pool.submit("fan", "figures", "fan_chart", lines, bands, colors,
+                data.path_lines(paths["fan"]))
+    pool.submit("island", "figures", "largest_island_chart", lines, bands, colors,
+                data.path_lines(paths["island"]))
+    pool.submit("power", "figures", "power_chart", data.power_rows(detail.hall_power), colors)
+
+
+@pytest.fixture(scope="module")
+def drawn_here(small_run):
+    with FigurePool() as pool:
+        jobs(pool, small_run)
+        return pool.pngs()
+
+
+def test_the_stand_ins_draw_the_figures_of_the_objects_they_stand_for(small_run):
+    plan, metrics, detail = small_run.plan, small_run.result.metrics, small_run.detail
+    colors = figures.strategy_colors(plan.strategy_names)
+    paths = representative_paths(plan, small_run.replay, metrics, SEVERITY["fan"])
+    assert (figures.fan_chart(plan, detail.bands, colors, paths)
+            == figures.fan_chart(data.plan_lines(plan), data.band_arrays(detail.bands), colors,
+                                 data.path_lines(paths)))
+    assert (figures.power_chart(detail.hall_power, colors)
+            == figures.power_chart(data.power_rows(detail.hall_power), colors))
+
+
+@pytest.mark.slow
+def test_the_worker_draws_the_same_pngs_as_this_process(small_run, drawn_here):
+    with FigurePool(worker=True, steal=False) as pool:
+        assert pool.uses_worker
+        jobs(pool, small_run)
+        pngs = pool.pngs()
+        assert pool.by_worker == set(drawn_here)         # this process drew none of them
+    assert list(pngs) == list(drawn_here)
+    assert all(pngs[name] == drawn_here[name] for name in drawn_here)
+    assert all(png.startswith(b"\x89PNG") for png in pngs.values())
+
+
+def fake_worker(monkeypatch, body: str) -> None:
+    """Make FigurePool start `body` (Python, with the protocol's send and receive) instead
+    of the real worker."""
+    script = ("import sys\nfrom mcrisk.report.figure_worker import _send, _receive\n"
+              "out, source = sys.stdout.buffer, sys.stdin.buffer\n" + textwrap.dedent(body))
+    monkeypatch.setattr(FigurePool, "_command", lambda self: [sys.executable, "-c", script])
+
+
+@pytest.mark.parametrize("body", [
+    "sys.exit(3)",                                            # never starts
+    "_send(out, ('ready',))\n_receive(source)\nsys.exit(1)",  # dies holding a figure
+    """_send(out, ('ready',))
+    job = _receive(source)
+    _send(out, ('failed', job[0], 'RuntimeError()'))
+    _receive(source)""",                                      # fails a figure
+    """_send(out, ('ready',))
+    while True:
+        job = _receive(source)
+        if job is None:
+            break
+        _send(out, ('done', job[0], b'not this figure'))
+        break
+    _receive(source)""",                                      # draws one, then quits
+], ids=["no start", "dies", "fails", "quits"])
+def test_a_failing_worker_loses_no_figure(monkeypatch, small_run, drawn_here, body):
+    fake_worker(monkeypatch, body)
+    with FigurePool(worker=True, steal=False) as pool:
+        jobs(pool, small_run)
+        pngs = pool.pngs()
+    assert list(pngs) == list(drawn_here)
+    for name in drawn_here:
+        assert pngs[name] == drawn_here[name] or name in pool.by_worker
+
+
+def test_what_the_worker_is_sent_does_not_grow_with_the_scenarios(reference_plan):
+    """The curve charts go as 401 quantiles per strategy, never the metrics themselves."""
+    sizes = []
+    for n in (1_000, 200_000):
+        metrics = np.random.default_rng(0).gamma(2.0, 50.0, (n, 5, N_METRICS))
+        sent = []
+        pool = SimpleNamespace(submit=lambda *job: sent.append(job))
+        submit_metric_figures(pool, reference_plan, metrics, None)
+        assert [job[0] for job in sent] == ["trough", "homeless", "completion"]
+        sizes.append(len(pickle.dumps(sent)))
+    assert sizes[1] < 1.1 * sizes[0] and sizes[1] < 200_000
+
+
+@pytest.mark.slow
+def test_a_run_has_its_figures_drawn_by_the_worker(tmp_path):
+    """run_scenario in a fresh interpreter: up to the moment it waits for its figures the
+    run has not imported matplotlib (the worker has, meanwhile), the worker drew the first
+    figures submitted, and report.html has every figure."""
+    code = textwrap.dedent(f"""
+        import sys
+        from mcrisk.report import figure_worker
+        from mcrisk.run import run_scenario
+
+        pngs = figure_worker.FigurePool.pngs
+        def watched(pool):
+            print("matplotlib" in sys.modules)
+            drawn = pngs(pool)
+            print(sorted(pool.by_worker))
+            return drawn
+        figure_worker.FigurePool.pngs = watched
+        run_scenario("scenarios/reference-2048.toml", samples=500,
+                     out_dir={str(tmp_path / 'out')!r})
+    """)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=str(Path(__file__).resolve().parent.parent))
+    assert done.returncode == 0, done.stderr[-2000:]
+    imported, by_worker = done.stdout.strip().splitlines()[-2:]
+    assert imported == "False"
+    assert "'trough'" in by_worker
+    page = (tmp_path / "out" / "report.html").read_text()
+    assert page.count("data:image/png;base64,") == 7
