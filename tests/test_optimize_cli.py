@@ -464,6 +464,8 @@ def test_a_pareto_trade_is_called_a_trade_and_the_set_is_explained_in_one_line()
     assert "trade" in _row(text, "plan-2") and "n/a" not in _row(text, "plan-2")
     lines = [line for line in text.splitlines() if line.startswith("Pareto set:")]
     assert len(lines) == 1 and "plan-1, plan-2" in lines[0]
+    document["pareto"] = ["plan-2", "late-drain", "plan-1"]      # listed as the table is
+    assert "Pareto set: plan-1, plan-2, late-drain (" in format_optimize(document)
     assert "no other plan or written strategy is lower on one objective beyond noise" in lines[0]
     assert "differences are plan minus" not in text        # a Pareto table shows none
     page = render_optimize_report(document)
@@ -507,3 +509,17 @@ def test_the_pages_strategy_blocks_wrap_and_are_strategies_toml_byte_for_byte(kn
     for block, plan in zip(blocks, document["plans"]):
         assert block == plan["strategy_toml"].rstrip("\n") and block in toml_text
     assert document["currency"] == "USD"
+
+
+def test_the_yardstick_is_said_to_break_a_constraint_when_every_written_one_does():
+    """The evaluation pairs against the best written strategy that breaks no constraint, or
+    the best of all when every one breaks one: the text must not call it one that meets
+    them."""
+    document = hand_built()
+    assert "among those that break no constraint beyond noise" in format_optimize(document)
+    document["written"][0]["feasible"] = False
+    document["written"][0]["constraints"]["p90:trough_depth"]["verdict"] = "violated"
+    text = format_optimize(document)
+    assert "though it breaks a constraint: every written strategy does" in text
+    assert "among those that break no constraint" not in text
+    assert "every written strategy does" in render_optimize_report(document)

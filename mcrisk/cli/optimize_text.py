@@ -13,9 +13,10 @@ from __future__ import annotations
 
 from ..report.optimize import (PARETO_MEANING, bound_text, constraints_text, currency_of,
                                difference_text, estimate_text, is_pareto, knobs_text,
-                               no_plan_text, objective_name, objective_text,
+                               no_plan_text, objective_name, objective_text, pareto_names,
                                rejected_text, sampling_text, share_bound_lines,
-                               shown_statistics, statistic_label, verdict_text)
+                               shown_statistics, statistic_label, verdict_text,
+                               yardstick_text)
 from ..report.text import visible
 
 NAME_WIDTH = 24
@@ -40,12 +41,12 @@ def _header(document: dict) -> list[str]:
     constraints = "; ".join(bound_text(c, currency) for c in document["constraints"])
     against = ""
     if best and is_pareto(document):
-        against = (f"; verdicts are dominance against {visible(best)} (the best written by the "
-                   "sum of the objectives, of those meeting the constraints), paired on the "
-                   "same worlds")
+        against = (f"; verdicts are dominance against {visible(best)} "
+                   f"({yardstick_text(document)}), paired on the same worlds")
     elif best:
-        against = (f"; differences are plan minus {visible(best)} (the best written), paired "
-                   "on the same worlds, with 95% intervals")
+        against = (f"; differences are plan minus {visible(best)} "
+                   f"({yardstick_text(document)}), paired on the same worlds, with 95% "
+                   "intervals")
     return [
         f"mcrisk {document['mcrisk_version']}  {visible(document['search'])} "
         f"(sha256 {document['search_sha256'][:12]}) on {visible(document['scenario'])} "
@@ -96,7 +97,7 @@ def format_plans(document: dict) -> str:
     lines = _aligned([header, *rows], numeric=range(2, 3 + len(shown) + (best and not pareto
                                                                           and 1 or 0)))
     if pareto:
-        lines.append("Pareto set: " + (", ".join(visible(n) for n in document["pareto"])
+        lines.append("Pareto set: " + (", ".join(visible(n) for n in pareto_names(document))
                                        or "empty") + f" ({PARETO_MEANING})")
     lines += share_bound_lines(document)
     return "\n".join(lines)

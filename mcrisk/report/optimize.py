@@ -287,19 +287,37 @@ def _findings_html(document: dict) -> str:
     if best is None:
         return ('<div class="findings"><p>The scenario writes no strategy to compare the plans '
                 "with.</p></div>")
-    yardstick = ("the best written strategy by the sum of the objectives among those that "
-                 "meet the constraints" if is_pareto(document) else
-                 "the best written strategy by the objective among those that meet the "
-                 "constraints")
-    sentences = [f"Each plan against <b>{html_text(best)}</b>, {yardstick}, {where}:"]
+    sentences = [f"Each plan against <b>{html_text(best)}</b>, "
+                 f"{html_text(yardstick_text(document))}, {where}:"]
     for plan in document["plans"]:
         sentences.append(_plan_sentence(document, plan, best))
     if is_pareto(document):
-        names = ", ".join(html_text(n) for n in document.get("pareto") or ()) or "empty"
+        names = ", ".join(html_text(n) for n in pareto_names(document)) or "empty"
         sentences.append(f"The Pareto set on the fresh scenarios: {names}: "
                          f"{html_text(PARETO_MEANING)}.")
     sentences += [html_text(line) for line in share_bound_lines(document)]
     return '<div class="findings">' + "".join(f"<p>{s}</p>" for s in sentences) + "</div>"
+
+
+def pareto_names(document: dict) -> list[str]:
+    """The Pareto set's names in the order the table lists them (plans, then written)."""
+    listed = [e["name"] for e in (*document["plans"], *document["written"])]
+    members = document.get("pareto") or ()
+    return sorted(members, key=lambda n: (listed.index(n) if n in listed else len(listed), n))
+
+
+def yardstick_text(document: dict) -> str:
+    """What the best written strategy is the best of: by the objective (a Pareto search: by
+    the sum of its objectives) among the written strategies that break no constraint beyond
+    noise, or among them all when every one breaks one (mcrisk.optimize.evaluate)."""
+    best = document["evaluation"].get("best_written")
+    entry = next((w for w in document["written"] if w["name"] == best), None)
+    by = "the sum of the objectives" if is_pareto(document) else "the objective"
+    if entry is not None and not entry.get("feasible", True):
+        return (f"the best written strategy by {by}, though it breaks a constraint: every "
+                "written strategy does")
+    return (f"the best written strategy by {by} among those that break no constraint beyond "
+            "noise")
 
 
 def share_bound_lines(document: dict) -> list[str]:
