@@ -33,7 +33,7 @@ COLUMN_WORDS = {"trough_depth": "trough depth (H100-eq)", "trough_days": "days b
 EXTRA_STYLE = """
 pre.toml { background: var(--band); padding: 8px 12px; font-size: 12.5px;
            white-space: pre-wrap; overflow-wrap: anywhere; }
-td .ci { white-space: nowrap; }
+table.ranking td.n .ci { white-space: nowrap; }    /* an interval on one line */
 td.better { color: #006400; font-weight: 600; }
 td.worse { color: #B00020; font-weight: 600; }
 td.noise { color: var(--muted); }
