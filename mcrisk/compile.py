@@ -40,6 +40,14 @@ Two layers, and a schedule derived from the second:
 Capacity changes happen at node times (existing unit: -capacity at its drain start; new
 unit: +capacity at acceptance); power draw changes likewise (existing: -kW at removal end;
 new: +kW at install start, in the hall it is placed in, which depends on the strategy).
+
+A unit a strategy keeps (Strategy.keep) has its drain and removal nodes at +inf in that
+strategy: its capacity and power events never happen, so its capacity stays in its island,
+its draw in its hall and its running cost runs to the horizon (every kernel clips times to
+[0, horizon] and sorts +inf last). Its completion node is then not its removal: a unit kept
+by some strategy gets a node "U leaves the migration", the removal in a strategy that drains
+it and day 0 in one that keeps it, and that node replaces the removal among the completion
+nodes. A scenario where no strategy keeps a unit compiles exactly as before.
 """
 from __future__ import annotations
 
@@ -61,6 +69,12 @@ def _needs_retrofit(scenario: Scenario, strategy: Strategy) -> set[str]:
     kinds = {u.id: scenario.unit_type(u.type) for u in scenario.incoming}
     return {row for unit, row in strategy.placement
             if kinds[unit].cooling == "liquid" and rows[row].cooling == "air"}
+
+
+def kept_by_any(scenario: Scenario) -> list[str]:
+    """Existing units some strategy keeps, in file order."""
+    kept = {unit for strategy in scenario.strategies for unit in strategy.keep}
+    return [unit.id for unit in scenario.existing if unit.id in kept]
 
 
 class _Nodes:
@@ -92,6 +106,8 @@ class _Nodes:
             ramp = scenario.unit_type(unit.type).ramp
             for step in range(1, ramp.steps + 1) if ramp else ():
                 self._add(("ramp", unit.id, step), f"{unit.id} ramp step {step}")
+        for unit_id in kept_by_any(scenario):
+            self._add(("leaves", unit_id), f"{unit_id} leaves the migration")
 
     def _add(self, key: tuple, name: str, base_q: int = -1) -> None:
         self.id[key] = len(self.names)
@@ -121,6 +137,12 @@ def _strategy_plan(scenario: Scenario, strategy: Strategy, nodes: _Nodes, handle
         removed = node[("removed", unit_id)]
         plan["deps"][removed] = [v]
         plan["add_q"][removed] = [handles["drain"][unit_id], handles["removal"][unit_id]]
+    for unit_id in strategy.keep:        # never drained: no event before the horizon
+        plan["base_const"][node[("drain", unit_id)]] = np.inf
+        plan["base_const"][node[("removed", unit_id)]] = np.inf
+    for unit_id in kept_by_any(scenario):
+        if unit_id not in strategy.keep:  # leaves with its removal; a kept unit at day 0
+            plan["deps"][node[("leaves", unit_id)]] = [node[("removed", unit_id)]]
     retrofit = _needs_retrofit(scenario, strategy)
     for row in scenario.rows():
         v = node[("ready", row.id)]
@@ -374,7 +396,9 @@ def _assemble(scenario: Scenario, world: World, nodes: _Nodes, plans: list[dict]
         power_order.append(sorted((k for k in range(len(power_node))
                                    if hall_of_event[k] in could),
                                   key=lambda k: position[power_node[k]]))
-    completion = ([node[("removed", u.id)] for u in scenario.existing]
+    leaves = set(kept_by_any(scenario))
+    completion = ([node[("leaves" if u.id in leaves else "removed", u.id)]
+                   for u in scenario.existing]
                   + [node[("accepted", u.id)] for u in scenario.incoming])
     dep_ptr, dep_idx = _csr([p["deps"] for p in plans], n_nodes)
     block_ptr, block_node = _csr([p["blocks"] for p in plans], n_nodes)

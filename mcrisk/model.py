@@ -133,7 +133,8 @@ class Retrofit:
 
 @dataclass(frozen=True)
 class ExistingUnit:
-    """A unit in service at day 0 that every strategy drains and removes."""
+    """A unit in service at day 0 that every strategy drains and removes, unless the strategy
+    keeps it (Strategy.keep)."""
 
     id: str
     type: str
@@ -207,6 +208,9 @@ class Strategy:
     reservations: tuple[tuple[str, tuple[Reservation, ...]], ...] = ()
     # the retrofit crews this strategy hires; None: the scenario's [retrofit] crews
     crews: int | None = None
+    # existing unit ids this strategy keeps in service to the horizon: never drained or
+    # removed, so their capacity, power and running cost stay (in file order)
+    keep: tuple[str, ...] = ()
 
     def crews_in(self, retrofit: Retrofit | None) -> int:
         """The crews this strategy runs with: its own, else the scenario's [retrofit] crews

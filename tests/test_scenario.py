@@ -364,7 +364,7 @@ def test_unit_drained_twice_or_never():
         "x.toml: strategies[0].drain[1].units = 'SU7': SU7 is drained twice in strategy "
         "'big-bang', also at strategies[0].drain[0].units (drain each existing unit once)",
         "x.toml: strategies[0].drain: SU8 is never drained in strategy 'big-bang' "
-        '(add { units = "SU8", day = ... } to drain: every existing unit is removed)',
+        '(add { units = "SU8", day = ... } to drain, or keep = ["SU8"] to keep it in service)',
     ]
 
 

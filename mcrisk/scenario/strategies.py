@@ -1,6 +1,7 @@
-"""[[strategies]]: where each incoming unit is placed, when each existing unit drains and how
-many retrofit crews the strategy hires (`crews`, default [retrofit] crews), and the checks
-across them: every unit placed and drained once, rows not overfilled, liquid units only where
+"""[[strategies]]: where each incoming unit is placed, when each existing unit drains (or that
+the strategy keeps it in service: `keep`), how many retrofit crews the strategy hires (`crews`,
+default [retrofit] crews), and the checks across them: every unit placed once, every existing
+unit drained once or kept, no new unit in a kept unit's row, rows not overfilled, liquid units only where
 a [retrofit] can make the row liquid, and no cycle of waits (deadlock) between drains that
 wait on acceptances and rows that wait on drains. The top of mcrisk.scenario.
 """
@@ -42,7 +43,7 @@ class _Drain:
 
 def _read_strategies(root: _Table):
     """[[strategies]] name, description, place, drain: at least one, names unique."""
-    tables = root.tables("strategies", ("name", "description", "place", "drain",
+    tables = root.tables("strategies", ("name", "description", "place", "drain", "keep",
                                         "reservations", "crews"), "", "the plans to compare")
     if tables == []:
         root.r.report("strategies", [], "must have at least one strategy",
@@ -66,18 +67,23 @@ def _read_strategy(t: _Table) -> Strategy:
                        '"A1" }]', "where each incoming unit goes")
     drain = _read_list(t, "drain", _DRAIN_KEYS, _read_drain, '[{ units = "SU1", day = 60 }]',
                        "when each existing unit starts to drain")
+    keep = t.read("keep", _as_ids, '["SU1..SU2"]', "existing units the strategy keeps in "
+                  "service (never drained)", default=())
     label = name if name is not None else t.key
     if place is not None:
         _check_placement(t, label, place)
+    if keep is not None:
+        _check_kept(t, label, keep, place or (), drain or ())
     if drain is not None:
-        _check_drains(t, label, drain)
+        _check_drains(t, label, drain, keep or ())
     if place is not None and drain is not None:
         _check_deadlocks(t.r, place, drain)
     # None stays None (the strategy is not built then); an empty tuple stays a tuple
     placement = place and tuple((u, e.row) for e in place for u in e.units or ())
     drains = drain and tuple((u, e.trigger) for e in drain for u in e.units or ())
     reservations = _read_strategy_reservations(t)
-    return Strategy(name, placement, drains, description, reservations, _read_crews(t))
+    return Strategy(name, placement, drains, description, reservations, _read_crews(t),
+                    keep or ())
 
 
 def _read_crews(t: _Table) -> int | None:
@@ -257,8 +263,33 @@ def _cooling_of(r: _Reader, unit: str) -> str | None:
     return unit_type.cooling if unit_type else None
 
 
-def _check_drains(t: _Table, name: str, drain: tuple[_Drain, ...]) -> None:
-    """Each existing unit drained exactly once."""
+def _check_kept(t: _Table, name: str, keep: tuple[str, ...], place: tuple[_Place, ...],
+                drain: tuple[_Drain, ...]) -> None:
+    """Kept units are existing units, not drained too, and in rows that take no new unit of
+    the strategy (a kept unit never leaves its row, so the row is never ready)."""
+    r, key = t.r, t.at("keep")
+    kept = [unit for unit in keep if _check_fleet(r, key, unit, "existing", "keep takes "
+                                                  "existing units", "place incoming units")]
+    drained_at = {unit: f"{entry.key}.units" for entry in drain for unit in entry.units or ()}
+    for unit in kept:
+        if unit in drained_at:
+            r.report(key, unit, f"{unit} is both kept and drained in strategy {name!r} (at "
+                     f"{drained_at[unit]})", f"keep {unit} or drain it, not both")
+    row_of = {unit: r.existing[unit].row for unit in kept if r.existing is not None}
+    kept_in = defaultdict(list)
+    for unit, row in row_of.items():
+        kept_in[row].append(unit)
+    for entry in place:
+        if entry.row in kept_in:
+            units = ", ".join(kept_in[entry.row])
+            r.report(f"{entry.key}.row", entry.row, f"row {entry.row} holds {units}, which "
+                     f"strategy {name!r} keeps: the row is never emptied for new units",
+                     f"place them in another row, or drain {units} instead of keeping")
+
+
+def _check_drains(t: _Table, name: str, drain: tuple[_Drain, ...],
+                  keep: tuple[str, ...] = ()) -> None:
+    """Each existing unit drained exactly once, or kept."""
     r, drained_at = t.r, {}
     for entry in drain:
         key = f"{entry.key}.units"
@@ -272,10 +303,10 @@ def _check_drains(t: _Table, name: str, drain: tuple[_Drain, ...]) -> None:
             drained_at.setdefault(unit, key)
     if r.existing is not None and all(entry.units is not None for entry in drain):
         for unit in r.existing:
-            if unit not in drained_at:
+            if unit not in drained_at and unit not in keep:
                 r.report(t.at("drain"), NO_VALUE, f"{unit} is never drained in strategy "
-                         f"{name!r}", f'add {{ units = "{unit}", day = ... }} to drain: every '
-                         "existing unit is removed")
+                         f"{name!r}", f'add {{ units = "{unit}", day = ... }} to drain, or '
+                         f'keep = ["{unit}"] to keep it in service')
 
 
 def _check_deadlocks(r: _Reader, place: tuple[_Place, ...], drain: tuple[_Drain, ...]) -> None:
