@@ -4,6 +4,7 @@ nothing (this process draws what it did not); what a worker is sent does not gro
 number of scenarios (figure_data's stand-ins, the metrics as 401 quantiles)."""
 from __future__ import annotations
 
+import os
 import pickle
 import subprocess
 import sys
@@ -137,9 +138,10 @@ def test_what_the_worker_is_sent_does_not_grow_with_the_scenarios(reference_plan
 
 @pytest.mark.slow
 def test_a_run_has_its_figures_drawn_by_the_worker(tmp_path):
-    """run_scenario in a fresh interpreter: up to the moment it waits for its figures the
-    run has not imported matplotlib (the worker has, meanwhile), the worker drew the first
-    figures submitted, and report.html has every figure."""
+    """run_scenario in a fresh interpreter (the worker forced: other tests load the machine):
+    up to the moment it waits for its figures the run has not imported matplotlib (the
+    worker has, meanwhile), the worker drew the first figures submitted, and report.html has
+    every figure."""
     code = textwrap.dedent(f"""
         import sys
         from mcrisk.report import figure_worker
@@ -156,10 +158,30 @@ def test_a_run_has_its_figures_drawn_by_the_worker(tmp_path):
                      out_dir={str(tmp_path / 'out')!r})
     """)
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          cwd=str(Path(__file__).resolve().parent.parent))
+                          cwd=str(Path(__file__).resolve().parent.parent),
+                          env=dict(os.environ, MCRISK_FIGURE_WORKER="force"))
     assert done.returncode == 0, done.stderr[-2000:]
     imported, by_worker = done.stdout.strip().splitlines()[-2:]
     assert imported == "False"
     assert "'trough'" in by_worker
     page = (tmp_path / "out" / "report.html").read_text()
     assert page.count("data:image/png;base64,") == 7
+
+
+@pytest.mark.parametrize("load, setting, imported, wanted", [
+    (0.2, "", False, True),
+    (1.8, "", False, False),                 # both cores of two busy: no core to gain
+    (1.8, "force", False, True),
+    (0.2, "0", False, False),
+    (0.2, "", True, False),                  # matplotlib here already: draw here
+])
+def test_a_worker_only_where_a_core_would_idle(monkeypatch, load, setting, imported, wanted):
+    from mcrisk.report import figure_worker
+
+    monkeypatch.setattr(figure_worker.os, "sched_getaffinity", lambda pid: {0, 1},
+                        raising=False)
+    monkeypatch.setattr(figure_worker.os, "getloadavg", lambda: (load, load, load))
+    monkeypatch.setenv("MCRISK_FIGURE_WORKER", setting)
+    if not imported:
+        monkeypatch.delitem(sys.modules, "matplotlib")
+    assert figure_worker.worker_wanted() is wanted

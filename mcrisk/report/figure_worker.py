@@ -18,9 +18,11 @@ Protocol, over the worker's stdin and stdout (length-prefixed pickles): the work
 ("failed", name, reason); after each message it reads its next job, (name, module, function,
 args), or None: stop. A thread here answers it from the pool's queue.
 
-The pool uses a worker only where one helps (worker_wanted): two or more cores, and matplotlib
-not yet imported in this process (a second report in a long-lived process draws in-process
-as before); MCRISK_FIGURE_WORKER=0 turns it off.
+The pool uses a worker only where one helps (worker_wanted): two or more cores, not all of
+them busy already (the load average), and matplotlib not yet imported in this process (a
+second report in a long-lived process draws in-process as before). MCRISK_FIGURE_WORKER=0
+turns it off, =force ignores the load (benchmarks/end_to_end.py, to time the worker on a
+machine others load too).
 """
 from __future__ import annotations
 
@@ -37,16 +39,24 @@ from pathlib import Path
 
 MODULES = ("figures", "cost_figures")          # where a job's figure function may live
 STALL_SECONDS = 120.0      # a worker silent this long while its figures are awaited: given up
-STEAL_FROM = 2             # queued figures that make this process import matplotlib too
 _HEADER = struct.Struct("<Q")
 
 
 def worker_wanted() -> bool:
-    """Whether a worker process would shorten the report (see the module docstring)."""
-    if os.environ.get("MCRISK_FIGURE_WORKER", "1") == "0" or not sys.executable:
+    """Whether a worker process would shorten the report (see the module docstring): a
+    second process costs ~0.3 s more CPU (an interpreter, numpy) and gains only where a
+    core would otherwise idle, so not on a machine already busy (a load average within half
+    a core of the cores this process may use)."""
+    setting = os.environ.get("MCRISK_FIGURE_WORKER", "")
+    if setting == "0" or not sys.executable:
         return False
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return (cores or 1) >= 2 and "matplotlib" not in sys.modules
+    cores = cores or 1
+    try:
+        busy = os.getloadavg()[0] > cores - 0.5 and setting != "force"
+    except OSError:
+        busy = False
+    return cores >= 2 and not busy and "matplotlib" not in sys.modules
 
 
 def draw(module: str, function: str, args: tuple) -> bytes:
@@ -79,8 +89,9 @@ class FigurePool:
     submit() queues a figure; pngs() returns every submitted figure's PNG bytes, waiting for
     the worker's and drawing here whatever it did not draw. Use as a context manager: the
     worker is stopped on exit, also on error. `steal`: whether this process also draws
-    queued figures (from the queue's end) once it waits for them; by default when that
-    pays (_stealing). `by_worker`: the figures the worker drew."""
+    queued figures (from the queue's end) once it waits for them; by default only when
+    matplotlib is imported here anyway (_stealing). `by_worker`: the figures the worker
+    drew."""
 
     def __init__(self, worker: bool = False, steal: bool | None = None):
         self._lock = threading.Condition()
@@ -163,12 +174,11 @@ class FigurePool:
 
     def _stealing(self) -> bool:
         """(Under the lock.) Whether this process draws queued figures too: as told, else
-        when matplotlib is here anyway or enough is queued to be worth importing it
-        (STEAL_FROM figures still queued: the worker would draw them one after the other
-        while this process waits)."""
+        only when it has matplotlib anyway. Importing it here to share the drawing costs a
+        second import (~0.8 s of CPU), measured to cost more than it saved."""
         if self._steal is not None:
             return self._steal
-        return "matplotlib" in sys.modules or len(self._queue) >= STEAL_FROM
+        return "matplotlib" in sys.modules
 
     def _stalled(self) -> bool:
         return not self._dead and time.monotonic() - self._heard > STALL_SECONDS
