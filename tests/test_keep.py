@@ -193,3 +193,34 @@ def test_a_unit_neither_drained_nor_kept_is_reported_with_both_fixes():
     assert problems(tiny_text(SWAP + block)) == [
         "x.toml: strategies[1].drain: E2 is never drained in strategy 'keep-E2' "
         '(add { units = "E2", day = ... } to drain, or keep = ["E2"] to keep it in service)']
+
+
+# ---- what the report says ------------------------------------------------------------------
+
+@pytest.mark.usefixtures("in_tmp")
+def test_the_report_says_what_a_strategy_keeps():
+    from mcrisk.report.findings import kept_units
+    from mcrisk.report.html_tables import strategies_table
+    from .helpers import load_text
+    scenario = load_text(tiny_text(SWAP + KEEP_E2))
+    swap, keep = scenario.strategies
+    assert kept_units(scenario, swap) == ""
+    assert kept_units(scenario, keep) == (
+        "keep-E2 keeps E2 in service to day 100, never drained: +128 H100-eq in island old-ib "
+        "(nominal) stay in its capacity and 100 kW in hall H in its draw, with their running "
+        "and power costs where [costs] prices them; its completion day does not wait for them.")
+    table = strategies_table(scenario.strategies, {"swap-on-day": "#000", "keep-E2": "#111"})
+    assert "Keeps E2 in service (never drained)." in table
+    assert table.count("Keeps") == 1
+
+
+@pytest.mark.usefixtures("in_tmp")
+def test_a_written_strategy_block_keeps_its_kept_units():
+    # mcrisk optimize writes candidates as [[strategies]] blocks: one made from a keeping
+    # template must keep the same units, or it would not load (a unit never drained)
+    from mcrisk.optimize.candidates import _strategy_block
+    from .helpers import load_text
+    keep = load_text(tiny_text(SWAP + KEEP_E2)).strategies[1]
+    block = _strategy_block(keep)
+    assert 'keep = "E2"' in block
+    assert load_text(tiny_text(SWAP + block)).strategies[1] == keep

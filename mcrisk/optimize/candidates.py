@@ -289,6 +289,8 @@ def _strategy_block(strategy: Strategy) -> str:
     for units, trigger in _runs(strategy.drains):
         lines.append(f"  {{ units = {_ids(units)}{_trigger_keys(trigger)} }},")
     lines.append("]")
+    if strategy.keep:
+        lines.append(f"keep = {_ids(list(strategy.keep))}")
     steps = [f"{{ hall = {_string(hall)}, day = {_number(step.day)}, kw = {_number(step.kw)} }}"
              for hall, hall_steps in strategy.reservations for step in hall_steps]
     if steps:

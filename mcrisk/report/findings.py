@@ -291,6 +291,7 @@ def findings(scenario: Scenario, summary: dict, largest_job: float | None = None
             out.append(gating(arrival, gated, metrics, names))
     for name in ranking[1:]:
         out.append(_other(scenario, summary, name, leader, col, n, baseline, horizon, start))
+    out += [kept_units(scenario, scenario.strategy(name)) for name in ranking]
     out.append(_horizon_rest(ranking, col, n, horizon, start))
     out.append(_homeless(ranking, col, n, largest_job, summary))
     out.append(_power(ranking, col, n, hall_power))
@@ -453,6 +454,35 @@ def _other(scenario: Scenario, summary: dict, name: str, leader: str, col, n: in
     text += _horizon_note(col, name, n, horizon, start)
     text += _driven_by(summary, name, "trough_days")
     return text
+
+
+def unit_list(units) -> str:
+    """'SU7, SU8' or 'SU1..SU6' (first..last of four or more, in file order)."""
+    units = list(units)
+    return ", ".join(units) if len(units) <= 3 else f"{units[0]}..{units[-1]}"
+
+
+def kept_units(scenario: Scenario, strategy: Strategy) -> str:
+    """What a strategy's kept units (Strategy.keep) stay in service with: their nominal
+    capacity by island and their power by hall, to the horizon; '' when it keeps none."""
+    if not strategy.keep:
+        return ""
+    capacity: dict[str, float] = {}
+    power: dict[str, float] = {}
+    hall_of_row = {row.id: row.hall for row in scenario.rows()}
+    existing = {unit.id: unit for unit in scenario.existing}
+    for unit_id in strategy.keep:
+        unit = existing[unit_id]
+        kind = scenario.unit_type(unit.type)
+        capacity[kind.island] = capacity.get(kind.island, 0.0) + kind.capacity
+        hall = hall_of_row[unit.row]
+        power[hall] = power.get(hall, 0.0) + kind.power_kw
+    kept = _and([f"+{fmt(h100)} H100-eq in island {island}" for island, h100 in capacity.items()])
+    draw = _and([f"{fmt(kw)} kW in hall {hall}" for hall, kw in power.items()])
+    return (f"{strategy.name} keeps {unit_list(strategy.keep)} in service to day "
+            f"{fmt(scenario.horizon_days)}, never drained: {kept} (nominal) stay in its capacity "
+            f"and {draw} in its draw, with their running and power costs where [costs] prices "
+            "them; its completion day does not wait for them.")
 
 
 def _driven_by(summary: dict, name: str, metric: str) -> str:

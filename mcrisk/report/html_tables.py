@@ -165,10 +165,21 @@ def paired_table(summary: dict, colors: dict[str, str]) -> str:
 
 
 def strategies_table(strategies, colors: dict[str, str]) -> str:
-    """Each strategy's plan in the scenario file's words, in the file's order."""
+    """Each strategy's plan in the scenario file's words, in the file's order, with the old
+    units it keeps in service (`keep`) said after it."""
     return ("<table><tr><th>strategy</th><th>plan</th></tr>" + "".join(
         f"<tr><td class='name'>{swatch(st.name, colors)}</td>"
-        f"<td>{html_text(st.description)}</td></tr>" for st in strategies) + "</table>")
+        f"<td>{html_text(_with_kept(st))}</td></tr>" for st in strategies) + "</table>")
+
+
+def _with_kept(strategy) -> str:
+    """The strategy's description, then 'Keeps SU7, SU8 in service (never drained).'"""
+    if not strategy.keep:
+        return strategy.description
+    units = ", ".join(strategy.keep) if len(strategy.keep) <= 3 else \
+        f"{strategy.keep[0]}..{strategy.keep[-1]}"
+    kept = f"Keeps {units} in service (never drained)."
+    return f"{strategy.description.rstrip()} {kept}" if strategy.description else kept
 
 
 _MITIGATION_METRICS = ("trough_depth", "trough_days", "shortfall_gpu_days", "homeless_days",
