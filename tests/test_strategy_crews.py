@@ -22,6 +22,8 @@ from mcrisk.cli import main
 from mcrisk.compile import compile_scenario
 from mcrisk.definitions import COST, N_METRICS
 from mcrisk.errors import ScenarioError
+from mcrisk.optimize.candidates import generate, strategy_toml
+from mcrisk.optimize.space import read_search
 from mcrisk.scenario import load_scenario
 
 # swap-on-day retrofits R3 alone (its crew count changes only what the crews cost);
@@ -209,3 +211,24 @@ def test_a_plan_with_two_crews_runs_in_mcrisk_run_with_the_figures_of_optimize_j
         assert summary[name]["costs"]["cost_crews"]["mean"] == \
             pytest.approx(2 * summary[twin]["costs"]["cost_crews"]["mean"], rel=1e-12)
         assert summary[name]["costs"]["cost_crews"]["mean"] > 0
+
+
+def test_a_template_that_hires_its_own_crews_gives_them_to_every_plan(tmp_path):
+    """Without [search.crews] the plans hire the template's crews (2 here, the scenario's 1):
+    each block says so, and reads back as the candidate's strategy."""
+    scenario = tmp_path / "optimize-known.toml"
+    scenario.write_text((DATA / "optimize-known.toml").read_text().replace(
+        'name = "late-drain"\n', 'name = "late-drain"\ncrews = 2\n'))
+    search = tmp_path / "search.toml"
+    text = CREWS_SEARCH.format(scenario=scenario)
+    search.write_text(text.replace("[search.crews]\nvalues = [1, 2]\n", ""))
+    space = read_search(search)
+    assert space.crews == (2,)
+    generated = generate(space)
+    assert {c.crews for c in generated.candidates} == {2}
+    for candidate in generated.candidates:
+        block = strategy_toml(candidate, space.scenario)
+        assert block.splitlines()[-1] == "crews = 2"
+        copy = tmp_path / f"{candidate.name}.toml"
+        copy.write_text(scenario.read_text() + "\n" + block)
+        assert load_scenario(copy).strategy(candidate.name) == candidate.strategy

@@ -193,7 +193,7 @@ def _read_search(search: _Table, scenario: Scenario | None) -> dict:
         seed=seed,
         drain_groups=_read_drain_groups(search, scenario, template),
         waves=_read_waves(search, scenario),
-        crews=_read_crews(search, scenario),
+        crews=_read_crews(search, scenario, template),
         objective=_read_objective(search, scenario),
         constraints=_read_constraints(search, scenario),
         race=race,
@@ -398,11 +398,14 @@ def _read_waves(search: _Table, scenario: Scenario | None) -> tuple | None:
     return None if tables is None else tuple(waves)
 
 
-def _read_crews(search: _Table, scenario: Scenario | None) -> tuple[int, ...] | None:
-    """[search.crews] values: the retrofit crew counts to try; the scenario's own count when
-    absent. Each at least 1 and at most one per row, as [retrofit] crews."""
+def _read_crews(search: _Table, scenario: Scenario | None,
+                template=None) -> tuple[int, ...] | None:
+    """[search.crews] values: the retrofit crew counts to try; when absent the template's own
+    count (its `crews`, else the scenario's [retrofit] crews). Each at least 1 and at most one
+    per row, as [retrofit] crews."""
     t = search.table("crews", ("values",), "the crew counts to try", default=None)
-    own = None if scenario is None else (scenario.retrofit.crews,)
+    own = None if scenario is None else (
+        (template.crews_in(scenario.retrofit) if template else scenario.retrofit.crews),)
     if t is None:
         return own
     rows = MAX_ENTRIES if scenario is None else max(1, len(scenario.rows()))
