@@ -12,6 +12,8 @@ from mcrisk.cli import build_parser, main
 from .conftest import MINIMAL, REFERENCE, ROOT, SCENARIOS
 
 SCENARIO_FILES = sorted(SCENARIOS.glob("*.toml"))
+# the scenarios proper: scenarios/ also holds optimize's search files (a [search] table)
+RUNNABLE_FILES = [p for p in SCENARIO_FILES if "\n[search]" not in "\n" + p.read_text()]
 SUMMARY_METRICS = ("trough_depth", "trough_days", "shortfall_gpu_days", "homeless_days",
                    "completion_day")
 
@@ -31,7 +33,7 @@ def test_validate_counts_in_the_right_number(tmp_path, capsys):
     assert "ok (1 strategy, 2 existing units, 2 incoming units)" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("path", SCENARIO_FILES, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", RUNNABLE_FILES, ids=lambda p: p.name)
 @pytest.mark.slow
 def test_every_scenario_file_runs_every_strategy(path, tmp_path, capsys):
     out = tmp_path / "out"
@@ -255,3 +257,13 @@ def test_a_precision_floor_that_no_interval_could_meet_is_a_usage_error(floor, c
     assert stop.value.code == 2
     err = capsys.readouterr().err
     assert "--precision-floor: must be a number > 0" in err and "Traceback" not in err
+
+
+def test_run_on_a_search_file_says_to_optimize_it(capsys):
+    """A search file handed to `mcrisk run` is one located error that names the command to
+    use, not a page of missing scenario sections."""
+    search = SCENARIOS / "reference-search.toml"
+    assert main(["run", str(search), "--samples", "100", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "search space for `mcrisk optimize`" in err and "mcrisk optimize" in err
+    assert "missing" not in err

@@ -80,6 +80,11 @@ def read_scenario(path: str | os.PathLike) -> tuple[Scenario, bytes]:
         raise ScenarioError([Problem(file, too_deep, NO_VALUE, f"nested more than {MAX_NESTING} "
                                      "levels deep", "a scenario nests arrays and tables a few "
                                      "levels deep; look for a run of [ or {")])
+    if isinstance(document.get("search"), dict) and "scenario" not in document:
+        raise ScenarioError([Problem(file, "search", NO_VALUE, "this is a search space for "
+                                     "`mcrisk optimize`, not a scenario", "run `mcrisk optimize "
+                                     f"{file}`; its scenario is the file its search.scenario "
+                                     "names")])
     reader = _Reader(file)
     parts = _read_document(reader, document)
     if reader.problems:
