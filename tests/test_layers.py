@@ -50,6 +50,7 @@ PLACES = {
     "mcrisk.schedule_run": "application", "mcrisk.nightly": "application",
     "mcrisk.optimize_run": "application",     # `mcrisk optimize` end to end (issue 14)
     "mcrisk.optimize": "application",          # space, candidates (issue 14)
+    "mcrisk.optimize.order": "application",    # the order of waves, a knob (issue 14)
     "mcrisk.optimize.objective": "results",   # pure statistics of a race (issue 14)
     "mcrisk.optimize.race": "application", "mcrisk.optimize.evaluate": "application",
     "mcrisk.cli": "cli", "mcrisk.__main__": "cli",

@@ -1,8 +1,8 @@
 """The candidate plans of a search space: every combination of its knobs, or a deterministic
 sample of them, each checked before any simulation as `mcrisk run` would check it.
 
-A candidate is a strategy (the template with its drain groups' triggers and lags and its
-waves' rows replaced) plus a retrofit crew count, which the strategy carries as its own
+A candidate is a strategy (the template with its drain groups' triggers and lags, its
+waves' rows and its orders' rows replaced) plus a retrofit crew count, which the strategy carries as its own
 `crews` where it differs from the scenario's `[retrofit] crews`.
 `generate` enumerates the knobs when they span at most `max_candidates` plans, else samples
 `max_candidates` of them with a scrambled Sobol sequence (scipy.stats.qmc, seeded by the
@@ -30,6 +30,7 @@ from ..scenario import _read_document
 from ..scenario.document import _parse_toml, _read_bytes
 from ..scenario.reader import _compact, _fmt, _Reader, _Table
 from ..scenario.strategies import _read_strategy
+from .order import KNOB as ORDER_KNOB
 from .space import SearchSpace
 
 if sys.version_info >= (3, 11):
@@ -109,13 +110,15 @@ def _named(strategy: Strategy, name: str, crews: int, scenario: Scenario) -> Str
 
 def _knobs(space: SearchSpace) -> list[tuple[str, tuple]]:
     """(label, values) per knob, in file order: each drain group's (trigger, lag) pairs, each
-    wave's rows, then the crews."""
+    wave's rows, each order's permutations of its rows, then the crews."""
     knobs: list[tuple[str, tuple]] = []
     for group in space.drain_groups:
         pairs = tuple((trigger, lag) for trigger in group.triggers for lag in group.lags)
         knobs.append((f"drain {_compact(list(group.units))}", pairs))
     for wave in space.waves:
         knobs.append((f"wave {_compact(list(wave.units))}", wave.rows))
+    for order in space.orders:
+        knobs.append((ORDER_KNOB, order.permutations))
     knobs.append(("crews", space.crews))
     return knobs
 
@@ -144,6 +147,10 @@ def _plan(space: SearchSpace, scenario: Scenario, knobs, pick) -> tuple:
         row = wave.rows[index]
         rows.update((unit, row) for unit in wave.units)
         labels.append((knobs[len(labels)][0], f"row {row}"))
+    for order, index in zip(space.orders, pick[len(space.drain_groups) + len(space.waves):]):
+        permutation = order.permutations[index]
+        rows.update(order.placement(permutation))
+        labels.append((ORDER_KNOB, order.words(permutation)))
     crews = space.crews[pick[-1]]
     labels.append(("crews", str(crews)))
     strategy = replace(
@@ -169,6 +176,8 @@ def _template_plan(space: SearchSpace, scenario: Scenario) -> tuple:
     for wave in space.waves:
         rows = sorted({placement[u] for u in wave.units})
         labels.append((f"wave {_compact(list(wave.units))}", "row " + ", ".join(rows)))
+    for order in space.orders:
+        labels.append((ORDER_KNOB, order.written_words(placement)))
     crews = template.crews_in(scenario.retrofit)
     labels.append(("crews", str(crews)))
     return (replace(template, description=f"mcrisk optimize: {template.name} as written"),

@@ -2,7 +2,8 @@
 
 A search file is a TOML file of its own (the scenario stays as it is) with one [search]
 section: the scenario and the written strategy (the template) the knobs vary from, the knobs
-(per drain group a set of triggers and a lag range, per wave a set of rows, the crew counts),
+(per drain group a set of triggers and a lag range, per wave a set of rows, the order of
+waves (mcrisk.optimize.order), the crew counts),
 the objective, the constraints, the race and the fresh-seed evaluation. `read_search` reads it
 with the scenario reader's helpers, so every mistake is a located error
 (`file: key = value: what is wrong (hint)`), all of them at once, never a traceback.
@@ -27,6 +28,7 @@ from ..scenario.limits import DAYS, MAX_DAYS, MAX_ENTRIES, MAX_STRATEGIES, _Limi
 from ..scenario.reader import (_Reader, _Spec, _Table, _as_ids, _as_integer, _as_number,
                                _as_string, _as_table, _fmt, _kind, _suggest)
 from ..scenario.sections import NO_RETROFIT
+from .order import Order, read_orders
 
 STATISTIC_KINDS = ("p50", "p90", "p99", "mean", "p")
 OBJECTIVE_KINDS = ("minimize", "weights", "pareto")
@@ -111,6 +113,7 @@ class SearchSpace:
     constraints: tuple[Constraint, ...]
     race: Race
     evaluate: Evaluate
+    orders: tuple[Order, ...] = ()     # [[search.orders]] (mcrisk.optimize.order)
 
     @property
     def template_strategy(self):
@@ -126,6 +129,8 @@ class SearchSpace:
             size *= len(group.triggers) * len(group.lags)
         for wave in self.waves:
             size *= len(wave.rows)
+        for order in self.orders:
+            size *= order.size
         return size
 
 
@@ -139,7 +144,7 @@ MAX_SAMPLES = 100_000_000      # scenarios of one stage or of the evaluation
 DEFAULT_STAGES = (500, 2_000, 20_000)
 
 _SEARCH_KEYS = ("scenario", "template", "max_candidates", "seed", "drain_groups", "waves",
-                "crews", "objective", "constraints", "race", "evaluate")
+                "orders", "crews", "objective", "constraints", "race", "evaluate")
 _SEED = _Limit(2**63 - 1, "a seed is a 64-bit integer")
 
 
@@ -184,6 +189,7 @@ def _read_search(search: _Table, scenario: Scenario | None) -> dict:
     seed = search.read("seed", _as_integer, "1", "the seed of the sample and the race",
                        default=1, at_most=_SEED)
     race = _read_race(search, seed)
+    waves = _read_waves(search, scenario)
     return dict(
         template=template and template.name,
         max_candidates=search.read("max_candidates", _as_integer, "1000", "enumerate up to "
@@ -192,7 +198,8 @@ def _read_search(search: _Table, scenario: Scenario | None) -> dict:
                                    "strategy in every scenario of the race")),
         seed=seed,
         drain_groups=_read_drain_groups(search, scenario, template),
-        waves=_read_waves(search, scenario),
+        waves=waves,
+        orders=read_orders(search, scenario, template, waves),
         crews=_read_crews(search, scenario, template),
         objective=_read_objective(search, scenario),
         constraints=_read_constraints(search, scenario),
