@@ -6,6 +6,7 @@ process has imported everything already.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -21,12 +22,15 @@ HEAVY = ("scipy.stats", "numba", "pyarrow", "matplotlib", "tqdm")
 
 def _loaded_after(code: str) -> dict:
     """{module: loaded?} for HEAVY after running `code` in a fresh interpreter; `code` may
-    set `phases`, a list of (phase name, [heavy modules loaded when it started])."""
+    set `phases`, a list of (phase name, [heavy modules loaded when it started]). The report's
+    figures are drawn in this interpreter (MCRISK_FIGURE_WORKER=0): whether a run hands them
+    to a worker depends on the machine's load (tests/test_figure_worker.py covers the worker),
+    and this checks when each library is first needed, not who draws."""
     probe = (f"import sys, json\nphases = []\n{code}\n"
              f"print(json.dumps({{'loaded': {{m: m in sys.modules for m in {HEAVY!r}}}, "
              f"'phases': phases}}))")
     done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True,
-                          text=True, timeout=600)
+                          text=True, timeout=600, env=dict(os.environ, MCRISK_FIGURE_WORKER="0"))
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout.splitlines()[-1])
 
