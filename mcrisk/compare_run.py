@@ -16,6 +16,7 @@ from typing import Callable
 from .analysis.compare import compare_costs, compare_strategies
 from .backends import Backend
 from .compile import compile_scenario
+from .dask_backend import dask_session
 from .errors import McriskError
 from .mitigation_run import mitigation_entry
 from .progress import Progress, as_progress
@@ -37,13 +38,15 @@ class Comparison:
 def run_comparison(path: str | os.PathLike, a: str, b: str, samples: int, seed: int,
                    backend: str = "auto", chunk_size: int = DEFAULT_CHUNK, risks: str = "file",
                    disable_risks: tuple[str, ...] = (), mitigation: bool = True,
-                   progress: Progress | Callable[[int, int], None] | None = None
-                   ) -> Comparison:
+                   progress: Progress | Callable[[int, int], None] | None = None,
+                   dask: str | None = None) -> Comparison:
     """Compare strategy A with strategy B of the scenario at `path` on `samples` scenarios.
 
     A name the scenario does not have is a McriskError naming the closest one; a sample count
     that would not fit in memory is refused before anything runs. `progress`
     (mcrisk.progress) sees the phases: compile, simulate (and the other side's simulation).
+    With `dask` (`local:N` or a scheduler's address), the chunks run on Dask workers
+    (mcrisk.dask_backend), with the same numbers.
     """
     progress = as_progress(progress)
     register = load_for_run(path, risks, disable_risks)
@@ -56,7 +59,15 @@ def run_comparison(path: str | os.PathLike, a: str, b: str, samples: int, seed: 
                               f"{name!r} in this file ({guess}it has "
                               f"{', '.join(plan.strategy_names)})")
     check_memory(plan, samples, chunk_size)
-    chosen = prepare_backend(backend, plan, progress)
+    with dask_session(dask, progress) as session:
+        return _compare(register, plan, a, b, samples, seed, chunk_size, mitigation, progress,
+                        prepare_backend(backend, plan, progress, session))
+
+
+def _compare(register: RiskRun, plan, a: str, b: str, samples: int, seed: int,
+             chunk_size: int, mitigation: bool, progress: Progress, chosen: Backend
+             ) -> Comparison:
+    """run_comparison once its backend is ready: simulate, pair A with B."""
     result = simulate(plan, samples, seed, chosen, chunk_size=chunk_size, progress=progress,
                       keep_world=0)
     differences = compare_strategies(result.metrics, list(plan.strategy_names), a, b)

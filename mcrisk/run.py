@@ -27,6 +27,7 @@ from .backends import Backend, select_backend
 from .backends.jit_events import numba_compiles
 from .compile import CompiledScenario, compile_scenario, select_risks
 from .cost_summary import costs_block, summarize_costs
+from .dask_backend import dask_session
 from .definitions import METRICS, N_METRICS
 from .errors import McriskError
 from .mitigation_run import mitigation_entry
@@ -73,11 +74,15 @@ COMPILING = "Numba is compiling {name}: once after an install or an upgrade, the
 COMPILED = "Numba compiled {name} in {seconds:.0f} s, cached for later runs"
 
 
-def prepare_backend(name: str, plan: CompiledScenario, progress: Progress = QUIET) -> Backend:
+def prepare_backend(name: str, plan: CompiledScenario, progress: Progress = QUIET,
+                    session=None) -> Backend:
     """select_backend(name) with its kernel ready for `plan` (Numba compiles it, or loads it
     from its cache), as the run's `compile` phase: a phase note says when Numba compiles,
-    the one long wait of a first run."""
+    the one long wait of a first run. With a Dask `session` (mcrisk.dask_backend), the
+    backend `name` on its workers, prepared on each."""
     with progress.phase(COMPILE):
+        if session is not None:
+            return session.backend(name, plan)
         chosen = select_backend(name)
         with compiles_noted(progress):
             chosen.prepare(plan)
@@ -232,7 +237,8 @@ def run_scenario(scenario: RiskRun | str | os.PathLike, samples: int = DEFAULT_S
                  progress: Progress | Callable[[int, int], None] | None = None,
                  report: bool = True, risks: str = "file", disable_risks: tuple[str, ...] = (),
                  precision: PrecisionTarget | None = None, publish: bool = True,
-                 mitigation: bool = True, csv: bool = False) -> RunResult:
+                 mitigation: bool = True, csv: bool = False,
+                 dask: str | None = None) -> RunResult:
     """Run every strategy of `scenario`: a loaded scenario with its risk register set
     (load_for_run, set_risks), or, for convenience, the path of a scenario file, loaded here
     (once) with the register `risks` and `disable_risks` (mcrisk.compile.select_risks).
@@ -253,6 +259,9 @@ def run_scenario(scenario: RiskRun | str | os.PathLike, samples: int = DEFAULT_S
 
     `progress` (mcrisk.progress; a plain callable progress(done, total) is called as the
     scenarios are simulated) sees the run's phases: compile, simulate, summarize, write.
+
+    With `dask` (`local:N` or a scheduler's address), the chunks run on Dask workers
+    (mcrisk.dask_backend): the same numbers and files; retried chunks are a progress note.
     """
     progress = as_progress(progress)
     register = _risk_run(scenario, risks, disable_risks)
@@ -270,12 +279,13 @@ def run_scenario(scenario: RiskRun | str | os.PathLike, samples: int = DEFAULT_S
         check_memory(plan, samples, chunk_size, option="--samples")
     else:
         check_memory(plan, precision.max_samples, chunk_size, option="--max-samples")
-    chosen = prepare_backend(backend, plan, progress)
-    simulation = dict(samples=samples, seed=seed, backend=chosen, chunk_size=chunk_size,
-                      progress=progress, precision=precision)
-    with compiles_noted(progress):
-        return _run_prepared(scenario, plan, out_dir, report, publish, csv, risk_keys,
-                             simulation)
+    with dask_session(dask, progress) as session:
+        chosen = prepare_backend(backend, plan, progress, session)
+        simulation = dict(samples=samples, seed=seed, backend=chosen, chunk_size=chunk_size,
+                          progress=progress, precision=precision)
+        with compiles_noted(progress):
+            return _run_prepared(scenario, plan, out_dir, report, publish, csv, risk_keys,
+                                 simulation)
 
 
 def _run_prepared(scenario: Scenario, plan: CompiledScenario, out_dir: str | Path | None,

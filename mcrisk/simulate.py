@@ -110,10 +110,9 @@ def simulate_into(plan: CompiledScenario, seed: int, backend: Backend, first: in
     _check_costs(plan, samples, costs)
     started = time.perf_counter()
     with as_progress(progress).phase(SIMULATE, samples, SCENARIOS, note) as phase:
-        for offset in range(0, samples, chunk_size):
-            count = min(chunk_size, samples - offset)
-            chunk_metrics, chunk_world, node_times = backend.simulate_chunk(
-                plan, seed, first + offset, count, keep_nodes=bool(chunk_hooks))
+        for start, (chunk_metrics, chunk_world, node_times) in _chunks(
+                plan, seed, backend, first, samples, chunk_size, bool(chunk_hooks)):
+            offset, count = start - first, chunk_metrics.shape[0]
             _check_width(plan, backend, chunk_metrics)
             for hook in chunk_hooks:
                 hook(first + offset, chunk_metrics, chunk_world, node_times)
@@ -124,6 +123,21 @@ def simulate_into(plan: CompiledScenario, seed: int, backend: Backend, first: in
             world[offset:offset + kept] = chunk_world[:kept]
             phase.advance(count)
     return time.perf_counter() - started
+
+
+def _chunks(plan: CompiledScenario, seed: int, backend: Backend, first: int, samples: int,
+            chunk_size: int, keep_nodes: bool):
+    """(first scenario, (metrics, world, node_times)) of each chunk of scenarios
+    first .. first + samples - 1, in scenario order: from a backend that runs chunks
+    elsewhere its own `chunks` (mcrisk.dask_backend), else simulate_chunk chunk by chunk."""
+    remote = getattr(backend, "chunks", None)
+    if remote is not None:
+        yield from remote(plan, seed, first, samples, chunk_size, keep_nodes)
+        return
+    for offset in range(0, samples, chunk_size):
+        count = min(chunk_size, samples - offset)
+        yield first + offset, backend.simulate_chunk(plan, seed, first + offset, count,
+                                                     keep_nodes=keep_nodes)
 
 
 def _check_costs(plan: CompiledScenario, samples: int, costs: np.ndarray | None) -> None:

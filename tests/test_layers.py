@@ -42,6 +42,7 @@ PLACES = {
     "mcrisk.compile": "compile", "mcrisk.world": "compile", "mcrisk.cost_plan": "compile", "mcrisk.plan": "compile",
     "mcrisk.backends": "backends",
     "mcrisk.simulate": "simulate",
+    "mcrisk.dask_backend": "simulate",        # chunks on Dask workers (issue 16)
     "mcrisk.aggregate": "results", "mcrisk.milestones": "results", "mcrisk.analysis": "results",
     "mcrisk.cost_summary": "results",
     "mcrisk.report": "report",

@@ -116,7 +116,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         run = run_scenario(register, samples=args.samples, seed=args.seed,
                            backend=args.backend, out_dir=out, chunk_size=args.chunk_size,
                            progress=progress, precision=precision,
-                           mitigation=not args.no_mitigation, csv=args.csv)
+                           mitigation=not args.no_mitigation, csv=args.csv,
+                           dask=args.dask)
     _print_run(run)
     _print_drivers(run.summary)
     if precision is not None:
@@ -148,7 +149,8 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     with terminal_progress(args.quiet) as progress:
         compared = run_comparison(args.scenario, args.a, args.b, args.samples, args.seed,
                                   args.backend, args.chunk_size, args.risks,
-                                  tuple(args.disable_risk), not args.no_mitigation, progress)
+                                  tuple(args.disable_risk), not args.no_mitigation, progress,
+                                  dask=args.dask)
     print(f"mcrisk {__version__}  {args.scenario}: {args.a} (A) against {args.b} (B) on the same "
           f"{args.samples:,} sampled worlds (seed {args.seed}, backend {compared.backend.name})")
     print(escaped(risk_mode_text(compared.register.entry())))

@@ -95,6 +95,14 @@ def _add_world_options(command: argparse.ArgumentParser) -> None:
                               "compile, simulate, summarize and write, with rate and ETA)")
 
 
+def _add_dask_option(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--dask", default=None, metavar="ADDRESS",
+                         help="run the chunks on Dask: local:N (a local cluster of N worker "
+                              "processes) or an existing scheduler's address, e.g. "
+                              "tcp://host:8786; the same numbers as in one process (needs "
+                              "pip install 'mcrisk[dask]'; docs/dask.md)")
+
+
 def _add_mitigation_option(command: argparse.ArgumentParser) -> None:
     command.add_argument("--no-mitigation", action="store_true",
                          help="skip the value of mitigation (by default, when a risk of the "
@@ -149,6 +157,7 @@ def build_parser() -> argparse.ArgumentParser:
     run = commands.add_parser("run", help="simulate every strategy of a scenario and report")
     run.add_argument("scenario", help="scenario TOML file, e.g. scenarios/reference-2048.toml")
     _add_world_options(run)
+    _add_dask_option(run)
     run.add_argument("--out", type=_out_folder, default=None,
                      help="output folder (default out/<scenario file stem>, or "
                           "out/<stem>-risks-<mode> with --risks off, pre or post); a run "
@@ -177,6 +186,7 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("a", help="strategy A")
     compare.add_argument("b", help="strategy B")
     _add_world_options(compare)
+    _add_dask_option(compare)
     _add_mitigation_option(compare)
     nightly = commands.add_parser(
         "nightly", help="a dated run in a history folder, compared with the previous night",
