@@ -57,34 +57,47 @@ MCRISK_HD double positive_area(double lo, double hi, double f_lo, double f_hi) {
     return 0.0;
 }
 
-// D(t) for t in demand segment k: k = 0 before the first point, k = n after the last, else
-// the line from point k - 1 to point k.
-MCRISK_HD double demand_on_segment(const double* demand_day, const double* demand_value, int n,
-                                   int k, double t) {
-    if (k == 0) {
-        return demand_value[0];
+// Demand point k's H100-eq in lane l: demand_value[k] where its growth quantity is -1, else
+// demand_value[k] x (1 + g)^(day / 365) for the lane's growth g (libm's pow on the host).
+MCRISK_HD double demand_point(const Plan& p, const double* world, int l, int k) {
+    int q = p.demand_growth_q[k];
+    if (q < 0) {
+        return p.demand_value[k];
     }
-    if (k == n) {
-        return demand_value[n - 1];
-    }
-    double slope = (demand_value[k] - demand_value[k - 1]) / (demand_day[k] - demand_day[k - 1]);
-    return demand_value[k - 1] + (t - demand_day[k - 1]) * slope;
+    return p.demand_value[k] * pow(1.0 + world[q * LANES + l], p.demand_day[k] / 365.0);
 }
 
-// Integral over [lo, hi] of max(0, D(t) - capacity), splitting at demand knots. k is the
-// demand segment holding lo or before it; on return it holds the segment of hi.
+// D(t) in lane l for t in demand segment k: k = 0 before the first point, k = n after the
+// last, else the line from point k - 1 to point k.
+MCRISK_HD double demand_on_segment(const Plan& p, const double* world, int l, int k, double t) {
+    int n = p.n_demand;
+    if (k == 0) {
+        return demand_point(p, world, l, 0);
+    }
+    if (k == n) {
+        return demand_point(p, world, l, n - 1);
+    }
+    double left = demand_point(p, world, l, k - 1);
+    double right = demand_point(p, world, l, k);
+    double slope = (right - left) / (p.demand_day[k] - p.demand_day[k - 1]);
+    return left + (t - p.demand_day[k - 1]) * slope;
+}
+
+// Integral over [lo, hi] of max(0, D(t) - capacity) in lane l, splitting at demand knots. k is
+// the demand segment holding lo or before it; on return it holds the segment of hi.
 // Performance shortcut: intervals arrive in time order, so the segment only moves forward.
-MCRISK_HD double shortfall_area(const double* demand_day, const double* demand_value, int n,
-                                double lo, double hi, double capacity, int& k) {
-    while (k < n && demand_day[k] <= lo) {
+MCRISK_HD double shortfall_area(const Plan& p, const double* world, int l, double lo, double hi,
+                                double capacity, int& k) {
+    int n = p.n_demand;
+    while (k < n && p.demand_day[k] <= lo) {
         k += 1;
     }
     double total = 0.0;
     double a = lo;
     while (true) {
-        double b = k == n ? hi : min(hi, demand_day[k]);
-        double f_a = demand_on_segment(demand_day, demand_value, n, k, a) - capacity;
-        double f_b = demand_on_segment(demand_day, demand_value, n, k, b) - capacity;
+        double b = k == n ? hi : min(hi, p.demand_day[k]);
+        double f_a = demand_on_segment(p, world, l, k, a) - capacity;
+        double f_b = demand_on_segment(p, world, l, k, b) - capacity;
         total += positive_area(a, b, f_a, f_b);
         if (b >= hi) {
             return total;
@@ -138,8 +151,7 @@ MCRISK_HD void capacity_metrics(const Plan& p, const double* world, int l, const
             if (capacity < below_limit) {
                 trough_days += width;
             }
-            double area = shortfall_area(p.demand_day, p.demand_value, p.n_demand, lo, hi,
-                                         capacity, segment);
+            double area = shortfall_area(p, world, l, lo, hi, capacity, segment);
             shortfall += area;
             double largest = -infinity();
             for (int i = 0; i < n_islands; ++i) {

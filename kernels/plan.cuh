@@ -89,7 +89,8 @@ struct Plan {
     double horizon;                 // float64: days the metrics integrate over
     double largest_job;             // float64: H100-eq the largest job needs on one island
     const double* demand_day;       // float64[n]: demand points' days
-    const double* demand_value;     // float64[n]: demand points' H100-eq
+    const double* demand_value;     // float64[n]: demand points' H100-eq (a forecast's base)
+    const int* demand_growth_q;     // int32[n]: -1: value fixed; else value x (1 + q)^(day/365)
     // costs: what the migration costs per scenario, over [0, horizon] (mcrisk/cost_plan.py; a price
     // is world[q] when its q >= 0, else 1)
     int n_costs;                    // int32: cost columns after the metrics: 0 (no [costs]) or
@@ -193,6 +194,7 @@ struct Plan {
     double largest_job,                                                                            \
     const double* R demand_day,                                                                    \
     const double* R demand_value,                                                                  \
+    const int* R demand_growth_q,                                                                  \
     int n_costs,                                                                                   \
     const int* R span_start_node,                                                                  \
     const double* R span_start_day,                                                                \
@@ -238,11 +240,11 @@ struct Plan {
      cap_event_island, cap_event_delta, cap_event_scale_q, island_cap0, power_event_node,          \
      power_event_hall, power_event_delta, cap_event_order, power_event_order,                      \
      n_power_checked, hall_draw0, hall_cap, completion_node, baseline, horizon,                    \
-     largest_job, demand_day, demand_value, n_costs, span_start_node, span_start_day,              \
-     span_end_node, span_end_day, span_rate, span_price_q, span_cost, res_ptr, res_day,            \
-     res_kw, over_rate, over_price_q, shortfall_rate, shortfall_price_q, crew_rate,                \
-     crew_price_q, lump_amount, lump_price_q, lump_cost, n_quantities, n_strategies,               \
-     n_nodes, dep_width, crew_width, unlock_width, n_cap_events, n_islands,                        \
+     largest_job, demand_day, demand_value, demand_growth_q, n_costs, span_start_node,             \
+     span_start_day, span_end_node, span_end_day, span_rate, span_price_q, span_cost,              \
+     res_ptr, res_day, res_kw, over_rate, over_price_q, shortfall_rate, shortfall_price_q,         \
+     crew_rate, crew_price_q, lump_amount, lump_price_q, lump_cost, n_quantities,                  \
+     n_strategies, n_nodes, dep_width, crew_width, unlock_width, n_cap_events, n_islands,          \
      n_power_events, n_halls, n_completion, n_demand, n_spans, res_width, n_lumps}
 
 #endif  // MCRISK_PLAN_CUH

@@ -54,6 +54,8 @@ from __future__ import annotations
 from dataclasses import replace
 from fractions import Fraction
 
+import math
+
 import numpy as np
 
 from .cost_plan import cost_arrays, no_cost_arrays
@@ -407,7 +409,8 @@ def _assemble(scenario: Scenario, world: World, nodes: _Nodes, plans: list[dict]
     terms = [t for row in world.rows for t in row["terms"]]
     burnins = world.burnins or [((0, 0, 0), (0.0, 0.0), 1)]
     dists = world.dists or [(0, (0.0, 0.0, 0.0, 0.0), 1.0)]
-    points = np.array(scenario.demand.points, dtype=np.float64).reshape(-1, 2)
+    demand_day, demand_value, demand_growth_q = demand_points(scenario,
+                                                              handles["demand_growth"])
     return CompiledScenario(
         scenario_name=scenario.name,
         strategy_names=tuple(s.name for s in scenario.strategies),
@@ -466,11 +469,37 @@ def _assemble(scenario: Scenario, world: World, nodes: _Nodes, plans: list[dict]
         baseline=float(island_cap0.sum()),
         horizon=float(scenario.horizon_days),
         largest_job=float(scenario.demand.largest_job),
-        demand_day=np.ascontiguousarray(points[:, 0]),
-        demand_value=np.ascontiguousarray(points[:, 1]),
+        demand_day=demand_day,
+        demand_value=demand_value,
+        demand_growth_q=demand_growth_q,
         **_cost_fields(scenario, nodes, (power_node, power_delta, power_hall), hall_draw0,
                        handles),
     )
+
+
+def demand_points(scenario: Scenario, growth_q: int) -> tuple[np.ndarray, ...]:
+    """The demand points' days, values and growth quantities (-1: the value is fixed).
+
+    A fixed curve is its points. A forecast is taken at day 0, every points_every_days and
+    the horizon: with an uncertain growth each value is the base workload_at_day0 / per_h100
+    and the kernels multiply it by (1 + g)^(day / 365) for the scenario's draw g (quantity
+    growth_q); with a certain growth the value is that product, computed here with the same
+    formula (so a forecast without uncertainty is exactly the fixed curve of its values)."""
+    forecast = scenario.demand.forecast
+    if forecast is None:
+        points = np.array(scenario.demand.points, dtype=np.float64).reshape(-1, 2)
+        return (np.ascontiguousarray(points[:, 0]), np.ascontiguousarray(points[:, 1]),
+                np.full(len(points), -1, dtype=np.int32))
+    horizon = float(scenario.horizon_days)
+    days = list(np.arange(0.0, horizon, forecast.points_every_days)) + [horizon]
+    base = forecast.workload_at_day0 / forecast.per_h100
+    if growth_q >= 0:
+        values = [base] * len(days)
+    else:
+        g = forecast.growth_per_year.params[0]
+        values = [base * math.pow(1.0 + g, day / 365.0) for day in days]
+    return (np.array(days, dtype=np.float64), np.array(values, dtype=np.float64),
+            np.full(len(days), growth_q, dtype=np.int32))
 
 
 def _cost_fields(scenario: Scenario, nodes: _Nodes, power_events: tuple, hall_draw0: np.ndarray,

@@ -259,9 +259,24 @@ class Costs:
 
 
 @dataclass(frozen=True)
+class Forecast:
+    """Demand as a forecast: a workload in the planner's unit growing at an uncertain yearly
+    rate, D(t) = workload_at_day0 x (1 + growth)^(t / 365) / per_h100 in H100-eq, taken at
+    every points_every_days from day 0 to the horizon and joined linearly (growth is drawn
+    once per scenario, shared by every strategy)."""
+
+    workload_at_day0: float
+    unit: str                  # the workload's unit, for people ("tokens/s", "H100-eq")
+    per_h100: float            # the workload one H100 delivers at its operating point
+    growth_per_year: Distribution
+    points_every_days: float
+
+
+@dataclass(frozen=True)
 class Demand:
     points: tuple[tuple[float, float], ...]  # (day, H100-eq), days strictly increasing
     largest_job: float                        # H100-eq the largest job needs in one island
+    forecast: Forecast | None = None          # when given, points are its days and base values
 
 
 @dataclass(frozen=True)

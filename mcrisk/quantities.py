@@ -13,8 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 # the sections a quantity can belong to, as they start its name
-# ("cost": a price of [costs] given as a distribution, "cost.A.price_per_kw_month")
-SECTIONS = ("shared", "risk", "shipment", "hall", "island", "unit_type", "unit", "row", "cost")
+# ("cost": a price of [costs] given as a distribution, "cost.A.price_per_kw_month";
+# "demand": the drawn growth of a demand forecast, "demand.forecast.growth_per_year")
+SECTIONS = ("shared", "risk", "shipment", "hall", "island", "unit_type", "unit", "row", "cost",
+            "demand")
 
 
 @dataclass(frozen=True)

@@ -129,6 +129,7 @@ def compile_world(scenario: Scenario, retrofit_rows: list[str]) -> tuple[World, 
                                          scenario.retrofit.days))
     if scenario.costs is not None:
         handles["cost"] = _price_quantities(w, scenario)
+    handles["demand_growth"] = _demand_growth(w, scenario)
     _check_addresses(w, scenario)
     return w, handles
 
@@ -156,6 +157,17 @@ def _price_quantities(w: World, scenario: Scenario) -> dict[tuple[str, str], int
     for risk in mitigations_in_effect(scenario):
         price(risk.id, "mitigation", risk.mitigation_cost)
     return prices
+
+
+def _demand_growth(w: World, scenario: Scenario) -> int:
+    """The demand forecast's yearly growth as a SAMPLE quantity `demand.forecast.growth_per_year`
+    when it is uncertain (added last, addressed by name: it changes no other draw); -1 when
+    demand is a fixed curve or the growth is certain (compile then fixes the points)."""
+    forecast = scenario.demand.forecast
+    if forecast is None or forecast.growth_per_year.is_fixed:
+        return -1
+    return w.sample(QuantityLabel("demand", "forecast", "growth_per_year"),
+                    forecast.growth_per_year)
 
 
 def mitigations_in_effect(scenario: Scenario) -> list:
@@ -228,6 +240,7 @@ def _address_owners(scenario: Scenario) -> dict[tuple[str, str], tuple[str, str]
     for fleet, units in (("existing", scenario.existing), ("incoming", scenario.incoming)):
         owners.update({("unit", u.id): (f"{fleet}.units", u.id) for u in units})
     owners.update(_price_owners(scenario))
+    owners[("demand", "forecast")] = ("demand.forecast.growth_per_year", "forecast")
     return owners
 
 

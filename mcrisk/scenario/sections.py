@@ -9,7 +9,7 @@ import datetime as _dt
 import math
 
 from mcrisk.errors import NO_VALUE
-from mcrisk.model import ZERO, BurnIn, Demand, Hall, Island, Ramp, Retrofit, Row, UnitType
+from mcrisk.model import ZERO, BurnIn, Demand, Forecast, Hall, Island, Ramp, Retrofit, Row, UnitType
 
 from .distributions import _DIST_EXAMPLE, _as_date, _as_distribution, largest_draw
 from .limits import (DAYS, MAX_BURN_IN_ATTEMPTS, MAX_ENTRIES, MAX_GPUS, MAX_H100_EQ_PER_GPU,
@@ -95,16 +95,60 @@ _HORIZON = _Limit(MAX_HORIZON_DAYS, "20 years: capacity bands keep every day of 
 
 
 def _read_demand(root: _Table) -> Demand | None:
-    """[demand]: points [[day, H100-eq], ...] and largest_job (H100-eq in one island)."""
-    t = root.table("demand", ("points", "largest_job"), "with points and largest_job")
+    """[demand]: largest_job (H100-eq in one island) and either points [[day, H100-eq], ...]
+    or a forecast (mcrisk/model.py's Forecast), not both."""
+    t = root.table("demand", ("points", "forecast", "largest_job"),
+                   "with points (or forecast) and largest_job")
     if t is None:
         return None
-    points = t.read("points", _as_points, "[[0, 2048], [150, 2048]]",
-                    "[day, H100-eq] pairs, days increasing")
     largest_job = t.read("largest_job", _as_number, "1024",
                          "the H100-eq the largest job needs in one island", at_least=0,
                          at_most=TOTAL_H100_EQ)
+    if "forecast" in t.data:
+        if "points" in t.data:
+            t.r.report(t.at("points"), t.data["points"], "given with demand.forecast",
+                       "give either points (a fixed curve) or forecast, not both")
+            return None
+        forecast = _read_forecast(t.table("forecast", _FORECAST_KEYS, ""))
+        return None if forecast is None else Demand((), largest_job, forecast)
+    points = t.read("points", _as_points, "[[0, 2048], [150, 2048]]",
+                    "[day, H100-eq] pairs, days increasing (or give forecast = { ... })")
     return Demand(points, largest_job)
+
+
+_FORECAST_KEYS = ("workload_at_day0", "unit", "per_h100", "growth_per_year",
+                  "points_every_days")
+_GROWTH = _Limit(10.0, "a growth of 1000% a year is beyond any forecast")
+
+
+def _read_forecast(t: _Table | None) -> Forecast | None:
+    """demand.forecast: the workload at day 0 in the planner's unit, what one H100 delivers
+    of it (per_h100, default 1: the workload is in H100-eq), the yearly growth rate (a number
+    or a distribution, >= 0), and the spacing of the points the curve is sampled at."""
+    if t is None:
+        return None
+    workload = t.read("workload_at_day0", _as_number, "2048",
+                      "the workload at day 0, in `unit`", at_least=0, at_most=_WORKLOAD)
+    unit = t.read("unit", _as_string, '"H100-eq"', "the workload's unit", default="H100-eq")
+    per_h100 = t.read("per_h100", _as_number, "1", "the workload one H100 delivers at its "
+                      "operating point, in `unit`", above=0, at_most=_WORKLOAD, default=1.0)
+    growth = t.read("growth_per_year", _as_distribution, _DIST_EXAMPLE.replace(
+        "2, mode = 4, max = 10", "0.2, mode = 0.4, max = 0.8"),
+        "the yearly growth rate (0.4: +40% a year)", limit=_GROWTH)
+    every = t.read("points_every_days", _as_number, "30", "the days between the points the "
+                   "curve is sampled at", at_least=1, at_most=DAYS, default=30.0)
+    parts = (workload, unit, per_h100, growth, every)
+    if None in parts:
+        return None
+    if workload / per_h100 > TOTAL_H100_EQ.value:
+        t.r.report(t.at("workload_at_day0"), workload, f"is {_fmt(workload / per_h100)} "
+                   f"H100-eq at day 0 (workload / per_h100), more than "
+                   f"{_fmt(TOTAL_H100_EQ.value)}", TOTAL_H100_EQ.why)
+        return None
+    return Forecast(*parts)
+
+
+_WORKLOAD = _Limit(1e15, "a workload is a finite number in the planner's unit")
 
 
 def _as_points(r, key, value, spec: _Spec):

@@ -44,8 +44,8 @@ def simulate_block(
         cap_event_delta, cap_event_scale_q, island_cap0, power_event_node, power_event_hall,
         power_event_delta, cap_event_order, power_event_order, n_power_checked, hall_draw0,
         hall_cap, completion_node, baseline, horizon, largest_job, demand_day, demand_value,
-        n_costs, span_start_node, span_start_day, span_end_node, span_end_day, span_rate,
-        span_price_q, span_cost, res_ptr, res_day, res_kw, over_rate, over_price_q,
+        demand_growth_q, n_costs, span_start_node, span_start_day, span_end_node, span_end_day,
+        span_rate, span_price_q, span_cost, res_ptr, res_day, res_kw, over_rate, over_price_q,
         shortfall_rate, shortfall_price_q, crew_rate, crew_price_q, lump_amount, lump_price_q,
         lump_cost, seed_lo, seed_hi, first, begin, end, metrics, world, node_times,
         keep_nodes, status, world_lanes, node_time, waiting, crew_ready_at, crew_free, times,
@@ -80,7 +80,8 @@ def simulate_block(
             for l in range(n):
                 capacity_metrics(cap_event_node, cap_event_island, cap_event_delta,
                                  cap_event_scale_q, island_cap0, baseline, horizon,
-                                 largest_job, demand_day, demand_value, world_lanes, l, times,
+                                 largest_job, demand_day, demand_value, demand_growth_q,
+                                 world_lanes, l, times,
                                  order, island_cap, metrics[group + l, s])
             completion_day(completion_node, node_time, n, lane_out)
             for l in range(n):
@@ -136,10 +137,10 @@ def _kernel(sources: str):
             cap_event_island, cap_event_delta, cap_event_scale_q, island_cap0, power_event_node,
             power_event_hall, power_event_delta, cap_event_order, power_event_order,
             n_power_checked, hall_draw0, hall_cap, completion_node, baseline, horizon,
-            largest_job, demand_day, demand_value, n_costs, span_start_node, span_start_day,
-            span_end_node, span_end_day, span_rate, span_price_q, span_cost, res_ptr, res_day,
-            res_kw, over_rate, over_price_q, shortfall_rate, shortfall_price_q, crew_rate,
-            crew_price_q, lump_amount, lump_price_q, lump_cost, seed_lo, seed_hi, first,
+            largest_job, demand_day, demand_value, demand_growth_q, n_costs, span_start_node,
+            span_start_day, span_end_node, span_end_day, span_rate, span_price_q, span_cost,
+            res_ptr, res_day, res_kw, over_rate, over_price_q, shortfall_rate, shortfall_price_q,
+            crew_rate, crew_price_q, lump_amount, lump_price_q, lump_cost, seed_lo, seed_hi, first,
             n_blocks, metrics, world, node_times, keep_nodes, status):
         """Fill metrics[i, s, m] (the metrics, then n_costs cost columns) and world[i, q]
         (node_times[i, s, v] if keep_nodes).
@@ -164,11 +165,11 @@ def _kernel(sources: str):
                 cap_event_scale_q, island_cap0, power_event_node, power_event_hall,
                 power_event_delta, cap_event_order, power_event_order, n_power_checked,
                 hall_draw0, hall_cap, completion_node, baseline, horizon, largest_job,
-                demand_day, demand_value, n_costs, span_start_node, span_start_day,
-                span_end_node, span_end_day, span_rate, span_price_q, span_cost, res_ptr,
-                res_day, res_kw, over_rate, over_price_q, shortfall_rate, shortfall_price_q,
-                crew_rate, crew_price_q, lump_amount, lump_price_q, lump_cost, seed_lo,
-                seed_hi, first, min(count, b * block),
+                demand_day, demand_value, demand_growth_q, n_costs, span_start_node,
+                span_start_day, span_end_node, span_end_day, span_rate, span_price_q,
+                span_cost, res_ptr, res_day, res_kw, over_rate, over_price_q, shortfall_rate,
+                shortfall_price_q, crew_rate, crew_price_q, lump_amount, lump_price_q, lump_cost,
+                seed_lo, seed_hi, first, min(count, b * block),
                 min(count, (b + 1) * block), metrics, world, node_times, keep_nodes, status,
                 np.empty((q_kind.shape[0], LANES)), np.empty((n_nodes, LANES)),
                 np.empty(n_nodes, dtype=np.int32), np.empty((n_nodes, LANES)),

@@ -57,21 +57,33 @@ def positive_area(lo, hi, f_lo, f_hi):
 
 
 @jit_inline
-def demand_on_segment(demand_day, demand_value, k, t):
-    """D(t) for t in demand segment k: k = 0 before the first point, k = n after the last,
-    else the line from point k - 1 to point k."""
-    n = demand_day.shape[0]
-    if k == 0:
-        return demand_value[0]
-    if k == n:
-        return demand_value[n - 1]
-    slope = (demand_value[k] - demand_value[k - 1]) / (demand_day[k] - demand_day[k - 1])
-    return demand_value[k - 1] + (t - demand_day[k - 1]) * slope
+def demand_point(demand_day, demand_value, demand_growth_q, world, l, k):
+    """Demand point k's H100-eq in lane l: demand_value[k] where its growth quantity is -1,
+    else demand_value[k] x (1 + g)^(day / 365) for the lane's growth g (libm's pow)."""
+    q = demand_growth_q[k]
+    if q < 0:
+        return demand_value[k]
+    return demand_value[k] * math.pow(1.0 + world[q, l], demand_day[k] / 365.0)
 
 
 @jit_inline
-def shortfall_area(demand_day, demand_value, lo, hi, capacity, k):
-    """Integral over [lo, hi] of max(0, D(t) - capacity), splitting at demand knots.
+def demand_on_segment(demand_day, demand_value, demand_growth_q, world, l, k, t):
+    """D(t) in lane l for t in demand segment k: k = 0 before the first point, k = n after
+    the last, else the line from point k - 1 to point k."""
+    n = demand_day.shape[0]
+    if k == 0:
+        return demand_point(demand_day, demand_value, demand_growth_q, world, l, 0)
+    if k == n:
+        return demand_point(demand_day, demand_value, demand_growth_q, world, l, n - 1)
+    left = demand_point(demand_day, demand_value, demand_growth_q, world, l, k - 1)
+    right = demand_point(demand_day, demand_value, demand_growth_q, world, l, k)
+    slope = (right - left) / (demand_day[k] - demand_day[k - 1])
+    return left + (t - demand_day[k - 1]) * slope
+
+
+@jit_inline
+def shortfall_area(demand_day, demand_value, demand_growth_q, world, l, lo, hi, capacity, k):
+    """Integral over [lo, hi] of max(0, D(t) - capacity) in lane l, splitting at demand knots.
 
     k is the demand segment holding lo or before it; returns (area, segment holding hi).
     Performance shortcut: intervals arrive in time order, so the segment only moves forward.
@@ -83,8 +95,10 @@ def shortfall_area(demand_day, demand_value, lo, hi, capacity, k):
     a = lo
     while True:
         b = hi if k == n else min(hi, demand_day[k])
-        f_a = demand_on_segment(demand_day, demand_value, k, a) - capacity
-        f_b = demand_on_segment(demand_day, demand_value, k, b) - capacity
+        f_a = demand_on_segment(demand_day, demand_value, demand_growth_q, world, l, k,
+                                a) - capacity
+        f_b = demand_on_segment(demand_day, demand_value, demand_growth_q, world, l, k,
+                                b) - capacity
         total += positive_area(a, b, f_a, f_b)
         if b >= hi:
             return total, k
@@ -108,7 +122,7 @@ def sorted_events(event_node, event_order, s, count, node_time, n, times, order)
 @jit_inline
 def capacity_metrics(cap_event_node, cap_event_island, cap_event_delta, cap_event_scale_q,
                      island_cap0, baseline, horizon, largest_job, demand_day, demand_value,
-                     world, l, times, order, island_cap, out):
+                     demand_growth_q, world, l, times, order, island_cap, out):
     """out[0:4] = trough_depth, trough_days, shortfall_gpu_days, homeless_days of lane l, from
     its sorted capacity events (sorted_events)."""
     n_events = cap_event_node.shape[0]
@@ -132,8 +146,8 @@ def capacity_metrics(cap_event_node, cap_event_island, cap_event_delta, cap_even
             depth = max(depth, baseline - capacity)
             if capacity < below_limit:
                 trough_days += width
-            area, segment = shortfall_area(demand_day, demand_value, lo, hi, capacity,
-                                           segment)
+            area, segment = shortfall_area(demand_day, demand_value, demand_growth_q, world,
+                                           l, lo, hi, capacity, segment)
             shortfall += area
             largest = -math.inf
             for i in range(n_islands):

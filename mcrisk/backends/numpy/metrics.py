@@ -5,6 +5,8 @@ completion day is a max in driver.py. Pairs: numba/metrics.py and kernels/metric
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ...definitions import REL_EPS, event_deltas
@@ -25,19 +27,35 @@ def positive_area(lo, hi, f_lo, f_hi):
     return area
 
 
-def demand_on_segment(plan: CompiledScenario, k: int, t):
+def demand_values(plan: CompiledScenario, world: np.ndarray) -> np.ndarray:
+    """[scenario, point]: each demand point's H100-eq, demand_value where its growth quantity
+    is -1, else demand_value x (1 + g)^(day / 365) for the scenario's growth g (math.pow per
+    element: libm's pow, as the kernels call it, so their floats)."""
+    values = np.broadcast_to(plan.demand_value, (world.shape[0], len(plan.demand_value))).copy()
+    for k, q in enumerate(plan.demand_growth_q):
+        if q >= 0:
+            exponent = plan.demand_day[k] / 365.0
+            values[:, k] = [plan.demand_value[k] * math.pow(1.0 + g, exponent)
+                            for g in world[:, q]]
+    return values
+
+
+def demand_on_segment(plan: CompiledScenario, value: np.ndarray, k: int, t):
     """D(t) for t in demand segment k: k = 0 before the first point, k = n after the last,
-    else the line from point k - 1 to point k (the kernels' formula, so their floats)."""
-    day, value = plan.demand_day, plan.demand_value
+    else the line from point k - 1 to point k (the kernels' formula, so their floats);
+    value: [scenario, point] (demand_values)."""
+    day = plan.demand_day
     n = day.shape[0]
     if k == 0 or k == n:
-        return np.full(np.shape(t), value[0] if k == 0 else value[n - 1])
-    slope = (value[k] - value[k - 1]) / (day[k] - day[k - 1])
-    return value[k - 1] + (t - day[k - 1]) * slope
+        edge = value[:, 0] if k == 0 else value[:, n - 1]
+        return np.broadcast_to(edge[:, None], np.shape(t))
+    slope = (value[:, k] - value[:, k - 1]) / (day[k] - day[k - 1])
+    return value[:, k - 1, None] + (t - day[k - 1]) * slope[:, None]
 
 
-def shortfall_area(plan: CompiledScenario, lo, hi, capacity):
-    """Integral over [lo, hi] of max(0, D(t) - capacity), demand segment by segment."""
+def shortfall_area(plan: CompiledScenario, value: np.ndarray, lo, hi, capacity):
+    """Integral over [lo, hi] ([scenario, interval]) of max(0, D(t) - capacity), demand
+    segment by segment."""
     cuts = [-np.inf] + list(plan.demand_day) + [np.inf]
     total = np.zeros(np.shape(lo))
     for k, (a, b) in enumerate(zip(cuts[:-1], cuts[1:])):
@@ -45,8 +63,8 @@ def shortfall_area(plan: CompiledScenario, lo, hi, capacity):
         seg_hi = np.minimum(hi, b)
         ok = seg_hi > seg_lo
         seg_lo, seg_hi = np.where(ok, seg_lo, 0.0), np.where(ok, seg_hi, 0.0)
-        f_lo = demand_on_segment(plan, k, seg_lo) - capacity
-        f_hi = demand_on_segment(plan, k, seg_hi) - capacity
+        f_lo = demand_on_segment(plan, value, k, seg_lo) - capacity
+        f_hi = demand_on_segment(plan, value, k, seg_hi) - capacity
         total += np.where(ok, positive_area(seg_lo, seg_hi, f_lo, f_hi), 0.0)
     return total
 
@@ -82,7 +100,8 @@ def capacity_metrics(plan: CompiledScenario, node_time: np.ndarray, world: np.nd
     depth = np.where(width > 0, np.maximum(0.0, baseline - capacity), 0.0).max(axis=1)
     depth = np.where(depth > REL_EPS * baseline, depth, 0.0)
     trough_days = sum_in_order(np.where(below, width, 0.0))
-    shortfall = sum_in_order(shortfall_area(plan, lo, hi, capacity))
+    shortfall = sum_in_order(shortfall_area(plan, demand_values(plan, world), lo, hi,
+                                            capacity))
     job = plan.largest_job
     homeless = island_cap.max(axis=2) < job - REL_EPS * max(job, 1.0)
     homeless_days = sum_in_order(np.where(homeless, width, 0.0))
