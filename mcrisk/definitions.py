@@ -40,8 +40,15 @@ NODE_MAX, NODE_CREW = 0, 1
 
 
 def demand_at(plan, t):
-    """D(t): piecewise linear through the plan's demand points, flat outside them."""
-    return np.interp(t, plan.demand_day, plan.demand_value)
+    """D(t): piecewise linear through the plan's demand points, flat outside them; for a
+    forecast with an uncertain growth, the median curve (demand_p50; see demand_label)."""
+    return np.interp(t, plan.demand_day, plan.demand_p50)
+
+
+def demand_label(plan) -> str:
+    """How a chart names demand_at's line: "demand", or "demand (P50)" where the demand
+    points vary by scenario (a forecast with an uncertain growth)."""
+    return "demand (P50)" if (np.asarray(plan.demand_growth_q) >= 0).any() else "demand"
 
 
 def event_deltas(plan, world: np.ndarray) -> np.ndarray:

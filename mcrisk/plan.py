@@ -170,7 +170,9 @@ PLAN_GROUPS = (
            ("largest_job", "float64", "H100-eq the largest job needs on one island"),
            ("demand_day", "float64[n]", "demand points' days"),
            ("demand_value", "float64[n]", "demand points' H100-eq (a forecast's base)"),
-           ("demand_growth_q", "int32[n]", "-1: value fixed; else value x (1 + q)^(day/365)")),
+           ("demand_growth_q", "int32[n]", "-1: value fixed; else value x (1 + q)^(day/365)"),
+           ("demand_p50", "float64[n]", "demand points' median H100-eq (the report's line)",
+            False)),
     _group("costs", "what the migration costs per scenario, over [0, horizon] "
                     "(mcrisk/cost_plan.py; a price is world[q] when its q >= 0, else 1)",
            ("n_costs", "int32", "cost columns after the metrics: 0 (no [costs]) or N_COSTS"),

@@ -118,3 +118,42 @@ def test_forecast_errors_are_located(in_tmp):
         "forecast = { workload_at_day0 = 2048, growth = 0.1, growth_per_year = 0.1 }"))
     assert len(unknown) == 1 and unknown[0].startswith(
         "x.toml: demand.forecast.growth = 0.1: unknown key")
+
+
+@pytest.mark.parametrize("growth, median", [
+    ('{ dist = "uniform", min = 0.2, max = 0.6 }', 0.4),
+    ('{ dist = "triangular", min = 0.0, mode = 1.0, max = 1.0 }', math.sqrt(0.5)),
+    # with probability 0.8 a uniform draw on [0, 1]: P(G <= x) = 0.2 + 0.8 x = 1/2 at 0.375
+    ('{ dist = "chance", p = 0.8, then = { dist = "uniform", min = 0, max = 1 } }', 0.375),
+    ('{ dist = "chance", p = 0.4, then = { dist = "uniform", min = 0, max = 1 } }', 0.0),
+])
+def test_the_report_draws_the_median_demand_and_says_so(tiny, growth, median):
+    # D(day) rises with g, so its median is the curve at g's median; the chart's line is that
+    # curve and is labelled P50. A fixed curve keeps its values and the plain label.
+    from mcrisk.definitions import demand_at, demand_label
+    forecast = f"{{ workload_at_day0 = 100, growth_per_year = {growth}, points_every_days = 50 }}"
+    plan = compile_scenario(load_scenario(forecast_scenario(tiny, forecast)))
+    expected = [100.0 * (1.0 + median) ** (day / 365) for day in (0, 50, 100)]
+    np.testing.assert_allclose(plan.demand_p50, expected, rtol=1e-12)
+    assert plan.demand_value.tolist() == [100.0] * 3
+    assert demand_at(plan, 25.0) == pytest.approx((expected[0] + expected[1]) / 2, rel=1e-12)
+    assert demand_label(plan) == "demand (P50)"
+    fixed = compile_scenario(load_scenario(tiny(demand="[[0, 256], [50, 300]]")))
+    assert fixed.demand_p50.tolist() == [256.0, 300.0] and demand_label(fixed) == "demand"
+
+
+def test_the_growth_draw_is_a_column_of_metrics_parquet(tiny):
+    # the planner slices shortfall by the drawn growth: it is kept as an input column
+    from mcrisk.report.tables import input_quantities
+    forecast = '{ workload_at_day0 = 256, growth_per_year = { dist = "uniform", min = 0.1, ' \
+               'max = 0.9 } }'
+    plan = compile_scenario(load_scenario(forecast_scenario(tiny, forecast)))
+    kept = [plan.quantity_names[q] for q in input_quantities(plan)]
+    assert GROWTH in kept
+
+
+def test_the_growth_draw_reads_as_words_among_drivers():
+    from mcrisk.analysis.drivers import _label
+    from mcrisk.quantities import QuantityLabel
+    assert _label(QuantityLabel("demand", "forecast", "growth_per_year")) == \
+        "demand growth per year"

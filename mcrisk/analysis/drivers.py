@@ -61,6 +61,7 @@ _LABELS = {
     **{("unit", part): "{subject} " + words for part, words in _PART_WORDS.items()
        if part != "retrofit"},
     ("row", "retrofit"): "row {subject} retrofit days",
+    ("demand", "growth_per_year"): "demand growth per year",
 }
 GROUPED_SECTIONS = ("unit", "row")   # like draws of these are also summed over every subject
 

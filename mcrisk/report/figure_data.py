@@ -24,13 +24,16 @@ LEVELS = np.linspace(0.0, 1.0, 401)     # the quantile levels a distribution is 
 @dataclass(frozen=True)
 class PlanLines:
     """The plan's numbers a chart draws as lines: baseline, horizon, largest job, and the
-    demand points (definitions.demand_at reads demand_day and demand_value)."""
+    demand points (definitions.demand_at and demand_label read demand_day, demand_p50 and
+    demand_growth_q)."""
 
     baseline: float
     horizon: float
     largest_job: float
     demand_day: np.ndarray
     demand_value: np.ndarray
+    demand_p50: np.ndarray
+    demand_growth_q: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -89,7 +92,8 @@ class MetricCurves:
 
 def plan_lines(plan) -> PlanLines:
     return PlanLines(float(plan.baseline), float(plan.horizon), float(plan.largest_job),
-                     np.asarray(plan.demand_day), np.asarray(plan.demand_value))
+                     np.asarray(plan.demand_day), np.asarray(plan.demand_value),
+                     np.asarray(plan.demand_p50), np.asarray(plan.demand_growth_q))
 
 
 def band_arrays(bands) -> BandArrays:

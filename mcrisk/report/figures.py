@@ -29,7 +29,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, PercentFormatter
 
-from ..definitions import demand_at
+from ..definitions import demand_at, demand_label
 from . import figure_data as data
 from . import figure_layout as layout
 from .figure_data import (CompletionAxis, Figures, completion_axis,  # noqa: F401 (theirs)
@@ -172,7 +172,7 @@ def fan_chart(plan: CompiledScenario, bands: CapacityBands, colors: dict[str, st
     _key_legend(fig, grid, "Capacity in service C(t): per-day P10–P90 band and whole "
                 "scenarios, against baseline and demand",
                 [*handles, Line2D([], [], **_BASELINE_STYLE), Line2D([], [], **_DEMAND_STYLE)],
-                [*labels, f"baseline {plan.baseline:,.0f}", "demand"])
+                [*labels, f"baseline {plan.baseline:,.0f}", demand_label(plan)])
     return _png(fig)
 
 

@@ -43,14 +43,15 @@ def input_quantities(plan: CompiledScenario) -> list[int]:
     energized days (`hall.*.energized`), island ready days (`island.*.ready`), burn-in days and
     attempts per unit (`unit.*.burn_in`, `unit.*.burn_in.attempts`), retrofit days
     (`row.*.retrofit`), risk impacts (`risk.*`, 0 when the risk did not occur), drawn
-    performance per GPU (`unit_type.*.h100_eq_per_gpu`) and drawn prices (`cost.*`). Left
+    performance per GPU (`unit_type.*.h100_eq_per_gpu`), drawn prices (`cost.*`) and a demand
+    forecast's drawn growth (`demand.forecast.growth_per_year`). Left
     out, as derivable or minor: the `.delay` parts of dates (date - promised day - shared
     delays), island install days, and per-unit install, drain and removal durations.
     """
     keep = []
     for q, name in enumerate(plan.quantity_names):
         head, _, rest = name.partition(".")
-        if (head in ("shared", "risk", "unit_type", "cost")
+        if (head in ("shared", "risk", "unit_type", "cost", "demand")
                 or (head == "shipment" and rest.endswith(".arrival"))
                 or (head == "hall" and rest.endswith(".energized"))
                 or (head == "island" and rest.endswith(".ready"))
