@@ -52,7 +52,8 @@ def test_a_certain_forecast_is_the_fixed_curve_of_its_values(tiny, backend):
 
 def test_an_uncertain_forecast_is_in_each_scenario_the_curve_of_its_draw(tiny, backend):
     # Each scenario's shortfall is that of the fixed curve 256 x (1 + g)^(day / 365) for its
-    # drawn g (libm's pow, as Python's **), in every strategy.
+    # drawn g (libm's pow, as Python's **), in every strategy: bit for bit on the CPU backends
+    # and the host build of the CUDA sources.
     forecast = "{ workload_at_day0 = 256, growth_per_year = { dist = \"uniform\", " \
                "min = 0.1, max = 0.9 }, points_every_days = 45 }"
     plan, metrics, world = run(forecast_scenario(tiny, forecast), backend, samples=3)
@@ -63,7 +64,11 @@ def test_an_uncertain_forecast_is_in_each_scenario_the_curve_of_its_draw(tiny, b
         points = ", ".join(f"[{d}, {256.0 * (1.0 + draw) ** (d / 365)!r}]"
                            for d in (0, 45, 90, 100))
         _, fixed, _ = run(tiny(demand=f"[{points}]"), backend)
-        np.testing.assert_array_equal(metrics[i, :, SHORTFALL], fixed[0, :, SHORTFALL])
+        if backend.name == "cuda":  # the device's pow is within 2 ulp of libm's, not equal
+            np.testing.assert_allclose(metrics[i, :, SHORTFALL], fixed[0, :, SHORTFALL],
+                                       rtol=1e-12)
+        else:
+            np.testing.assert_array_equal(metrics[i, :, SHORTFALL], fixed[0, :, SHORTFALL])
 
 
 def test_mean_shortfall_matches_the_integral_by_hand(tiny, backend):
