@@ -59,7 +59,7 @@ def run_comparison(path: str | os.PathLike, a: str, b: str, samples: int, seed: 
                               f"{name!r} in this file ({guess}it has "
                               f"{', '.join(plan.strategy_names)})")
     check_memory(plan, samples, chunk_size)
-    with dask_session(dask, progress) as session:
+    with dask_session(dask) as session:
         return _compare(register, plan, a, b, samples, seed, chunk_size, mitigation, progress,
                         prepare_backend(backend, plan, progress, session))
 

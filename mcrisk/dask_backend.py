@@ -15,20 +15,23 @@ scattered plan lost with its worker made the tasks that needed it fail).
 `dask_session` opens the client (`local:N`, a local cluster of N worker processes, or the
 address of an existing scheduler), checks that every worker runs this mcrisk version, and
 counts the chunks that ran more than once (a lost worker's) from the scheduler's transition
-log. Errors are McriskError naming --dask and the fix.
+log; the CLI prints that count after the run and summary.json records it (`dask`, see
+dask_entry). A local cluster's workers get cores // N Numba threads each (worker_threads),
+so N workers running the numba backend do not oversubscribe the cores. Errors are
+McriskError naming --dask and the fix.
 """
 from __future__ import annotations
 
 import contextlib
 import itertools
 import logging
+import os
 from collections import deque
 from typing import Iterator
 
 from . import __version__
 from .backends import select_backend
 from .errors import McriskError
-from .progress import QUIET, Progress
 
 LOCAL = "local:"
 CONNECT_TIMEOUT_S = 10
@@ -147,6 +150,11 @@ class DaskSession:
         self.retried = 0
         self.calls = itertools.count()
 
+    def entry(self) -> dict:
+        """summary.json's `dask` key: where the chunks ran and how many were retried."""
+        return {"scheduler": self.address, "workers": self.workers(),
+                "retried_chunks": self.retried}
+
     def backend(self, name: str, plan) -> DaskBackend:
         """The backend `name` on the workers, prepared for `plan`."""
         chosen = DaskBackend(self, name)
@@ -173,12 +181,31 @@ def retried_text(retried: int) -> str:
     return f"retried {retried} chunk{'s' if retried != 1 else ''} after a lost worker"
 
 
+def dask_entry(backend) -> dict | None:
+    """summary.json's `dask` entry of a run on `backend`: DaskSession.entry for a DaskBackend,
+    None for a backend in this process."""
+    session = getattr(backend, "session", None)
+    return session.entry() if isinstance(session, DaskSession) else None
+
+
+def retried_chunks(backend) -> int:
+    """The chunks retried after a lost worker in the run on `backend` (0 in one process);
+    readable after the session closed."""
+    session = getattr(backend, "session", None)
+    return session.retried if isinstance(session, DaskSession) else 0
+
+
+def worker_threads(workers: int, cores: int | None = None) -> int:
+    """Numba threads for each of `workers` local workers: the cores shared out, at least 1."""
+    cores = cores if cores is not None else (os.cpu_count() or 1)
+    return max(1, cores // workers)
+
+
 @contextlib.contextmanager
-def dask_session(address: str | None, progress: Progress = QUIET
-                 ) -> Iterator[DaskSession | None]:
+def dask_session(address: str | None) -> Iterator[DaskSession | None]:
     """A DaskSession on `address` (`local:N`: a local cluster of N worker processes, closed
-    at the end), None when `address` is None. On the way out, a note on `progress` when
-    chunks were retried."""
+    at the end), None when `address` is None. The chunks it retried stay counted on the
+    session after it closes (retried_chunks: the CLI prints them, summary.json records them)."""
     if address is None:
         yield None
         return
@@ -190,8 +217,6 @@ def dask_session(address: str | None, progress: Progress = QUIET
             check_versions(client, address)
             session = DaskSession(client, address)
             yield session
-            if session.retried:
-                progress.note(retried_text(session.retried))
         finally:
             client.close()
     finally:
@@ -209,14 +234,18 @@ def _import_distributed():
 
 
 def _local_cluster(distributed, address: str):
-    """A local cluster of N single-threaded worker processes for `local:N`."""
+    """A local cluster of N worker processes for `local:N`: one Dask thread each (a chunk
+    at a time) and worker_threads(N) Numba threads each, so that the numba backend's
+    parallel kernel uses the cores once, not N times over."""
     text = address[len(LOCAL):]
     if not text.isdigit() or int(text) < 1:
         raise McriskError(f"--dask = {address}: local:N needs a worker count N >= 1 "
                           f"(e.g. local:2)")
-    return distributed.LocalCluster(n_workers=int(text), threads_per_worker=1,
+    workers = int(text)
+    return distributed.LocalCluster(n_workers=workers, threads_per_worker=1,
                                     processes=True, dashboard_address=None,
-                                    silence_logs=logging.ERROR)
+                                    silence_logs=logging.ERROR,
+                                    env={"NUMBA_NUM_THREADS": str(worker_threads(workers))})
 
 
 def _connect(distributed, target, address: str):

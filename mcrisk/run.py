@@ -27,7 +27,7 @@ from .backends import Backend, select_backend
 from .backends.jit_events import numba_compiles
 from .compile import CompiledScenario, compile_scenario, select_risks
 from .cost_summary import costs_block, summarize_costs
-from .dask_backend import dask_session
+from .dask_backend import dask_entry, dask_session
 from .definitions import METRICS, N_METRICS
 from .errors import McriskError
 from .mitigation_run import mitigation_entry
@@ -177,7 +177,14 @@ def _summary(scenario, backend, result, chunk_size, precision, risks, mitigation
         "paired": paired,
         **({"precision": precision} if precision else {}),
         **({"mitigation": mitigation} if mitigation else {}),
+        **_dask_key(backend),
     }
+
+
+def _dask_key(backend: Backend) -> dict:
+    """summary.json's `dask` key of a run on Dask workers (mcrisk.dask_backend), else none."""
+    entry = dask_entry(backend)
+    return {"dask": entry} if entry is not None else {}
 
 
 def _currency(scenario: Scenario) -> str | None:
@@ -261,7 +268,8 @@ def run_scenario(scenario: RiskRun | str | os.PathLike, samples: int = DEFAULT_S
     scenarios are simulated) sees the run's phases: compile, simulate, summarize, write.
 
     With `dask` (`local:N` or a scheduler's address), the chunks run on Dask workers
-    (mcrisk.dask_backend): the same numbers and files; retried chunks are a progress note.
+    (mcrisk.dask_backend): the same numbers and files; summary.json's `dask` key says where
+    they ran and how many chunks were retried after a lost worker.
     """
     progress = as_progress(progress)
     register = _risk_run(scenario, risks, disable_risks)
@@ -279,7 +287,7 @@ def run_scenario(scenario: RiskRun | str | os.PathLike, samples: int = DEFAULT_S
         check_memory(plan, samples, chunk_size, option="--samples")
     else:
         check_memory(plan, precision.max_samples, chunk_size, option="--max-samples")
-    with dask_session(dask, progress) as session:
+    with dask_session(dask) as session:
         chosen = prepare_backend(backend, plan, progress, session)
         simulation = dict(samples=samples, seed=seed, backend=chosen, chunk_size=chunk_size,
                           progress=progress, precision=precision)

@@ -1,8 +1,11 @@
 """mcrisk on Dask (mcrisk.dask_backend): the same numbers and files as one process, for a local
 cluster of 2 worker processes and two chunk sizes; a worker killed mid-run is survived and the
-retry counted; the located errors. Skipped when dask.distributed is not installed."""
+retry counted, printed by the CLI (stderr, even with --quiet) and recorded in summary.json's
+`dask`; a local cluster's Numba threads share the cores; the located errors. Skipped when
+dask.distributed is not installed."""
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 
@@ -12,11 +15,13 @@ import pytest
 
 from mcrisk.errors import McriskError
 
+from .helpers import schema_errors
+
 distributed = pytest.importorskip("distributed")
 
 from mcrisk.backends import select_backend  # noqa: E402
 from mcrisk.compile import compile_scenario  # noqa: E402
-from mcrisk.dask_backend import dask_session  # noqa: E402
+from mcrisk.dask_backend import dask_session, worker_threads  # noqa: E402
 from mcrisk.run import load_for_run, run_scenario  # noqa: E402
 from mcrisk.simulate import simulate  # noqa: E402
 
@@ -38,7 +43,11 @@ def test_a_local_cluster_gives_the_files_of_one_process(tmp_path):
         remote = run_scenario(SCENARIO, samples=900, backend="numpy", out_dir=out,
                               chunk_size=chunk_size, report=False, dask="local:2")
         expected = _without_clock(json.loads((alone.out_dir / "summary.json").read_text()))
-        assert _without_clock(json.loads((out / "summary.json").read_text())) == expected
+        summary = json.loads((out / "summary.json").read_text())
+        assert schema_errors(summary) == []
+        assert summary.pop("dask") == {"scheduler": "local:2", "workers": 2,
+                                       "retried_chunks": 0}
+        assert _without_clock(summary) == expected
         tables = sorted(p.name for p in alone.out_dir.glob("*.parquet"))
         assert len(tables) >= 2
         for table in tables:
@@ -46,42 +55,87 @@ def test_a_local_cluster_gives_the_files_of_one_process(tmp_path):
         assert np.array_equal(remote.result.metrics, alone.result.metrics)
 
 
+def _kill_once_plugin(flag: str, at: str = "-400"):
+    """A worker plugin that kills its worker process (os._exit) when it starts the chunk
+    whose key ends with `at`, once (the file `flag` says it happened)."""
+    from distributed.diagnostics.plugin import WorkerPlugin
+
+    class KillOnce(WorkerPlugin):
+        def transition(self, key, start, finish, **kwargs):
+            if finish == "executing" and "mcrisk-chunk" in str(key) \
+                    and str(key).endswith(at):
+                try:
+                    os.close(os.open(flag, os.O_CREAT | os.O_EXCL))
+                except FileExistsError:
+                    return
+                os._exit(1)
+
+    return KillOnce()
+
+
 @pytest.mark.slow
 def test_a_worker_killed_mid_run_is_survived_and_the_retry_counted(tmp_path):
     flag = str(tmp_path / "killed")
-
-    def kill_once_plugin():                   # defined here: pickled by value to the workers
-        from distributed.diagnostics.plugin import WorkerPlugin
-
-        class KillOnce(WorkerPlugin):
-            def transition(self, key, start, finish, **kwargs):
-                if finish == "executing" and "mcrisk-chunk" in str(key) \
-                        and str(key).endswith("-400"):
-                    try:
-                        os.close(os.open(flag, os.O_CREAT | os.O_EXCL))
-                    except FileExistsError:
-                        return
-                    os._exit(1)
-
-        return KillOnce()
-
     plan = compile_scenario(load_for_run(SCENARIO).scenario)
     alone = simulate(plan, 1200, 1, select_backend("numpy"), chunk_size=200)
-    notes = []
-
-    class Notes:
-        def note(self, text):
-            notes.append(text)
-
-    with dask_session("local:2", Notes()) as session:
-        session.client.register_plugin(kill_once_plugin())
+    with dask_session("local:2") as session:
+        session.client.register_plugin(_kill_once_plugin(flag))
         remote = simulate(plan, 1200, 1, session.backend("numpy", plan), chunk_size=200)
         assert os.path.exists(flag)           # the worker did die
         assert session.retried >= 1
     assert np.array_equal(remote.metrics, alone.metrics)
     assert np.array_equal(remote.world, alone.world)
-    assert any(note.startswith("retried ") and "after a lost worker" in note
-               for note in notes)
+
+
+@pytest.mark.slow
+def test_the_cli_prints_the_retries_even_quiet_and_summary_json_records_them(
+        tmp_path, monkeypatch, capsys):
+    import mcrisk.run
+    from mcrisk.cli import main
+
+    flag = str(tmp_path / "killed")
+    real_session = mcrisk.run.dask_session
+
+    @contextlib.contextmanager
+    def session_that_loses_a_worker(address):
+        with real_session(address) as session:
+            if session is not None:          # (the in-process run below opens none)
+                session.client.register_plugin(_kill_once_plugin(flag))
+            yield session
+
+    monkeypatch.setattr(mcrisk.run, "dask_session", session_that_loses_a_worker)
+    out = tmp_path / "run"
+    assert main(["run", SCENARIO, "--samples", "1200", "--chunk-size", "200", "--backend",
+                 "numpy", "--no-mitigation", "--quiet", "--out", str(out),
+                 "--dask", "local:2"]) == 0
+    assert os.path.exists(flag)
+    err = capsys.readouterr().err
+    summary = json.loads((out / "summary.json").read_text())
+    assert schema_errors(summary) == []
+    retried = summary["dask"]["retried_chunks"]
+    assert retried >= 1
+    assert summary["dask"]["scheduler"] == "local:2"
+    assert f"mcrisk: retried {retried} chunk" in err and "after a lost worker" in err
+    alone = run_scenario(SCENARIO, samples=1200, backend="numpy", report=False,
+                         out_dir=tmp_path / "alone", chunk_size=200, mitigation=False)
+    assert pq.read_table(out / "metrics.parquet").equals(
+        pq.read_table(alone.out_dir / "metrics.parquet"))
+
+
+def test_a_run_in_one_process_has_no_dask_key_and_prints_no_retries(tmp_path, capsys):
+    from mcrisk.cli import main
+
+    out = tmp_path / "run"
+    assert main(["run", SCENARIO, "--samples", "50", "--backend", "numpy", "--no-mitigation",
+                 "--quiet", "--out", str(out)]) == 0
+    assert "dask" not in json.loads((out / "summary.json").read_text())
+    assert "retried" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("workers, cores, threads", [(2, 2, 1), (2, 16, 8), (3, 16, 5),
+                                                     (4, 2, 1), (1, 8, 8)])
+def test_local_workers_share_the_cores_among_their_numba_threads(workers, cores, threads):
+    assert worker_threads(workers, cores) == threads
 
 
 def test_a_scheduler_that_cannot_be_reached_is_a_located_error(monkeypatch):

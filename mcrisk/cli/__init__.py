@@ -34,6 +34,7 @@ from .. import __version__
 from ..analysis.mitigation import risk_mode_text
 from ..analysis.precision import PrecisionTarget, precision_target
 from ..compile import compile_scenario, select_risks
+from ..dask_backend import retried_chunks, retried_text
 from ..errors import McriskError, ScenarioError
 from ..run import RunResult, load_for_run, run_scenario
 from ..scenario import load_scenario
@@ -118,6 +119,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
                            progress=progress, precision=precision,
                            mitigation=not args.no_mitigation, csv=args.csv,
                            dask=args.dask)
+    _warn_retries(run.backend)
     _print_run(run)
     _print_drivers(run.summary)
     if precision is not None:
@@ -127,6 +129,15 @@ def _cmd_run(args: argparse.Namespace) -> int:
         print()
         print(format_mitigation(run.summary["mitigation"]))
     return EXIT_OK
+
+
+def _warn_retries(backend) -> None:
+    """After a run on Dask that lost a worker: how many chunks were recomputed, on stderr
+    even with --quiet (a planner reading a log must see it; the numbers are unchanged)."""
+    retried = retried_chunks(backend)
+    if retried:
+        print(f"mcrisk: {retried_text(retried)} (recomputed: the numbers are unchanged)",
+              file=sys.stderr)
 
 
 def _cmd_schedule(args: argparse.Namespace) -> int:
@@ -151,6 +162,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
                                   args.backend, args.chunk_size, args.risks,
                                   tuple(args.disable_risk), not args.no_mitigation, progress,
                                   dask=args.dask)
+    _warn_retries(compared.backend)
     print(f"mcrisk {__version__}  {args.scenario}: {args.a} (A) against {args.b} (B) on the same "
           f"{args.samples:,} sampled worlds (seed {args.seed}, backend {compared.backend.name})")
     print(escaped(risk_mode_text(compared.register.entry())))
