@@ -45,6 +45,7 @@ import numpy as np
 from .aggregate import CI_CONFIDENCE, p90_ci_unavailable_reason, quantile_ci_ranks
 from .analysis import milestone_chunks
 from .analysis.chunk_tasks import COMPILED_FROM, run_tasks
+from .analysis.exact_sums import BlockSums
 from .compile import CompiledScenario
 from .definitions import NODE_CREW
 from .model import Scenario
@@ -370,15 +371,14 @@ class _StrategyTimes:
         self.exact: list[np.ndarray] | None = []
         self.hist: _Histogram | None = None
         self.n = 0
-        self.total = np.zeros(n_items)
+        self.total = BlockSums(n_items)     # sums for the mean, whatever the chunking
         self.critical = np.zeros(n_items, np.int64)
 
     def add(self, values: np.ndarray, critical: np.ndarray) -> None:
         """values[m, c]: a chunk's milestone times (this object keeps the array, and may sort
         it); critical[m]: in how many of the chunk's scenarios each is on the critical path."""
         self.n += values.shape[1]
-        with np.errstate(invalid="ignore", over="ignore"):
-            self.total += values.sum(axis=1)
+        self.total.add(values)
         self.critical += critical
         if self.exact is not None and self.n <= self.keep_exact:
             self.exact.append(values)
@@ -408,9 +408,10 @@ class _StrategyTimes:
                 ends = np.array([[self.hist.order_statistic(k, low),
                                   self.hist.order_statistic(k, high)]
                                  for k in range(self.n_items)])
+        totals = self.total.sums()
         out = []
         for k in range(self.n_items):
-            row: dict = {"mean": _finite(self.total[k] / n)}
+            row: dict = {"mean": _finite(totals[k] / n)}
             for j, (key, _) in enumerate(QUANTILES):
                 row[key] = _finite(table[j, k])
             if reason is None and np.isfinite(ends[k]).all():
