@@ -138,6 +138,18 @@ def test_local_workers_share_the_cores_among_their_numba_threads(workers, cores,
     assert worker_threads(workers, cores) == threads
 
 
+@pytest.mark.slow
+def test_a_local_clusters_workers_get_their_share_of_numba_threads():
+    def threads():                            # by value: run on each worker
+        import numba
+        return os.environ.get("NUMBA_NUM_THREADS"), numba.config.NUMBA_NUM_THREADS
+
+    expected = worker_threads(2)
+    with dask_session("local:2") as session:
+        found = session.client.run(threads)
+    assert sorted(found.values()) == [(str(expected), expected)] * 2
+
+
 def test_a_scheduler_that_cannot_be_reached_is_a_located_error(monkeypatch):
     import mcrisk.dask_backend as dask_backend
 
