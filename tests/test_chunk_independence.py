@@ -19,7 +19,12 @@ import pytest
 
 from mcrisk.analysis.exact_sums import BLOCK, BlockSums
 from mcrisk.analysis.precision import PrecisionTarget
+from mcrisk.backends import select_backend
+from mcrisk.compile import compile_scenario
+from mcrisk.milestones import MilestoneCollector
 from mcrisk.run import run_scenario
+from mcrisk.scenario import load_scenario
+from mcrisk.simulate import simulate
 
 from .helpers import MINIMAL, REFERENCE
 
@@ -106,3 +111,20 @@ def test_block_sums_keep_a_non_finite_value():
     spread = BlockSums(1, block=1)                            # overflow across blocks
     spread.add(np.array([[1e308, 1e308, 1e308]]))
     assert spread.sums()[0] == math.inf
+
+
+@pytest.mark.slow
+def test_binned_milestones_are_the_same_for_every_chunk_size():
+    # past keep_exact the times go into the histogram (counts, smallest, largest per bin):
+    # integers and extremes, so no chunking may move a quantile, an interval or a mean
+    scenario = load_scenario(str(MINIMAL))
+    plan = compile_scenario(scenario)
+    summaries = []
+    for chunk_size in (7, 300, 2500):
+        collector = MilestoneCollector(plan, scenario, keep_exact=500)
+        simulate(plan, 2_500, 3, select_backend("numpy"), chunk_size=chunk_size,
+                 chunk_hooks=(collector,))
+        summaries.append(collector.summary())
+    assert summaries[0]["exact"] is False
+    assert _differences(summaries[0], summaries[1]) == []
+    assert _differences(summaries[0], summaries[2]) == []
