@@ -18,7 +18,9 @@ Per-unit nodes are level "unit"; shipments, halls, islands and rows are level "w
 
 Statistics per milestone over scenarios: mean, P10, P50, P90 (numpy.quantile's default,
 linear), the 95% interval of the P90 (binomial order statistics, as for the metrics) and the
-criticality index. Times are kept exactly for the first KEEP_EXACT scenarios; past that, they
+criticality index. The mean's sums are taken over fixed blocks of scenarios and added
+exactly (analysis.exact_sums), so that, like every other number here, it is the same for any
+chunk size. Times are kept exactly for the first KEEP_EXACT scenarios; past that, they
 go into a histogram of BIN_DAYS-wide bins that also keeps each bin's smallest and largest
 time, so an order statistic is exact when it is the first or last of its bin and otherwise
 within half a bin (0.005 day, about 7 minutes) of the exact one; memory is one entry per
