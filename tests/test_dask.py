@@ -35,7 +35,8 @@ def _without_clock(summary: dict) -> dict:
 
 @pytest.mark.slow
 def test_a_local_cluster_gives_the_files_of_one_process(tmp_path):
-    # per chunk size: a milestone mean's float sum depends on the chunking even in one process
+    # two task sizes; each against the one-process run at that chunk size (every output is
+    # also independent of the chunk size: tests/test_chunk_independence.py)
     for chunk_size in (128, 700):
         alone = run_scenario(SCENARIO, samples=900, backend="numpy", report=False,
                              out_dir=tmp_path / f"alone-{chunk_size}", chunk_size=chunk_size)
