@@ -205,9 +205,11 @@ def worker_threads(workers: int, cores: int | None = None) -> int:
 def dask_session(address: str | None) -> Iterator[DaskSession | None]:
     """A DaskSession on `address` (`local:N`: a local cluster of N worker processes, closed
     at the end), None when `address` is None. The chunks it retried stay counted on the
-    session after it closes (retried_chunks: the CLI prints them, summary.json records them)."""
-    if address is None:
-        yield None
+    session after it closes (retried_chunks: the CLI prints them, summary.json records them).
+    An open DaskSession is used as it is and left open (nightly holds one for its report's
+    replays, after run_scenario returns)."""
+    if address is None or isinstance(address, DaskSession):
+        yield address
         return
     distributed = _import_distributed()
     cluster = _local_cluster(distributed, address) if address.startswith(LOCAL) else None

@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Callable
 
 from .analysis.precision import PrecisionTarget
+from .dask_backend import dask_session
 from .errors import NO_VALUE, McriskError, Problem
 from .outputs import signals_held, write_atomic, write_json
 from .progress import WRITE, Progress, Steps, as_progress
@@ -258,14 +259,16 @@ def run_nightly(scenario_path: str, history: str | Path, conditions: list[Condit
                 now: _dt.datetime | None = None, risks: str = "file",
                 disable_risks: tuple[str, ...] = (), precision: PrecisionTarget | None = None,
                 materiality: Materiality = Materiality(),
-                keep_large: int | None = None) -> NightlyResult:
+                keep_large: int | None = None, dask: str | None = None) -> NightlyResult:
     """One nightly run into `history`; compares with the previous run and checks conditions.
 
     The scenario file is read once: tonight's scenario.toml holds the very bytes that were
     run and whose hash summary.json records. `risks` and `disable_risks` set the run's risk
     register and `precision` is passed to run_scenario; `materiality` is the smallest change
     the diff reports; `keep_large` (N >= 1), when given, deletes the large files of this
-    scenario's nights older than the latest N once tonight is registered.
+    scenario's nights older than the latest N once tonight is registered. With `dask`
+    (`local:N` or a scheduler's address), run_scenario runs the chunks on Dask workers
+    (mcrisk.dask_backend): the same numbers.
     Raises (and registers nothing) on failure; breached conditions are returned, not raised.
     """
     if keep_large is not None and keep_large < 1:
@@ -282,8 +285,10 @@ def run_nightly(scenario_path: str, history: str | Path, conditions: list[Condit
                if v is not None}
     options.update(backend=backend, progress=as_progress(progress), precision=precision)
     try:
-        result = _build(register, data, history, run_id, staging, earlier, list(conditions),
-                        options, materiality)
+        with dask_session(dask) as session:       # open for the report's replays too
+            options["dask"] = session
+            result = _build(register, data, history, run_id, staging, earlier,
+                            list(conditions), options, materiality)
         folder = _publish(history, run_id, staging, result)
     except BaseException:       # KeyboardInterrupt, SystemExit and SIGTERM's unwinding too
         shutil.rmtree(staging, ignore_errors=True)

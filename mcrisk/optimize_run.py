@@ -19,12 +19,13 @@ import hashlib
 import math
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from . import __version__
 from .backends import Backend
 from .compile import compile_scenario
+from .dask_backend import dask_session
 from .errors import McriskError
 from .outputs import OutputFolder, with_filename, write_atomic, write_json
 from .progress import QUIET, WRITE, Progress, Steps, as_progress
@@ -45,6 +46,7 @@ class OptimizeResult:
     strategies_toml: str
     out_dir: Path | None = None
     files: tuple[Path, ...] = ()
+    backend: Backend | None = None          # where it ran (a Dask backend: retried_chunks)
 
 
 def file_sha256(path: str | os.PathLike) -> str:
@@ -58,40 +60,48 @@ def file_sha256(path: str | os.PathLike) -> str:
 
 def run_optimize(search: str | os.PathLike, out_dir: str | Path | None = None,
                  backend: str = "auto", chunk_size: int | None = None,
-                 progress: Progress | None = None, report: bool = True) -> OptimizeResult:
+                 progress: Progress | None = None, report: bool = True,
+                 dask: str | None = None) -> OptimizeResult:
     """Search the plans of the search file `search` (docs/optimize.md): generate, race,
     evaluate, and with `out_dir` write optimize.json, strategies.toml and (if `report`)
     report.html there, published together. A bad search file is a ScenarioError naming the
-    file and key (exit 2 at the command line), before anything is simulated."""
+    file and key (exit 2 at the command line), before anything is simulated.
+
+    With `dask` (`local:N` or a scheduler's address), every simulation of the search (each
+    race stage and the evaluation) runs its chunks on the workers of one Dask session
+    (mcrisk.dask_backend), with the same numbers; the result's `backend` tells how many
+    chunks were retried after a lost worker."""
     from .optimize.space import read_search
 
     progress = as_progress(progress)
     space = read_search(search)
     search_sha256 = file_sha256(search)
     if out_dir is None:
-        return _search(space, search_sha256, backend, chunk_size, progress)
+        with dask_session(dask) as session:
+            return _search(space, search_sha256, backend, chunk_size, progress, session)
     out = Path(out_dir)
     try:
         with OutputFolder(out) as folder:
-            found = _search(space, search_sha256, backend, chunk_size, progress)
+            with dask_session(dask) as session:
+                found = _search(space, search_sha256, backend, chunk_size, progress, session)
             files = write_outputs(found, folder.staging, progress, report)
             folder.publish()
     except OSError as error:          # one that names no file (EIO, ENOSPC): name the folder
         raise with_filename(error, out) from None
-    return OptimizeResult(found.document, found.strategies_toml, out,
-                          tuple(out / path.name for path in files))
+    return replace(found, out_dir=out, files=tuple(out / path.name for path in files))
 
 
 def _search(space, search_sha256: str, backend_name: str, chunk_size: int | None,
-            progress: Progress) -> OptimizeResult:
-    """Generate, race and evaluate: the document and the strategies.toml text."""
+            progress: Progress, session=None) -> OptimizeResult:
+    """Generate, race and evaluate: the document and the strategies.toml text. With a Dask
+    `session`, every simulation runs on its workers."""
     from .optimize.candidates import generate
     from .optimize.evaluate import evaluate
     from .optimize.race import race
 
     started = time.perf_counter()
     scenario = space.scenario
-    backend = prepare_backend(backend_name, compile_scenario(scenario), progress)
+    backend = prepare_backend(backend_name, compile_scenario(scenario), progress, session)
     with progress.phase(GENERATE):
         generated = generate(space, scenario)
     if not generated.candidates:
@@ -105,7 +115,7 @@ def _search(space, search_sha256: str, backend_name: str, chunk_size: int | None
                              **extra)
     document = build_document(space, search_sha256, generated, raced, evaluated, backend,
                               time.perf_counter() - started)
-    return OptimizeResult(document, strategies_toml_text(document))
+    return OptimizeResult(document, strategies_toml_text(document), backend=backend)
 
 
 def _reasons(rejected) -> str:

@@ -192,3 +192,48 @@ def test_a_worker_with_another_mcrisk_version_is_a_located_error():
 
     with pytest.raises(McriskError, match=r"worker tcp://w2:2 runs mcrisk 0.0.1"):
         check_versions(Client(), "tcp://s:8786")
+
+
+CLOCKS = {"wall_seconds", "created_utc", "seconds"}
+
+
+def _without_clocks(document):
+    """`document` without its clock readings (at any depth): what must equal to the bit."""
+    if isinstance(document, dict):
+        return {k: _without_clocks(v) for k, v in document.items() if k not in CLOCKS}
+    if isinstance(document, list):
+        return [_without_clocks(v) for v in document]
+    return document
+
+
+@pytest.mark.slow
+def test_nightly_on_a_local_cluster_writes_the_summary_of_one_process(tmp_path):
+    from mcrisk.nightly import run_nightly
+
+    alone = run_nightly(SCENARIO, tmp_path / "alone", samples=600, backend="numpy",
+                        chunk_size=128)
+    remote = run_nightly(SCENARIO, tmp_path / "dask", samples=600, backend="numpy",
+                         chunk_size=128, dask="local:2")
+    expected = json.loads((alone.folder / "summary.json").read_text())
+    summary = json.loads((remote.folder / "summary.json").read_text())
+    assert "dask" not in expected
+    assert summary.pop("dask") == {"scheduler": "local:2", "workers": 2, "retried_chunks": 0}
+    assert _without_clocks(summary) == _without_clocks(expected)
+    assert np.array_equal(remote.run.result.metrics, alone.run.result.metrics)
+
+
+@pytest.mark.slow
+def test_optimize_on_a_local_cluster_finds_the_numbers_of_one_process(tmp_path):
+    from mcrisk.optimize_run import run_optimize
+
+    search = "tests/data/optimize-known-search.toml"
+    alone = run_optimize(search, tmp_path / "alone", backend="numpy", chunk_size=256,
+                         report=False)
+    remote = run_optimize(search, tmp_path / "dask", backend="numpy", chunk_size=256,
+                          report=False, dask="local:2")
+    assert remote.backend.session.address == "local:2"    # it really ran on the cluster
+    expected = json.loads((alone.out_dir / "optimize.json").read_text())
+    document = json.loads((remote.out_dir / "optimize.json").read_text())
+    assert _without_clocks(document) == _without_clocks(expected)
+    assert (remote.out_dir / "strategies.toml").read_text() == \
+        (alone.out_dir / "strategies.toml").read_text()

@@ -196,7 +196,9 @@ def _cmd_nightly(args: argparse.Namespace) -> int:
                             seed=args.seed, backend=args.backend, chunk_size=args.chunk_size,
                             progress=progress, risks=args.risks,
                             disable_risks=tuple(args.disable_risk), precision=precision,
-                            materiality=materiality, keep_large=args.keep_large)
+                            materiality=materiality, keep_large=args.keep_large,
+                            dask=args.dask)
+    _warn_retries(night.run.backend)
     _print_run(night.run)
     if precision is not None:
         print()
@@ -242,7 +244,8 @@ def _cmd_optimize(args: argparse.Namespace) -> int:
     out = args.out if args.out is not None else Path("out") / Path(args.search).stem
     with terminal_progress(args.quiet) as progress:
         found = run_optimize(args.search, out, backend=args.backend,
-                             chunk_size=args.chunk_size, progress=progress)
+                             chunk_size=args.chunk_size, progress=progress, dask=args.dask)
+    _warn_retries(found.backend)
     print(format_optimize(found.document))
     print()
     for path in found.files:

@@ -146,6 +146,7 @@ def _add_optimize_command(commands) -> None:
     optimize.add_argument("--quiet", action="store_true",
                           help="no progress on stderr (the phases generate, race stage k, "
                                "evaluate and write)")
+    _add_dask_option(optimize)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -212,6 +213,7 @@ def build_parser() -> argparse.ArgumentParser:
                          help="after a successful night, delete metrics.parquet and "
                               "capacity_bands.parquet of this scenario's nights older than "
                               "the latest N (the rest of their folders stays)")
+    _add_dask_option(nightly)
     _add_optimize_command(commands)
     validate = commands.add_parser("validate", help="check scenario files (and optimize's "
                                                     "search files), report every problem")
