@@ -89,16 +89,27 @@ def mean_lower(a: np.ndarray, b: np.ndarray, level: float) -> bool:
 def p90_lower(a: np.ndarray, b: np.ndarray, p90_a: float | None, p90_b: float | None,
               level: float) -> bool:
     """Whether the P90 of a (p90_a) is below that of b (p90_b) beyond noise, as the ranking
-    decides it: the paired McNemar test at the pooled P90 says so at `level`, and at an atom
-    atom_check agrees. Equal or missing P90s are never told apart."""
-    if p90_a is None or p90_b is None or not p90_a < p90_b:
+    decides it (quantile_lower at RANK_QUANTILE). Equal or missing P90s are never told
+    apart."""
+    if p90_a is None or p90_b is None:
         return False
-    pooled = pooled_quantile(a, b, RANK_QUANTILE)
-    p_value, direction = paired_quantile_test(a, b, RANK_QUANTILE, pooled)
+    return quantile_lower(a, b, RANK_QUANTILE, p90_a, p90_b, level)
+
+
+def quantile_lower(a: np.ndarray, b: np.ndarray, q: float, qa: float, qb: float,
+                   level: float) -> bool:
+    """Whether the q-quantile of a (estimate qa) is below that of b (qb) beyond noise: the
+    estimates differ, the paired McNemar test at the pooled quantile says so at `level`, and
+    at an atom (several worlds at the pooled value) atom_check agrees. Estimates that are not
+    finite, or not in that order, are never told apart."""
+    if not (math.isfinite(qa) and math.isfinite(qb)) or not qa < qb:
+        return False
+    pooled = pooled_quantile(a, b, q)
+    p_value, direction = paired_quantile_test(a, b, q, pooled)
     if direction != 1 or not p_value < level:
         return False
     if np.count_nonzero(a == pooled) + np.count_nonzero(b == pooled) > 1:      # an atom
-        return atom_check(a, b, (p90_a + p90_b) / 2, level)
+        return atom_check(a, b, (qa + qb) / 2, level, q)
     return True
 
 

@@ -57,15 +57,16 @@ def per_test_alpha(strategies: int, criteria: int = len(RANK_KEYS),
     return family_alpha / max(1, tests)
 
 
-def atom_check(lower: np.ndarray, upper: np.ndarray, threshold: float, level: float) -> bool:
-    """Whether the quantile-RANK_QUANTILE of `lower` is below that of `upper` beyond noise, as
-    seen at `threshold` (between the two sampled quantiles): `lower` is at or above it in
-    less than 10% of worlds and `upper` in more, each by a one-sided exact binomial test at
-    `level`. If the true quantile of `lower` is not below that of `upper`, one of the two
+def atom_check(lower: np.ndarray, upper: np.ndarray, threshold: float, level: float,
+               q: float = RANK_QUANTILE) -> bool:
+    """Whether the q-quantile (by default RANK_QUANTILE) of `lower` is below that of `upper`
+    beyond noise, as seen at `threshold` (between the two sampled quantiles): `lower` is at or
+    above it in less than 1 - q of the worlds (10% for the P90) and `upper` in more, each by a
+    one-sided exact binomial test at `level`. If the true quantile of `lower` is not below that of `upper`, one of the two
     nulls holds at every threshold, so the pair of tests rejects with probability <= level
     (intersection-union). Valid with atoms, where the paired test at the pooled quantile
     is not; it does not use the pairing, so it serves only as a guard there."""
-    tail = 1.0 - RANK_QUANTILE
+    tail = 1.0 - q
     n = lower.size
     below = binomial.test_less(int(np.count_nonzero(lower >= threshold)), n, tail)
     above = binomial.test_greater(int(np.count_nonzero(upper >= threshold)), n, tail)

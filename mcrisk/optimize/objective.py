@@ -38,11 +38,11 @@ from typing import Sequence
 
 import numpy as np
 
-from .. import binomial
 from ..aggregate import CI_CONFIDENCE, finite_mean, quantile_ci
 from ..analysis.compare import mean_ci
-from ..analysis.paired import mcnemar, paired_quantile_test, pooled_quantile
+from ..analysis.paired import mcnemar
 from ..analysis.pareto import mean_lower
+from ..analysis.pareto import quantile_lower as pareto_quantile_lower
 from ..definitions import COST, COSTS, METRICS
 
 QUANTILES = {"p50": 0.50, "p90": 0.90, "p99": 0.99}
@@ -178,35 +178,14 @@ def infeasible(constraints: Sequence, metrics: np.ndarray, costs: np.ndarray | N
 
 def quantile_lower(a: np.ndarray, b: np.ndarray, q: float, level: float = TEST_LEVEL) -> bool:
     """Whether the q-quantile of a is below that of b beyond noise (paired), by
-    mcrisk.analysis.pareto.p90_lower's rule at quantile q: the estimates differ, McNemar at
-    the pooled quantile says so at `level`, and at an atom the binomial guard agrees."""
-    qa, qb = _quantile(a, q), _quantile(b, q)
-    if not (math.isfinite(qa) and math.isfinite(qb)) or not qa < qb:
-        return False
-    pooled = pooled_quantile(a, b, q)
-    p_value, direction = paired_quantile_test(a, b, q, pooled)
-    if direction != 1 or not p_value < level:
-        return False
-    if np.count_nonzero(a == pooled) + np.count_nonzero(b == pooled) > 1:       # an atom
-        return atom_check(a, b, (qa + qb) / 2, level, q)
-    return True
+    mcrisk.analysis.pareto.quantile_lower: the estimates differ, McNemar at the pooled
+    quantile says so at `level`, and at an atom the binomial guard agrees."""
+    return pareto_quantile_lower(a, b, q, _quantile(a, q), _quantile(b, q), level)
 
 
 def _quantile(values: np.ndarray, q: float) -> float:
     with np.errstate(invalid="ignore", over="ignore"):
         return float(np.quantile(values, q))
-
-
-def atom_check(lower: np.ndarray, upper: np.ndarray, threshold: float, level: float,
-               q: float) -> bool:
-    """mcrisk.analysis.ranking.atom_check at quantile q: `lower` is at or above threshold in
-    less than 1 - q of the worlds and `upper` in more, each by a one-sided exact binomial
-    test at `level` (intersection-union)."""
-    tail = 1.0 - q
-    n = lower.size
-    below = binomial.test_less(int(np.count_nonzero(lower >= threshold)), n, tail)
-    above = binomial.test_greater(int(np.count_nonzero(upper >= threshold)), n, tail)
-    return bool(below < level and above < level)
 
 
 def share_lower(a: np.ndarray, b: np.ndarray, level: float = TEST_LEVEL) -> bool:
