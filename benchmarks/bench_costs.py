@@ -5,8 +5,8 @@
 Three worker processes take turns on the same fresh scenarios of the reference: REF's kernel
 without costs (before the kernels computed costs), this checkout's without costs (a plan
 without [costs] must do no cost work, so it must not be slower), and this checkout's with
-costs (the reference's own [costs] section, or, while it has none, EXAMPLE_COSTS below: every
-kind of cost, prices drawn). Each worker imports mcrisk from its own tree (REF by git archive,
+costs (the scenario's own [costs] section: the reference's prices every kind of cost, most
+of them drawn). Each worker imports mcrisk from its own tree (REF by git archive,
 bench_backends.source_of). One thread is timed in process time (the worker's CPU seconds,
 which a neighbour on the other core disturbs less), more threads in wall time; best of
 --repeats. The workers without costs also hash one fixed chunk's metrics, world and node times,
@@ -26,43 +26,6 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_backends import source_of  # noqa: E402
-
-# The reference's halls, unit types and strategies priced as docs/costs.md's example: a fixed
-# reservation in hall A, steps in hall B, energy, the old fleet, racks waiting, shortfall, crews.
-EXAMPLE_COSTS = """
-[costs]
-currency = "USD"
-
-[[costs.power]]
-hall = "A"
-reserved_kw = 3000
-price_per_kw_month = { dist = "triangular", min = 140, mode = 150, max = 170 }
-over_per_kw_month = 300
-energy_per_kwh = { dist = "triangular", min = 0.06, mode = 0.08, max = 0.12 }
-pue = 1.35
-load_factor = 0.8
-
-[[costs.power]]
-hall = "B"
-reservations = [{ day = 0, kw = 0 }, { day = 120, kw = 1650 }]
-price_per_kw_month = { dist = "triangular", min = 175, mode = 190, max = 215 }
-over_per_kw_month = 300
-energy_per_kwh = { dist = "triangular", min = 0.06, mode = 0.08, max = 0.12 }
-pue = 1.2
-load_factor = 0.8
-
-[costs.running]
-hgx-h100-su = { dist = "triangular", min = 1200, mode = 1500, max = 2000 }
-
-[costs.waiting]
-gb300-nvl72 = { dist = "triangular", min = 2000, mode = 3000, max = 4500 }
-
-[costs.shortfall]
-per_h100_eq_hour = { dist = "triangular", min = 2.0, mode = 2.35, max = 3.5 }
-
-[costs.crews]
-per_crew_day = { dist = "triangular", min = 6000, mode = 8000, max = 12000 }
-"""
 
 # The worker: argv = scenario, threads, mode ("none": the plan without its cost fields, as a
 # scenario without [costs] compiles; "costs": as it is, which must have costs).
@@ -115,12 +78,10 @@ def main(argv=None) -> int:
     parser.add_argument("--threads", type=int, default=1)
     args = parser.parse_args(argv)
     scenario = (ROOT / args.scenario).resolve()
-    text = scenario.read_text()
+    if "\n[costs]" not in "\n" + scenario.read_text():
+        parser.error(f"{args.scenario} has no [costs] section: there is no cost work to time")
     with tempfile.TemporaryDirectory(prefix="mcrisk-bench-costs-") as tmp:
         with_costs = scenario
-        if "[costs]" not in text:
-            with_costs = Path(tmp) / scenario.name
-            with_costs.write_text(text + EXAMPLE_COSTS)
         runs = {f"{args.against}, no costs": (source_of(args.against, Path(tmp)), scenario,
                                                "none"),
                 "this checkout, no costs": (ROOT, scenario, "none"),
