@@ -4,9 +4,7 @@ NUMPY_MATH of each cost's scale (tests/slow_costs.cost_scales), as the metrics.
 
 Plans get random cost fields by hand (tests/slow_costs.random_costs) on the tiny migration,
 the random scenarios and the reference, and from a [costs] section with uncertain prices and
-a mitigation's cost (compiled by mcrisk/cost_plan.py). The compiled backends read the cost
-fields only once plan.py marks them kernel=True (the kernels' costs, issue 13); until then
-they are skipped with that reason and only the reference's own shape is checked.
+a mitigation's cost (compiled by mcrisk/cost_plan.py).
 """
 from __future__ import annotations
 
@@ -19,16 +17,14 @@ from mcrisk.backends import select_backend
 from mcrisk.compile import compile_scenario, with_mitigation
 from mcrisk.definitions import N_COSTS, N_METRICS
 from mcrisk.distributions import KIND_LOGNORMAL, KIND_PERT
-from mcrisk.plan import FIELD
 from mcrisk.scenario import load_scenario
 
 from .conftest import TINY_DEFAULTS
 from .parity import assert_parity, tolerance
 from .random_scenarios import random_scenario_text
-from .slow_costs import cost_scales, random_costs
+from .slow_costs import random_costs
 
 numpy_backend = select_backend("numpy")
-KERNELS_READ_COSTS = FIELD["span_rate"].kernel
 
 
 def without_exp_ndtri_or_pow(text: str) -> str:
@@ -41,33 +37,12 @@ def without_exp_ndtri_or_pow(text: str) -> str:
     return re.sub(pert, r'dist = "triangular", \1', text)
 
 
-def needs_kernel_costs(backend) -> None:
-    if backend.name != "numpy" and not KERNELS_READ_COSTS:
-        pytest.skip(f"{backend.name}: the kernels do not compute costs yet (plan.py's cost "
-                    f"fields are kernel=False until the kernels' costs land, issue 13)")
-
-
 def assert_cost_parity(got: tuple, expected: tuple, pair: tuple[str, str], plan) -> None:
-    """Two backends' (metrics with cost columns, world, node times): the metrics, world and
-    node times by assert_parity, the costs bit for bit or within the table's rtol of the larger
-    of their value and their scale."""
-    (g_metrics, g_world, g_nodes), (e_metrics, e_world, e_nodes) = got, expected
+    """Two backends' (metrics with cost columns, world, node times): every cost column is
+    there, and assert_parity holds metrics, world, node times and costs to the table."""
     width = N_METRICS + N_COSTS
-    assert g_metrics.shape == e_metrics.shape == (e_world.shape[0], plan.n_strategies, width)
-    assert_parity((g_metrics[..., :N_METRICS], g_world, g_nodes),
-                  (e_metrics[..., :N_METRICS], e_world, e_nodes), pair, plan)
-    g_costs, e_costs = g_metrics[..., N_METRICS:], e_metrics[..., N_METRICS:]
-    rtol = tolerance(pair, plan).rtol
-    where = f"{pair[0]} against {pair[1]}"
-    if rtol == 0.0:
-        np.testing.assert_array_equal(g_costs, e_costs, err_msg=f"{where}, bit for bit: costs")
-        return
-    scale = np.array([[cost_scales(plan, s, world) for s in range(plan.n_strategies)]
-                      for world in e_world])
-    bound = rtol * np.maximum(np.maximum(abs(g_costs), abs(e_costs)), scale)
-    outside = ~(abs(g_costs - e_costs) <= bound)
-    assert not outside.any(), (f"{where}: costs beyond {rtol:g} of their scale at "
-                               f"[scenario, strategy, cost] {np.argwhere(outside)[:5].tolist()}")
+    assert got[0].shape == expected[0].shape == (expected[1].shape[0], plan.n_strategies, width)
+    assert_parity(got, expected, pair, plan)
 
 
 def cost_plan(tmp_path, text: str, seed: int):
@@ -84,14 +59,12 @@ def check(backend, plan, seed: int, first: int, count: int) -> None:
 
 @pytest.mark.parametrize("case", range(6))
 def test_costs_match_the_reference_on_random_scenarios(backend, tmp_path, case):
-    needs_kernel_costs(backend)
     plan = cost_plan(tmp_path, random_scenario_text(case), case)
     check(backend, plan, case, 300 * case, 200)
 
 
 @pytest.mark.parametrize("case", range(0, 12, 3))
 def test_costs_bit_for_bit_without_exp_ndtri_or_pow(backend, tmp_path, case):
-    needs_kernel_costs(backend)
     plan = cost_plan(tmp_path, without_exp_ndtri_or_pow(random_scenario_text(case)), 10 + case)
     assert not np.isin(plan.dist_kind, (KIND_LOGNORMAL, KIND_PERT)).any()
     if backend.name in ("numba", "cuda-host"):
@@ -101,13 +74,11 @@ def test_costs_bit_for_bit_without_exp_ndtri_or_pow(backend, tmp_path, case):
 
 @pytest.mark.parametrize("seed", [1, 2])
 def test_costs_match_the_reference_on_the_tiny_migration(backend, tiny, seed):
-    needs_kernel_costs(backend)
     plan = random_costs(compile_scenario(load_scenario(tiny(delay=3.5, crews=2))), seed)
     check(backend, plan, seed, 0, 64)
 
 
 def test_costs_match_the_reference_on_the_reference_scenario(backend, reference_plan):
-    needs_kernel_costs(backend)
     plan = random_costs(reference_plan, 2048)
     check(backend, plan, 3, 1000, 16 if not backend.compiled else 256)
 
@@ -150,7 +121,6 @@ per_crew_day = 8000
 
 @pytest.mark.parametrize("exact", [False, True])
 def test_costs_match_the_reference_from_a_costs_section(backend, tiny, exact):
-    needs_kernel_costs(backend)
     path = tiny(strategies=TINY_DEFAULTS["strategies"] + PRICED, delay=3.5, crews=2)
     if exact:
         path.write_text(without_exp_ndtri_or_pow(path.read_text()))
