@@ -56,3 +56,12 @@ def event_deltas(plan, world: np.ndarray) -> np.ndarray:
     scale = np.where(plan.cap_event_scale_q >= 0, world[:, np.maximum(plan.cap_event_scale_q, 0)],
                      1.0)
     return plan.cap_event_delta * scale
+
+
+def job_columns(job_ids) -> tuple[str, ...]:
+    """The columns a scenario with a job mix ([[demand.jobs]]) adds after the metrics and the
+    cost columns, in this order: unservable_gpu_days (demand that fitted in total capacity
+    but could not be packed into the islands, H100-eq-days), then homeless_days.<id> for every
+    job class in file order (days on which no island could hold one job of the class).
+    docs/metrics.md defines both."""
+    return ("unservable_gpu_days", *(f"homeless_days.{job}" for job in job_ids))
