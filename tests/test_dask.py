@@ -237,3 +237,49 @@ def test_optimize_on_a_local_cluster_finds_the_numbers_of_one_process(tmp_path):
     assert _without_clocks(document) == _without_clocks(expected)
     assert (remote.out_dir / "strategies.toml").read_text() == \
         (alone.out_dir / "strategies.toml").read_text()
+
+
+@pytest.mark.slow
+def test_schedule_on_a_local_cluster_gives_the_milestones_of_one_process():
+    from mcrisk.schedule_run import run_schedule
+
+    alone = run_schedule(SCENARIO, "swap-gated", 900, 2, backend="numpy", chunk_size=128)
+    remote = run_schedule(SCENARIO, "swap-gated", 900, 2, backend="numpy", chunk_size=128,
+                          dask="local:2")
+    assert remote.backend.session.address == "local:2"    # it really ran on the cluster
+    assert alone.backend.name == remote.backend.name == "numpy"
+    assert remote.milestones == alone.milestones
+    assert remote.milestones["strategies"]["swap-gated"]   # there is something to compare
+
+
+@pytest.mark.slow
+def test_schedule_survives_a_lost_worker_and_the_cli_prints_the_retries(
+        tmp_path, monkeypatch, capsys):
+    import mcrisk.schedule_run
+    from mcrisk.cli import main
+
+    argv = ["schedule", SCENARIO, "swap-gated", "--samples", "1200", "--chunk-size", "200",
+            "--backend", "numpy", "--quiet"]
+    assert main(argv) == 0
+    alone = capsys.readouterr()
+    assert "retried" not in alone.err
+    flag = str(tmp_path / "killed")
+    monkeypatch.setattr(mcrisk.schedule_run, "dask_session",
+                        _session_that_loses_a_worker(mcrisk.schedule_run.dask_session, flag))
+    assert main(argv + ["--dask", "local:2"]) == 0
+    assert os.path.exists(flag)
+    remote = capsys.readouterr()
+    assert "mcrisk: retried" in remote.err and "after a lost worker" in remote.err
+    assert remote.out == alone.out
+
+
+def _session_that_loses_a_worker(real_session, flag: str):
+    """A dask_session whose cluster kills one worker mid-run (_kill_once_plugin)."""
+    @contextlib.contextmanager
+    def session(address):
+        with real_session(address) as opened:
+            if opened is not None:
+                opened.client.register_plugin(_kill_once_plugin(flag))
+            yield opened
+
+    return session

@@ -9,6 +9,7 @@ comes back (cli.text and cli.optimize_text format the tables and sentences). Bey
                [--risks file|off|pre|post] [--disable-risk ID ...] [--precision 2%]
     mcrisk compare SCENARIO A B [--samples N] [--seed S] [--backend B] [--risks MODE]
     mcrisk schedule SCENARIO STRATEGY [--samples N] [--seed S] [--backend B] [--all]
+                    [--dask local:N|ADDRESS]
     mcrisk nightly SCENARIO --history DIR [--samples N] [--seed S] [--backend B]
                    [--risks MODE] [--disable-risk ID ...] [--precision 2%]
                    [--fail-if EXPR ...] [--materiality 1%,trough_days=1] [--keep-large N]
@@ -145,9 +146,11 @@ def _cmd_schedule(args: argparse.Namespace) -> int:
     from ..schedule_run import run_schedule
 
     with terminal_progress(args.quiet) as progress:
-        milestones = run_schedule(args.scenario, args.strategy, args.samples, args.seed,
-                                  args.backend, args.chunk_size, args.risks,
-                                  tuple(args.disable_risk), progress)
+        schedule = run_schedule(args.scenario, args.strategy, args.samples, args.seed,
+                                args.backend, args.chunk_size, args.risks,
+                                tuple(args.disable_risk), progress, dask=args.dask)
+    _warn_retries(schedule.backend)
+    milestones = schedule.milestones
     print(f"{args.strategy}: milestones over {milestones['samples']:,} scenarios "
           f"(seed {args.seed}, risks {args.risks})")
     print(format_schedule(milestones, args.strategy, everything=args.all))

@@ -175,6 +175,7 @@ def build_parser() -> argparse.ArgumentParser:
     schedule.add_argument("scenario", help="scenario TOML file")
     schedule.add_argument("strategy", help="strategy name")
     _add_world_options(schedule)
+    _add_dask_option(schedule)
     schedule.add_argument("--all", action="store_true",
                           help="every per-unit milestone too (default: waves, rows, halls, "
                                "shipments, islands and completion)")
