@@ -25,7 +25,7 @@ from pathlib import Path
 from . import __version__
 from .backends import Backend
 from .compile import compile_scenario
-from .dask_backend import dask_session
+from .dask_backend import dask_entry, dask_session
 from .errors import McriskError
 from .outputs import OutputFolder, with_filename, write_atomic, write_json
 from .progress import QUIET, WRITE, Progress, Steps, as_progress
@@ -70,7 +70,7 @@ def run_optimize(search: str | os.PathLike, out_dir: str | Path | None = None,
     With `dask` (`local:N` or a scheduler's address), every simulation of the search (each
     race stage and the evaluation) runs its chunks on the workers of one Dask session
     (mcrisk.dask_backend), with the same numbers; the result's `backend` tells how many
-    chunks were retried after a lost worker."""
+    chunks were retried after a lost worker, and optimize.json records the session (`dask`)."""
     from .optimize.space import read_search
 
     progress = as_progress(progress)
@@ -204,7 +204,16 @@ def build_document(space, search_sha256: str, generated, raced, evaluated, backe
         "space": space_entry(space, generated),
         "race": race_entry(space, raced),
         **evaluation_entries(space, generated.candidates, evaluated),
+        **dask_key(backend),
     }
+
+
+def dask_key(backend: Backend) -> dict:
+    """optimize.json's `dask` key, as summary.json's (mcrisk.dask_backend.dask_entry): where
+    the search's chunks ran and how many were retried, counted over every race stage and the
+    evaluation; none for a search in this process."""
+    entry = dask_entry(backend)
+    return {"dask": entry} if entry is not None else {}
 
 
 def objective_entry(objective) -> dict:

@@ -234,6 +234,10 @@ def test_optimize_on_a_local_cluster_finds_the_numbers_of_one_process(tmp_path):
     assert remote.backend.session.address == "local:2"    # it really ran on the cluster
     expected = json.loads((alone.out_dir / "optimize.json").read_text())
     document = json.loads((remote.out_dir / "optimize.json").read_text())
+    assert _optimize_schema_errors(document) == []
+    assert "dask" not in expected                          # in one process: no session
+    assert document.pop("dask") == {"scheduler": "local:2", "workers": 2,
+                                    "retried_chunks": 0}
     assert _without_clocks(document) == _without_clocks(expected)
     assert (remote.out_dir / "strategies.toml").read_text() == \
         (alone.out_dir / "strategies.toml").read_text()
@@ -283,3 +287,47 @@ def _session_that_loses_a_worker(real_session, flag: str):
             yield opened
 
     return session
+
+
+def _optimize_schema_errors(document: dict) -> list[str]:
+    import jsonschema
+
+    from mcrisk.schema import optimize_schema
+
+    validator = jsonschema.Draft202012Validator(optimize_schema())
+    return [error.message for error in validator.iter_errors(document)]
+
+
+def test_optimize_json_schema_takes_the_dask_key_of_summary_json_and_nothing_else():
+    good = {"scheduler": "tcp://h:8786", "workers": 3, "retried_chunks": 1}
+    dask = __import__("mcrisk.schema", fromlist=["optimize_schema"]).optimize_schema()[
+        "properties"]["dask"]
+    import jsonschema
+
+    assert list(jsonschema.Draft202012Validator(dask).iter_errors(good)) == []
+    for bad in ({**good, "workers": 0}, {**good, "retried_chunks": -1}, {**good, "extra": 1},
+                {"scheduler": "local:2", "workers": 2}):
+        assert list(jsonschema.Draft202012Validator(dask).iter_errors(bad)), bad
+
+
+@pytest.mark.slow
+def test_precision_on_a_local_cluster_grows_to_the_summary_of_one_process(tmp_path):
+    # a target that cannot be met: the run grows 500 -> ... -> 3000 scenarios in several
+    # steps, each step's chunks starting where the last stopped (not at a chunk boundary)
+    from mcrisk.analysis.precision import precision_target
+
+    def precise(out, **dask):
+        return run_scenario(SCENARIO, samples=500, backend="numpy", out_dir=out,
+                            chunk_size=256, report=False, mitigation=False,
+                            precision=precision_target(1e-6, 1e-6, 500, 3000), **dask)
+
+    alone = precise(tmp_path / "alone")
+    remote = precise(tmp_path / "dask", dask="local:2")
+    expected = _without_clock(json.loads((alone.out_dir / "summary.json").read_text()))
+    summary = json.loads((remote.out_dir / "summary.json").read_text())
+    assert schema_errors(summary) == []
+    assert summary.pop("dask") == {"scheduler": "local:2", "workers": 2, "retried_chunks": 0}
+    assert summary["samples"] == 3000 and "precision" in summary   # it grew, to the cap
+    assert _without_clock(summary) == expected
+    assert pq.read_table(remote.out_dir / "metrics.parquet").equals(
+        pq.read_table(alone.out_dir / "metrics.parquet"))
