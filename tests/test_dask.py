@@ -331,3 +331,39 @@ def test_precision_on_a_local_cluster_grows_to_the_summary_of_one_process(tmp_pa
     assert _without_clock(summary) == expected
     assert pq.read_table(remote.out_dir / "metrics.parquet").equals(
         pq.read_table(alone.out_dir / "metrics.parquet"))
+
+
+@pytest.mark.slow
+def test_compare_survives_a_lost_worker_with_the_numbers_of_one_process(
+        tmp_path, monkeypatch, capsys):
+    import mcrisk.compare_run
+    from mcrisk.cli import main
+
+    found = []
+    real_compare = mcrisk.compare_run.run_comparison
+
+    def recorded(*args, **kwargs):
+        found.append(real_compare(*args, **kwargs))
+        return found[-1]
+
+    monkeypatch.setattr(mcrisk.compare_run, "run_comparison", recorded)
+    argv = ["compare", SCENARIO, "swap-gated", "drain-on-day", "--samples", "1200",
+            "--chunk-size", "200", "--backend", "numpy", "--quiet"]
+    assert main(argv) == 0
+    alone = capsys.readouterr()
+    flag = str(tmp_path / "killed")
+    monkeypatch.setattr(mcrisk.compare_run, "dask_session",
+                        _session_that_loses_a_worker(mcrisk.compare_run.dask_session, flag))
+    assert main(argv + ["--dask", "local:2"]) == 0
+    assert os.path.exists(flag)                    # the worker did die
+    remote = capsys.readouterr()
+    retried = found[1].backend.session.retried
+    assert retried >= 1
+    assert f"mcrisk: retried {retried} chunk" in remote.err and "after a lost worker" in \
+        remote.err
+    assert "retried" not in alone.err
+    # every paired difference to the bit (repr: NaN equals NaN), and the printed tables
+    assert found[0].differences["trough_days"]["p90_ci"][0] != \
+        found[0].differences["trough_days"]["p90_ci"][1]          # figures that vary
+    assert repr(found[1].differences) == repr(found[0].differences)
+    assert remote.out == alone.out
