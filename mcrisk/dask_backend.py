@@ -1,4 +1,4 @@
-"""The kernel's chunks run on Dask workers (issue 16, first step: `run` and `compare`).
+"""The kernel's chunks run on Dask workers (issue 16: run, compare, schedule, nightly, optimize).
 
 Dask is only a place to run chunks: every chunk is a task, a pure function of the plan, the
 seed, the first scenario, the count and the backend's name (the draws are addressed by

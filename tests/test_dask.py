@@ -1,8 +1,9 @@
 """mcrisk on Dask (mcrisk.dask_backend): the same numbers and files as one process, for a local
-cluster of 2 worker processes and two chunk sizes; a worker killed mid-run is survived and the
+cluster of 2 worker processes and two chunk sizes, for run, run --precision, compare, schedule,
+nightly and optimize; a worker killed mid-run (run, compare, schedule) is survived and the
 retry counted, printed by the CLI (stderr, even with --quiet) and recorded in summary.json's
-`dask`; a local cluster's Numba threads share the cores; the located errors. Skipped when
-dask.distributed is not installed."""
+(and optimize.json's) `dask`; a local cluster's Numba threads share the cores; the located
+errors. Skipped when dask.distributed is not installed."""
 from __future__ import annotations
 
 import contextlib
