@@ -30,6 +30,7 @@ from .cost_summary import costs_block, summarize_costs
 from .dask_backend import dask_entry, dask_session
 from .definitions import METRICS, N_METRICS
 from .errors import McriskError
+from .job_summary import summary_keys as job_summary_keys
 from .mitigation_run import mitigation_entry
 from .model import Scenario
 from .outputs import OutputFolder, with_filename, write_json
@@ -118,7 +119,8 @@ def build_summary(scenario: Scenario, backend: Backend, result: SimulationResult
     have mitigated values, mitigation (the same worlds pre vs post mitigation). `progress` sees it
     as the `summarize` phase, one step each of SUMMARY_STEPS. With costs (a [costs]
     section), every strategy gets `costs` (mcrisk.cost_summary) and the document a top-level
-    `costs` block; without, neither key."""
+    `costs` block; without, neither key. With a job mix ([[demand.jobs]]), likewise `jobs`
+    (mcrisk.job_summary)."""
     with progress.phase(SUMMARIZE, total=len(SUMMARY_STEPS)) as phase:
         return _summary(scenario, backend, result, chunk_size, precision, risks, mitigation,
                         Steps(phase, SUMMARY_STEPS))
@@ -140,6 +142,7 @@ def _summary(scenario, backend, result, chunk_size, precision, risks, mitigation
     if result.costs is not None:
         for name, per_cost in summarize_costs(result.costs, result.plan.strategy_names).items():
             strategies[name]["costs"] = per_cost
+    jobs = job_summary_keys(scenario, result, strategies, result.plan.horizon)
     steps.next()
     ranked = rank(result.metrics, result.plan.strategy_names, strategies)
     ranking = ranked["ranking"]
@@ -172,6 +175,7 @@ def _summary(scenario, backend, result, chunk_size, precision, risks, mitigation
         "strategies": strategies,
         **({"costs": costs_block(_currency(scenario), result.plan.horizon)}
            if result.costs is not None else {}),
+        **jobs,
         "risks": risks if risks is not None else risks_entry(scenario),
         "drivers": {"scenarios": int(result.world.shape[0]), "strategies": drivers},
         "paired": paired,

@@ -44,7 +44,7 @@ PLACES = {
     "mcrisk.simulate": "simulate",
     "mcrisk.dask_backend": "simulate",        # chunks on Dask workers (issue 16)
     "mcrisk.aggregate": "results", "mcrisk.milestones": "results", "mcrisk.analysis": "results",
-    "mcrisk.cost_summary": "results",
+    "mcrisk.cost_summary": "results", "mcrisk.job_summary": "results",
     "mcrisk.report": "report",
     "mcrisk.run": "application", "mcrisk.precision_run": "application",
     "mcrisk.mitigation_run": "application", "mcrisk.compare_run": "application",

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from ..analysis.chunk_tasks import finish, pool
 from ..compile import CompiledScenario
+from ..job_summary import scenario_job_columns
 from ..milestones import MilestoneCollector
 from ..outputs import with_filename
 from .bands import BandCollector, CapacityBands, HallPower
@@ -39,7 +40,7 @@ class RunCollector:
     def __init__(self, plan: CompiledScenario, out_dir: Path, scenario=None):
         self.out_dir = Path(out_dir)
         self.metrics_path = self.out_dir / METRICS_FILE
-        self.metrics = MetricsWriter(plan, self.metrics_path)
+        self.metrics = MetricsWriter(plan, self.metrics_path, scenario_job_columns(scenario))
         self.bands = BandCollector(plan)
         self.milestones = (MilestoneCollector(plan, scenario)
                            if scenario is not None and COLLECT_MILESTONES else None)

@@ -5,8 +5,8 @@ text.html_text: HTML-escaped, with control and other invisible characters shown 
 The page: its style, header, navigation and the order of its sections. Each section is built
 below it: html_tables (ranking, drivers, paired, power, mitigation), html_figures (charts and
 captions), html_nightly (alerts, night over night, trend), html_definitions (definitions,
-provenance), costs (cost against trough, the Pareto frontier; only with [costs]), on the
-pieces of html_parts.
+provenance), costs (cost against trough, the Pareto frontier; only with [costs]), jobs
+(the job mix's table; only with [[demand.jobs]]), on the pieces of html_parts.
 """
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ from .html_figures import (completion_figure, fan_figure, homeless_figure, islan
                            power_figure, trough_figure)
 from .html_nightly import alerts_html, diff_html, trend_html
 from .html_parts import horizon_date_text, notes_html
+from .jobs import jobs_html
 from .html_tables import (drivers_table, mitigation_section, paired_table, power_table,
                           ranking_table, strategies_table)
 from .metric_changes import NightDiff
@@ -131,6 +132,7 @@ def render_report(run, figures: dict[str, bytes], paragraphs: list[str], colors:
             "<nav>" + "".join(f'<a href="#{a}">{t}</a>' for a, t in (
                 ("findings", "Findings"), ("ranking", "Ranking"), ("drivers", "Drivers"),
                 *((("costs", "Cost"),) if getattr(figures, "costs", None) else ()),
+                *((("jobs", "Job mix"),) if "jobs" in s else ()),
                 *((("mitigation", "Mitigation"),) if "mitigation" in s else ()),
                 *((("diff", "Night over night"),) if diff or notes else ()),
                 *((("trend", "Trend"),) if trend is not None else ()),
@@ -153,6 +155,7 @@ def render_report(run, figures: dict[str, bytes], paragraphs: list[str], colors:
             drivers_table(s, colors),
             '<h3>Against the leader, world by world</h3>', paired_table(s, colors)]
     body += cost_section(run, figures, colors)
+    body += jobs_html(s, colors)
     body += mitigation_section(s, colors)
     if diff is not None:
         body += ['<h2 id="diff">Night over night</h2>', diff_html(diff)]

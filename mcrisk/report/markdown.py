@@ -12,6 +12,7 @@ from ..analysis.mitigation import risk_mode_text
 from ..analysis.horizon import horizon_warnings
 from ..analysis.ranking import RANK_LABELS, rank_label, rule_text
 from .findings import fmt
+from .jobs import jobs_markdown
 from .text import md_code, md_paragraph, md_text
 
 if TYPE_CHECKING:
@@ -35,6 +36,7 @@ def summary_markdown(summary: dict, paragraphs: list[str], diff: "NightDiff | No
              *(alerts_markdown(alerts, diff) if alerts is not None else []),
              *ranking_markdown(s),
              *costs_markdown(s),
+             *jobs_markdown(s),
              *each_mitigation_markdown(s)]
     for paragraph in paragraphs:
         lines += [md_paragraph(paragraph), ""]

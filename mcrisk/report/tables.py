@@ -8,6 +8,8 @@ i, then i + 1), with columns
     power_violation (bool),
     with a [costs] section the cost columns cost_total .. cost_mitigation (float64, in the
     scenario's currency; definitions.COSTS, docs/costs.md),
+    with a job mix the job columns unservable_gpu_days, homeless_days.<id> .. (float64, each
+    field's metadata `unit`: H100-eq x days, days; mcrisk.job_summary, docs/metrics.md),
     then the key drawn inputs of that scenario (the same for every strategy), named as the
     compiled world quantities: see `input_quantities`. Days are float32 (0.1 ms precision
     over a few years is plenty for analysis), burn-in attempts int32.
@@ -29,6 +31,7 @@ import pyarrow.parquet as pq
 
 from ..compile import CompiledScenario
 from ..definitions import COSTS, METRICS, N_METRICS, Q_ATTEMPTS
+from ..job_summary import check_job_columns, column_unit, plan_job_count
 from ..outputs import default_mode, write_atomic
 from .bands import CapacityBands
 
@@ -62,11 +65,15 @@ def input_quantities(plan: CompiledScenario) -> list[int]:
     return keep
 
 
-def metrics_schema(plan: CompiledScenario) -> pa.Schema:
+def metrics_schema(plan: CompiledScenario, job_columns: tuple[str, ...] = ()) -> pa.Schema:
+    """The columns of metrics.parquet; `job_columns` names the plan's job columns
+    (job_summary.scenario_job_columns; () without a job mix)."""
     fields = [pa.field("scenario", pa.int64()), pa.field("strategy", pa.string())]
     fields += [pa.field(m, pa.float64()) for m in METRICS[:-1]]
     fields.append(pa.field("power_violation", pa.bool_()))
     fields += [pa.field(c, pa.float64()) for c in COSTS[:plan.n_costs]]
+    fields += [pa.field(c, pa.float64(), metadata={"unit": column_unit(c)})
+               for c in check_job_columns(plan, job_columns)]
     for q in input_quantities(plan):
         kind = pa.int32() if _input_dtype(plan, q) == np.int32 else pa.float32()
         fields.append(pa.field(plan.quantity_names[q], kind))
@@ -76,7 +83,8 @@ def metrics_schema(plan: CompiledScenario) -> pa.Schema:
 def metrics_batch(plan: CompiledScenario, first: int, metrics: np.ndarray,
                   world: np.ndarray, schema: pa.Schema) -> pa.Table:
     """Rows of one chunk: metrics[c, s, m], world[c, q] for scenarios first .. first + c - 1
-    (m: the six metrics, then the plan's n_costs cost columns, as the backend returns them).
+    (m: the six metrics, then the plan's n_costs cost columns and its job columns, as the
+    backend returns them).
 
     Performance: every column is a contiguous row of one of three arrays built in one pass
     each (the metrics moved metric-major, the kept inputs cast and repeated per strategy,
@@ -91,6 +99,8 @@ def metrics_batch(plan: CompiledScenario, first: int, metrics: np.ndarray,
     columns += [pa.array(by_metric[k]) for k in range(N_METRICS - 1)]
     columns.append(pa.array(by_metric[N_METRICS - 1] > 0.5))
     columns += [pa.array(by_metric[N_METRICS + k]) for k in range(plan.n_costs)]
+    columns += [pa.array(by_metric[N_METRICS + plan.n_costs + k])
+                for k in range(plan_job_count(plan))]
     kept = input_quantities(plan)
     inputs = {}
     for dtype in (np.float32, np.int32):
@@ -163,9 +173,10 @@ class AtomicParquetWriter:
 class MetricsWriter:
     """A simulate() chunk hook writing metrics.parquet one row group per chunk."""
 
-    def __init__(self, plan: CompiledScenario, path: str | Path):
+    def __init__(self, plan: CompiledScenario, path: str | Path,
+                 job_columns: tuple[str, ...] = ()):
         self.plan = plan
-        self.schema = metrics_schema(plan)
+        self.schema = metrics_schema(plan, job_columns)
         self.file = AtomicParquetWriter(path, self.schema, **METRICS_WRITE_OPTIONS)
 
     def __call__(self, first: int, metrics: np.ndarray, world: np.ndarray,
