@@ -17,6 +17,9 @@ static constexpr int Q_SAMPLE = 0;
 static constexpr int Q_SUM = 1;
 static constexpr int Q_BURNIN = 2;
 static constexpr int Q_ATTEMPTS = 3;
+static constexpr int Q_EARLY = 4;
+static constexpr int Q_SOAK = 5;
+static constexpr int Q_OUT = 6;
 static constexpr int MAX_BURNIN_ATTEMPTS = 100000;
 
 // Days from install end to a passed burn-in; its number of attempts goes to `attempts`.
@@ -79,6 +82,48 @@ MCRISK_HD void burn_in_lanes(const Plan& p, int q, u32 seed_lo, u32 seed_hi, u32
     }
 }
 
+// world[q * LANES + l]: Q_EARLY, the service age at the unit's early failure, +inf when none.
+// terms: chance, chance after a burn-in failure (, burn-in attempts).
+MCRISK_HD void early_failure_lanes(const Plan& p, int q, u32 seed_lo, u32 seed_hi, u32 scenario0,
+                                   int n, double* world, double* u1, double* u2) {
+    double* row = world + q * LANES;
+    draw_lanes(p.dist_kind, p.dist_param, p.dist_chance, p.pert_table, p.q_dist[q], seed_lo,
+               seed_hi, scenario0, n, p.q_address[4 * q + 1], 0u, u1, u2, row);
+    uniforms_lanes(seed_lo, seed_hi, scenario0, n, p.q_address[4 * q + 0], 0u, u1, u2);
+    int first = p.q_terms_ptr[q];
+    bool has_attempts = p.q_terms_ptr[q + 1] - first == 3;
+    for (int l = 0; l < n; ++l) {
+        double failures = has_attempts ? world[p.q_terms[first + 2] * LANES + l] - 1.0 : 0.0;
+        double chance = failures == 0.0 ? world[p.q_terms[first] * LANES + l]
+                                        : world[p.q_terms[first + 1] * LANES + l];
+        if (!(u1[l] < chance)) {
+            row[l] = infinity();
+        }
+    }
+}
+
+// world[q * LANES + l]: Q_SOAK or Q_OUT of a unit under an acceptance policy (q_const:
+// soak_after_failures; terms: attempts, soak days (, early age (, repair days))).
+MCRISK_HD void soak_and_out_lanes(const Plan& p, int q, int n, double* world) {
+    double* row = world + q * LANES;
+    int first = p.q_terms_ptr[q];
+    int n_terms = p.q_terms_ptr[q + 1] - first;
+    for (int l = 0; l < n; ++l) {
+        bool soaks = world[p.q_terms[first] * LANES + l] - 1.0 >= p.q_const[q];
+        double days = world[p.q_terms[first + 1] * LANES + l];
+        double early = n_terms > 2 ? world[p.q_terms[first + 2] * LANES + l] : infinity();
+        bool in_soak = early < days;
+        if (p.q_kind[q] == Q_OUT) {
+            row[l] = soaks ? (in_soak ? infinity() : early - days) : early;
+        } else if (soaks) {
+            row[l] = n_terms > 3 && in_soak ? days + world[p.q_terms[first + 3] * LANES + l]
+                                            : days;
+        } else {
+            row[l] = 0.0;
+        }
+    }
+}
+
 // world[q * LANES + l] of scenarios scenario0 + l, l < n, in dependency order (u1, u2: scratch
 // of n uniforms).
 MCRISK_HD void sample_world(const Plan& p, u32 seed_lo, u32 seed_hi, u32 scenario0, int n,
@@ -101,6 +146,10 @@ MCRISK_HD void sample_world(const Plan& p, u32 seed_lo, u32 seed_hi, u32 scenari
             }
         } else if (kind == Q_BURNIN) {
             burn_in_lanes(p, q, seed_lo, seed_hi, scenario0, n, world, u1, u2);
+        } else if (kind == Q_EARLY) {
+            early_failure_lanes(p, q, seed_lo, seed_hi, scenario0, n, world, u1, u2);
+        } else if (kind == Q_SOAK || kind == Q_OUT) {
+            soak_and_out_lanes(p, q, n, world);
         } else if (kind != Q_ATTEMPTS) {
             for (int l = 0; l < n; ++l) {
                 row[l] = not_a_number();

@@ -10,6 +10,14 @@ Two layers, and a schedule derived from the second:
     BURNIN   the days a unit's burn-in takes (attempts, fixes, RMAs); addresses
              q_address[q, 0..3] = attempt, outcome, fix, rma; the next quantity holds its
              number of attempts (kind ATTEMPTS, filled by the same step)
+    EARLY    a unit's service age at its early failure, +inf if none: terms = chance, chance
+             after a burn-in failure (, burn-in attempts; without: no failure); fails when
+             the uniform at q_address[q, 0] is below the chance that applies; age q_dist[q]
+             drawn at q_address[q, 1]
+    SOAK/OUT of a unit under an acceptance policy: q_const = soak_after_failures N, terms
+             = attempts, soak days S (, age x (, repair R)); SOAK: 0 if attempts - 1 < N,
+             else S + R if x < S, else S; OUT (days from acceptance to the failure): x if
+             attempts - 1 < N, else +inf if x < S, else x - S (mcrisk/world.py)
   Quantities are in dependency order, so a single forward pass computes them. mcrisk/world.py
   builds them, each with a name and a QuantityLabel (what it is about; mcrisk/quantities.py).
 
@@ -48,6 +56,10 @@ its draw in its hall and its running cost runs to the horizon (every kernel clip
 by some strategy gets a node "U leaves the migration", the removal in a strategy that drains
 it and day 0 in one that keeps it, and that node replaces the removal among the completion
 nodes. A scenario where no strategy keeps a unit compiles exactly as before.
+
+Failures (docs/metrics.md): attrition scales every capacity of a type by its usable share;
+a unit's soak adds to its acceptance; its early failure takes each of its capacity events
+out from max(out, event) to max(back, event), nodes added after all others.
 """
 from __future__ import annotations
 
@@ -63,7 +75,7 @@ from .definitions import NODE_CREW, NODE_MAX
 from .distributions import encode, median, ppf
 from .model import Distribution, Scenario, Strategy
 from .plan import CompiledScenario  # noqa: F401 (re-exported: the plan interface is plan.py)
-from .world import World, compile_world
+from .world import World, acceptance_policies, compile_world
 
 
 def _needs_retrofit(scenario: Scenario, strategy: Strategy) -> set[str]:
@@ -111,6 +123,15 @@ class _Nodes:
                 self._add(("ramp", unit.id, step), f"{unit.id} ramp step {step}")
         for unit_id in kept_by_any(scenario):
             self._add(("leaves", unit_id), f"{unit_id} leaves the migration")
+        for unit in scenario.incoming:
+            kind = scenario.unit_type(unit.type)
+            if kind.early_failures is None:
+                continue
+            self._add(("out", unit.id), f"{unit.id} fails early")
+            self._add(("back", unit.id), f"{unit.id} back from repair")
+            for step in range(1, kind.ramp.steps + 1) if kind.ramp else ():
+                self._add(("out", unit.id, step), f"{unit.id} ramp step {step} out")
+                self._add(("back", unit.id, step), f"{unit.id} ramp step {step} back")
 
     def _add(self, key: tuple, name: str, base_q: int = -1) -> None:
         self.id[key] = len(self.names)
@@ -131,6 +152,8 @@ def _strategy_plan(scenario: Scenario, strategy: Strategy, nodes: _Nodes, handle
     shipment_of = {u: ship.id for ship in scenario.shipments for u in ship.units}
     island_of = {u.id: scenario.unit_type(u.type).island for u in scenario.incoming}
     ramp_of = {u.id: scenario.unit_type(u.type).ramp for u in scenario.incoming}
+    policies = acceptance_policies(scenario)
+    policy = policies.index(strategy.acceptance) if strategy.acceptance is not None else None
     for unit_id, trigger in strategy.drains:
         v = node[("drain", unit_id)]
         plan["base_const"][v] = trigger.day if trigger.day is not None else 0.0
@@ -168,10 +191,33 @@ def _strategy_plan(scenario: Scenario, strategy: Strategy, nodes: _Nodes, handle
             v = node[("ramp", unit_id, step)]
             plan["deps"][v] = [accepted]
             plan["add_const"][v] = ramp.days * step / ramp.steps
+        _early_failure_nodes(plan, node, unit_id, ramp, handles, policy)
     plan["deps"] = [list(dict.fromkeys(ds)) for ds in plan["deps"]]  # a dep counts once
     plan["topo"] = _topological_order(plan["deps"], nodes.names, strategy.name)
     plan["hall_of_unit"] = {u: hall_of_row[r] for u, r in strategy.placement}
     return plan
+
+
+def _early_failure_nodes(plan: dict, node: dict, unit_id: str, ramp, handles: dict,
+                         policy: int | None) -> None:
+    """The extra soak of a unit under the strategy's acceptance policy (added to its
+    acceptance), and the nodes of its early failure: out = accepted + days to the failure
+    (Q_OUT of the policy, or the age Q_EARLY without a soak policy), back = out + repair, and
+    per ramp step j: max(out, step j) and max(back, step j), when step j's capacity leaves and
+    returns (an increment due during the outage arrives at back)."""
+    accepted = node[("accepted", unit_id)]
+    soak = handles["soak"].get((unit_id, policy), -1)
+    plan["add_q"][accepted] = [soak, -1]
+    if ("out", unit_id) not in node:
+        return
+    out, back = node[("out", unit_id)], node[("back", unit_id)]
+    plan["deps"][out] = [accepted]
+    plan["add_q"][out] = [handles["out"].get((unit_id, policy), handles["early"][unit_id]), -1]
+    plan["deps"][back] = [out]
+    plan["add_q"][back] = [handles["repair"][unit_id], -1]
+    for step in range(1, ramp.steps + 1) if ramp else ():
+        plan["deps"][node[("out", unit_id, step)]] = [out, node[("ramp", unit_id, step)]]
+        plan["deps"][node[("back", unit_id, step)]] = [back, node[("ramp", unit_id, step)]]
 
 
 def _unchanged_nodes(before: dict | None, plan: dict) -> set[int]:
@@ -360,10 +406,10 @@ def _assemble(scenario: Scenario, world: World, nodes: _Nodes, plans: list[dict]
     hall_draw0 = np.zeros(len(halls))
     for unit in scenario.existing:
         kind = scenario.unit_type(unit.type)
-        island_cap0[islands.index(kind.island)] += kind.capacity
+        island_cap0[islands.index(kind.island)] += _usable(kind, kind.capacity)
         cap_node.append(node[("drain", unit.id)])
         cap_island.append(islands.index(kind.island))
-        cap_delta.append(-kind.capacity)
+        cap_delta.append(-_usable(kind, kind.capacity))
         cap_scale.append(-1)
         hall = halls.index(hall_of_row[unit.row])
         hall_draw0[hall] += kind.power_kw
@@ -384,8 +430,17 @@ def _assemble(scenario: Scenario, world: World, nodes: _Nodes, plans: list[dict]
         for v, fraction in steps:
             cap_node.append(v)
             cap_island.append(islands.index(kind.island))
-            cap_delta.append(fraction * per_unit)
+            cap_delta.append(_usable(kind, fraction * per_unit))
             cap_scale.append(scale_q)
+        outages = [(("out", unit.id, *j), ("back", unit.id, *j))
+                   for j in [()] + [(k,) for k in range(1, len(steps))]]
+        for (out, back), (_, fraction) in zip(outages if ("out", unit.id) in node else (),
+                                              steps):   # an early failure's outage
+            for v, sign in ((node[out], -1.0), (node[back], 1.0)):
+                cap_node.append(v)
+                cap_island.append(islands.index(kind.island))
+                cap_delta.append(sign * _usable(kind, fraction * per_unit))
+                cap_scale.append(scale_q)
         power_node.append(node[("install", unit.id)])
         power_delta.append(kind.power_kw)
         for hs, plan in zip(power_hall, plans):
@@ -477,6 +532,11 @@ def _assemble(scenario: Scenario, world: World, nodes: _Nodes, plans: list[dict]
         **_cost_fields(scenario, nodes, (power_node, power_delta, power_hall), hall_draw0,
                        handles),
     )
+
+
+def _usable(kind, capacity: float) -> float:
+    """capacity x the type's usable share under attrition (as given without attrition)."""
+    return capacity * kind.usable_share if kind.attrition is not None else capacity
 
 
 def demand_points(scenario: Scenario, growth_q: int) -> tuple[np.ndarray, ...]:

@@ -33,8 +33,11 @@ DAYS_PER_MONTH = 365.25 / 12     # a kW-month of reserved power is this many kW-
 HOURS_PER_DAY = 24.0
 
 # Kinds of world quantity (see mcrisk/compile.py): a draw, a sum of earlier quantities, the
-# days a burn-in takes, and the attempts that burn-in needed (filled by the same step).
+# days a burn-in takes, and the attempts that burn-in needed (filled by the same step); then
+# a unit's service age at its early failure (+inf: none), and per acceptance policy the days
+# its extra soak adds and the days from its acceptance to its early failure.
 Q_SAMPLE, Q_SUM, Q_BURNIN, Q_ATTEMPTS = 0, 1, 2, 3
+Q_EARLY, Q_SOAK, Q_OUT = 4, 5, 6
 # Kinds of plan node: a max-plus node, and a row retrofit that also waits for a free crew.
 NODE_MAX, NODE_CREW = 0, 1
 

@@ -75,6 +75,34 @@ class Ramp:
 
 
 @dataclass(frozen=True)
+class Attrition:
+    """Steady failures while a fleet runs: `interruptions_per_gpu_day` interruptions, each
+    taking `gpus_per_interruption` GPUs (a node) out for `days_out` days."""
+
+    interruptions_per_gpu_day: float
+    gpus_per_interruption: int = 8
+    days_out: float = 3.0
+
+    @property
+    def usable_share(self) -> float:
+        """The steady-state share of a unit in service: 1 - rate x GPUs per interruption x
+        days out (the mean share out of service, by Little's law)."""
+        return 1.0 - self.interruptions_per_gpu_day * self.gpus_per_interruption * self.days_out
+
+
+@dataclass(frozen=True)
+class EarlyFailures:
+    """Infant mortality of an incoming unit: with probability `chance`
+    (`chance_after_burnin_failure` for a unit whose burn-in failed at least once) it fails once
+    at service age `age_days` and is out of service for `repair_days`."""
+
+    chance: float
+    chance_after_burnin_failure: float
+    age_days: Distribution
+    repair_days: Distribution
+
+
+@dataclass(frozen=True)
 class UnitType:
     id: str
     gpus: int
@@ -89,6 +117,13 @@ class UnitType:
     description: str = ""
     performance: Distribution | None = None  # H100-eq per GPU, drawn once per scenario
     ramp: Ramp | None = None
+    attrition: Attrition | None = None          # None: every unit fully usable
+    early_failures: EarlyFailures | None = None  # incoming types only
+
+    @property
+    def usable_share(self) -> float:
+        """The share of a unit's capacity in service on average (1 without attrition)."""
+        return self.attrition.usable_share if self.attrition else 1.0
 
     @property
     def capacity(self) -> float:
@@ -198,6 +233,15 @@ class Reservation:
 
 
 @dataclass(frozen=True)
+class Acceptance:
+    """A strategy's acceptance policy: a unit whose burn-in failed `soak_after_failures` times
+    or more soaks `soak_days` more (a load test once its island is ready) before acceptance."""
+
+    soak_after_failures: int
+    soak_days: Distribution
+
+
+@dataclass(frozen=True)
 class Strategy:
     name: str
     placement: tuple[tuple[str, str], ...]   # (incoming unit id, row id), in file order
@@ -211,6 +255,8 @@ class Strategy:
     # existing unit ids this strategy keeps in service to the horizon: never drained or
     # removed, so their capacity, power and running cost stay (in file order)
     keep: tuple[str, ...] = ()
+    # an extra soak for units whose burn-in failed often; None: accept on the first pass
+    acceptance: Acceptance | None = None
 
     def crews_in(self, retrofit: Retrofit | None) -> int:
         """The crews this strategy runs with: its own, else the scenario's [retrofit] crews

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import rng
-from .definitions import Q_ATTEMPTS, Q_BURNIN, Q_SAMPLE, Q_SUM
+from .definitions import Q_ATTEMPTS, Q_BURNIN, Q_EARLY, Q_OUT, Q_SAMPLE, Q_SOAK, Q_SUM
 from .distributions import encode
 from .errors import Problem, ScenarioError
 from .model import DateSpec, Distribution, Scenario
@@ -54,6 +54,24 @@ class World:
         return self._add(label, kind=Q_SAMPLE, dist=self._dist(dist),
                          address=(rng.address_id(label.name), 0, 0, 0), address_labels=(label,))
 
+    def sample_at(self, label: QuantityLabel, dist: Distribution, stream: QuantityLabel) -> int:
+        """A draw of dist at the address of `stream`'s name (several quantities may share one
+        stream: the same uniforms, drawn through different distributions)."""
+        return self._add(label, kind=Q_SAMPLE, dist=self._dist(dist),
+                         address=(rng.address_id(stream.name), 0, 0, 0), address_labels=(stream,))
+
+    def early(self, label: QuantityLabel, age: Distribution, terms: list[int]) -> int:
+        """Q_EARLY: terms = chance, chance after a burn-in failure (, burn-in attempts)."""
+        streams = (label.derived("happens"), label.derived("age"))
+        return self._add(label, kind=Q_EARLY, dist=self._dist(age),
+                         address=tuple(rng.address_id(s.name) for s in streams) + (0, 0),
+                         address_labels=streams, terms=tuple(terms))
+
+    def policy(self, label: QuantityLabel, kind: int, soak_after: int, terms: list[int]) -> int:
+        """Q_SOAK or Q_OUT of one unit under one acceptance policy (q_const: its
+        soak_after_failures; terms: attempts, soak days (, early age (, repair days)))."""
+        return self._add(label, kind=kind, const=float(soak_after), terms=tuple(terms))
+
     def total(self, label: QuantityLabel, const: float, terms: list[int]) -> int:
         return self._add(label, kind=Q_SUM, const=float(const), terms=tuple(terms))
 
@@ -85,7 +103,7 @@ def compile_world(scenario: Scenario, retrofit_rows: list[str]) -> tuple[World, 
     risks = _RiskTerms(w, scenario)
     handles: dict = {"arrival": {}, "energized": {}, "island_ready": {}, "drain": {},
                      "removal": {}, "install": {}, "burn_in": {}, "retrofit": {},
-                     "performance": {}, "cost": {}}
+                     "performance": {}, "cost": {}, "attempts": {}}
     for ship in scenario.shipments:
         handles["arrival"][ship.id] = w.date(QuantityLabel("shipment", ship.id, "arrival"),
                                              ship.arrival, shared, risks.terms("arrival", ship.id))
@@ -120,9 +138,9 @@ def compile_world(scenario: Scenario, retrofit_rows: list[str]) -> tuple[World, 
             "install", unit.id, w.sample(QuantityLabel("unit", unit.id, "install"),
                                          kind.install_days))
         if kind.burn_in is not None:
-            handles["burn_in"][unit.id] = risks.wrap(
-                "burn_in", unit.id, w.burn_in(QuantityLabel("unit", unit.id, "burn_in"),
-                                              kind.burn_in))
+            q = w.burn_in(QuantityLabel("unit", unit.id, "burn_in"), kind.burn_in)
+            handles["attempts"][unit.id] = q + 1
+            handles["burn_in"][unit.id] = risks.wrap("burn_in", unit.id, q)
     for row_id in retrofit_rows:
         handles["retrofit"][row_id] = risks.wrap(
             "retrofit", row_id, w.sample(QuantityLabel("row", row_id, "retrofit"),
@@ -130,6 +148,7 @@ def compile_world(scenario: Scenario, retrofit_rows: list[str]) -> tuple[World, 
     if scenario.costs is not None:
         handles["cost"] = _price_quantities(w, scenario)
     handles["demand_growth"] = _demand_growth(w, scenario)
+    handles.update(_failure_quantities(w, scenario, handles["attempts"]))
     _check_addresses(w, scenario)
     return w, handles
 
@@ -168,6 +187,67 @@ def _demand_growth(w: World, scenario: Scenario) -> int:
         return -1
     return w.sample(QuantityLabel("demand", "forecast", "growth_per_year"),
                     forecast.growth_per_year)
+
+
+def acceptance_policies(scenario: Scenario) -> list:
+    """The distinct acceptance policies of the strategies, in order of first use; policy k
+    of a strategy is policies.index(strategy.acceptance)."""
+    policies = []
+    for strategy in scenario.strategies:
+        if strategy.acceptance is not None and strategy.acceptance not in policies:
+            policies.append(strategy.acceptance)
+    return policies
+
+
+def _failure_quantities(w: World, scenario: Scenario, attempts: dict[str, int]) -> dict:
+    """Early failures and acceptance policies as world quantities, added last (addressed by
+    name: they change no other draw), only for what the scenario uses.
+
+    Per incoming unit with early failures: `unit.U.early_failure` (Q_EARLY, its service age at
+    the failure, +inf: none) and `unit.U.early_failure.repair`; its type's two chances are
+    constant SUM quantities. Per unit with a burn-in and policy k: `unit.U.soak_days` drawn
+    at one address per unit for every policy (common random numbers; policies with another
+    soak distribution get `unit.U.soak_days.<k>` on the same stream), `unit.U.acceptance<k>.soak`
+    (Q_SOAK) and, with early failures, `unit.U.acceptance<k>.out` (Q_OUT). A unit without a
+    burn-in never fails one, so it never soaks and its failure comes x after acceptance."""
+    found: dict = {"early": {}, "repair": {}, "soak": {}, "out": {}}
+    chances: dict[str, tuple[int, int]] = {}
+    for unit in scenario.incoming:
+        kind = scenario.unit_type(unit.type)
+        early = kind.early_failures
+        if early is None:
+            continue
+        if kind.id not in chances:
+            chances[kind.id] = tuple(
+                w.total(QuantityLabel("unit_type", kind.id, f"early_failure.{part}"), value, [])
+                for part, value in (("chance", early.chance),
+                                    ("chance_after_burnin_failure",
+                                     early.chance_after_burnin_failure)))
+        label = QuantityLabel("unit", unit.id, "early_failure")
+        found["early"][unit.id] = w.early(label, early.age_days, [
+            *chances[kind.id], *([attempts[unit.id]] if unit.id in attempts else [])])
+        found["repair"][unit.id] = w.sample(label.derived("repair"), early.repair_days)
+    policies = acceptance_policies(scenario)
+    for unit in scenario.incoming:
+        if unit.id not in attempts or not policies:
+            continue
+        stream = QuantityLabel("unit", unit.id, "soak_days")
+        soak_days: dict = {}
+        for k, policy in enumerate(policies):
+            if policy.soak_days not in soak_days:
+                label = stream if not soak_days else stream.derived(str(k))
+                soak_days[policy.soak_days] = w.sample_at(label, policy.soak_days, stream)
+            terms = [attempts[unit.id], soak_days[policy.soak_days]]
+            early = found["early"].get(unit.id)
+            label = QuantityLabel("unit", unit.id, f"acceptance{k}")
+            if early is not None:
+                found["out"][(unit.id, k)] = w.policy(label.derived("out"), Q_OUT,
+                                                      policy.soak_after_failures,
+                                                      terms + [early])
+                terms += [early, found["repair"][unit.id]]
+            found["soak"][(unit.id, k)] = w.policy(label.derived("soak"), Q_SOAK,
+                                                   policy.soak_after_failures, terms)
+    return found
 
 
 def mitigations_in_effect(scenario: Scenario) -> list:

@@ -44,6 +44,11 @@ def _read_existing_entry(t: _Table) -> list[ExistingUnit | None]:
         t.r.report(t.at("type"), unit_type,
                    "units in service at day 0 need a fixed h100_eq_per_gpu and no ramp: "
                    "they define the baseline", "give existing units a unit type of their own")
+    if kind is not None and kind.early_failures is not None:
+        t.r.report(t.at("type"), unit_type,
+                   "early_failures are failures after acceptance: units in service at day 0 "
+                   "were accepted long ago", "give existing units a unit type without "
+                   "early_failures (their steady failures are [unit_types.attrition])")
     return [ExistingUnit(unit, unit_type, row) for unit, row in zip(unit_ids, rows)]
 
 

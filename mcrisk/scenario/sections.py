@@ -12,6 +12,7 @@ from mcrisk.errors import NO_VALUE
 from mcrisk.model import ZERO, BurnIn, Demand, Forecast, Hall, Island, Ramp, Retrofit, Row, UnitType
 
 from .distributions import _DIST_EXAMPLE, _as_date, _as_distribution, largest_draw
+from .failures import ATTRITION_KEYS, EARLY_FAILURE_KEYS, read_attrition, read_early_failures
 from .limits import (DAYS, MAX_BURN_IN_ATTEMPTS, MAX_ENTRIES, MAX_GPUS, MAX_H100_EQ_PER_GPU,
                      MAX_HORIZON_DAYS, MAX_RAMP_STEPS, MAX_RMA_AFTER_FAILURES, MAX_UNITS,
                      TOTAL_H100_EQ, TOTAL_KW, _Limit)
@@ -245,7 +246,8 @@ def _read_island(t: _Table) -> Island:
 
 
 _UNIT_TYPE_KEYS = ("id", "description", "gpus", "h100_eq_per_gpu", "power_kw", "cooling",
-                   "island", "install_days", "drain_days", "removal_days", "burn_in", "ramp")
+                   "island", "install_days", "drain_days", "removal_days", "burn_in", "ramp",
+                   "attrition", "early_failures")
 _RAMP_KEYS = ("start_fraction", "days", "steps")
 _BURN_IN_KEYS = ("attempt_days", "fail_first", "fail_retry", "fix_days", "rma_after_failures",
                  "rma_days")
@@ -279,6 +281,9 @@ def _read_unit_type(t: _Table) -> UnitType:
     fields["performance"] = performance[1]
     burn_in = t.table("burn_in", _BURN_IN_KEYS, "", default=None)
     ramp = t.table("ramp", _RAMP_KEYS, "", default=None)
+    fields["attrition"] = read_attrition(t.table("attrition", ATTRITION_KEYS, "", default=None))
+    fields["early_failures"] = read_early_failures(
+        t.table("early_failures", EARLY_FAILURE_KEYS, "", default=None))
     return UnitType(burn_in=burn_in and _read_burn_in(burn_in), ramp=ramp and _read_ramp(ramp),
                     **fields)
 

@@ -14,6 +14,7 @@ from mcrisk.errors import NO_VALUE
 from mcrisk.model import Row, Strategy, Trigger
 
 from .costs import _read_reservation_steps
+from .failures import ACCEPTANCE_KEYS, check_acceptance, read_acceptance
 from .fleets import _check_fleet
 from .limits import DAYS, MAX_ENTRIES, MAX_STRATEGIES, _Limit
 from .reader import (_Reader, _Spec, _Table, _as_ids, _as_integer, _as_name, _as_number,
@@ -44,7 +45,8 @@ class _Drain:
 def _read_strategies(root: _Table):
     """[[strategies]] name, description, place, drain: at least one, names unique."""
     tables = root.tables("strategies", ("name", "description", "place", "drain", "keep",
-                                        "reservations", "crews"), "", "the plans to compare")
+                                        "reservations", "crews", "acceptance"), "",
+                         "the plans to compare")
     if tables == []:
         root.r.report("strategies", [], "must have at least one strategy",
                       "add [[strategies]] tables, the plans to compare")
@@ -82,8 +84,10 @@ def _read_strategy(t: _Table) -> Strategy:
     placement = place and tuple((u, e.row) for e in place for u in e.units or ())
     drains = drain and tuple((u, e.trigger) for e in drain for u in e.units or ())
     reservations = _read_strategy_reservations(t)
+    acceptance = read_acceptance(t.table("acceptance", ACCEPTANCE_KEYS, "", default=None))
+    check_acceptance(t, acceptance)
     return Strategy(name, placement, drains, description, reservations, _read_crews(t),
-                    keep or ())
+                    keep or (), acceptance)
 
 
 def _read_crews(t: _Table) -> int | None:

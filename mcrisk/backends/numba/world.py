@@ -11,7 +11,8 @@ import math
 
 import numpy as np
 
-from ...definitions import MAX_BURNIN_ATTEMPTS, Q_ATTEMPTS, Q_BURNIN, Q_SAMPLE, Q_SUM
+from ...definitions import (MAX_BURNIN_ATTEMPTS, Q_ATTEMPTS, Q_BURNIN, Q_EARLY, Q_OUT, Q_SAMPLE,
+                            Q_SOAK, Q_SUM)
 from .distributions import draw, draw_lanes
 from .jit import jit
 from .random import uniforms, uniforms_lanes
@@ -75,6 +76,42 @@ def burn_in_lanes(dist_kind, dist_param, dist_chance, pert_table, q_address, q_b
 
 
 @jit
+def early_failure_lanes(dist_kind, dist_param, dist_chance, pert_table, q_dist, q_address,
+                        q_terms_ptr, q_terms, q, seed_lo, seed_hi, scenario0, n, world, u1, u2):
+    """world[q, l]: Q_EARLY, the service age at the unit's early failure, +inf when none
+    (numpy/world.py's early_failure_age)."""
+    draw_lanes(dist_kind, dist_param, dist_chance, pert_table, q_dist[q], seed_lo, seed_hi,
+               scenario0, n, q_address[q, 1], 0, u1, u2, world[q])
+    uniforms_lanes(seed_lo, seed_hi, scenario0, n, q_address[q, 0], 0, u1, u2)
+    first = q_terms_ptr[q]
+    has_attempts = q_terms_ptr[q + 1] - first == 3
+    for l in range(n):
+        failures = world[q_terms[first + 2], l] - 1.0 if has_attempts else 0.0
+        chance = world[q_terms[first], l] if failures == 0.0 else world[q_terms[first + 1], l]
+        if not u1[l] < chance:
+            world[q, l] = math.inf
+
+
+@jit
+def soak_and_out_lanes(q_kind, q_const, q_terms_ptr, q_terms, q, n, world):
+    """world[q, l]: Q_SOAK or Q_OUT of a unit under an acceptance policy (numpy/world.py's
+    soak_and_out)."""
+    first = q_terms_ptr[q]
+    n_terms = q_terms_ptr[q + 1] - first
+    for l in range(n):
+        soaks = world[q_terms[first], l] - 1.0 >= q_const[q]
+        days = world[q_terms[first + 1], l]
+        early = world[q_terms[first + 2], l] if n_terms > 2 else math.inf
+        in_soak = early < days
+        if q_kind[q] == Q_OUT:
+            world[q, l] = (math.inf if in_soak else early - days) if soaks else early
+        elif soaks:
+            world[q, l] = days + world[q_terms[first + 3], l] if n_terms > 3 and in_soak else days
+        else:
+            world[q, l] = 0.0
+
+
+@jit
 def sample_world(dist_kind, dist_param, dist_chance, pert_table, q_kind, q_dist, q_address,
                  q_const, q_terms_ptr, q_terms, q_burnin, burnin_dist, burnin_fail,
                  burnin_rma_after, seed_lo, seed_hi, scenario0, n, world, u1, u2):
@@ -95,6 +132,12 @@ def sample_world(dist_kind, dist_param, dist_chance, pert_table, q_kind, q_dist,
             burn_in_lanes(dist_kind, dist_param, dist_chance, pert_table, q_address, q_burnin,
                           burnin_dist, burnin_fail, burnin_rma_after, q, seed_lo, seed_hi,
                           scenario0, n, world, u1, u2)
+        elif kind == Q_EARLY:
+            early_failure_lanes(dist_kind, dist_param, dist_chance, pert_table, q_dist,
+                                q_address, q_terms_ptr, q_terms, q, seed_lo, seed_hi, scenario0,
+                                n, world, u1, u2)
+        elif kind == Q_SOAK or kind == Q_OUT:
+            soak_and_out_lanes(q_kind, q_const, q_terms_ptr, q_terms, q, n, world)
         elif kind != Q_ATTEMPTS:
             for l in range(n):
                 world[q, l] = math.nan

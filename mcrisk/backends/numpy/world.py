@@ -7,7 +7,8 @@ from __future__ import annotations
 import numpy as np
 
 from ... import rng
-from ...definitions import MAX_BURNIN_ATTEMPTS, Q_ATTEMPTS, Q_BURNIN, Q_SAMPLE, Q_SUM
+from ...definitions import (MAX_BURNIN_ATTEMPTS, Q_ATTEMPTS, Q_BURNIN, Q_EARLY, Q_OUT, Q_SAMPLE,
+                            Q_SOAK, Q_SUM)
 from ...plan import CompiledScenario
 from .distributions import draw
 from .sums import sum_in_order
@@ -55,6 +56,38 @@ def burn_in_days(plan: CompiledScenario, q: int, seed: int, scenario: np.ndarray
     return days, attempts
 
 
+def early_failure_age(plan: CompiledScenario, q: int, seed: int, scenario: np.ndarray,
+                      world: np.ndarray) -> np.ndarray:
+    """Q_EARLY: the unit's service age at its early failure, +inf when it has none.
+
+    terms: chance, chance after a burn-in failure (, burn-in attempts: without them the unit
+    never failed one). It fails when the uniform at address 0 is below the chance that
+    applies; its age is drawn at address 1 (always, so each draw stays at its address)."""
+    terms = plan.q_terms[plan.q_terms_ptr[q]:plan.q_terms_ptr[q + 1]]
+    failures = world[:, terms[2]] - 1.0 if len(terms) == 3 else np.zeros(len(scenario))
+    chance = np.where(failures == 0.0, world[:, terms[0]], world[:, terms[1]])
+    u, _ = rng.uniforms(seed, scenario, int(plan.q_address[q, 0]), 0)
+    age = draw(plan, plan.q_dist[q], seed, scenario, int(plan.q_address[q, 1]), 0)
+    return np.where(u < chance, age, np.inf)
+
+
+def soak_and_out(plan: CompiledScenario, q: int, world: np.ndarray) -> np.ndarray:
+    """Q_SOAK / Q_OUT of a unit under an acceptance policy (q_const: soak_after_failures N;
+    terms: attempts, soak days S (, early age x (, repair days R))). A unit with failures < N
+    does not soak (0) and fails x after acceptance; one that soaks adds S + R when it fails
+    in the soak (x < S: repaired before acceptance, no failure after it), else S, and then
+    fails x - S after acceptance. Without x the unit never fails early (x = +inf)."""
+    terms = plan.q_terms[plan.q_terms_ptr[q]:plan.q_terms_ptr[q + 1]]
+    soaks = world[:, terms[0]] - 1.0 >= plan.q_const[q]
+    days = world[:, terms[1]]
+    early = world[:, terms[2]] if len(terms) > 2 else np.full(len(days), np.inf)
+    in_soak = early < days
+    if plan.q_kind[q] == Q_OUT:
+        return np.where(soaks, np.where(in_soak, np.inf, early - days), early)
+    added = np.where(in_soak, days + world[:, terms[3]], days) if len(terms) > 3 else days
+    return np.where(soaks, added, 0.0)
+
+
 def sample_world(plan: CompiledScenario, seed: int, first: int, count: int) -> np.ndarray:
     """world[i, q] for scenarios first .. first + count - 1."""
     scenario = np.arange(first, first + count, dtype=np.uint64)
@@ -69,6 +102,10 @@ def sample_world(plan: CompiledScenario, seed: int, first: int, count: int) -> n
             world[:, q] = sum_in_order(np.concatenate([constant, world[:, terms]], axis=1))
         elif kind == Q_BURNIN:
             world[:, q], world[:, q + 1] = burn_in_days(plan, q, seed, scenario)
+        elif kind == Q_EARLY:
+            world[:, q] = early_failure_age(plan, q, seed, scenario, world)
+        elif kind in (Q_SOAK, Q_OUT):
+            world[:, q] = soak_and_out(plan, q, world)
         elif kind != Q_ATTEMPTS:
             raise ValueError(f"unknown quantity kind {kind}")
     return world
