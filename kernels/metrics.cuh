@@ -1,5 +1,6 @@
 // The metrics of one strategy on the worlds of a lane group, from their node times: capacity
-// (trough depth and days, shortfall, homeless days), the power check and the completion day. The
+// (trough depth and days, shortfall, homeless days), the job mix's columns (with
+// [[demand.jobs]]), the power check and the completion day. The
 // events are gathered and sorted for every lane at once (a sorting network: the same comparisons
 // in every lane); each lane then sweeps its own events in time order. Pairs:
 // mcrisk/backends/numba/metrics.py, line by line, and mcrisk/backends/numpy/metrics.py.
@@ -180,6 +181,108 @@ MCRISK_HD void capacity_metrics(const Plan& p, const double* world, int l, const
     out[1] = trough_days;
     out[2] = shortfall;
     out[3] = homeless_days;
+}
+
+// H100-eq of `demand` the packing rule places into islands of capacities island_cap: classes in
+// job_order, each a fluid share x demand of jobs of its size; the islands visited by descending
+// free capacity (ties: island order), each taking whole-job slots (floor((free + REL_EPS x
+// max(size, 1)) / size), at least 0) up to what is left.
+MCRISK_HD double pack_jobs(const Plan& p, double demand, const double* island_cap,
+                           double* free_cap, bool* visited) {
+    int n_islands = p.n_islands;
+    for (int i = 0; i < n_islands; ++i) {
+        free_cap[i] = island_cap[i];
+    }
+    double placed = 0.0;
+    for (int o = 0; o < p.n_jobs; ++o) {
+        int j = p.job_order[o];
+        double size = p.job_size[j];
+        double slack = REL_EPS * max(size, 1.0);
+        double left = p.job_share[j] * demand;
+        for (int i = 0; i < n_islands; ++i) {
+            visited[i] = false;
+        }
+        for (int step = 0; step < n_islands; ++step) {
+            int best = -1;
+            for (int i = 0; i < n_islands; ++i) {
+                if (!visited[i] && (best < 0 || free_cap[i] > free_cap[best])) {
+                    best = i;
+                }
+            }
+            visited[best] = true;
+            double slots = max(0.0, floor((free_cap[best] + slack) / size));
+            double x = min(left, size * slots);
+            left -= x;
+            free_cap[best] -= x;
+            placed += x;
+        }
+    }
+    return placed;
+}
+
+// out[0] = unservable_gpu_days, out[1 + j] = homeless_days of job class j, in lane l, from its
+// sorted capacity events (sorted_events): homeless days exact over the capacity intervals,
+// unservable demand the midpoint rule on cells of job_step days, each cell's midpoint taken in
+// the interval that holds it.
+MCRISK_HD void job_metrics(const Plan& p, const double* world, int l, const double* times,
+                           const int* order, double* island_cap, double* free_cap,
+                           bool* visited, double* out) {
+    int n_events = p.n_cap_events;
+    int n_islands = p.n_islands;
+    int n_jobs = p.n_jobs;
+    int n_demand = p.n_demand;
+    double horizon = p.horizon, step = p.job_step;
+    for (int i = 0; i < n_islands; ++i) {
+        island_cap[i] = p.island_cap0[i];
+    }
+    for (int c = 0; c < 1 + n_jobs; ++c) {
+        out[c] = 0.0;
+    }
+    double lo = 0.0;
+    long long cell = 0;
+    int segment = 0;
+    for (int j = 0; j < n_events + 1; ++j) {
+        double hi = j == n_events ? horizon : min(max(times[j * LANES + l], 0.0), horizon);
+        double width = hi - lo;
+        if (width > 0.0) {
+            double largest = -infinity();
+            double capacity = 0.0;
+            for (int i = 0; i < n_islands; ++i) {
+                largest = max(largest, island_cap[i]);
+                capacity += island_cap[i];
+            }
+            for (int k = 0; k < n_jobs; ++k) {
+                if (largest < p.job_size[k] - REL_EPS * max(p.job_size[k], 1.0)) {
+                    out[1 + k] += width;
+                }
+            }
+            while ((double)cell * step < horizon) {
+                double cell_lo = (double)cell * step;
+                double cell_hi = min((double)(cell + 1) * step, horizon);
+                double mid = 0.5 * (cell_lo + cell_hi);
+                if (!(mid < hi)) {
+                    break;
+                }
+                while (segment < n_demand && p.demand_day[segment] <= mid) {
+                    segment += 1;
+                }
+                double demand = demand_on_segment(p, world, l, segment, mid);
+                double placed = pack_jobs(p, demand, island_cap, free_cap, visited);
+                out[0] += max(0.0, min(demand, capacity) - placed) * (cell_hi - cell_lo);
+                cell += 1;
+            }
+            lo = hi;
+        }
+        if (hi >= horizon) {
+            break;  // every cell's midpoint is below the horizon
+        }
+        int k = order[j * LANES + l];
+        double delta = p.cap_event_delta[k];
+        if (p.cap_event_scale_q[k] >= 0) {
+            delta *= world[p.cap_event_scale_q[k] * LANES + l];
+        }
+        island_cap[p.cap_event_island[k]] += delta;
+    }
 }
 
 // 1.0 if some hall's draw exceeds its cap at any time in lane l (its sorted power events,

@@ -23,6 +23,7 @@
 //   z       cost span (at least 1: a placeholder of rate 0 without [costs])
 //   y       one strategy's reservation steps end to end, padded (at least 1)
 //   u       one-off cost (at least 1: a placeholder of amount 0)
+//   j       job class (at least 1: a placeholder without a job mix)
 #ifndef MCRISK_PLAN_CUH
 #define MCRISK_PLAN_CUH
 
@@ -121,6 +122,15 @@ struct Plan {
                                     // of 1
     const int* lump_price_q;        // int32[u]: world quantity of a one-off's price, or -1
     const int* lump_cost;           // int32[u]: cost column a one-off adds to
+    // jobs: the job mix the kernels pack into the islands (mcrisk/job_plan.py; docs/metrics.md: the
+    // packing rule)
+    int n_job_cols;                 // int32: job columns after the cost columns: 0 (no job mix) or
+                                    // 1 + J (definitions.job_columns)
+    const double* job_size;         // float64[j]: H100-eq one job of the class needs on one island
+    const double* job_share;        // float64[j]: the class's share of demand
+    const int* job_order;           // int32[j]: classes in packing order: largest size first, ties
+                                    // in file order
+    double job_step;                // float64: days per cell of unservable_gpu_days' midpoint rule
     // shapes: the axis lengths, for the arrays indexed by hand
     int n_quantities;               // q
     int n_strategies;               // s
@@ -137,6 +147,7 @@ struct Plan {
     int n_spans;                    // z
     int res_width;                  // y
     int n_lumps;                    // u
+    int n_jobs;                     // j
 };
 
 }  // namespace mcrisk
@@ -215,6 +226,11 @@ struct Plan {
     const double* R lump_amount,                                                                   \
     const int* R lump_price_q,                                                                     \
     const int* R lump_cost,                                                                        \
+    int n_job_cols,                                                                                \
+    const double* R job_size,                                                                      \
+    const double* R job_share,                                                                     \
+    const int* R job_order,                                                                        \
+    double job_step,                                                                               \
     int n_quantities,                                                                              \
     int n_strategies,                                                                              \
     int n_nodes,                                                                                   \
@@ -229,7 +245,8 @@ struct Plan {
     int n_demand,                                                                                  \
     int n_spans,                                                                                   \
     int res_width,                                                                                 \
-    int n_lumps
+    int n_lumps,                                                                                   \
+    int n_jobs
 
 #define MCRISK_PLAN_VALUES                                                                         \
     {dist_kind, dist_param, dist_chance, pert_table, q_kind, q_dist, q_address, q_const,           \
@@ -243,8 +260,9 @@ struct Plan {
      largest_job, demand_day, demand_value, demand_growth_q, n_costs, span_start_node,             \
      span_start_day, span_end_node, span_end_day, span_rate, span_price_q, span_cost,              \
      res_ptr, res_day, res_kw, over_rate, over_price_q, shortfall_rate, shortfall_price_q,         \
-     crew_rate, crew_price_q, lump_amount, lump_price_q, lump_cost, n_quantities,                  \
-     n_strategies, n_nodes, dep_width, crew_width, unlock_width, n_cap_events, n_islands,          \
-     n_power_events, n_halls, n_completion, n_demand, n_spans, res_width, n_lumps}
+     crew_rate, crew_price_q, lump_amount, lump_price_q, lump_cost, n_job_cols, job_size,          \
+     job_share, job_order, job_step, n_quantities, n_strategies, n_nodes, dep_width,               \
+     crew_width, unlock_width, n_cap_events, n_islands, n_power_events, n_halls,                   \
+     n_completion, n_demand, n_spans, res_width, n_lumps, n_jobs}
 
 #endif  // MCRISK_PLAN_CUH

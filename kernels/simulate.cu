@@ -10,7 +10,7 @@
 //     distributions.cuh  inverse CDFs, the draw            numba/distributions.py
 //     world.cuh          world[q], once per scenario       numba/world.py
 //     schedule.cuh       node_time[v] of one strategy      numba/schedule.py
-//     metrics.cuh        the six metrics                   numba/metrics.py
+//     metrics.cuh        the six metrics, the job columns  numba/metrics.py
 //     costs.cuh          the cost columns (with [costs])   numba/costs.py
 //     plan.cuh           the Plan struct (generated from the plan interface, mcrisk/plan.py)
 //
@@ -49,6 +49,8 @@ struct Scratch {
     int order[MAX_EVENTS * LANES];
     double island_cap[MAX_ISLANDS];
     double draw_kw[MAX_HALLS];
+    double free_cap[MAX_ISLANDS];
+    bool visited[MAX_ISLANDS];
     double u1[LANES], u2[LANES], lane_out[LANES];
     bool row_ready[MAX_NODES];
     int lane_waiting[MAX_NODES];
@@ -57,14 +59,15 @@ struct Scratch {
 
 // Scenarios first + i .. first + i + n - 1 (n <= LANES), every strategy: the body of
 // numba/driver.py's simulate_block loop over lane groups. Fills metrics[i + l, s, :] (the
-// metrics, then n_costs cost columns), world[i + l, :] and, if keep_nodes,
-// node_times[i + l, s, :]; status[i + l] = 1 on a deadlock.
+// metrics, then n_costs cost columns, then n_job_cols job columns), world[i + l, :] and, if
+// keep_nodes, node_times[i + l, s, :]; status[i + l] = 1 on a deadlock.
 // first + i + n - 1 < 2**32: the Python entry points check it (mcrisk.rng.check_scenarios).
 MCRISK_HD void simulate_scenario(const Plan& p, u32 seed_lo, u32 seed_hi, u32 first, long long i,
                                  int n, Scratch& x, double* metrics, double* world,
                                  double* node_times, int keep_nodes, signed char* status) {
     u32 scenario0 = first + (u32)i;
-    int width = N_METRICS + p.n_costs;  // a row of metrics: the metrics, then the costs
+    // a row of metrics: the metrics, then the costs, then the job columns
+    int width = N_METRICS + p.n_costs + p.n_job_cols;
     sample_world(p, seed_lo, seed_hi, scenario0, n, x.world, x.u1, x.u2);
     for (int l = 0; l < n; ++l) {
         for (int q = 0; q < p.n_quantities; ++q) {
@@ -84,6 +87,14 @@ MCRISK_HD void simulate_scenario(const Plan& p, u32 seed_lo, u32 seed_hi, u32 fi
         for (int l = 0; l < n; ++l) {
             double* out = metrics + ((i + l) * p.n_strategies + s) * width;
             capacity_metrics(p, x.world, l, x.times, x.order, x.island_cap, out);
+        }
+        if (p.n_job_cols > 0) {
+            for (int l = 0; l < n; ++l) {
+                double* out = metrics + ((i + l) * p.n_strategies + s) * width
+                              + N_METRICS + p.n_costs;
+                job_metrics(p, x.world, l, x.times, x.order, x.island_cap, x.free_cap,
+                            x.visited, out);
+            }
         }
         completion_day(p, x.node_time, n, x.lane_out);
         for (int l = 0; l < n; ++l) {
@@ -127,8 +138,9 @@ MCRISK_HD bool plan_fits(const mcrisk::Plan& p) {
 #ifdef __CUDACC__
 
 // One thread per scenario: the world once, then every strategy on it (common random numbers).
-// Only metrics[i, s, 6 + n_costs] and world[i, q] (and node_times[i, s, v] if keep_nodes) leave
-// the thread; status[i] = 1 on a deadlock, 2 if the plan does not fit this module's MAX_* sizes.
+// Only metrics[i, s, 6 + n_costs + n_job_cols] and world[i, q] (and node_times[i, s, v] if
+// keep_nodes) leave the thread; status[i] = 1 on a deadlock, 2 if the plan does not fit this
+// module's MAX_* sizes.
 extern "C" __global__ void simulate_chunk_kernel(
         MCRISK_PLAN_PARAMS(__restrict__), mcrisk::u32 seed_lo, mcrisk::u32 seed_hi,
         mcrisk::u32 first, long long count, double* __restrict__ metrics,

@@ -73,6 +73,7 @@ import numpy as np
 from .cost_plan import cost_arrays, no_cost_arrays
 from .definitions import NODE_CREW, NODE_MAX
 from .distributions import encode, median, ppf
+from .job_plan import job_arrays
 from .model import Distribution, Scenario, Strategy
 from .plan import CompiledScenario  # noqa: F401 (re-exported: the plan interface is plan.py)
 from .world import World, acceptance_policies, compile_world
@@ -531,6 +532,7 @@ def _assemble(scenario: Scenario, world: World, nodes: _Nodes, plans: list[dict]
         demand_p50=demand_p50,
         **_cost_fields(scenario, nodes, (power_node, power_delta, power_hall), hall_draw0,
                        handles),
+        **job_arrays(scenario),
     )
 
 

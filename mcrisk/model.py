@@ -319,10 +319,22 @@ class Forecast:
 
 
 @dataclass(frozen=True)
+class JobClass:
+    """One class of a job mix ([[demand.jobs]]): jobs of `size` H100-eq, each on one island,
+    making up `share` of demand (docs/metrics.md: the packing rule)."""
+
+    id: str
+    size: float
+    share: float
+
+
+@dataclass(frozen=True)
 class Demand:
     points: tuple[tuple[float, float], ...]  # (day, H100-eq), days strictly increasing
     largest_job: float                        # H100-eq the largest job needs in one island
     forecast: Forecast | None = None          # when given, points are its days and base values
+    jobs: tuple[JobClass, ...] = ()           # the job mix, file order; (): none given
+    packing_step_days: float = 1.0            # cell width of unservable_gpu_days' midpoint rule
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ number of axes, and one length per axis across all fields, so a wrong array name
 rather than corrupting a kernel's reads. Consumers keep flat access (`plan.dist_kind`).
 Axes: s strategy, v node, q quantity, d distribution, b burn-in row, r crew row, k capacity
 event, p power event, i island, h hall, c completion node, n demand point, z cost span,
-y reservation step, u one-off cost.
+y reservation step, u one-off cost, j job class.
 """
 from __future__ import annotations
 
@@ -62,6 +62,7 @@ AXES = (
     Axis("y", "one strategy's reservation steps end to end, padded (at least 1)",
          "res_width"),
     Axis("u", "one-off cost (at least 1: a placeholder of amount 0)", "n_lumps"),
+    Axis("j", "job class (at least 1: a placeholder without a job mix)", "n_jobs"),
 )
 AXIS = {axis.symbol: axis for axis in AXES}
 
@@ -201,6 +202,15 @@ PLAN_GROUPS = (
                                          "of 1"),
            ("lump_price_q", "int32[u]", "world quantity of a one-off's price, or -1"),
            ("lump_cost", "int32[u]", "cost column a one-off adds to")),
+    _group("jobs", "the job mix the kernels pack into the islands (mcrisk/job_plan.py; "
+                   "docs/metrics.md: the packing rule)",
+           ("n_job_cols", "int32", "job columns after the cost columns: 0 (no job mix) or "
+                                   "1 + J (definitions.job_columns)"),
+           ("job_size", "float64[j]", "H100-eq one job of the class needs on one island"),
+           ("job_share", "float64[j]", "the class's share of demand"),
+           ("job_order", "int32[j]", "classes in packing order: largest size first, ties in "
+                                     "file order"),
+           ("job_step", "float64", "days per cell of unservable_gpu_days' midpoint rule")),
 )
 PLAN_FIELDS = tuple(f for group in PLAN_GROUPS for f in group.fields)
 KERNEL_FIELDS = tuple(f for f in PLAN_FIELDS if f.kernel)

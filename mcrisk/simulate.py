@@ -7,10 +7,11 @@ per-scenario costs (samples x strategies x plan.n_costs float64, 360 bytes more 
 5 strategies), and the drawn inputs of the first `keep_world` scenarios only (drivers analysis
 needs no more; hooks see every chunk's).
 
-A backend returns one array per chunk, [count, strategies, N_METRICS + plan.n_costs]: the
-metrics, then the cost columns (definitions.COSTS). The chunk hooks get it whole; the kept
-arrays split it (`metrics`, `costs`), so everything that reads the metrics sees six columns
-with or without costs.
+A backend returns one array per chunk, [count, strategies, N_METRICS + plan.n_costs +
+plan.n_job_cols]: the metrics, then the cost columns (definitions.COSTS), then with a job mix
+the job columns (definitions.job_columns). The chunk hooks get it whole; the kept arrays
+split it (`metrics`, `costs`, `jobs`), so everything that reads the metrics sees six columns
+with or without costs and jobs.
 A run that could not keep that in this machine's memory is refused before it starts
 (`check_memory`), and no run takes more than MAX_SAMPLES scenarios.
 """
@@ -53,6 +54,8 @@ class SimulationResult:
     wall_seconds: float
     costs: np.ndarray | None = None    # float64[samples, strategies, plan.n_costs]
                                        # (definitions.COSTS); None without [costs]
+    jobs: np.ndarray | None = None     # float64[samples, strategies, plan.n_job_cols]
+                                       # (definitions.job_columns); None without a job mix
 
 
 ChunkHook = Callable[[int, np.ndarray, np.ndarray, np.ndarray], None]
@@ -66,11 +69,12 @@ def simulate(plan: CompiledScenario, samples: int, seed: int, backend: Backend,
     """Simulate scenarios first .. first + samples - 1 of `plan` for every strategy.
 
     Each hook is called once per chunk, in scenario order, as
-    hook(first_scenario, metrics[c, s, N_METRICS + plan.n_costs], world[c, q],
+    hook(first_scenario, metrics[c, s, N_METRICS + plan.n_costs + plan.n_job_cols], world[c, q],
     node_times[c, s, v]) so that per-scenario detail (capacity over time, say) can be reduced
     by streaming without keeping it for all scenarios: the chunk's metrics as the backend
     returned them, the cost columns (definitions.COSTS) after the six metrics when the plan
-    has costs. Node times are only computed when a hook is given.
+    has costs, the job columns after those with a job mix. Node times are only computed when
+    a hook is given.
     `progress` sees a `simulate` phase counted in scenarios (mcrisk.progress), with `note`.
     """
     if samples < 1:
@@ -78,9 +82,11 @@ def simulate(plan: CompiledScenario, samples: int, seed: int, backend: Backend,
     metrics = np.empty((samples, plan.n_strategies, N_METRICS))
     world = np.empty((min(samples, keep_world), plan.n_quantities))
     costs = cost_array(plan, samples)
+    jobs = job_array(plan, samples)
     wall = simulate_into(plan, seed, backend, first, metrics, world, chunk_size, progress,
-                         chunk_hooks, note, costs=costs)
-    return SimulationResult(plan, seed, samples, backend.name, metrics, world, wall, costs)
+                         chunk_hooks, note, costs=costs, jobs=jobs)
+    return SimulationResult(plan, seed, samples, backend.name, metrics, world, wall, costs,
+                            jobs)
 
 
 def cost_array(plan: CompiledScenario, samples: int) -> np.ndarray | None:
@@ -91,14 +97,24 @@ def cost_array(plan: CompiledScenario, samples: int) -> np.ndarray | None:
     return np.empty((samples, plan.n_strategies, plan.n_costs))
 
 
+def job_array(plan: CompiledScenario, samples: int) -> np.ndarray | None:
+    """The kept job columns of `samples` scenarios, [samples, strategies, plan.n_job_cols]
+    (unfilled), or None for a plan without a job mix."""
+    if plan.n_job_cols == 0:
+        return None
+    return np.empty((samples, plan.n_strategies, plan.n_job_cols))
+
+
 def simulate_into(plan: CompiledScenario, seed: int, backend: Backend, first: int,
                   metrics: np.ndarray, world: np.ndarray, chunk_size: int = DEFAULT_CHUNK,
                   progress: Progress | Callable[[int, int], None] | None = None,
                   chunk_hooks: tuple[ChunkHook, ...] = (), note: str = "",
-                  costs: np.ndarray | None = None) -> float:
+                  costs: np.ndarray | None = None, jobs: np.ndarray | None = None) -> float:
     """Simulate scenarios first .. first + len(metrics) - 1 into the given arrays (the first
     len(world) of them into world; their costs into `costs`, [len(metrics), strategies,
-    plan.n_costs], which a plan with costs needs and one without must not be given);
+    plan.n_costs], which a plan with costs needs and one without must not be given; their
+    job columns into `jobs`, [len(metrics), strategies, plan.n_job_cols], when given: a
+    caller that reads only the metrics and costs may leave them to the chunk hooks);
     returns the seconds it took.
 
     Writing into the caller's arrays lets a growing run (--precision) keep one buffer instead
@@ -108,6 +124,8 @@ def simulate_into(plan: CompiledScenario, seed: int, backend: Backend, first: in
         raise ValueError(f"chunk_size must be >= 1, got {chunk_size}")
     samples = metrics.shape[0]
     _check_costs(plan, samples, costs)
+    _check_jobs(plan, samples, jobs)
+    first_job = N_METRICS + plan.n_costs     # the job columns follow the cost columns
     started = time.perf_counter()
     with as_progress(progress).phase(SIMULATE, samples, SCENARIOS, note) as phase:
         for start, (chunk_metrics, chunk_world, node_times) in _chunks(
@@ -118,7 +136,9 @@ def simulate_into(plan: CompiledScenario, seed: int, backend: Backend, first: in
                 hook(first + offset, chunk_metrics, chunk_world, node_times)
             metrics[offset:offset + count] = chunk_metrics[:, :, :N_METRICS]
             if costs is not None:
-                costs[offset:offset + count] = chunk_metrics[:, :, N_METRICS:]
+                costs[offset:offset + count] = chunk_metrics[:, :, N_METRICS:first_job]
+            if jobs is not None:
+                jobs[offset:offset + count] = chunk_metrics[:, :, first_job:]
             kept = max(0, min(count, world.shape[0] - offset))
             world[offset:offset + kept] = chunk_world[:kept]
             phase.advance(count)
@@ -151,14 +171,31 @@ def _check_costs(plan: CompiledScenario, samples: int, costs: np.ndarray | None)
         raise ValueError(f"a plan with costs needs costs of shape {wanted}, got {got}")
 
 
+def _check_jobs(plan: CompiledScenario, samples: int, jobs: np.ndarray | None) -> None:
+    """simulate_into's `jobs`, when given, must match the plan's job columns (a caller's
+    mistake: ValueError)."""
+    wanted = (samples, plan.n_strategies, plan.n_job_cols)
+    if jobs is not None and (plan.n_job_cols == 0 or jobs.shape != wanted):
+        raise ValueError(f"jobs of shape {jobs.shape} given; the plan has "
+                         f"{plan.n_job_cols} job columns (shape {wanted})")
+
+
 def _check_width(plan: CompiledScenario, backend: Backend, chunk_metrics: np.ndarray) -> None:
-    """A backend's chunk has N_METRICS + plan.n_costs columns (a backend that does not
-    compute the plan's costs would otherwise leave them unfilled)."""
-    wanted = N_METRICS + plan.n_costs
+    """A backend's chunk has N_METRICS + plan.n_costs + plan.n_job_cols columns (a backend
+    that does not compute the plan's costs or job columns would otherwise leave them
+    unfilled)."""
+    wanted = chunk_columns(plan)
     if chunk_metrics.shape[-1] != wanted:
         raise ValueError(f"backend {backend.name} returned {chunk_metrics.shape[-1]} columns "
                          f"per scenario and strategy, the plan needs {wanted} "
-                         f"({N_METRICS} metrics and {plan.n_costs} costs)")
+                         f"({N_METRICS} metrics, {plan.n_costs} costs and "
+                         f"{plan.n_job_cols} job columns)")
+
+
+def chunk_columns(plan: CompiledScenario) -> int:
+    """Columns of a backend's chunk per scenario and strategy: the metrics, the cost columns,
+    the job columns."""
+    return N_METRICS + plan.n_costs + plan.n_job_cols
 
 
 def memory_needed(plan: CompiledScenario, samples: int, chunk_size: int = DEFAULT_CHUNK,
@@ -178,7 +215,7 @@ def memory_needed(plan: CompiledScenario, samples: int, chunk_size: int = DEFAUL
     """
     chunk = min(samples, chunk_size)
     kept_world = min(samples, keep_world)
-    columns = N_METRICS + plan.n_costs
+    columns = chunk_columns(plan)
     kept = samples * plan.n_strategies * columns * 8 + kept_world * plan.n_quantities * 8
     simulating = chunk * (plan.n_strategies * columns + plan.n_quantities) * 8
     analysis = max(2 * kept_world * plan.n_quantities * 8, 2 * samples * 8)
@@ -200,7 +237,7 @@ def chunk_output_bytes(plan: CompiledScenario, chunk: int) -> int:
     node_times = chunk * plan.n_strategies * plan.n_nodes * 8
     at_once = min(plan.n_strategies, _output_threads())
     milestone_rows = at_once * chunk * _milestones_per_strategy(plan) * 8 * 2
-    parquet = chunk * plan.n_strategies * (N_METRICS + plan.n_costs + plan.n_quantities) * 8
+    parquet = chunk * plan.n_strategies * (chunk_columns(plan) + plan.n_quantities) * 8
     return int(node_times + milestone_rows + parquet)
 
 
@@ -262,7 +299,8 @@ def check_memory(plan: CompiledScenario, samples: int, chunk_size: int = DEFAULT
 def _columns_text(plan: CompiledScenario) -> str:
     """What a run keeps per scenario and strategy, in words: '6 metrics' (+ 'and 9 costs')."""
     text = f"{N_METRICS} metrics"
-    return text + (f" and {plan.n_costs} costs" if plan.n_costs else "")
+    text += f" and {plan.n_costs} costs" if plan.n_costs else ""
+    return text + (f" and {plan.n_job_cols} job columns" if plan.n_job_cols else "")
 
 
 def _largest_that_fits(plan: CompiledScenario, chunk_size: int, allowed: float) -> int:

@@ -40,6 +40,7 @@ PLACES = {
     "mcrisk.progress": "foundation", "mcrisk.binomial": "foundation",
     "mcrisk.scenario": "scenario",
     "mcrisk.compile": "compile", "mcrisk.world": "compile", "mcrisk.cost_plan": "compile", "mcrisk.plan": "compile",
+    "mcrisk.job_plan": "compile",
     "mcrisk.backends": "backends",
     "mcrisk.simulate": "simulate",
     "mcrisk.dask_backend": "simulate",        # chunks on Dask workers (issue 16)

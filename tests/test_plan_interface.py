@@ -31,7 +31,7 @@ NUMBA_BLOCK_PARAMETERS = ["seed_lo", "seed_hi", "first", "begin", "end", "metric
                           "node_times", "keep_nodes", "status", "world_lanes", "node_time",
                           "waiting", "crew_ready_at", "crew_free", "times", "order",
                           "island_cap", "draw_kw", "lane_scratch", "row_ready", "lane_waiting",
-                          "deadlock"]
+                          "deadlock", "free_cap", "visited"]
 
 
 # ---- the table and the plan built from it ---------------------------------------------------
@@ -73,7 +73,8 @@ def test_shape_parameters_are_read_off_the_arrays(reference_plan):
         "n_islands": p.island_cap0.shape[0], "n_power_events": p.power_event_node.shape[0],
         "n_halls": p.hall_cap.shape[0], "n_completion": p.completion_node.shape[0],
         "n_demand": p.demand_day.shape[0], "n_spans": p.span_cost.shape[0],
-        "res_width": p.res_day.shape[1], "n_lumps": p.lump_amount.shape[0]}
+        "res_width": p.res_day.shape[1], "n_lumps": p.lump_amount.shape[0],
+        "n_jobs": p.job_size.shape[0]}
 
 
 @pytest.mark.parametrize("change, message", [

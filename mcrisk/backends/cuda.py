@@ -3,10 +3,11 @@
 The CUDA sources mirror the Numba backend line by line, one file per stage (kernels/<stage>.cuh
 next to mcrisk/backends/numba/<stage>.py: the same names, loop structure and constants); one
 thread samples its scenario's world once and then runs every strategy on it (common random
-numbers). Only metrics[i, s, 6 + n_costs] (the metrics, then the cost columns of a scenario with
-[costs]) and world[i, q] leave the kernel (and node_times[i, s, v] when asked for). The same
-sources compile for the host with g++, which is how CI proves them equal to the Numba backend
-without a GPU (cuda_host.py, the `cuda-host` backend; tests/test_cuda_host.py).
+numbers). Only metrics[i, s, 6 + n_costs + n_job_cols] (the metrics, then the cost columns of a
+scenario with [costs], then the job columns of one with a job mix) and world[i, q] leave the
+kernel (and node_times[i, s, v] when asked for). The same sources compile for the host with
+g++, which is how CI proves them equal to the Numba backend without a GPU (cuda_host.py, the
+`cuda-host` backend; tests/test_cuda_host.py).
 
 Importing this module does not import CuPy: the kernel's interface (argument list, compile
 options, source text) is plain NumPy, shared with the host build and testable anywhere. CuPy is
@@ -242,13 +243,14 @@ def _device_arguments(plan: CompiledScenario) -> list:
 
 def simulate_chunk_device(plan: CompiledScenario, seed: int, first: int, count: int,
                           keep_nodes: bool = False):
-    """(metrics[count, s, 6 + n_costs], world[count, q], node_times[count, s, v] or None) as
-    CuPy arrays for scenarios first .. first + count - 1 (below 2**32); the device-resident
-    form of simulate_chunk. count = 0 gives arrays with no scenario, as on every backend."""
+    """(metrics[count, s, 6 + n_costs + n_job_cols], world[count, q], node_times[count, s, v]
+    or None) as CuPy arrays for scenarios first .. first + count - 1 (below 2**32); the
+    device-resident form of simulate_chunk. count = 0 gives arrays with no scenario, as on
+    every backend."""
     global launch_count
     check_scenarios(first, count)
     cupy = _cupy()
-    metrics = cupy.zeros((count, plan.n_strategies, N_METRICS + plan.n_costs),
+    metrics = cupy.zeros((count, plan.n_strategies, N_METRICS + plan.n_costs + plan.n_job_cols),
                          dtype=cupy.float64)
     world = cupy.zeros((count, plan.n_quantities), dtype=cupy.float64)
     node_times = cupy.zeros((count if keep_nodes else 1, plan.n_strategies, plan.n_nodes),

@@ -113,7 +113,7 @@ class HostLibrary:
         too_big = [f"{k} {needs[k]} > {self.limits[k]}" for k in needs if needs[k] > self.limits[k]]
         if too_big:
             raise ValueError(f"plan too large for the host build: {', '.join(too_big)}")
-        metrics = np.zeros((count, plan.n_strategies, N_METRICS + plan.n_costs))
+        metrics = np.zeros((count, plan.n_strategies, N_METRICS + plan.n_costs + plan.n_job_cols))
         world = np.zeros((count, plan.n_quantities))
         node_times = np.zeros((count if keep_nodes else 1, plan.n_strategies, plan.n_nodes))
         status = np.zeros(count, dtype=np.int8)

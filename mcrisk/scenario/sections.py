@@ -1,5 +1,6 @@
-"""The facility sections of a scenario: [scenario], [demand], [shared_delays], [[islands]],
-[[unit_types]] (performance, ramp, burn-in), [[halls]] with their rows, and [retrofit]; and
+"""The facility sections of a scenario: [scenario], [demand] (with its job mix),
+[shared_delays], [[islands]], [[unit_types]] (performance, ramp, burn-in), [[halls]] with
+their rows, and [retrofit]; and
 the pieces every entry shares (id, description, an array of entries with unique ids). Each
 records what it read on the reader, for the sections read after it to check against.
 """
@@ -7,9 +8,11 @@ from __future__ import annotations
 
 import datetime as _dt
 import math
+import re
 
 from mcrisk.errors import NO_VALUE
-from mcrisk.model import ZERO, BurnIn, Demand, Forecast, Hall, Island, Ramp, Retrofit, Row, UnitType
+from mcrisk.model import (ZERO, BurnIn, Demand, Forecast, Hall, Island, JobClass, Ramp, Retrofit,
+                          Row, UnitType)
 
 from .distributions import _DIST_EXAMPLE, _as_date, _as_distribution, largest_draw
 from .failures import ATTRITION_KEYS, EARLY_FAILURE_KEYS, read_attrition, read_early_failures
@@ -95,26 +98,104 @@ _HORIZON = _Limit(MAX_HORIZON_DAYS, "20 years: capacity bands keep every day of 
                   "for every strategy")
 
 
+_DEMAND_KEYS = ("points", "forecast", "largest_job", "jobs", "packing_step_days")
+
+
 def _read_demand(root: _Table) -> Demand | None:
-    """[demand]: largest_job (H100-eq in one island) and either points [[day, H100-eq], ...]
-    or a forecast (mcrisk/model.py's Forecast), not both."""
-    t = root.table("demand", ("points", "forecast", "largest_job"),
-                   "with points (or forecast) and largest_job")
+    """[demand]: largest_job (H100-eq in one island), either points [[day, H100-eq], ...]
+    or a forecast (mcrisk/model.py's Forecast), not both, and optionally a job mix
+    ([[demand.jobs]], with packing_step_days)."""
+    t = root.table("demand", _DEMAND_KEYS, "with points (or forecast) and largest_job")
     if t is None:
         return None
-    largest_job = t.read("largest_job", _as_number, "1024",
-                         "the H100-eq the largest job needs in one island", at_least=0,
-                         at_most=TOTAL_H100_EQ)
+    jobs = _read_jobs(t)
+    step = t.read("packing_step_days", _as_number, "1", "the width of the cells the "
+                  "unservable demand is taken on (their midpoints)", above=0, at_most=DAYS,
+                  default=1.0)
+    largest_job = _read_largest_job(t, jobs)
+    if jobs is None or step is None:
+        return None
+    mix = dict(jobs=jobs, packing_step_days=step)
     if "forecast" in t.data:
         if "points" in t.data:
             t.r.report(t.at("points"), t.data["points"], "given with demand.forecast",
                        "give either points (a fixed curve) or forecast, not both")
             return None
         forecast = _read_forecast(t.table("forecast", _FORECAST_KEYS, ""))
-        return None if forecast is None else Demand((), largest_job, forecast)
+        return None if forecast is None else Demand((), largest_job, forecast, **mix)
     points = t.read("points", _as_points, "[[0, 2048], [150, 2048]]",
                     "[day, H100-eq] pairs, days increasing (or give forecast = { ... })")
-    return Demand(points, largest_job)
+    return Demand(points, largest_job, **mix)
+
+
+def _read_largest_job(t: _Table, jobs: tuple[JobClass, ...] | None) -> float | None:
+    """demand.largest_job: required without a job mix; with one, it may be omitted (then the
+    largest class size) and, given, must equal the largest class size. jobs None: the mix
+    was reported, so a missing largest_job is not."""
+    if jobs is None and "largest_job" not in t.data:
+        return None
+    jobs = jobs or ()
+    largest = max((job.size for job in jobs if job.size is not None), default=None)
+    if jobs and "largest_job" not in t.data:
+        return largest
+    value = t.read("largest_job", _as_number, "1024",
+                   "the H100-eq the largest job needs in one island", at_least=0,
+                   at_most=TOTAL_H100_EQ)
+    if jobs and value is not None and largest is not None and value != largest:
+        t.r.report(t.at("largest_job"), value, f"differs from the largest job class's size "
+                   f"({_fmt(largest)})", f"set largest_job = {_fmt(largest)} or leave it "
+                   "out: with [[demand.jobs]] it is the largest size")
+        return None
+    return value
+
+
+_JOB_KEYS = ("id", "size", "share")
+_JOB_ID = re.compile(r"[A-Za-z0-9_-]+")
+_SHARE_SUM_TOLERANCE = 1e-9
+_SHARE = _Limit(1.0, "a share is the fraction of demand the class makes up")
+
+
+def _read_jobs(t: _Table) -> tuple[JobClass, ...] | None:
+    """[[demand.jobs]]: the job mix, at least one class with a unique id, a size (H100-eq on
+    one island, > 0) and a share of demand (> 0, the shares summing to 1); () when absent,
+    None when something was reported."""
+    tables = t.tables("jobs", _JOB_KEYS, '[{ id = "frontier", size = 1024, share = 1 }]',
+                      "the job mix", default=())
+    if tables is None or tables == ():
+        return tables
+    if not tables:
+        t.r.report(t.at("jobs"), [], "is empty: a job mix has at least one class",
+                   'add [[demand.jobs]] with id = "frontier", size = 1024, share = 1, or '
+                   "remove jobs")
+        return None
+    seen: dict[str, str] = {}
+    jobs = []
+    for job in filter(None, tables):
+        jobs.append(_read_job(job))
+        _check_unique(t.r, seen, jobs[-1].id, job.at("id"), "job class id")
+    if None in tables or any(None in (j.id, j.size, j.share) for j in jobs) \
+            or len(seen) != len(jobs):
+        return None
+    total = math.fsum(j.share for j in jobs)
+    if abs(total - 1.0) > _SHARE_SUM_TOLERANCE:
+        t.r.report(t.at("jobs"), NO_VALUE, f"shares sum to {total:.12g}, not 1",
+                   "give each class its share of demand, the shares adding up to 1")
+        return None
+    return tuple(jobs)
+
+
+def _read_job(t: _Table) -> JobClass:
+    """One job class: id ([A-Za-z0-9_-], names a homeless_days.<id> column), size, share."""
+    ident = t.read("id", _as_name, '"frontier"', "names the class's homeless_days column")
+    if ident is not None and not _JOB_ID.fullmatch(ident):
+        t.r.report(t.at("id"), ident, "must be letters, digits, '_' or '-'",
+                   'for example id = "frontier" (it names a column, homeless_days.<id>)')
+        ident = None
+    size = t.read("size", _as_number, "1024", "the H100-eq one job needs on one island",
+                  above=0, at_most=TOTAL_H100_EQ)
+    share = t.read("share", _as_number, "0.5", "the class's share of demand", above=0,
+                   at_most=_SHARE)
+    return JobClass(ident, size, share)
 
 
 _FORECAST_KEYS = ("workload_at_day0", "unit", "per_h100", "growth_per_year",

@@ -22,7 +22,8 @@ from ...rng import check_scenarios, split_seed
 from ..kernel_cache import shared_cache
 from .jit import jit
 from .costs import strategy_costs
-from .metrics import capacity_metrics, completion_day, power_violation, sorted_events
+from .metrics import (capacity_metrics, completion_day, job_metrics, power_violation,
+                      sorted_events)
 from .schedule import schedule_nodes
 from .world import sample_world
 
@@ -47,9 +48,10 @@ def simulate_block(
         demand_growth_q, n_costs, span_start_node, span_start_day, span_end_node, span_end_day,
         span_rate, span_price_q, span_cost, res_ptr, res_day, res_kw, over_rate, over_price_q,
         shortfall_rate, shortfall_price_q, crew_rate, crew_price_q, lump_amount, lump_price_q,
-        lump_cost, seed_lo, seed_hi, first, begin, end, metrics, world, node_times,
-        keep_nodes, status, world_lanes, node_time, waiting, crew_ready_at, crew_free, times,
-        order, island_cap, draw_kw, lane_scratch, row_ready, lane_waiting, deadlock):
+        lump_cost, n_job_cols, job_size, job_share, job_order, job_step, seed_lo, seed_hi,
+        first, begin, end, metrics, world, node_times, keep_nodes, status, world_lanes,
+        node_time, waiting, crew_ready_at, crew_free, times, order, island_cap, draw_kw,
+        lane_scratch, row_ready, lane_waiting, deadlock, free_cap, visited):
     """Scenarios begin .. end - 1 of the chunk, every strategy, with the given scratch: lane
     groups of up to LANES scenarios, each stage run for a whole group at once
     (world_lanes[q, l], node_time[v, l], ... hold scenario first + begin + l of a group)."""
@@ -83,6 +85,14 @@ def simulate_block(
                                  largest_job, demand_day, demand_value, demand_growth_q,
                                  world_lanes, l, times,
                                  order, island_cap, metrics[group + l, s])
+            if n_job_cols > 0:
+                first_job = metrics.shape[2] - n_job_cols
+                for l in range(n):
+                    job_metrics(cap_event_node, cap_event_island, cap_event_delta,
+                                cap_event_scale_q, island_cap0, horizon, demand_day,
+                                demand_value, demand_growth_q, job_size, job_share, job_order,
+                                job_step, world_lanes, l, times, order, island_cap, free_cap,
+                                visited, metrics[group + l, s, first_job:])
             completion_day(completion_node, node_time, n, lane_out)
             for l in range(n):
                 metrics[group + l, s, 4] = lane_out[l]
@@ -140,10 +150,11 @@ def _kernel(sources: str):
             largest_job, demand_day, demand_value, demand_growth_q, n_costs, span_start_node,
             span_start_day, span_end_node, span_end_day, span_rate, span_price_q, span_cost,
             res_ptr, res_day, res_kw, over_rate, over_price_q, shortfall_rate, shortfall_price_q,
-            crew_rate, crew_price_q, lump_amount, lump_price_q, lump_cost, seed_lo, seed_hi, first,
-            n_blocks, metrics, world, node_times, keep_nodes, status):
-        """Fill metrics[i, s, m] (the metrics, then n_costs cost columns) and world[i, q]
-        (node_times[i, s, v] if keep_nodes).
+            crew_rate, crew_price_q, lump_amount, lump_price_q, lump_cost, n_job_cols, job_size,
+            job_share, job_order, job_step, seed_lo, seed_hi, first, n_blocks, metrics, world,
+            node_times, keep_nodes, status):
+        """Fill metrics[i, s, m] (the metrics, n_costs cost columns, n_job_cols job columns)
+        and world[i, q] (node_times[i, s, v] if keep_nodes).
 
         Each block allocates its scratch once and hands it to simulate_block, which runs
         without reference counting (performance: see `jit`).
@@ -169,6 +180,7 @@ def _kernel(sources: str):
                 span_start_day, span_end_node, span_end_day, span_rate, span_price_q,
                 span_cost, res_ptr, res_day, res_kw, over_rate, over_price_q, shortfall_rate,
                 shortfall_price_q, crew_rate, crew_price_q, lump_amount, lump_price_q, lump_cost,
+                n_job_cols, job_size, job_share, job_order, job_step,
                 seed_lo, seed_hi, first, min(count, b * block),
                 min(count, (b + 1) * block), metrics, world, node_times, keep_nodes, status,
                 np.empty((q_kind.shape[0], LANES)), np.empty((n_nodes, LANES)),
@@ -177,7 +189,8 @@ def _kernel(sources: str):
                 np.empty((n_events, LANES), dtype=np.int64), np.empty(island_cap0.shape[0]),
                 np.empty(hall_cap.shape[0]), np.empty((3, LANES)),
                 np.empty(n_nodes, dtype=np.bool_), np.empty(n_nodes, dtype=np.int32),
-                np.empty(LANES, dtype=np.bool_))
+                np.empty(LANES, dtype=np.bool_), np.empty(island_cap0.shape[0]),
+                np.empty(island_cap0.shape[0], dtype=np.bool_))
     return simulate_chunk_kernel
 
 
@@ -196,7 +209,8 @@ def simulate_chunk(plan: CompiledScenario, seed: int, first: int, count: int,
     """Same contract as the NumPy backend's simulate_chunk (mcrisk/backends/numpy/driver.py)."""
     check_scenarios(first, count)
     seed_lo, seed_hi = split_seed(seed)
-    metrics = np.zeros((count, plan.n_strategies, N_METRICS + plan.n_costs))
+    metrics = np.zeros((count, plan.n_strategies,
+                        N_METRICS + plan.n_costs + plan.n_job_cols))
     world = np.zeros((count, plan.n_quantities))
     node_times = np.zeros((count if keep_nodes else 1, plan.n_strategies, plan.n_nodes))
     status = np.zeros(count, dtype=np.int8)

@@ -1,9 +1,10 @@
 """The metrics of one strategy on the worlds of a lane group (Numba), from their node times.
 
-Capacity (trough depth and days, shortfall, homeless days), the power check and the completion
-day. The events are gathered and sorted for every lane at once (a sorting network: the same
-comparisons in every lane, so the loops over lanes vectorize); each lane then sweeps its own
-events in time order. Pairs: numpy/metrics.py (the reference) and kernels/metrics.cuh.
+Capacity (trough depth and days, shortfall, homeless days), the job mix's columns (with
+[[demand.jobs]]), the power check and the completion day. The events are gathered and sorted
+for every lane at once (a sorting network: the same comparisons in every lane, so the loops
+over lanes vectorize); each lane then sweeps its own events in time order. Pairs:
+numpy/metrics.py (the reference) and kernels/metrics.cuh.
 """
 from __future__ import annotations
 
@@ -169,6 +170,93 @@ def capacity_metrics(cap_event_node, cap_event_island, cap_event_delta, cap_even
     out[1] = trough_days
     out[2] = shortfall
     out[3] = homeless_days
+
+
+@jit_inline
+def pack_jobs(job_size, job_share, job_order, demand, island_cap, free_cap, visited):
+    """H100-eq of `demand` the packing rule places into islands of capacities island_cap:
+    classes in job_order, each a fluid share x demand of jobs of its size; the islands
+    visited by descending free capacity (ties: island order), each taking whole-job slots
+    (floor((free + REL_EPS x max(size, 1)) / size), at least 0) up to what is left."""
+    n_islands = island_cap.shape[0]
+    for i in range(n_islands):
+        free_cap[i] = island_cap[i]
+    placed = 0.0
+    for o in range(job_order.shape[0]):
+        j = job_order[o]
+        size = job_size[j]
+        slack = REL_EPS * max(size, 1.0)
+        left = job_share[j] * demand
+        for i in range(n_islands):
+            visited[i] = False
+        for _ in range(n_islands):
+            best = -1
+            for i in range(n_islands):
+                if not visited[i] and (best < 0 or free_cap[i] > free_cap[best]):
+                    best = i
+            visited[best] = True
+            slots = max(0.0, math.floor((free_cap[best] + slack) / size))
+            x = min(left, size * slots)
+            left -= x
+            free_cap[best] -= x
+            placed += x
+    return placed
+
+
+@jit_inline
+def job_metrics(cap_event_node, cap_event_island, cap_event_delta, cap_event_scale_q,
+                island_cap0, horizon, demand_day, demand_value, demand_growth_q, job_size,
+                job_share, job_order, job_step, world, l, times, order, island_cap, free_cap,
+                visited, out):
+    """out[0] = unservable_gpu_days, out[1 + j] = homeless_days of job class j, in lane l,
+    from its sorted capacity events (sorted_events): homeless days exact over the capacity
+    intervals, unservable demand the midpoint rule on cells of job_step days, each cell's
+    midpoint taken in the interval that holds it."""
+    n_events = cap_event_node.shape[0]
+    n_islands = island_cap0.shape[0]
+    n_jobs = job_size.shape[0]
+    n_demand = demand_day.shape[0]
+    for i in range(n_islands):
+        island_cap[i] = island_cap0[i]
+    for c in range(1 + n_jobs):
+        out[c] = 0.0
+    lo = 0.0
+    cell = 0
+    segment = 0
+    for j in range(n_events + 1):
+        hi = horizon if j == n_events else min(max(times[j, l], 0.0), horizon)
+        width = hi - lo
+        if width > 0.0:
+            largest = -math.inf
+            capacity = 0.0
+            for i in range(n_islands):
+                largest = max(largest, island_cap[i])
+                capacity += island_cap[i]
+            for k in range(n_jobs):
+                if largest < job_size[k] - REL_EPS * max(job_size[k], 1.0):
+                    out[1 + k] += width
+            while cell * job_step < horizon:
+                cell_lo = cell * job_step
+                cell_hi = min((cell + 1) * job_step, horizon)
+                mid = 0.5 * (cell_lo + cell_hi)
+                if not mid < hi:
+                    break
+                while segment < n_demand and demand_day[segment] <= mid:
+                    segment += 1
+                demand = demand_on_segment(demand_day, demand_value, demand_growth_q, world, l,
+                                           segment, mid)
+                placed = pack_jobs(job_size, job_share, job_order, demand, island_cap,
+                                   free_cap, visited)
+                out[0] += max(0.0, min(demand, capacity) - placed) * (cell_hi - cell_lo)
+                cell += 1
+            lo = hi
+        if hi >= horizon:
+            break       # every cell's midpoint is below the horizon
+        k = order[j, l]
+        delta = cap_event_delta[k]
+        if cap_event_scale_q[k] >= 0:
+            delta *= world[cap_event_scale_q[k], l]
+        island_cap[cap_event_island[k]] += delta
 
 
 @jit_inline

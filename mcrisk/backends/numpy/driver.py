@@ -1,5 +1,6 @@
 """The NumPy reference's driver: every strategy on the scenarios of a chunk, its metrics and,
-when the scenario has [costs] (plan.n_costs > 0), its cost columns after them.
+when the scenario has [costs] (plan.n_costs > 0), its cost columns after them, and with a
+job mix (plan.n_job_cols > 0) the job columns after those.
 
 Pairs: numba/driver.py and kernels/simulate.cu.
 """
@@ -11,7 +12,7 @@ from ... import rng
 from ...definitions import N_METRICS
 from ...plan import CompiledScenario
 from .costs import strategy_costs
-from .metrics import capacity_metrics, power_violation
+from .metrics import capacity_metrics, job_metrics, power_violation
 from .schedule import schedule_nodes
 from .world import sample_world
 
@@ -20,10 +21,12 @@ def simulate_chunk(plan: CompiledScenario, seed: int, first: int, count: int,
                    keep_nodes: bool = False):
     """metrics[i, s, m] (and world[i, q], and node_time[i, s, v] if keep_nodes) for scenarios
     first .. first + count - 1, all below 2**32 (count = 0: arrays with no scenario). The
-    metrics axis holds N_METRICS metrics, then plan.n_costs cost columns (definitions.COSTS)."""
+    metrics axis holds N_METRICS metrics, then plan.n_costs cost columns (definitions.COSTS),
+    then plan.n_job_cols job columns (definitions.job_columns)."""
     rng.check_scenarios(first, count)
     world = sample_world(plan, seed, first, count)
-    metrics = np.zeros((count, plan.n_strategies, N_METRICS + plan.n_costs))
+    metrics = np.zeros((count, plan.n_strategies,
+                        N_METRICS + plan.n_costs + plan.n_job_cols))
     nodes = np.zeros((count, plan.n_strategies, plan.n_nodes)) if keep_nodes else None
     for s in range(plan.n_strategies):
         node_time = schedule_nodes(plan, s, world)
@@ -31,8 +34,10 @@ def simulate_chunk(plan: CompiledScenario, seed: int, first: int, count: int,
         metrics[:, s, 4] = node_time[:, plan.completion_node].max(axis=1)
         metrics[:, s, 5] = power_violation(plan, s, node_time)
         if plan.n_costs:
-            metrics[:, s, N_METRICS:] = strategy_costs(plan, s, node_time, world,
-                                                       metrics[:, s, 2])
+            metrics[:, s, N_METRICS:N_METRICS + plan.n_costs] = strategy_costs(
+                plan, s, node_time, world, metrics[:, s, 2])
+        if plan.n_job_cols:
+            metrics[:, s, N_METRICS + plan.n_costs:] = job_metrics(plan, node_time, world)
         if keep_nodes:
             nodes[:, s] = node_time
     return metrics, world, nodes

@@ -1,7 +1,8 @@
 """The metrics of one strategy from its node times (NumPy reference).
 
-Capacity (trough depth and days, shortfall, homeless days) and the power check; the
-completion day is a max in driver.py. Pairs: numba/metrics.py and kernels/metrics.cuh.
+Capacity (trough depth and days, shortfall, homeless days), the job mix's columns
+(unservable demand and homeless days per class, with [[demand.jobs]]) and the power check;
+the completion day is a max in driver.py. Pairs: numba/metrics.py and kernels/metrics.cuh.
 """
 from __future__ import annotations
 
@@ -75,6 +76,27 @@ def capacity_metrics(plan: CompiledScenario, node_time: np.ndarray, world: np.nd
     Capacity is piecewise constant between events; events at one instant apply together
     because the interval between them has zero length.
     """
+    island_cap, bounds = island_capacity(plan, node_time, world)
+    lo, hi = bounds[:, :-1], bounds[:, 1:]
+    width = hi - lo
+    capacity = sum_in_order(island_cap)
+    baseline = plan.baseline
+    below = capacity < baseline - REL_EPS * baseline
+    depth = np.where(width > 0, np.maximum(0.0, baseline - capacity), 0.0).max(axis=1)
+    depth = np.where(depth > REL_EPS * baseline, depth, 0.0)
+    trough_days = sum_in_order(np.where(below, width, 0.0))
+    shortfall = sum_in_order(shortfall_area(plan, demand_values(plan, world), lo, hi,
+                                            capacity))
+    job = plan.largest_job
+    homeless = island_cap.max(axis=2) < job - REL_EPS * max(job, 1.0)
+    homeless_days = sum_in_order(np.where(homeless, width, 0.0))
+    return depth, trough_days, shortfall, homeless_days
+
+
+def island_capacity(plan: CompiledScenario, node_time: np.ndarray, world: np.ndarray):
+    """(island_cap [n, k + 1, i], bounds [n, k + 2]): each island's capacity before the
+    first event and after each event in time order, and the interval bounds 0, the event
+    times clipped to [0, horizon], horizon (interval j: [bounds[j], bounds[j + 1]))."""
     n = node_time.shape[0]
     horizon = plan.horizon
     times = node_time[:, plan.cap_event_node]
@@ -92,20 +114,69 @@ def capacity_metrics(plan: CompiledScenario, node_time: np.ndarray, world: np.nd
         axis=1)
     bounds = np.concatenate([np.zeros((n, 1)), np.clip(times, 0.0, horizon),
                              np.full((n, 1), horizon)], axis=1)
-    lo, hi = bounds[:, :-1], bounds[:, 1:]
-    width = hi - lo
-    capacity = sum_in_order(island_cap)
-    baseline = plan.baseline
-    below = capacity < baseline - REL_EPS * baseline
-    depth = np.where(width > 0, np.maximum(0.0, baseline - capacity), 0.0).max(axis=1)
-    depth = np.where(depth > REL_EPS * baseline, depth, 0.0)
-    trough_days = sum_in_order(np.where(below, width, 0.0))
-    shortfall = sum_in_order(shortfall_area(plan, demand_values(plan, world), lo, hi,
-                                            capacity))
-    job = plan.largest_job
-    homeless = island_cap.max(axis=2) < job - REL_EPS * max(job, 1.0)
-    homeless_days = sum_in_order(np.where(homeless, width, 0.0))
-    return depth, trough_days, shortfall, homeless_days
+    return island_cap, bounds
+
+
+def job_metrics(plan: CompiledScenario, node_time: np.ndarray, world: np.ndarray):
+    """[n, 1 + J]: unservable_gpu_days, then homeless_days of each job class (file order).
+
+    Homeless days are exact over the capacity intervals, as homeless_days; unservable demand
+    is the midpoint rule on cells of plan.job_step days (docs/metrics.md)."""
+    island_cap, bounds = island_capacity(plan, node_time, world)
+    width = bounds[:, 1:] - bounds[:, :-1]
+    largest = island_cap.max(axis=2)
+    out = np.zeros((node_time.shape[0], plan.n_job_cols))
+    for j, size in enumerate(plan.job_size):
+        homeless = largest < size - REL_EPS * max(size, 1.0)
+        out[:, 1 + j] = sum_in_order(np.where(homeless, width, 0.0))
+    out[:, 0] = unservable_gpu_days(plan, island_cap, bounds[:, 1:-1], world)
+    return out
+
+
+def unservable_gpu_days(plan: CompiledScenario, island_cap: np.ndarray,
+                        event_times: np.ndarray, world: np.ndarray) -> np.ndarray:
+    """Sum over cells [c h, min((c + 1) h, horizon)) of unservable(midpoint) x width, the
+    capacities those in force at the midpoint (every event at or before it applied)."""
+    n = island_cap.shape[0]
+    rows = np.arange(n)
+    value = demand_values(plan, world)
+    step, horizon = plan.job_step, plan.horizon
+    total = np.zeros(n)
+    cell = 0
+    while cell * step < horizon:
+        lo, hi = cell * step, min((cell + 1) * step, horizon)
+        mid = 0.5 * (lo + hi)
+        caps = island_cap[rows, (event_times <= mid).sum(axis=1)]
+        segment = int(np.searchsorted(plan.demand_day, mid, side="right"))
+        demand = demand_on_segment(plan, value, segment, np.full((n, 1), mid))[:, 0]
+        placed = pack_jobs(plan, caps, demand)
+        unservable = np.maximum(0.0, np.minimum(demand, sum_in_order(caps)) - placed)
+        total = total + unservable * (hi - lo)
+        cell += 1
+    return total
+
+
+def pack_jobs(plan: CompiledScenario, caps: np.ndarray, demand: np.ndarray) -> np.ndarray:
+    """H100-eq of `demand` [n] the packing rule places into islands of capacities caps
+    [n, i]: classes in plan.job_order, each a fluid share x demand of jobs of its size; the
+    islands visited by descending free capacity (ties: island order), each taking whole-job
+    slots (floor((free + REL_EPS x max(size, 1)) / size), at least 0) up to what is left."""
+    free = caps.copy()
+    rows = np.arange(caps.shape[0])
+    placed = np.zeros(caps.shape[0])
+    for j in plan.job_order:
+        size = plan.job_size[j]
+        slack = REL_EPS * max(size, 1.0)
+        left = plan.job_share[j] * demand
+        visit = np.argsort(-free, axis=1, kind="stable")
+        for island in visit.T:
+            room = free[rows, island]
+            slots = np.maximum(0.0, np.floor((room + slack) / size))
+            x = np.minimum(left, size * slots)
+            left = left - x
+            free[rows, island] = room - x
+            placed = placed + x
+    return placed
 
 
 def power_violation(plan: CompiledScenario, s: int, node_time: np.ndarray) -> np.ndarray:
