@@ -254,3 +254,18 @@ def test_a_soak_that_can_never_start_is_refused(tmp_path):
     found = problems(text, str(tmp_path / "x.toml"))
     assert any("strategies[0].acceptance" in p and "the soak can never start" in p
                for p in found), found
+
+
+def test_policies_with_other_soak_days_share_each_units_draws(tmp_path):
+    # soak_days uniform(3, 12) and uniform(6, 24) at one address per unit: the second is
+    # twice the first in every world (6 + 18 u = 2 (3 + 9 u)), so the policies are paired
+    longer = SOAK.replace('"soak"', '"soak-longer"').replace("min = 3, max = 12",
+                                                             "min = 6, max = 24")
+    plan = plan_of(tmp_path, tiny_text(SWAP_GATED + SOAK + longer, new=early(0.3, 0.8, 15, 5),
+                                       fail_first=0.5))
+    world = sample_world(plan, 3, 0, 500)
+    for unit in ("N1", "N2"):
+        short = world[:, plan.quantity_names.index(f"unit.{unit}.soak_days")]
+        long_ = world[:, plan.quantity_names.index(f"unit.{unit}.soak_days.1")]
+        np.testing.assert_allclose(long_, 2 * short, rtol=1e-14)
+        assert len(np.unique(short)) > 400
