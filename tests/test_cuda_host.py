@@ -62,7 +62,8 @@ def test_kernel_constants_are_the_python_ones():
         "KIND_PERT": distributions.KIND_PERT, "KIND_LOGNORMAL": distributions.KIND_LOGNORMAL,
         "PERT_TABLE_SIZE": distributions.PERT_TABLE_SIZE, "PI": np.pi,
         "Q_SAMPLE": definitions.Q_SAMPLE, "Q_SUM": definitions.Q_SUM, "Q_BURNIN": definitions.Q_BURNIN,
-        "Q_ATTEMPTS": definitions.Q_ATTEMPTS, "NODE_CREW": definitions.NODE_CREW,
+        "Q_ATTEMPTS": definitions.Q_ATTEMPTS, "Q_EARLY": definitions.Q_EARLY,
+        "Q_SOAK": definitions.Q_SOAK, "Q_OUT": definitions.Q_OUT, "NODE_CREW": definitions.NODE_CREW,
         "REL_EPS": definitions.REL_EPS, "MAX_BURNIN_ATTEMPTS": definitions.MAX_BURNIN_ATTEMPTS,
         "N_METRICS": definitions.N_METRICS, "N_COSTS": definitions.N_COSTS,
     }
