@@ -53,7 +53,7 @@ class JobMix:
     def of_scenario(cls, scenario) -> "JobMix | None":
         """The mix of a scenario's [demand] (model.Demand.jobs), None without one."""
         demand = scenario.demand
-        jobs = getattr(demand, "jobs", ())
+        jobs = demand.jobs
         if not jobs:
             return None
         return cls(ids=tuple(j.id for j in jobs), sizes=tuple(float(j.size) for j in jobs),
@@ -71,7 +71,7 @@ def scenario_job_columns(scenario) -> tuple[str, ...]:
 def plan_job_count(plan) -> int:
     """How many job columns the plan's kernel output carries after the cost columns (0
     without a mix)."""
-    return int(getattr(plan, "n_job_cols", 0))
+    return int(plan.n_job_cols)
 
 
 def check_job_columns(plan, columns: tuple[str, ...]) -> tuple[str, ...]:
@@ -122,7 +122,7 @@ def jobs_block(mix: JobMix, horizon: float) -> dict:
 def summary_keys(scenario, result, strategies: dict, horizon: float) -> dict:
     """Add each strategy's `jobs` to `strategies` (summary.json's, in place) and return the
     document's top-level keys: {"jobs": block} with a job mix, {} without (result.jobs None)."""
-    jobs = getattr(result, "jobs", None)
+    jobs = result.jobs
     mix = JobMix.of_scenario(scenario)
     if jobs is None or mix is None:
         return {}

@@ -28,8 +28,9 @@ def simulate_to_precision(plan, seed: int, backend, target: PrecisionTarget,
     metrics = _Rows((n, plan.n_strategies, N_METRICS))
     world = _Rows((min(n, DEFAULT_KEEP_WORLD), plan.n_quantities))
     costs = _Rows((n, plan.n_strategies, plan.n_costs)) if plan.n_costs else None
+    jobs = _Rows((n, plan.n_strategies, plan.n_job_cols)) if plan.n_job_cols else None
     wall = simulate_into(plan, seed, backend, 0, metrics.array, world.array, chunk_size,
-                         progress, chunk_hooks, costs=_array(costs))
+                         progress, chunk_hooks, costs=_array(costs), jobs=_array(jobs))
     while True:
         with as_progress(progress).phase(SUMMARIZE, note=f"--precision: {n:,} enough?"):
             worst = worst_shortfall(metrics.array, plan.strategy_names, target)
@@ -40,17 +41,21 @@ def simulate_to_precision(plan, seed: int, backend, target: PrecisionTarget,
         world.grow(min(grown, DEFAULT_KEEP_WORLD))
         if costs is not None:
             costs.grow(grown)
+        if jobs is not None:
+            jobs.grow(grown)
         wall += simulate_into(plan, seed, backend, n, metrics.array[n:], world.array[n:],
                               chunk_size, progress, chunk_hooks,
                               note=f"--precision: {n:,} to {grown:,}",
-                              costs=None if costs is None else costs.array[n:])
+                              costs=None if costs is None else costs.array[n:],
+                              jobs=None if jobs is None else jobs.array[n:])
         n = grown
     return (SimulationResult(plan, seed, n, backend.name, metrics.array, world.array, wall,
-                             _array(costs)), worst)
+                             _array(costs), _array(jobs)), worst)
 
 
 def _array(rows: "_Rows | None"):
-    """The array of `rows`, or None (a plan without costs keeps none)."""
+    """The array of `rows`, or None (a plan without costs, or without a job mix, keeps
+    none)."""
     return None if rows is None else rows.array
 
 

@@ -16,14 +16,15 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
+from mcrisk.compile import compile_scenario
 from mcrisk.definitions import COSTS, METRICS, N_METRICS, job_columns
 from mcrisk.job_summary import (JobMix, check_job_columns, jobs_block, scenario_job_columns,
                                 summarize_jobs, summary_keys)
-from mcrisk.plan import PLAN_FIELDS
 from mcrisk.report import tables as tables_module
 from mcrisk.report.findings import fmt
 from mcrisk.report.jobs import jobs_html, jobs_markdown
 from mcrisk.run import run_scenario
+from mcrisk.scenario import load_scenario
 
 from .helpers import MINIMAL, MINIMAL_TEXT, schema_errors, variant
 
@@ -37,15 +38,19 @@ def mix_scenario(classes=CLASSES, step=2.0):
     return SimpleNamespace(demand=SimpleNamespace(jobs=jobs, packing_step_days=step))
 
 
-class MixPlan:
-    """A real compiled plan seen with a job mix's column count (n_job_cols), until the
-    kernels carry one: everything else is the plan's own."""
+REFERENCE_MIX = ("largest_job = 1024 ",                   # [demand] of the reference gets CLASSES
+                 "jobs = [" + ", ".join(f'{{ id = "{i}", size = {size:g}, share = {share:g} }}'
+                                        for i, size, share in CLASSES)
+                 + "]\nlargest_job = 1024 ")
 
-    def __init__(self, plan, n_job_cols: int):
-        self._plan, self.n_job_cols = plan, n_job_cols
 
-    def __getattr__(self, name):
-        return getattr(self._plan, name)
+@pytest.fixture(scope="module")
+def reference_mix_plan(tmp_path_factory):
+    """The reference (it has costs, so the job columns come after them) with CLASSES as its
+    job mix, compiled."""
+    path = tmp_path_factory.mktemp("refmix") / "reference-mix.toml"
+    path.write_text(variant(REFERENCE_MIX))
+    return compile_scenario(load_scenario(path))
 
 
 @pytest.fixture(scope="module")
@@ -94,7 +99,7 @@ def test_the_block_names_the_classes_columns_and_units():
 
 
 def test_no_mix_no_keys():
-    no_mix = SimpleNamespace(demand=SimpleNamespace(points=((0.0, 1.0),), largest_job=1.0))
+    no_mix = load_scenario(MINIMAL)
     assert JobMix.of_scenario(no_mix) is None and scenario_job_columns(no_mix) == ()
     assert scenario_job_columns(None) == ()
     result = SimpleNamespace(jobs=None, plan=SimpleNamespace(strategy_names=("a",)))
@@ -143,9 +148,10 @@ def test_the_schema_rejects_a_broken_jobs_block(minimal_run, breakage):
 
 # ---- metrics.parquet ------------------------------------------------------------------------
 
-def test_parquet_job_columns_follow_metrics_and_costs_in_order(reference_plan):
+def test_parquet_job_columns_follow_metrics_and_costs_in_order(reference_mix_plan):
     columns = job_columns(IDS)
-    plan = MixPlan(reference_plan, len(columns))
+    plan = reference_mix_plan
+    assert plan.n_job_cols == len(columns)
     rng = np.random.default_rng(4)
     c, s = 5, plan.n_strategies
     width = N_METRICS + plan.n_costs + len(columns)
@@ -172,9 +178,9 @@ def test_parquet_job_columns_follow_metrics_and_costs_in_order(reference_plan):
                      **{f"homeless_days.{i}": b"days" for i in IDS}}
 
 
-def test_parquet_names_must_match_the_plans_job_columns(reference_plan):
+def test_parquet_names_must_match_the_plans_job_columns(reference_plan, reference_mix_plan):
     with pytest.raises(ValueError, match="n_job_cols"):
-        tables_module.metrics_schema(MixPlan(reference_plan, 4), job_columns(IDS[:1]))
+        tables_module.metrics_schema(reference_mix_plan, job_columns(IDS[:1]))
     with pytest.raises(ValueError, match="n_job_cols"):
         check_job_columns(reference_plan, job_columns(IDS))     # a plan without a mix
 
@@ -245,9 +251,6 @@ MIX_EDIT = ("largest_job = 64                             # H100-eq one island m
             "[[demand.jobs]]\nid = \"small\"\nsize = 8\nshare = 0.5\n")
 
 
-KERNELS_HAVE_JOBS = "n_job_cols" in {f.name for f in PLAN_FIELDS}   # until the kernels land
-
-
 @pytest.fixture(scope="module")
 def mix_run(tmp_path_factory):
     """A run of the minimal scenario with a two-class job mix, through the command line."""
@@ -261,7 +264,6 @@ def mix_run(tmp_path_factory):
     return folder / "out"
 
 
-@pytest.mark.skipif(not KERNELS_HAVE_JOBS, reason="the kernels do not write job columns yet")
 def test_mcrisk_run_with_a_mix_writes_the_columns_the_block_and_the_table(mix_run):
     summary = json.loads((mix_run / "summary.json").read_text())
     assert schema_errors(summary) == []
@@ -287,3 +289,22 @@ def test_mcrisk_run_with_a_mix_writes_the_columns_the_block_and_the_table(mix_ru
                       <= rows.column("homeless_days.big").to_numpy())
     assert "Job mix" in (mix_run / "summary.md").read_text()
     assert '<h2 id="jobs">Job mix</h2>' in (mix_run / "report.html").read_text()
+
+
+def test_a_precision_run_keeps_the_job_columns_of_a_plain_run_of_its_size(tmp_path):
+    """--precision grows its arrays in place: the job columns must grow with the metrics, so
+    its summary's `jobs` equals a plain run's of the same scenarios."""
+    from mcrisk.analysis.precision import PrecisionTarget
+
+    scenario = tmp_path / "mix.toml"
+    scenario.write_text(variant(MIX_EDIT, text=MINIMAL_TEXT))
+    target = PrecisionTarget(relative=0.001, floor=0.001, start=100, max_samples=700)
+    grown = run_scenario(str(scenario), seed=6, backend="numpy", precision=target)
+    assert grown.summary["samples"] > 100                  # it grew at least once
+    plain = run_scenario(str(scenario), samples=grown.summary["samples"], seed=6,
+                         backend="numpy")
+    assert grown.result.jobs.shape == plain.result.jobs.shape
+    assert np.array_equal(grown.result.jobs, plain.result.jobs)
+    for name in plain.summary["ranking"]:
+        per_strategy = grown.summary["strategies"][name]
+        assert per_strategy["jobs"] == plain.summary["strategies"][name]["jobs"]
