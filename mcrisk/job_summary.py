@@ -29,9 +29,10 @@ HOMELESS_PREFIX = "homeless_days."
 UNSERVABLE_UNIT = "H100-eq x days"
 HOMELESS_UNIT = "days"
 UNSERVABLE_MEANING = ("demand that total capacity could hold but the islands could not pack "
-                      "(a job never spans two islands), integrated over [0, H] by the "
+                      "(a job never spans two islands), integrated over [0, H) by the "
                       "midpoint rule on cells of packing_step_days")
-HOMELESS_MEANING = "days in [0, H] on which no island's capacity holds one job of class {id}"
+HOMELESS_MEANING = ("time in [0, H) during which no island's capacity holds one job of class "
+                    "{id}")
 
 
 @dataclass(frozen=True)

@@ -18,8 +18,8 @@ from .text import html_text, md_paragraph, md_text
 STATISTICS = ("p50", "p90")
 DEFINITION = ("Unservable GPU-days: demand (H100-eq × days) that total capacity could hold "
               "but the islands could not pack, since a job never spans two islands; homeless "
-              "days of a class: days on which no island holds one of its jobs. Both over "
-              "[0, {horizon}] days; P50 and P90 over the scenarios.")
+              "days of a class: the time during which no island holds one of its jobs. Both "
+              "over days 0 to {horizon}; P50 and P90 over the scenarios.")
 
 
 def job_rows(summary: dict) -> tuple[list[str], list[tuple[str, list[str]]]]:
