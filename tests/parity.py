@@ -83,11 +83,23 @@ def tolerance(pair: tuple[str, str], plan) -> Tolerance:
     return PARITY[frozenset(pair)].on(plan)
 
 
-def metric_scales(plan) -> np.ndarray:
+def peak_demand(plan, world: np.ndarray | None = None) -> float:
+    """The largest demand point's H100-eq: for a forecast (demand_growth_q >= 0) the point
+    grown by the largest growth drawn in `world` (its base value, day 0's, understates it)."""
+    peak = float(plan.demand_value.max())
+    grown = plan.demand_growth_q >= 0
+    if world is not None and world.shape[0] and grown.any():
+        growth = world[:, plan.demand_growth_q[grown]].max(axis=0)
+        peak = max(peak, float((plan.demand_value[grown]
+                                * (1.0 + growth) ** (plan.demand_day[grown] / 365.0)).max()))
+    return peak
+
+
+def metric_scales(plan, world: np.ndarray | None = None) -> np.ndarray:
     """Per metric, the size of the numbers it is computed from: the baseline for depths, the
-    horizon for days, their product with the larger of baseline and peak demand for the
-    shortfall; power_violation is 0 or 1 (and must be equal)."""
-    peak = max(plan.baseline, float(plan.demand_value.max()))
+    horizon for days, their product with the larger of baseline and peak demand (in `world`,
+    for a forecast) for the shortfall; power_violation is 0 or 1 (and must be equal)."""
+    peak = max(plan.baseline, peak_demand(plan, world))
     scale = {"trough_depth": plan.baseline, "trough_days": plan.horizon,
              "shortfall_gpu_days": plan.horizon * peak, "homeless_days": plan.horizon,
              "completion_day": plan.horizon, "power_violation": 0.0}
@@ -117,7 +129,8 @@ def assert_parity(got: tuple, expected: tuple, pair: tuple[str, str], plan) -> N
                             rtol, where, plan)
         g_metrics, e_metrics = g_metrics[..., :N_METRICS], e_metrics[..., :N_METRICS]
     both_inf = np.isinf(g_metrics) & (g_metrics == e_metrics)
-    bound = rtol * np.maximum(np.maximum(abs(g_metrics), abs(e_metrics)), metric_scales(plan))
+    scales = metric_scales(plan, e_world)
+    bound = rtol * np.maximum(np.maximum(abs(g_metrics), abs(e_metrics)), scales)
     outside = ~(both_inf | (abs(g_metrics - e_metrics) <= bound))
     assert not outside.any(), (f"{where}: metrics beyond {rtol:g} of their scale at "
                                f"[scenario, strategy, metric] {np.argwhere(outside)[:5].tolist()}")

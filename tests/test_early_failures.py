@@ -269,3 +269,26 @@ def test_policies_with_other_soak_days_share_each_units_draws(tmp_path):
         long_ = world[:, plan.quantity_names.index(f"unit.{unit}.soak_days.1")]
         np.testing.assert_allclose(long_, 2 * short, rtol=1e-14)
         assert len(np.unique(short)) > 400
+
+
+# ---- drivers: whether a unit fails after acceptance, and how many do --------------------------
+
+def test_an_early_failure_is_a_driver_as_fails_or_not(failures_plan):
+    # The quantity is a service age, +inf where the unit does not fail: as a driver input it
+    # reads 1 (fails) or 0, and the group over units counts the failures, so summary.json's
+    # driver means stay finite (JSON has no Infinity).
+    from mcrisk.analysis.drivers import driver_inputs
+    world = sample_world(failures_plan, 5, 0, 400)
+    names, labels, values = driver_inputs(failures_plan, world)
+    ages = {u: world[:, failures_plan.quantity_names.index(f"unit.{u}.early_failure")]
+            for u in ("N1", "N2")}
+    for unit, age in ages.items():
+        column = values[:, names.index(f"unit.{unit}.early_failure")]
+        np.testing.assert_array_equal(column, np.isfinite(age).astype(float))
+        assert labels[names.index(f"unit.{unit}.early_failure")] == \
+            f"{unit} fails after acceptance (1: yes, 0: no)"
+    count = values[:, names.index("unit.*.early_failure")]
+    np.testing.assert_array_equal(count, np.isfinite(ages["N1"]).astype(int)
+                                  + np.isfinite(ages["N2"]).astype(int))
+    assert np.isfinite(values).all()
+    assert "repair days after an early failure of every unit (sum over 2)" in labels

@@ -162,3 +162,19 @@ def test_the_growth_draw_reads_as_words_among_drivers():
     from mcrisk.quantities import QuantityLabel
     assert _label(QuantityLabel("demand", "forecast", "growth_per_year")) == \
         "demand growth per year"
+
+
+def test_parity_scales_the_shortfall_by_the_grown_peak_not_the_base(tiny):
+    # tests/parity.py's tolerance for the shortfall is relative to horizon x peak demand; for
+    # a forecast the peak is the base grown by the largest drawn g, not the day-0 base.
+    from .parity import metric_scales, peak_demand
+    forecast = "{ workload_at_day0 = 256, growth_per_year = { dist = \"uniform\", " \
+               "min = 0.1, max = 0.9 }, points_every_days = 45 }"
+    plan = compile_scenario(load_scenario(forecast_scenario(tiny, forecast)))
+    q = plan.quantity_names.index(GROWTH)
+    world = np.zeros((2, plan.n_quantities))
+    world[:, q] = [0.5, 0.8]
+    assert peak_demand(plan) == 256.0
+    assert peak_demand(plan, world) == pytest.approx(256.0 * 1.8 ** (100 / 365))
+    shortfall = metric_scales(plan, world)[SHORTFALL]
+    assert shortfall == pytest.approx(100 * max(plan.baseline, 256.0 * 1.8 ** (100 / 365)))

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..definitions import METRICS, Q_BURNIN, Q_SAMPLE
+from ..definitions import METRICS, Q_BURNIN, Q_EARLY, Q_SAMPLE
 from ..plan import CompiledScenario
 from ..quantities import QuantityLabel
 
@@ -48,7 +48,10 @@ class Driver:
 
 # what a quantity's part is, in words; a part not listed reads as itself
 _PART_WORDS = {"burn_in": "burn-in days", "install": "install days", "removal": "removal days",
-               "drain": "drain days", "retrofit": "retrofit days"}
+               "drain": "drain days", "retrofit": "retrofit days",
+               "early_failure.repair": "repair days after an early failure",
+               "soak_days": "extra soak days",
+               "early_failure": "failures after acceptance"}
 # how one quantity reads, by (section, part)
 _LABELS = {
     ("shared", ""): "shared delay '{subject}'",
@@ -62,6 +65,7 @@ _LABELS = {
        if part != "retrofit"},
     ("row", "retrofit"): "row {subject} retrofit days",
     ("demand", "growth_per_year"): "demand growth per year",
+    ("unit", "early_failure"): "{subject} fails after acceptance (1: yes, 0: no)",
 }
 GROUPED_SECTIONS = ("unit", "row")   # like draws of these are also summed over every subject
 
@@ -87,7 +91,7 @@ def driver_inputs(plan: CompiledScenario, world: np.ndarray) -> tuple[list[str],
     groups: dict[tuple[str, str], list[int]] = {}
     varies = ~np.all(world == world[:1], axis=0)      # one pass over the rows
     for q, label in enumerate(plan.quantity_labels):
-        if plan.q_kind[q] not in (Q_SAMPLE, Q_BURNIN) or not varies[q]:
+        if plan.q_kind[q] not in (Q_SAMPLE, Q_BURNIN, Q_EARLY) or not varies[q]:
             continue
         names.append(plan.quantity_names[q])
         labels.append(_label(label))
@@ -102,8 +106,13 @@ def driver_inputs(plan: CompiledScenario, world: np.ndarray) -> tuple[list[str],
             sums.append(members)
     values = np.empty((world.shape[0], len(kept) + len(sums)))
     values[:, :len(kept)] = world[:, kept]
+    # an early failure's quantity is the unit's service age at the failure, +inf where it
+    # does not fail: the input is whether it fails (1 or 0), so means and sums are counts
+    early = [k for k, q in enumerate(kept) if plan.q_kind[q] == Q_EARLY]
+    values[:, early] = np.isfinite(values[:, early])
     for k, members in enumerate(sums):
-        values[:, len(kept) + k] = world[:, members].sum(axis=1)
+        columns = [kept.index(q) for q in members]
+        values[:, len(kept) + k] = values[:, columns].sum(axis=1)
     return names, labels, values
 
 
