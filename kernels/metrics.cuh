@@ -256,6 +256,8 @@ MCRISK_HD void job_metrics(const Plan& p, const double* world, int l, const doub
                     out[1 + k] += width;
                 }
             }
+            double packed = -1.0;  // performance: the demand last packed on these capacities
+            double placed = 0.0;
             while ((double)cell * step < horizon) {
                 double cell_lo = (double)cell * step;
                 double cell_hi = min((double)(cell + 1) * step, horizon);
@@ -267,7 +269,10 @@ MCRISK_HD void job_metrics(const Plan& p, const double* world, int l, const doub
                     segment += 1;
                 }
                 double demand = demand_on_segment(p, world, l, segment, mid);
-                double placed = pack_jobs(p, demand, island_cap, free_cap, visited);
+                if (demand != packed) {  // else the same packing as the cell before
+                    placed = pack_jobs(p, demand, island_cap, free_cap, visited);
+                    packed = demand;
+                }
                 out[0] += max(0.0, min(demand, capacity) - placed) * (cell_hi - cell_lo);
                 cell += 1;
             }

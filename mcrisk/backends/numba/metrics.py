@@ -235,6 +235,8 @@ def job_metrics(cap_event_node, cap_event_island, cap_event_delta, cap_event_sca
             for k in range(n_jobs):
                 if largest < job_size[k] - REL_EPS * max(job_size[k], 1.0):
                     out[1 + k] += width
+            packed = -1.0       # performance: the demand last packed on these capacities
+            placed = 0.0
             while cell * job_step < horizon:
                 cell_lo = cell * job_step
                 cell_hi = min((cell + 1) * job_step, horizon)
@@ -245,8 +247,10 @@ def job_metrics(cap_event_node, cap_event_island, cap_event_delta, cap_event_sca
                     segment += 1
                 demand = demand_on_segment(demand_day, demand_value, demand_growth_q, world, l,
                                            segment, mid)
-                placed = pack_jobs(job_size, job_share, job_order, demand, island_cap,
-                                   free_cap, visited)
+                if demand != packed:        # else the same packing as the cell before
+                    placed = pack_jobs(job_size, job_share, job_order, demand, island_cap,
+                                       free_cap, visited)
+                    packed = demand
                 out[0] += max(0.0, min(demand, capacity) - placed) * (cell_hi - cell_lo)
                 cell += 1
             lo = hi
