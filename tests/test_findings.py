@@ -176,7 +176,12 @@ def test_a_pair_is_not_found_when_placement_or_drain_groups_differ(reference):
         for unit, t in gated.drains))
     lagged = dataclasses.replace(gated, drains=tuple(
         (unit, dataclasses.replace(t, lag_days=2.0)) for unit, t in gated.drains))
-    for other in (moved, regrouped, lagged):
+    # the same placement and drains, but something else differs: "only the trigger differs"
+    # would be false of the pair
+    from mcrisk.model import Acceptance, Distribution
+    soaked = dataclasses.replace(gated, acceptance=Acceptance(2, Distribution("fixed", (7.0,))))
+    crewed = dataclasses.replace(gated, crews=3)
+    for other in (moved, regrouped, lagged, soaked, crewed):
         assert gating_pairs(dataclasses.replace(reference, strategies=(arrival, other))) == []
     assert gating_pairs(dataclasses.replace(reference, strategies=(arrival, gated))) \
         == [("hybrid-on-delivery", "hybrid-gated")]

@@ -179,11 +179,14 @@ def gating_pairs(scenario: Scenario) -> list[tuple[str, str]]:
     """(on-arrival strategy, gated strategy) pairs that differ only in the drain trigger:
     the same units in the same rows, the same old units drained together, and every group
     drained on a shipment's arrival in the one and on the acceptance of new units in the
-    other (with the same fixed day, if any, and the same lag)."""
+    other (with the same fixed day, if any, and the same lag); everything else about the two
+    is the same too (crews, kept units, acceptance policy, power reservations), so the
+    sentence "only the trigger differs" is true of them."""
     pairs = []
     for a in scenario.strategies:
         for b in scenario.strategies:
-            if a.name == b.name or sorted(a.placement) != sorted(b.placement):
+            if a.name == b.name or sorted(a.placement) != sorted(b.placement) \
+                    or _besides_drains(a) != _besides_drains(b):
                 continue
             ga, gb = _drain_groups(a), _drain_groups(b)
             if set(ga) != set(gb):
@@ -192,6 +195,12 @@ def gating_pairs(scenario: Scenario) -> list[tuple[str, str]]:
                    and ga[g].day == gb[g].day and ga[g].lag_days == gb[g].lag_days for g in ga):
                 pairs.append((a.name, b.name))
     return pairs
+
+
+def _besides_drains(strategy) -> tuple:
+    """What a strategy decides besides its placement and drains: equal in a gating pair."""
+    return (strategy.crews, sorted(strategy.keep), strategy.acceptance,
+            dict(strategy.reservations))
 
 
 def _paired(a: np.ndarray, b: np.ndarray) -> dict:
