@@ -316,6 +316,17 @@ def test_largest_job_must_equal_the_largest_class_size():
 def test_bad_packing_step_is_located():
     found = problems(hand_text(job_table(("a", 10, 1)), step=-1))
     assert any("demand.packing_step_days = -1: must be > 0" in p for p in found), found
+    # 100 days / 0.0009 = 111,112 cells, over the 100,000 a run may pack
+    found = problems(hand_text(job_table(("a", 10, 1)), step=0.0009))
+    assert found == ["x.toml: demand.packing_step_days = 0.0009: cuts the 100-day horizon into "
+                     "111,112 cells, more than 100,000 (use at least 0.001 days: every cell "
+                     "packs the job mix for every scenario and strategy)"]
+    assert load_text(hand_text(job_table(("a", 10, 1)), step=0.001)).demand.jobs
+    # without a mix the step is not used, so not checked; a bad horizon is [scenario]'s
+    assert load_text(hand_text("largest_job = 10", step=0.0009)).demand.jobs == ()
+    found = problems(hand_text(job_table(("a", 10, 1)), step=0.0009).replace(
+        "horizon_days = 100", "horizon_days = 1e308"))
+    assert len(found) == 1 and "scenario.horizon_days = 1e+308" in found[0], found
 
 
 # ---- every backend bit for bit --------------------------------------------------------------

@@ -113,7 +113,7 @@ def _read_demand(root: _Table) -> Demand | None:
                   "unservable demand is taken on (their midpoints)", above=0, at_most=DAYS,
                   default=1.0)
     largest_job = _read_largest_job(t, jobs)
-    if jobs is None or step is None:
+    if jobs is None or step is None or jobs and not _packing_cells_ok(root, t, step):
         return None
     mix = dict(jobs=jobs, packing_step_days=step)
     if "forecast" in t.data:
@@ -126,6 +126,28 @@ def _read_demand(root: _Table) -> Demand | None:
     points = t.read("points", _as_points, "[[0, 2048], [150, 2048]]",
                     "[day, H100-eq] pairs, days increasing (or give forecast = { ... })")
     return Demand(points, largest_job, **mix)
+
+
+MAX_PACKING_CELLS = 100_000
+
+
+def _packing_cells_ok(root: _Table, t: _Table, step: float) -> bool:
+    """Whether packing_step_days cuts the horizon into at most MAX_PACKING_CELLS cells
+    (reports if not): every cell packs every class into every island, for every scenario
+    and strategy. A horizon that is not a valid number is reported by [scenario], not here."""
+    header = root.data.get("scenario")
+    horizon = header.get("horizon_days") if isinstance(header, dict) else None
+    if not isinstance(horizon, (int, float)) or isinstance(horizon, bool) \
+            or not 0 < horizon <= MAX_HORIZON_DAYS:
+        return True
+    cells = math.ceil(horizon / step)
+    if cells <= MAX_PACKING_CELLS:
+        return True
+    t.r.report(t.at("packing_step_days"), step, f"cuts the {_fmt(horizon)}-day horizon into "
+               f"{cells:,} cells, more than {MAX_PACKING_CELLS:,}",
+               f"use at least {_fmt(horizon / MAX_PACKING_CELLS)} days: every cell packs the "
+               "job mix for every scenario and strategy")
+    return False
 
 
 def _read_largest_job(t: _Table, jobs: tuple[JobClass, ...] | None) -> float | None:
