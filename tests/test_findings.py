@@ -16,6 +16,7 @@ import pytest
 from mcrisk.aggregate import summarize
 from mcrisk.definitions import METRICS
 from mcrisk.report.findings import (findings, floor_shown, gating, gating_pairs, joint_trough,
+                                    soaking,
                                     share)
 from mcrisk.scenario import load_scenario
 
@@ -220,6 +221,39 @@ def test_gating_claims_only_differences_beyond_noise_with_their_paired_intervals
     low, high = _ci(later)
     assert (f"Gating costs 2 days of completion on average (95% CI {low:.1f} to {high:.1f}): "
             f"it completes later in 2,000 of 4,000 worlds (50.0%) and earlier in 2,000.") in text
+
+
+def test_the_full_reference_pairs_the_soak_policy_and_the_trigger_only_where_alone():
+    # hybrid-gated-soak differs from hybrid-gated in its acceptance policy alone; from
+    # hybrid-on-delivery in the trigger AND the policy, so it is no gating pair
+    from mcrisk.report.pairs import acceptance_pairs
+    full = load_scenario(REFERENCE.parent / "reference-2048-full.toml")
+    assert acceptance_pairs(full) == [("hybrid-gated", "hybrid-gated-soak")]
+    assert gating_pairs(full) == [("hybrid-on-delivery", "hybrid-gated")]
+
+
+def test_the_soak_sentence_says_what_it_buys_and_costs_beyond_noise():
+    from mcrisk.model import Acceptance, Distribution
+    n = 4000
+    first_days = np.where(np.arange(n) % 10 == 0, 12.0, 0.0)       # an outage in 1 of 10
+    done = np.full(n, 300.0)
+    m = metrics_of(first={"trough_depth": np.zeros(n), "trough_days": first_days,
+                          "shortfall_gpu_days": np.full(n, 50.0), "completion_day": done},
+                   soak={"trough_depth": np.zeros(n), "trough_days": first_days / 2,
+                         "shortfall_gpu_days": np.full(n, 50.0),
+                         "completion_day": done + np.where(np.arange(n) % 5 == 0, 7.0, 0.0)})
+    text = soaking("first", "soak", Acceptance(2, Distribution("fixed", (7.0,))), m,
+                   ["first", "soak"])
+    assert text.startswith("Whether to accept a rack whose burn-in failed is what separates "
+                           "soak from first: soak gives a rack whose burn-in failed 2 or more "
+                           "times an extra soak before acceptance")
+    assert "with the soak the trough is the same in every world" in text
+    low, high = _ci(first_days - first_days / 2)
+    assert (f"the time below baseline is shorter by 0.6 days on average (95% CI {low:.1f} to "
+            f"{high:.1f}; better in 400 worlds, never worse)") in text
+    assert "the shortfall against demand is the same in every world" in text
+    assert ("The soak costs 1.4 days of completion on average" in text
+            and "it completes later in 800 of 4,000 worlds (20.0%) and earlier in 0." in text)
 
 
 def test_the_reference_findings_compare_the_pair_on_the_same_worlds(reference):

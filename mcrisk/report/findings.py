@@ -29,8 +29,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..definitions import METRICS
-from ..model import Scenario, Strategy, Trigger
+from ..model import Scenario, Strategy
 from .bands import HallPower
+from .pairs import acceptance_pairs, gating_pairs  # noqa: F401 (gating_pairs: re-exported)
 
 HORIZON_NOTE_SHARE = 0.01      # a strategy's own paragraph names the horizon from 1% up
 DRIVER_Z = 3.0                 # a driver is named when |rank corr| x sqrt(n - 1) exceeds this
@@ -157,52 +158,6 @@ def _column(metrics: np.ndarray, names, strategy: str, metric: str) -> np.ndarra
     return metrics[:, list(names).index(strategy), METRICS.index(metric)]
 
 
-# ---- strategies that differ only in their drain trigger -----------------------------------
-
-def _drain_groups(strategy: Strategy) -> dict[frozenset, Trigger]:
-    """{existing units drained together: their trigger}."""
-    groups: dict[Trigger, set] = {}
-    for unit, trigger in strategy.drains:
-        groups.setdefault(trigger, set()).add(unit)
-    return {frozenset(units): trigger for trigger, units in groups.items()}
-
-
-def _arrival_only(t: Trigger) -> bool:
-    return bool(t.on_arrival) and not t.on_accepted
-
-
-def _acceptance_only(t: Trigger) -> bool:
-    return bool(t.on_accepted) and not t.on_arrival
-
-
-def gating_pairs(scenario: Scenario) -> list[tuple[str, str]]:
-    """(on-arrival strategy, gated strategy) pairs that differ only in the drain trigger:
-    the same units in the same rows, the same old units drained together, and every group
-    drained on a shipment's arrival in the one and on the acceptance of new units in the
-    other (with the same fixed day, if any, and the same lag); everything else about the two
-    is the same too (crews, kept units, acceptance policy, power reservations), so the
-    sentence "only the trigger differs" is true of them."""
-    pairs = []
-    for a in scenario.strategies:
-        for b in scenario.strategies:
-            if a.name == b.name or sorted(a.placement) != sorted(b.placement) \
-                    or _besides_drains(a) != _besides_drains(b):
-                continue
-            ga, gb = _drain_groups(a), _drain_groups(b)
-            if set(ga) != set(gb):
-                continue
-            if all(_arrival_only(ga[g]) and _acceptance_only(gb[g])
-                   and ga[g].day == gb[g].day and ga[g].lag_days == gb[g].lag_days for g in ga):
-                pairs.append((a.name, b.name))
-    return pairs
-
-
-def _besides_drains(strategy) -> tuple:
-    """What a strategy decides besides its placement and drains: equal in a gating pair."""
-    return (strategy.crews, sorted(strategy.keep), strategy.acceptance,
-            dict(strategy.reservations))
-
-
 def _paired(a: np.ndarray, b: np.ndarray) -> dict:
     from ..analysis.compare import paired_difference
     return paired_difference(a, b)
@@ -226,17 +181,16 @@ _GATING_WORDS = {   # metric: (what, if gating lowers it, if gating raises it, u
 }
 
 
-def gating(arrival: str, gated: str, metrics: np.ndarray, names) -> str:
-    """The head-to-head of a pair from gating_pairs, paired on the same worlds: what gating
-    buys (trough depth, days below baseline, shortfall: on-arrival minus gated, so positive
-    is what gating saves) and what it costs (completion: gated minus on-arrival), each as a
-    mean difference with its 95% interval; a difference is claimed only when its interval
-    excludes 0."""
+def _head_to_head(base: str, other: str, metrics: np.ndarray, names, change: str) -> str:
+    """What `change` (other against base, paired on the same worlds) buys: trough depth, days
+    below baseline, shortfall (base minus other, so positive is what it saves); and what it
+    costs: completion (other minus base); each as a mean difference with its 95% interval,
+    a difference claimed only when its interval excludes 0."""
     n = metrics.shape[0]
     col = lambda s, m: _column(metrics, names, s, m)          # noqa: E731
     buys = []
     for metric, (what, less, more, unit) in _GATING_WORDS.items():
-        a, b = col(arrival, metric), col(gated, metric)
+        a, b = col(base, metric), col(other, metric)
         d = _paired(a, b)
         if np.all(a == b):
             buys.append(f"{what} the same in every world")
@@ -250,27 +204,40 @@ def gating(arrival: str, gated: str, metrics: np.ndarray, names) -> str:
             ci = d["mean_ci"]
             buys.append(f"{_LABELS[metric][0]} show no difference beyond Monte Carlo noise (mean "
                         f"{fmt(d['mean'])} {unit}" + (f", {_interval(ci)})" if ci else ")"))
-    late_gated, late_arrival = col(gated, "completion_day"), col(arrival, "completion_day")
-    cost = _paired(late_gated, late_arrival)
-    later, earlier = int(np.sum(late_gated > late_arrival)), int(np.sum(late_gated < late_arrival))
-    if np.all(late_gated == late_arrival):
-        costs = "With gating it completes on the same day in every world."
+    late_other, late_base = col(other, "completion_day"), col(base, "completion_day")
+    cost = _paired(late_other, late_base)
+    later, earlier = int(np.sum(late_other > late_base)), int(np.sum(late_other < late_base))
+    if np.all(late_other == late_base):
+        costs = f"With {change} it completes on the same day in every world."
     elif _beyond_noise(cost):
-        costs = (f"Gating costs {fmt(abs(cost['mean']))} days of completion on average "
-                 f"({_interval(cost['mean_ci'])})" if cost["mean"] > 0 else
-                 f"With gating it even completes {fmt(abs(cost['mean']))} days earlier on average "
-                 f"({_interval(cost['mean_ci'])})")
+        costs = (f"{change[0].upper() + change[1:]} costs {fmt(abs(cost['mean']))} days of "
+                 f"completion on average ({_interval(cost['mean_ci'])})" if cost["mean"] > 0
+                 else f"With {change} it even completes {fmt(abs(cost['mean']))} days earlier "
+                      f"on average ({_interval(cost['mean_ci'])})")
         costs += (f": it completes later in {_count(later, n, 'worlds')} and earlier in "
                   f"{earlier:,}.")
     else:
         costs = (f"Its completion shows no difference beyond Monte Carlo noise (mean "
                  f"{fmt(cost['mean'])} days; later in {later:,} worlds, earlier in "
                  f"{earlier:,}).")
+    return f"Paired on the same {n:,} worlds, with {change} " + "; ".join(buys) + ". " + costs
+
+
+def gating(arrival: str, gated: str, metrics: np.ndarray, names) -> str:
+    """The head-to-head of a pair from gating_pairs: what gating buys and costs."""
     return (f"When to drain is what separates {gated} from {arrival}: they put the same racks "
             f"in the same rows and drain the same old units together; only the trigger differs "
             f"({arrival} drains when shipments arrive, {gated} once the replacements are "
-            f"accepted). Paired on the same {n:,} worlds, with gating "
-            + "; ".join(buys) + ". " + costs)
+            f"accepted). " + _head_to_head(arrival, gated, metrics, names, "gating"))
+
+
+def soaking(first_pass: str, soaked: str, policy, metrics: np.ndarray, names) -> str:
+    """The head-to-head of a pair from acceptance_pairs: what the extra soak buys and costs."""
+    return (f"Whether to accept a rack whose burn-in failed is what separates {soaked} from "
+            f"{first_pass}: {soaked} gives a rack whose burn-in failed "
+            f"{policy.soak_after_failures} or more times an extra soak before acceptance, "
+            f"{first_pass} accepts it on its first pass; every other choice is the same. "
+            + _head_to_head(first_pass, soaked, metrics, names, "the soak"))
 
 
 # ---- the paragraphs -----------------------------------------------------------------------
@@ -298,6 +265,10 @@ def findings(scenario: Scenario, summary: dict, largest_job: float | None = None
     for arrival, gated in gating_pairs(scenario):
         if arrival in names and gated in names:
             out.append(gating(arrival, gated, metrics, names))
+    for first_pass, soaked in acceptance_pairs(scenario):
+        if first_pass in names and soaked in names:
+            policy = scenario.strategy(soaked).acceptance
+            out.append(soaking(first_pass, soaked, policy, metrics, names))
     for name in ranking[1:]:
         out.append(_other(scenario, summary, name, leader, col, n, baseline, horizon, start))
     out += [kept_units(scenario, scenario.strategy(name)) for name in ranking]
