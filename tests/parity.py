@@ -109,7 +109,8 @@ def metric_scales(plan, world: np.ndarray | None = None) -> np.ndarray:
 def assert_parity(got: tuple, expected: tuple, pair: tuple[str, str], plan) -> None:
     """Two backends' (metrics, world, node times or None) for the same plan, seed and
     scenarios, to the table's tolerance for `pair` (got's backend, expected's backend); with
-    costs, the cost columns after the metrics to the same tolerance of their scale."""
+    costs, the cost columns after the metrics, and with a job mix the job columns after
+    those, to the same tolerance of their scale."""
     rtol = tolerance(pair, plan).rtol
     (g_metrics, g_world, g_nodes), (e_metrics, e_world, e_nodes) = got, expected
     assert (g_nodes is None) == (e_nodes is None), f"{pair}: node times kept by one only"
@@ -124,10 +125,15 @@ def assert_parity(got: tuple, expected: tuple, pair: tuple[str, str], plan) -> N
         np.testing.assert_allclose(g_nodes, e_nodes, rtol=rtol, atol=0,
                                    err_msg=f"{where}: node times")
     assert g_metrics.shape == e_metrics.shape, where
-    if g_metrics.shape[-1] > N_METRICS:        # a plan with costs: its cost columns follow
-        _assert_cost_parity(g_metrics[..., N_METRICS:], e_metrics[..., N_METRICS:], e_world,
-                            rtol, where, plan)
-        g_metrics, e_metrics = g_metrics[..., :N_METRICS], e_metrics[..., :N_METRICS]
+    jobs = N_METRICS + int(plan.n_costs)      # the job columns follow the cost columns
+    assert g_metrics.shape[-1] == jobs + int(getattr(plan, "n_job_cols", 0)), where
+    if plan.n_costs:
+        _assert_cost_parity(g_metrics[..., N_METRICS:jobs], e_metrics[..., N_METRICS:jobs],
+                            e_world, rtol, where, plan)
+    if g_metrics.shape[-1] > jobs:
+        _assert_job_parity(g_metrics[..., jobs:], e_metrics[..., jobs:], e_world, rtol, where,
+                           plan)
+    g_metrics, e_metrics = g_metrics[..., :N_METRICS], e_metrics[..., :N_METRICS]
     both_inf = np.isinf(g_metrics) & (g_metrics == e_metrics)
     scales = metric_scales(plan, e_world)
     bound = rtol * np.maximum(np.maximum(abs(g_metrics), abs(e_metrics)), scales)
@@ -137,6 +143,17 @@ def assert_parity(got: tuple, expected: tuple, pair: tuple[str, str], plan) -> N
     np.testing.assert_array_equal(g_metrics[..., POWER_VIOLATION],
                                   e_metrics[..., POWER_VIOLATION],
                                   err_msg=f"{where}: power_violation")
+
+
+def _assert_job_parity(g_jobs, e_jobs, world, rtol: float, where: str, plan) -> None:
+    """Job columns within rtol of the larger of their value and their scale: horizon x peak
+    demand for unservable_gpu_days (a packing's demand), the horizon for homeless days."""
+    scale = np.full(g_jobs.shape[-1], float(plan.horizon))
+    scale[0] *= max(plan.baseline, peak_demand(plan, world))
+    bound = rtol * np.maximum(np.maximum(abs(g_jobs), abs(e_jobs)), scale)
+    outside = ~(abs(g_jobs - e_jobs) <= bound)
+    assert not outside.any(), (f"{where}: job columns beyond {rtol:g} of their scale at "
+                               f"[scenario, strategy, column] {np.argwhere(outside)[:5].tolist()}")
 
 
 def _assert_cost_parity(g_costs, e_costs, world, rtol: float, where: str, plan) -> None:
