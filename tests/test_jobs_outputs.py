@@ -230,6 +230,19 @@ def test_the_html_table_shows_the_same_numbers():
     assert "better" not in html and "worse" not in html     # no ranking sentence
 
 
+def test_the_terminal_table_shows_the_same_numbers_under_a_two_line_header():
+    from mcrisk.cli.text import format_jobs
+    lines = format_jobs(report_summary()).splitlines()
+    assert "a job never spans two islands" in lines[0]
+    assert lines[1].split() == ["unservable", "GPU-days", "homeless", "frontier", "(1,024)",
+                                *lines[1].split()[5:]]
+    assert lines[2].split() == ["strategy"] + ["P50", "P90"] * (1 + len(CLASSES))
+    assert [line.split()[0] for line in lines[3:]] == ["alpha", "beta"]   # ranking order
+    for line, s in zip(lines[3:], (1, 0)):
+        assert line.split()[1:] == expected_cells(s)
+    assert format_jobs({"strategies": {}}) == ""                           # no mix, no table
+
+
 # ---- a run without a mix --------------------------------------------------------------------
 
 def test_a_run_without_a_mix_writes_no_job_keys_columns_or_table(minimal_run):

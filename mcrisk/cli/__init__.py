@@ -45,7 +45,7 @@ from .text import (count_noun, escaped, format_compare_mitigation, format_compar
                    format_cost_comparison,
                    format_drivers, format_horizon_warnings, format_mitigation, format_precision,
                    format_table)
-from .text import format_costs
+from .text import format_costs, format_jobs
 
 __all__ = ["main", "build_parser", "default_out", "format_table", "format_costs",
            "format_horizon_warnings",
@@ -78,10 +78,10 @@ def _print_run(run: RunResult) -> None:
     warnings = format_horizon_warnings(s)
     if warnings:
         print(warnings)
-    costs = format_costs(s)
-    if costs:
-        print()
-        print(costs)
+    for table in (format_costs(s), format_jobs(s)):
+        if table:
+            print()
+            print(table)
     if run.out_dir is not None:
         print()
         for path in run.files or (run.out_dir / "summary.json",):

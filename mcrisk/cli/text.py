@@ -270,3 +270,29 @@ def format_costs(summary: dict) -> str:
                      + " ".join(f"{money(total[key]):>9}" for key in ("mean", "p50", "p90", "p99"))
                      + f"  {parts or '-'}")
     return "\n".join(lines)
+
+
+def format_jobs(summary: dict) -> str:
+    """The job-mix table under the cost table: report/jobs.py's rows (strategies in ranking
+    order, the P50 and P90 of unservable_gpu_days and each class's homeless days) under a
+    two-line header (the column, then P50 and P90), its definition first; empty for a run
+    without a job mix (summary.json has no `jobs`)."""
+    from ..report.jobs import STATISTICS, definition_text, job_rows
+    from ..report.text import visible
+
+    headers, rows = job_rows(summary)
+    if not rows:
+        return ""
+    groups = [h.rsplit(" ", 1)[0].replace("homeless days ", "homeless ")
+              for h in headers[::len(STATISTICS)]]
+    cell = max(8, *(len(c) for _, cells in rows for c in cells))
+    width = [max(len(g), len(STATISTICS) * (cell + 1) - 1) for g in groups]
+    top = " ".join(f"{g:>{w}}" for g, w in zip(groups, width))
+    sub = " ".join(f"{' '.join(f'{k.upper():>{cell}}' for k in STATISTICS):>{w}}"
+                   for w in width)
+    lines = [definition_text(summary), f"{'':24} {top}", f"{'strategy':24} {sub}"]
+    for name, cells in rows:
+        pairs = [cells[k:k + len(STATISTICS)] for k in range(0, len(cells), len(STATISTICS))]
+        lines.append(f"{visible(name)[:24]:24} " + " ".join(
+            f"{' '.join(f'{c:>{cell}}' for c in pair):>{w}}" for pair, w in zip(pairs, width)))
+    return "\n".join(lines)
