@@ -384,6 +384,27 @@ def test_the_definitions_carry_the_runs_values(minimal):
         assert f"<code>{metric}</code>" in page
     assert "<b>not cut at H</b>" in page and "flat before the first point" in page
     assert "hall is energized" in page and "at least 36 scenarios" in page
+    assert "Attrition" not in page and "Job mix" not in page          # none in minimal.toml
+
+
+def test_the_definitions_say_how_the_full_reference_behaves():
+    from types import SimpleNamespace
+
+    from mcrisk.compile import compile_scenario
+    from mcrisk.report.html import definitions_html
+
+    full = load_scenario(REFERENCE.parent / "reference-2048-full.toml")
+    page = definitions_html(SimpleNamespace(summary={"samples": 10}, scenario=full,
+                                            plan=compile_scenario(full)))
+    # usable shares 1 - 4.7e-4 x 8 x 3 and 1 - 9.4e-4 x 72 x 0.5, the baseline 2048 x the first
+    for value in ("= 0.98872 of its capacity", "= 0.96616 of its capacity",
+                  f"B = {2048 * 0.98872:,.0f} H100-eq", "D(t) = 2,048 H100-eq × (1 + g)",
+                  "taken every 30 days", "with chance 0.1 (0.3 if its burn-in failed before)",
+                  "of hybrid-gated-soak: a unit whose burn-in failed 2 or more times",
+                  "of hybrid-gated-keep: SU7, SU8 stay in service",
+                  "frontier 1,024 H100-eq (40%), mid 256 H100-eq (35%), small 16 H100-eq (25%)"):
+        assert value in page, value
+    assert "( H100-eq)" not in page                 # a forecast has no points to list
 
 
 @pytest.mark.slow

@@ -16,6 +16,65 @@ def _demand_text(points) -> str:
         + " H100-eq"
 
 
+def _demand_item(demand) -> str:
+    """How demand is read: the fixed points, or the forecast's formula with its drawn growth."""
+    f = demand.forecast
+    if f is None:
+        return (f"<b>Demand</b> D(t) is read piecewise linearly between the scenario's points "
+                f"({_demand_text(demand.points)}), and flat before the first point and after "
+                "the last.")
+    return (f"<b>Demand</b> D(t) = {fmt(f.workload_at_day0)} {html_text(f.unit)} × (1 + g)"
+            f"<sup>t/365</sup> / {fmt(f.per_h100)} {html_text(f.unit)} per H100: a forecast "
+            "whose yearly growth g is drawn once per scenario (the same for every strategy), "
+            f"taken every {fmt(f.points_every_days)} days and joined linearly; the charts draw "
+            "its median (P50) curve.")
+
+
+def _behaviour_items(scenario) -> list[str]:
+    """What the scenario adds to capacity and demand beyond the plan: attrition, failures
+    after acceptance, acceptance policies, kept units and a job mix (docs/metrics.md)."""
+    items = []
+    for t in scenario.unit_types:
+        if t.attrition is not None:
+            a = t.attrition
+            items.append(
+                f"<b>Attrition</b> of {html_text(t.id)}: each unit counts at its usable share "
+                f"1 − {a.interruptions_per_gpu_day:g} interruptions per GPU-day × "
+                f"{a.gpus_per_interruption} GPUs out × {fmt(a.days_out)} days = "
+                f"{a.usable_share:.5f} of its capacity (the steady share not out for repair), "
+                "the baseline included.")
+        if t.early_failures is not None:
+            e = t.early_failures
+            items.append(
+                f"<b>Failures after acceptance</b> of {html_text(t.id)}: a unit fails once in "
+                f"its first months of service with chance {fmt(e.chance)} "
+                f"({fmt(e.chance_after_burnin_failure)} if its burn-in failed before) and "
+                "leaves service for its repair; its capacity (ramp steps included) is out "
+                "from the failure to the repair's end.")
+    for st in scenario.strategies:
+        if st.acceptance is not None:
+            items.append(
+                f"<b>Acceptance policy</b> of {html_text(st.name)}: a unit whose burn-in failed "
+                f"{st.acceptance.soak_after_failures} or more times soaks on its fabric before "
+                "acceptance; an early failure due in the soak is repaired before acceptance.")
+        if st.keep:
+            items.append(f"<b>Kept units</b> of {html_text(st.name)}: "
+                         f"{html_text(', '.join(st.keep))} stay in service to the horizon, "
+                         "never drained, with their power and running cost.")
+    if scenario.demand.jobs:
+        items.append(
+            "<b>Job mix</b>: demand is jobs of " + ", ".join(
+                f"{html_text(j.id)} {fmt(j.size)} H100-eq ({j.share:.0%})"
+                for j in scenario.demand.jobs)
+            + "; a job runs inside one island. <code>unservable_gpu_days</code>: demand that "
+            "total capacity could hold but the islands could not pack (largest jobs first, "
+            "into the island with the most free capacity, whole jobs only), integrated by the "
+            f"midpoint rule on cells of {fmt(scenario.demand.packing_step_days)} day(s); "
+            "<code>homeless_days.&lt;class&gt;</code>: the time no island holds one job of "
+            "the class.")
+    return items
+
+
 def definitions_html(run) -> str:
     """The section 'Definitions and assumptions': what capacity, the baseline and each metric
     mean, how demand is read, the horizon, what a row retrofit waits for, and the statistics,
@@ -63,12 +122,12 @@ def definitions_html(run) -> str:
         "removal. A new unit counts from its acceptance: burn-in passed and its fabric island "
         f"ready.{realism} Events at the same instant apply together, so a drain triggered by "
         "an acceptance makes no dip; a dip of zero length is no dip.",
-        f"<b>Baseline</b> B = {baseline} H100-eq: the capacity in service at day 0. “Below the "
+        f"<b>Baseline</b> B = {baseline} H100-eq: the (usable) capacity in service at day 0. "
+        "“Below the "
         "baseline” means C(t) &lt; B by more than 1e-9 × B, so float rounding never makes a "
         "phantom trough.",
-        f"<b>Demand</b> D(t) is read piecewise linearly between the scenario's points "
-        f"({_demand_text(scenario.demand.points)}), and flat before the first point and "
-        "after the last.",
+        _demand_item(scenario.demand),
+        *_behaviour_items(scenario),
         f"<b>Horizon</b> H = {horizon} days: trough depth, trough days, shortfall and homeless "
         "days count the time from day 0 to H only; events after H change none of them. "
         "Completion is not cut at H. Where a strategy completes after H, its trough days and "
