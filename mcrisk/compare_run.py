@@ -3,7 +3,8 @@
 Loads the scenario once, simulates it (every strategy: the worlds are the same whichever
 strategies are compared) and pairs A with B scenario by scenario
 (mcrisk.analysis.compare.compare_strategies; with [costs], every cost column too:
-compare_costs); when the run's risks have mitigated values,
+compare_costs; with a job mix, every job column: compare_jobs); when the run's risks have
+mitigated values,
 the value of mitigation for A and B too (mcrisk.mitigation_run). Prints nothing: the CLI does.
 """
 from __future__ import annotations
@@ -13,11 +14,12 @@ import os
 from dataclasses import dataclass, field
 from typing import Callable
 
-from .analysis.compare import compare_costs, compare_strategies
+from .analysis.compare import compare_costs, compare_jobs, compare_strategies
 from .backends import Backend
 from .compile import compile_scenario
 from .dask_backend import dask_session
 from .errors import McriskError
+from .job_summary import scenario_job_columns
 from .mitigation_run import mitigation_entry
 from .progress import Progress, as_progress
 from .run import RiskRun, load_for_run, prepare_backend
@@ -33,6 +35,8 @@ class Comparison:
     cost_differences: dict = field(default_factory=dict)   # {cost column: paired A - B};
                                                            # empty without [costs]
     currency: str | None = None    # the scenario's [costs] currency; None without costs
+    job_differences: dict = field(default_factory=dict)    # {job column: paired A - B};
+                                                           # empty without a job mix
 
 
 def run_comparison(path: str | os.PathLike, a: str, b: str, samples: int, seed: int,
@@ -72,10 +76,12 @@ def _compare(register: RiskRun, plan, a: str, b: str, samples: int, seed: int,
                       keep_world=0)
     differences = compare_strategies(result.metrics, list(plan.strategy_names), a, b)
     costs = compare_costs(result.costs, list(plan.strategy_names), a, b)
+    jobs = compare_jobs(result.jobs, list(plan.strategy_names), a, b,
+                        scenario_job_columns(register.scenario))
     side = register.counterpart() if mitigation else None
     value = None
     if side is not None:
         value = mitigation_entry(side, compile_scenario(side.other), result, chosen, chunk_size,
                                  strategies=list(dict.fromkeys((a, b))), progress=progress)
     return Comparison(register, chosen, differences, value, costs,
-                      register.scenario.costs.currency if costs else None)
+                      register.scenario.costs.currency if costs else None, jobs)

@@ -321,3 +321,31 @@ def test_a_precision_run_keeps_the_job_columns_of_a_plain_run_of_its_size(tmp_pa
     for name in plain.summary["ranking"]:
         per_strategy = grown.summary["strategies"][name]
         assert per_strategy["jobs"] == plain.summary["strategies"][name]["jobs"]
+
+
+# ---- mcrisk compare: the job columns paired A - B ------------------------------------------
+
+def test_compare_pairs_every_job_column_like_the_metrics(tmp_path, capsys):
+    from mcrisk.analysis.compare import compare_jobs
+    from mcrisk.cli import main
+
+    rng = np.random.default_rng(2)
+    jobs = rng.gamma(2.0, 50.0, size=(300, 2, 3))
+    columns = ("unservable_gpu_days", "homeless_days.big", "homeless_days.small")
+    got = compare_jobs(jobs, ["a", "b"], "a", "b", columns)
+    assert list(got) == list(columns)
+    for k, name in enumerate(columns):
+        diff = jobs[:, 0, k] - jobs[:, 1, k]
+        assert got[name]["mean"] == pytest.approx(diff.mean(), rel=1e-12)
+        assert got[name]["p90"] == pytest.approx(np.percentile(diff, 90), rel=1e-12)
+        assert got[name]["p_a_worse"] == np.mean(diff > 0)
+    assert compare_jobs(None, ["a", "b"], "a", "b", ()) == {}
+    # end to end: the printed table has a row per job column; none without a mix
+    scenario = tmp_path / "mix.toml"
+    scenario.write_text(variant(MIX_EDIT, text=MINIMAL_TEXT))
+    for path, expected in ((scenario, True), (MINIMAL, False)):
+        assert main(["compare", str(path), "swap-gated", "drain-on-day", "--samples", "200",
+                     "--backend", "numpy", "--quiet"]) == 0
+        out = capsys.readouterr().out
+        assert ("job mix: A - B per scenario" in out) == expected
+        assert ("homeless_days.small" in out) == expected

@@ -3,7 +3,8 @@
 Scenario i is the same world for every strategy, so A_i - B_i isolates the effect of the
 plan: its spread is what the plans differ by, not how the worlds differ. That makes the
 intervals much tighter than comparing two independent runs. A scenario with [costs] pairs its
-cost columns the same way (compare_costs); money_text writes an amount of money for people.
+cost columns the same way (compare_costs), and one with a job mix its job columns
+(compare_jobs); money_text writes an amount of money for people.
 """
 from __future__ import annotations
 
@@ -69,6 +70,18 @@ def compare_costs(costs: np.ndarray | None, strategy_names, a: str, b: str) -> d
     sa, sb = strategy_names.index(a), strategy_names.index(b)
     return {name: paired_difference(costs[:, sa, k], costs[:, sb, k])
             for k, name in enumerate(COSTS[:costs.shape[2]])}
+
+
+def compare_jobs(jobs: np.ndarray | None, strategy_names, a: str, b: str,
+                 columns: tuple[str, ...]) -> dict:
+    """{job column: paired_difference} of strategy a against strategy b, over the job
+    columns of jobs[scenarios, strategies, 1 + J] named `columns` (definitions.job_columns:
+    unservable_gpu_days, then each class's homeless days); empty without a job mix."""
+    if jobs is None:
+        return {}
+    sa, sb = strategy_names.index(a), strategy_names.index(b)
+    return {name: paired_difference(jobs[:, sa, k], jobs[:, sb, k])
+            for k, name in enumerate(columns)}
 
 
 # Currencies written with a symbol before the amount; any other code follows it ("1.2M CHF").

@@ -176,6 +176,12 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         print()
         print(format_cost_comparison(args.a, args.b, compared.cost_differences, args.samples,
                                      compared.currency))
+    if compared.job_differences:
+        print()
+        print("job mix: A - B per scenario (unservable in H100-eq x days, homeless in days); "
+              "positive = A worse")
+        print(format_comparison(args.a, args.b, compared.job_differences, args.samples,
+                                label="job column"))
     if compared.mitigation is not None:
         print()
         print(format_compare_mitigation(compared.mitigation, args.samples))
