@@ -98,7 +98,7 @@ def test_attrition_scales_capacity_by_the_usable_share(backend, tmp_path):
 def test_attrition_that_takes_half_a_fleet_out_is_refused(tmp_path):
     text = tiny_text(SWAP_ON_DAY, old=attrition(0.05, 8, 3))
     assert any("unit_types[0].attrition.interruptions_per_gpu_day = 0.05: leaves a usable "
-               "share of -0.2" in p and "per GPU-day" in p
+               "share of -0.2" in p and "must be above 0.5" in p and "per GPU-day" in p
                for p in problems(text, str(tmp_path / "x.toml")))
 
 

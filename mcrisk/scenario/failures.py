@@ -37,7 +37,7 @@ def read_attrition(t: _Table | None) -> Attrition | None:
     if attrition.usable_share <= MIN_USABLE_SHARE:
         t.r.report(t.at("interruptions_per_gpu_day"), rate,
                    f"leaves a usable share of {attrition.usable_share:.3g} (1 - {rate:g} x "
-                   f"{gpus} GPUs x {days:g} days), at most {MIN_USABLE_SHARE}",
+                   f"{gpus} GPUs x {days:g} days); it must be above {MIN_USABLE_SHARE}",
                    "check the units: the rate is per GPU-day (4.7e-4 for Llama 3's H100s)")
         return None
     return attrition
