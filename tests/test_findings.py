@@ -236,11 +236,12 @@ def test_the_soak_sentence_says_what_it_buys_and_costs_beyond_noise():
     from mcrisk.model import Acceptance, Distribution
     n = 4000
     first_days = np.where(np.arange(n) % 10 == 0, 12.0, 0.0)       # an outage in 1 of 10
+    short_more = np.where(np.arange(n) % 4 == 0, 8.0, 0.0)          # the delay: +2 on average
     done = np.full(n, 300.0)
     m = metrics_of(first={"trough_depth": np.zeros(n), "trough_days": first_days,
                           "shortfall_gpu_days": np.full(n, 50.0), "completion_day": done},
                    soak={"trough_depth": np.zeros(n), "trough_days": first_days / 2,
-                         "shortfall_gpu_days": np.full(n, 50.0),
+                         "shortfall_gpu_days": np.full(n, 50.0) + short_more,
                          "completion_day": done + np.where(np.arange(n) % 5 == 0, 7.0, 0.0)})
     text = soaking("first", "soak", Acceptance(2, Distribution("fixed", (7.0,))), m,
                    ["first", "soak"])
@@ -251,7 +252,11 @@ def test_the_soak_sentence_says_what_it_buys_and_costs_beyond_noise():
     low, high = _ci(first_days - first_days / 2)
     assert (f"the time below baseline is shorter by 0.6 days on average (95% CI {low:.1f} to "
             f"{high:.1f}; better in 400 worlds, never worse)") in text
-    assert "the shortfall against demand is the same in every world" in text
+    # larger by 2, its interval stated for that size (positive), not for first - soak (< 0)
+    low, high = _ci(short_more)
+    assert (f"the shortfall against demand is larger by 2 H100-eq x days on average (95% CI "
+            f"{low:.1f} to {high:.1f}; better in 0 worlds, worse in 1,000)") in text
+    assert low > 0
     assert ("The soak costs 1.4 days of completion on average" in text
             and "it completes later in 800 of 4,000 worlds (20.0%) and earlier in 0." in text)
 

@@ -167,6 +167,13 @@ def _interval(ci) -> str:
     return f"95% CI {fmt(ci[0])} to {fmt(ci[1])}"
 
 
+def _of_size(d: dict) -> tuple[float, float]:
+    """A paired difference's 95% interval for the size of its mean, the way the sentence
+    states it ("larger by 155", not "by -155"): negated and swapped when the mean is < 0."""
+    low, high = d["mean_ci"]
+    return (low, high) if d["mean"] >= 0 else (-high, -low)
+
+
 def _beyond_noise(d: dict) -> bool:
     """Whether a paired mean difference is beyond Monte Carlo noise: its 95% interval
     exists and excludes 0."""
@@ -197,7 +204,7 @@ def _head_to_head(base: str, other: str, metrics: np.ndarray, names, change: str
         elif _beyond_noise(d):
             better, worse = int(np.sum(a > b)), int(np.sum(a < b))
             buys.append(f"{what} {less if d['mean'] > 0 else more} by {fmt(abs(d['mean']))} "
-                        f"{unit} on average ({_interval(d['mean_ci'])}; better in "
+                        f"{unit} on average ({_interval(_of_size(d))}; better in "
                         f"{better:,} worlds, " + (f"worse in {worse:,})" if worse else
                                                   "never worse)"))
         else:
@@ -213,7 +220,7 @@ def _head_to_head(base: str, other: str, metrics: np.ndarray, names, change: str
         costs = (f"{change[0].upper() + change[1:]} costs {fmt(abs(cost['mean']))} days of "
                  f"completion on average ({_interval(cost['mean_ci'])})" if cost["mean"] > 0
                  else f"With {change} it even completes {fmt(abs(cost['mean']))} days earlier "
-                      f"on average ({_interval(cost['mean_ci'])})")
+                      f"on average ({_interval(_of_size(cost))})")
         costs += (f": it completes later in {_count(later, n, 'worlds')} and earlier in "
                   f"{earlier:,}.")
     else:
