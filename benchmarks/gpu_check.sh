@@ -3,7 +3,9 @@
 #   1. what the machine is (nvidia-smi, CuPy's view of the device)
 #   2. pytest -m gpu: the CuPy kernels against the Numba backend, bit-exact random stream,
 #      device summary against mcrisk.aggregate, the GPU path really taken; the closed forms
-#      and the identities (chunking, replay, common random numbers) on the GPU too
+#      and the identities (chunking, replay, common random numbers) on the GPU too; costs,
+#      crews, kept units, forecast demand, failures after acceptance and the full reference
+#      (job mix included) against Numba
 #   3. benchmarks/bench_gpu.py: kernel throughput at 1e6 and 1e7 scenarios on the reference,
 #      end-to-end 1e6 x 5 (sampling, metrics, percentiles, summary), GPU-vs-CPU differences
 # Everything it prints also goes to $OUT (the lent machine's folder that comes back), else to
@@ -54,7 +56,9 @@ EOF
 echo "== pytest -m gpu"
 set +e
 "$PYTHON" -m pytest -q -m gpu -p no:cacheprovider tests/test_gpu_parity.py \
-    tests/test_engine_closed_forms.py tests/test_backends.py 2>&1 \
+    tests/test_engine_closed_forms.py tests/test_backends.py tests/test_full_scenario.py \
+    tests/test_early_failures.py tests/test_keep.py tests/test_forecast.py \
+    tests/test_strategy_crews.py tests/test_costs_parity.py 2>&1 \
     | tee "$OUT/pytest-gpu.txt"
 tests=${PIPESTATUS[0]}
 set -e
