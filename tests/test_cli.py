@@ -267,3 +267,11 @@ def test_run_on_a_search_file_says_to_optimize_it(capsys):
     err = capsys.readouterr().err
     assert "search space for `mcrisk optimize`" in err and "mcrisk optimize" in err
     assert "missing" not in err
+
+
+@pytest.mark.parametrize("value, text", [(-1e-6, "0.0"), (-0.0, "0.0"), (-0.04, "0.0"),
+                                         (-0.05, "-0.1"), (0.0, "0.0"), (-250.0, "-250"),
+                                         (1234.5, "1,234"), (None, "n/a")])
+def test_the_terminal_never_prints_a_negative_zero(value, text):
+    from mcrisk.cli.text import _fmt
+    assert _fmt(value) == text

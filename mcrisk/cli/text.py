@@ -10,9 +10,12 @@ from ..analysis.compare import MEAN_CI_MIN_SAMPLES, money_text
 from ..analysis.mitigation import mitigation_sentences
 
 def _fmt(value: float | None) -> str:
+    """A number for the terminal's tables: thousands separators, 1 decimal below 100; a value
+    that rounds to zero is "0.0", never "-0.0" (a tiny negative end of an interval)."""
     if value is None or value != value:  # not computable (summary.json: null), or nan
         return "n/a"
-    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:,.1f}"
+    text = f"{value:,.0f}" if abs(value) >= 100 else f"{value:,.1f}"
+    return text[1:] if text == "-0.0" else text
 
 
 def format_table(summary: dict) -> str:
