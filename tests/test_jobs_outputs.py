@@ -228,6 +228,9 @@ def test_the_html_table_shows_the_same_numbers():
         cells = [part.split("</td>")[0] for part in row.split('<td class="n">')[1:]]
         assert cells == expected_cells(s)
     assert "better" not in html and "worse" not in html     # no ranking sentence
+    # two header rows: each column once over its P50 and P90, so the table fits a page
+    assert '<th class="n" colspan="2">unservable GPU-days</th>' in html
+    assert html.count('<th class="n">P50</th><th class="n">P90</th>') == 1 + len(CLASSES)
 
 
 def test_the_terminal_table_shows_the_same_numbers_under_a_two_line_header():

@@ -52,13 +52,17 @@ def jobs_html(summary: dict, colors: dict[str, str]) -> list[str]:
     headers, rows = job_rows(summary)
     if not rows:
         return []
-    head = "".join(f'<th class="n">{html_text(h)}</th>' for h in headers)
+    # two header rows, so the table fits a page: each column once, then P50 and P90 under it
+    groups = [h.rsplit(" ", 1)[0] for h in headers[::len(STATISTICS)]]
+    top = "".join(f'<th class="n" colspan="{len(STATISTICS)}">{html_text(g)}</th>'
+                  for g in groups)
+    sub = "".join(f'<th class="n">{key.upper()}</th>' for _ in groups for key in STATISTICS)
     body = "".join(f'<tr><td class="name">{swatch(name, colors)}</td>'
                    + "".join(f'<td class="n">{html_text(cell)}</td>' for cell in cells)
                    + "</tr>" for name, cells in rows)
     return ['<h2 id="jobs">Job mix</h2>', f"<p>{html_text(definition_text(summary))}</p>",
-            f'<div class="scroll"><table class="jobs"><tr><th>strategy</th>{head}</tr>'
-            f"{body}</table></div>"]
+            f'<div class="scroll"><table class="jobs"><tr><th rowspan="2">strategy</th>{top}'
+            f"</tr><tr>{sub}</tr>{body}</table></div>"]
 
 
 def jobs_markdown(summary: dict) -> list[str]:
