@@ -23,7 +23,7 @@ from .job_summary import scenario_job_columns
 from .mitigation_run import mitigation_entry
 from .progress import Progress, as_progress
 from .run import RiskRun, load_for_run, prepare_backend
-from .simulate import DEFAULT_CHUNK, check_memory, simulate
+from .simulate import check_memory, default_chunk, simulate
 
 
 @dataclass(frozen=True)
@@ -40,7 +40,7 @@ class Comparison:
 
 
 def run_comparison(path: str | os.PathLike, a: str, b: str, samples: int, seed: int,
-                   backend: str = "auto", chunk_size: int = DEFAULT_CHUNK, risks: str = "file",
+                   backend: str = "auto", chunk_size: int | None = None, risks: str = "file",
                    disable_risks: tuple[str, ...] = (), mitigation: bool = True,
                    progress: Progress | Callable[[int, int], None] | None = None,
                    dask: str | None = None) -> Comparison:
@@ -62,6 +62,7 @@ def run_comparison(path: str | os.PathLike, a: str, b: str, samples: int, seed: 
             raise McriskError(f"{path}: strategy {label} = {name!r}: no strategy "
                               f"{name!r} in this file ({guess}it has "
                               f"{', '.join(plan.strategy_names)})")
+    chunk_size = default_chunk(plan, chunk_size)    # None: the plan's default
     check_memory(plan, samples, chunk_size)
     with dask_session(dask) as session:
         return _compare(register, plan, a, b, samples, seed, chunk_size, mitigation, progress,

@@ -38,7 +38,7 @@ from .precision_run import simulate_to_precision
 from .progress import COMPILE, QUIET, SUMMARIZE, WRITE, Progress, Steps, as_progress
 from .rng import RNG_NAME
 from .scenario import load_scenario
-from .simulate import DEFAULT_CHUNK, SimulationResult, check_memory, simulate
+from .simulate import SimulationResult, check_memory, default_chunk, simulate
 
 if TYPE_CHECKING:
     from .report.collect import RunDetail
@@ -244,7 +244,7 @@ def _simulate(plan, samples, seed, backend, chunk_size, progress, precision, hoo
 def run_scenario(scenario: RiskRun | str | os.PathLike, samples: int = DEFAULT_SAMPLES,
                  seed: int = DEFAULT_SEED,
                  backend: str = "auto", out_dir: str | Path | None = None,
-                 chunk_size: int = DEFAULT_CHUNK,
+                 chunk_size: int | None = None,
                  progress: Progress | Callable[[int, int], None] | None = None,
                  report: bool = True, risks: str = "file", disable_risks: tuple[str, ...] = (),
                  precision: PrecisionTarget | None = None, publish: bool = True,
@@ -279,6 +279,7 @@ def run_scenario(scenario: RiskRun | str | os.PathLike, samples: int = DEFAULT_S
     register = _risk_run(scenario, risks, disable_risks)
     scenario = register.scenario
     plan = compile_scenario(scenario)
+    chunk_size = default_chunk(plan, chunk_size)    # None: the plan's default
     side = register.counterpart() if mitigation else None
     other_plan = compile_scenario(side.other) if side is not None else None
 

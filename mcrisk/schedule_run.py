@@ -16,7 +16,7 @@ from .errors import McriskError
 from .milestones import MilestoneCollector
 from .progress import as_progress
 from .run import compiles_noted, load_for_run, prepare_backend
-from .simulate import DEFAULT_CHUNK, check_memory, simulate
+from .simulate import check_memory, default_chunk, simulate
 
 
 @dataclass(frozen=True)
@@ -42,7 +42,7 @@ def run_schedule(path: str | os.PathLike, strategy: str, samples: int, seed: int
         names = ", ".join(s.name for s in scenario.strategies)
         raise McriskError(f"{path}: no strategy {strategy!r} (the scenario has: {names})")
     plan = compile_scenario(scenario)
-    chunk = chunk_size or DEFAULT_CHUNK
+    chunk = default_chunk(plan, chunk_size)
     check_memory(plan, samples, chunk, option="--samples")
     collector = MilestoneCollector(plan, scenario)
     with dask_session(dask) as session:

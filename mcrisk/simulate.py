@@ -32,6 +32,11 @@ from .errors import McriskError
 from .progress import SCENARIOS, SIMULATE, Progress, as_progress
 
 DEFAULT_CHUNK = 65_536
+# With a job mix each scenario packs its jobs into the islands every packing cell, about 5-8
+# times the work of one without (the reference with a three-class mix: 0.34 s for 4,000
+# scenarios against 0.04-0.07 s), so its default chunk is 8 times smaller: a stop (Ctrl-C,
+# SIGTERM), a progress step or a Dask task then comes about as often. No number depends on it.
+JOB_MIX_CHUNK = 8_192
 DEFAULT_KEEP_WORLD = 250_000     # drawn inputs kept for drivers analysis
 MAX_SAMPLES = 100_000_000        # hard cap: 24 GB of kept metrics for 5 strategies
 MEMORY_SHARE = 0.9               # refuse a run whose estimate exceeds this share of the RAM
@@ -95,6 +100,15 @@ def cost_array(plan: CompiledScenario, samples: int) -> np.ndarray | None:
     if plan.n_costs == 0:
         return None
     return np.empty((samples, plan.n_strategies, plan.n_costs))
+
+
+def default_chunk(plan: CompiledScenario, chunk_size: int | None = None) -> int:
+    """The scenarios per kernel call: `chunk_size` when one is asked for, else DEFAULT_CHUNK,
+    or JOB_MIX_CHUNK for a plan with a job mix (a kernel call is not interrupted: a smaller
+    chunk keeps a stop prompt)."""
+    if chunk_size is not None:
+        return chunk_size
+    return JOB_MIX_CHUNK if plan.n_job_cols else DEFAULT_CHUNK
 
 
 def job_array(plan: CompiledScenario, samples: int) -> np.ndarray | None:

@@ -352,3 +352,25 @@ def test_compare_pairs_every_job_column_like_the_metrics(tmp_path, capsys):
         out = capsys.readouterr().out
         assert ("job mix: A - B per scenario" in out) == expected
         assert ("homeless_days.small" in out) == expected
+
+
+# ---- the default chunk: smaller with a job mix, so a stop comes as often --------------------
+
+def test_a_job_mix_runs_in_smaller_chunks_by_default_with_the_same_numbers(tmp_path):
+    from mcrisk.compile import compile_scenario
+    from mcrisk.run import run_scenario
+    from mcrisk.scenario import load_scenario
+    from mcrisk.simulate import DEFAULT_CHUNK, JOB_MIX_CHUNK, default_chunk
+
+    scenario = tmp_path / "mix.toml"
+    scenario.write_text(variant(MIX_EDIT, text=MINIMAL_TEXT))
+    mix, plain = (compile_scenario(load_scenario(p)) for p in (scenario, MINIMAL))
+    assert (default_chunk(mix), default_chunk(plain)) == (JOB_MIX_CHUNK, DEFAULT_CHUNK)
+    assert JOB_MIX_CHUNK * 8 == DEFAULT_CHUNK
+    assert default_chunk(mix, 100) == 100 == default_chunk(plain, 100)     # asked for: kept
+    # summary.json records the chunk that ran; the numbers do not depend on it
+    runs = [run_scenario(str(scenario), samples=300, seed=2, backend="numba", chunk_size=size,
+                         report=False) for size in (None, 64)]
+    assert [r.summary["chunk_size"] for r in runs] == [JOB_MIX_CHUNK, 64]
+    np.testing.assert_array_equal(runs[0].result.metrics, runs[1].result.metrics)
+    np.testing.assert_array_equal(runs[0].result.jobs, runs[1].result.jobs)

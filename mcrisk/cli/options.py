@@ -13,7 +13,7 @@ from ..analysis.precision import parse_precision
 from ..backends import BACKEND_NAMES
 from ..compile import RISK_MODES
 from ..run import DEFAULT_SAMPLES, DEFAULT_SEED
-from ..simulate import DEFAULT_CHUNK, MAX_SAMPLES
+from ..simulate import DEFAULT_CHUNK, JOB_MIX_CHUNK, MAX_SAMPLES
 
 # Digits, optionally grouped by thousands with commas or underscores: 20000, 20,000, 20_000.
 _WHOLE_NUMBER = re.compile(r"\d+|\d{1,3}(,\d{3})+|\d{1,3}(_\d{3})+")
@@ -83,8 +83,10 @@ def _add_world_options(command: argparse.ArgumentParser) -> None:
                               "compiler, one thread: parity checks); auto picks cuda when CuPy "
                               "and a device are present, else numba; cpu and gpu are aliases "
                               "of numba and cuda")
-    command.add_argument("--chunk-size", type=_positive_int, default=DEFAULT_CHUNK,
-                         help="scenarios per kernel call; results do not depend on it")
+    command.add_argument("--chunk-size", type=_positive_int, default=None,
+                         help=f"scenarios per kernel call (default {DEFAULT_CHUNK:,}, "
+                              f"{JOB_MIX_CHUNK:,} with a job mix, whose scenarios cost more: "
+                              "a stop comes between calls); results do not depend on it")
     command.add_argument("--risks", choices=RISK_MODES, default="file",
                          help="risk register: as in the file (default), off, every risk "
                               "pre-mitigation, or post-mitigation")

@@ -37,7 +37,6 @@ from ..analysis.compare import paired_difference
 from ..backends import Backend
 from ..model import Scenario
 from ..progress import Progress
-from ..simulate import DEFAULT_CHUNK
 from .objective import (CI_CONFIDENCE, VIOLATED, Goal, column_values, dominates, estimate,
                         estimates, goal_of, interval, lower_beyond_noise, objective_values,
                         order, parse_statistic, pareto_set, verdict,
@@ -101,7 +100,7 @@ def chosen(result: RaceResult, top: int) -> tuple[int, ...]:
 
 def evaluate(space, scenario: Scenario, candidates: Sequence, result: RaceResult,
              backend: Backend, progress: Progress | None = None,
-             chunk_size: int = DEFAULT_CHUNK) -> Evaluation:
+             chunk_size: int | None = None) -> Evaluation:
     """The chosen plans of `result` (indices into `candidates`, each with .name, .strategy,
     .crews) and the scenario's written strategies on space.evaluate.seed, with
     space.evaluate.samples scenarios (see the module docstring)."""
@@ -114,7 +113,7 @@ def evaluate(space, scenario: Scenario, candidates: Sequence, result: RaceResult
 def evaluate_plans(scenario: Scenario, picked: Sequence[tuple[int, object]], backend: Backend,
                    goal: Goal, constraints: Sequence, samples: int, seed: int,
                    progress: Progress | None = None,
-                   chunk_size: int = DEFAULT_CHUNK) -> Evaluation:
+                   chunk_size: int | None = None) -> Evaluation:
     """evaluate's work on explicit arguments: `picked` = [(candidate index, candidate)] in
     the race's order, a parsed goal, `constraints` (.statistic, .max)."""
     started = time.perf_counter()

@@ -30,7 +30,7 @@ from ..backends import Backend
 from ..compile import compile_scenario
 from ..model import Scenario
 from ..progress import Progress, as_progress
-from ..simulate import DEFAULT_CHUNK, check_memory, simulate
+from ..simulate import check_memory, default_chunk, simulate
 from .objective import eliminate, goal_of
 
 
@@ -76,7 +76,7 @@ def plan_scenario(scenario: Scenario, plans: Sequence[tuple]) -> Scenario:
 
 
 def simulate_plans(scenario: Scenario, plans: Sequence[tuple], backend: Backend, seed: int,
-                   first: int, samples: int, chunk_size: int = DEFAULT_CHUNK,
+                   first: int, samples: int, chunk_size: int | None = None,
                    progress: Progress | None = None, note: str = "",
                    option: str = "race.scenarios") -> tuple[np.ndarray, np.ndarray | None]:
     """metrics[samples, p, 6] and costs[samples, p, n_costs] (None without [costs]) of the
@@ -84,6 +84,7 @@ def simulate_plans(scenario: Scenario, plans: Sequence[tuple], backend: Backend,
     `seed`: one compile and one simulation, every plan a strategy with its own crews. `option`
     names the setting that asked for `samples` in the memory check's message."""
     plan = compile_scenario(plan_scenario(scenario, plans))
+    chunk_size = default_chunk(plan, chunk_size)    # None: the plan's default
     check_memory(plan, samples, chunk_size, option=option)
     backend.prepare(plan)
     result = simulate(plan, samples, seed, backend, chunk_size=chunk_size, first=first,
@@ -93,7 +94,7 @@ def simulate_plans(scenario: Scenario, plans: Sequence[tuple], backend: Backend,
 
 
 def race(space, scenario: Scenario, candidates: Sequence, backend: Backend,
-         progress: Progress | None = None, chunk_size: int = DEFAULT_CHUNK) -> RaceResult:
+         progress: Progress | None = None, chunk_size: int | None = None) -> RaceResult:
     """Race `candidates` (each with .strategy and .crews) over space.race.scenarios on seed
     space.race.seed, by space.objective under space.constraints (see the module docstring)."""
     return race_candidates(scenario, [(c.strategy, c.crews) for c in candidates], backend,
@@ -105,7 +106,7 @@ def race(space, scenario: Scenario, candidates: Sequence, backend: Backend,
 def race_candidates(scenario: Scenario, plans: Sequence[tuple], backend: Backend, goal,
                     constraints: Sequence, stages: Sequence[int], keep: float, seed: int,
                     progress: Progress | None = None,
-                    chunk_size: int = DEFAULT_CHUNK) -> RaceResult:
+                    chunk_size: int | None = None) -> RaceResult:
     """The race of `plans` ((strategy, crews) pairs; candidate i is plans[i]) with a parsed
     goal (objective.Goal), `constraints` (.statistic, .max), stage sizes `stages` (strictly
     ascending), `keep` in (0, 1] and `seed`."""
