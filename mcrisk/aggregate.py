@@ -184,6 +184,18 @@ def metric_summary(values: np.ndarray, overwrite: bool = False) -> dict:
     return summary_of_order_statistics(at, ordered.size, mean)
 
 
+def summarize_columns(values: np.ndarray, strategy_names: tuple[str, ...], columns,
+                      noun: str) -> dict:
+    """{strategy: {column: summary}} from values[scenario, strategy, column] (the cost or
+    job columns that ride after the metrics), each metric_summary's, one sort of one
+    column's copy at a time; a ValueError naming `noun` when the shape does not match."""
+    if values.ndim != 3 or values.shape[1:] != (len(strategy_names), len(columns)):
+        raise ValueError(f"{noun} of shape {values.shape}: expected [scenarios, "
+                         f"{len(strategy_names)} strategies, {len(columns)} {noun}]")
+    return {name: {column: metric_summary(values[:, s, k]) for k, column in enumerate(columns)}
+            for s, name in enumerate(strategy_names)}
+
+
 def summarize(metrics: np.ndarray, strategy_names: tuple[str, ...]) -> dict:
     """{strategy: {metric: summary}} from metrics[scenario, strategy, metric].
 

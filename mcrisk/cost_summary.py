@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .aggregate import metric_summary
+from .aggregate import summarize_columns
 from .definitions import COSTS
 
 DEFAULT_CURRENCY = "USD"
@@ -48,11 +48,7 @@ def summarize_costs(costs: np.ndarray, strategy_names: tuple[str, ...]) -> dict:
     """{strategy: {cost column: summary}} from costs[scenario, strategy, cost]: each summary
     is metric_summary's (mean, p50, p90, p99, p90_ci, with p90_ci_unavailable where there is
     no interval), one sort of one column's copy at a time."""
-    if costs.shape[1:] != (len(strategy_names), len(COSTS)):
-        raise ValueError(f"costs of shape {costs.shape}: expected [scenarios, "
-                         f"{len(strategy_names)} strategies, {len(COSTS)} costs]")
-    return {name: {column: metric_summary(costs[:, s, k]) for k, column in enumerate(COSTS)}
-            for s, name in enumerate(strategy_names)}
+    return summarize_columns(costs, strategy_names, COSTS, "costs")
 
 
 def costs_block(currency: str | None, horizon: float) -> dict:

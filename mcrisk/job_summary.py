@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .aggregate import metric_summary
+from .aggregate import summarize_columns
 from .definitions import job_columns
 
 UNSERVABLE = "unservable_gpu_days"
@@ -101,11 +101,7 @@ def summarize_jobs(jobs: np.ndarray, strategy_names: tuple[str, ...],
     """{strategy: {job column: summary}} from jobs[scenario, strategy, column]: each summary
     is metric_summary's (mean, p50, p90, p99, p90_ci, with p90_ci_unavailable where there is
     no interval), one sort of one column's copy at a time."""
-    if jobs.ndim != 3 or jobs.shape[1:] != (len(strategy_names), len(columns)):
-        raise ValueError(f"jobs of shape {jobs.shape}: expected [scenarios, "
-                         f"{len(strategy_names)} strategies, {len(columns)} job columns]")
-    return {name: {column: metric_summary(jobs[:, s, k]) for k, column in enumerate(columns)}
-            for s, name in enumerate(strategy_names)}
+    return summarize_columns(jobs, strategy_names, columns, "job columns")
 
 
 def jobs_block(mix: JobMix, horizon: float) -> dict:
