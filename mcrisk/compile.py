@@ -407,10 +407,10 @@ def _assemble(scenario: Scenario, world: World, nodes: _Nodes, plans: list[dict]
     hall_draw0 = np.zeros(len(halls))
     for unit in scenario.existing:
         kind = scenario.unit_type(unit.type)
-        island_cap0[islands.index(kind.island)] += _usable(kind, kind.capacity)
+        island_cap0[islands.index(kind.island)] += kind.capacity * kind.usable_share
         cap_node.append(node[("drain", unit.id)])
         cap_island.append(islands.index(kind.island))
-        cap_delta.append(-_usable(kind, kind.capacity))
+        cap_delta.append(-(kind.capacity * kind.usable_share))
         cap_scale.append(-1)
         hall = halls.index(hall_of_row[unit.row])
         hall_draw0[hall] += kind.power_kw
@@ -431,7 +431,7 @@ def _assemble(scenario: Scenario, world: World, nodes: _Nodes, plans: list[dict]
         for v, fraction in steps:
             cap_node.append(v)
             cap_island.append(islands.index(kind.island))
-            cap_delta.append(_usable(kind, fraction * per_unit))
+            cap_delta.append(fraction * per_unit * kind.usable_share)
             cap_scale.append(scale_q)
         outages = [(("out", unit.id, *j), ("back", unit.id, *j))
                    for j in [()] + [(k,) for k in range(1, len(steps))]]
@@ -440,7 +440,7 @@ def _assemble(scenario: Scenario, world: World, nodes: _Nodes, plans: list[dict]
             for v, sign in ((node[out], -1.0), (node[back], 1.0)):
                 cap_node.append(v)
                 cap_island.append(islands.index(kind.island))
-                cap_delta.append(sign * _usable(kind, fraction * per_unit))
+                cap_delta.append(sign * (fraction * per_unit * kind.usable_share))
                 cap_scale.append(scale_q)
         power_node.append(node[("install", unit.id)])
         power_delta.append(kind.power_kw)
@@ -534,11 +534,6 @@ def _assemble(scenario: Scenario, world: World, nodes: _Nodes, plans: list[dict]
                        handles),
         **job_arrays(scenario),
     )
-
-
-def _usable(kind, capacity: float) -> float:
-    """capacity x the type's usable share under attrition (as given without attrition)."""
-    return capacity * kind.usable_share if kind.attrition is not None else capacity
 
 
 def demand_points(scenario: Scenario, growth_q: int) -> tuple[np.ndarray, ...]:
