@@ -12,7 +12,7 @@ from ... import rng
 from ...definitions import N_METRICS
 from ...plan import CompiledScenario
 from .costs import strategy_costs
-from .metrics import capacity_metrics, job_metrics, power_violation
+from .metrics import capacity_metrics, island_capacity, job_metrics, power_violation
 from .schedule import schedule_nodes
 from .world import sample_world
 
@@ -30,14 +30,15 @@ def simulate_chunk(plan: CompiledScenario, seed: int, first: int, count: int,
     nodes = np.zeros((count, plan.n_strategies, plan.n_nodes)) if keep_nodes else None
     for s in range(plan.n_strategies):
         node_time = schedule_nodes(plan, s, world)
-        metrics[:, s, 0:4] = np.stack(capacity_metrics(plan, node_time, world), axis=1)
+        islands = island_capacity(plan, node_time, world)   # read by both below
+        metrics[:, s, 0:4] = np.stack(capacity_metrics(plan, islands, world), axis=1)
         metrics[:, s, 4] = node_time[:, plan.completion_node].max(axis=1)
         metrics[:, s, 5] = power_violation(plan, s, node_time)
         if plan.n_costs:
             metrics[:, s, N_METRICS:N_METRICS + plan.n_costs] = strategy_costs(
                 plan, s, node_time, world, metrics[:, s, 2])
         if plan.n_job_cols:
-            metrics[:, s, N_METRICS + plan.n_costs:] = job_metrics(plan, node_time, world)
+            metrics[:, s, N_METRICS + plan.n_costs:] = job_metrics(plan, islands, world)
         if keep_nodes:
             nodes[:, s] = node_time
     return metrics, world, nodes

@@ -70,13 +70,14 @@ def shortfall_area(plan: CompiledScenario, value: np.ndarray, lo, hi, capacity):
     return total
 
 
-def capacity_metrics(plan: CompiledScenario, node_time: np.ndarray, world: np.ndarray) -> tuple:
-    """trough_depth, trough_days, shortfall_gpu_days, homeless_days per scenario.
+def capacity_metrics(plan: CompiledScenario, islands: tuple, world: np.ndarray) -> tuple:
+    """trough_depth, trough_days, shortfall_gpu_days, homeless_days per scenario, from the
+    islands' capacities over time (island_capacity's result).
 
     Capacity is piecewise constant between events; events at one instant apply together
     because the interval between them has zero length.
     """
-    island_cap, bounds = island_capacity(plan, node_time, world)
+    island_cap, bounds = islands
     lo, hi = bounds[:, :-1], bounds[:, 1:]
     width = hi - lo
     capacity = sum_in_order(island_cap)
@@ -117,15 +118,16 @@ def island_capacity(plan: CompiledScenario, node_time: np.ndarray, world: np.nda
     return island_cap, bounds
 
 
-def job_metrics(plan: CompiledScenario, node_time: np.ndarray, world: np.ndarray):
+def job_metrics(plan: CompiledScenario, islands: tuple, world: np.ndarray):
     """[n, 1 + J]: unservable_gpu_days, then homeless_days of each job class (file order).
 
     Homeless days are exact over the capacity intervals, as homeless_days; unservable demand
-    is the midpoint rule on cells of plan.job_step days (docs/metrics.md)."""
-    island_cap, bounds = island_capacity(plan, node_time, world)
+    is the midpoint rule on cells of plan.job_step days (docs/metrics.md); `islands` is
+    island_capacity's result."""
+    island_cap, bounds = islands
     width = bounds[:, 1:] - bounds[:, :-1]
     largest = island_cap.max(axis=2)
-    out = np.zeros((node_time.shape[0], plan.n_job_cols))
+    out = np.zeros((island_cap.shape[0], plan.n_job_cols))
     for j, size in enumerate(plan.job_size):
         homeless = largest < size - REL_EPS * max(size, 1.0)
         out[:, 1 + j] = sum_in_order(np.where(homeless, width, 0.0))
