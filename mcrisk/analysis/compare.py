@@ -67,9 +67,7 @@ def compare_costs(costs: np.ndarray | None, strategy_names, a: str, b: str) -> d
     empty for a run without costs (None, or no cost column)."""
     if costs is None:
         return {}
-    sa, sb = strategy_names.index(a), strategy_names.index(b)
-    return {name: paired_difference(costs[:, sa, k], costs[:, sb, k])
-            for k, name in enumerate(COSTS[:costs.shape[2]])}
+    return compare_columns(costs, strategy_names, a, b, COSTS[:costs.shape[2]])
 
 
 def compare_jobs(jobs: np.ndarray | None, strategy_names, a: str, b: str,
@@ -79,8 +77,14 @@ def compare_jobs(jobs: np.ndarray | None, strategy_names, a: str, b: str,
     unservable_gpu_days, then each class's homeless days); empty without a job mix."""
     if jobs is None:
         return {}
+    return compare_columns(jobs, strategy_names, a, b, columns)
+
+
+def compare_columns(values: np.ndarray, strategy_names, a: str, b: str, columns) -> dict:
+    """{column: paired_difference} of strategy a against strategy b over
+    values[scenarios, strategies, column], the columns named `columns` in order."""
     sa, sb = strategy_names.index(a), strategy_names.index(b)
-    return {name: paired_difference(jobs[:, sa, k], jobs[:, sb, k])
+    return {name: paired_difference(values[:, sa, k], values[:, sb, k])
             for k, name in enumerate(columns)}
 
 
