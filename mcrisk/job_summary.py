@@ -69,18 +69,12 @@ def scenario_job_columns(scenario) -> tuple[str, ...]:
     return mix.columns if mix is not None else ()
 
 
-def plan_job_count(plan) -> int:
-    """How many job columns the plan's kernel output carries after the cost columns (0
-    without a mix)."""
-    return int(plan.n_job_cols)
-
-
 def check_job_columns(plan, columns: tuple[str, ...]) -> tuple[str, ...]:
     """`columns`, once they are known to name the plan's job columns one for one (a
     mismatch is a bug: the plan and the names come from one scenario)."""
-    if len(columns) != plan_job_count(plan):
+    if len(columns) != plan.n_job_cols:
         raise ValueError(f"{len(columns)} job column names for a plan with "
-                         f"{plan_job_count(plan)} job columns (n_job_cols)")
+                         f"{plan.n_job_cols} job columns (n_job_cols)")
     return columns
 
 

@@ -31,7 +31,7 @@ import pyarrow.parquet as pq
 
 from ..compile import CompiledScenario
 from ..definitions import COSTS, METRICS, N_METRICS, Q_ATTEMPTS
-from ..job_summary import check_job_columns, column_unit, plan_job_count
+from ..job_summary import check_job_columns, column_unit
 from ..outputs import default_mode, write_atomic
 from .bands import CapacityBands
 
@@ -100,7 +100,7 @@ def metrics_batch(plan: CompiledScenario, first: int, metrics: np.ndarray,
     columns.append(pa.array(by_metric[N_METRICS - 1] > 0.5))
     columns += [pa.array(by_metric[N_METRICS + k]) for k in range(plan.n_costs)]
     columns += [pa.array(by_metric[N_METRICS + plan.n_costs + k])
-                for k in range(plan_job_count(plan))]
+                for k in range(plan.n_job_cols)]
     kept = input_quantities(plan)
     inputs = {}
     for dtype in (np.float32, np.int32):
