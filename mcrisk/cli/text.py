@@ -283,11 +283,10 @@ def format_jobs(summary: dict) -> str:
     from ..report.jobs import STATISTICS, definition_text, job_rows
     from ..report.text import visible
 
-    headers, rows = job_rows(summary)
+    labels, rows = job_rows(summary)
     if not rows:
         return ""
-    groups = [h.rsplit(" ", 1)[0].replace("homeless days ", "homeless ")
-              for h in headers[::len(STATISTICS)]]
+    groups = [label.replace("homeless days ", "homeless ") for label in labels]
     cell = max(8, *(len(c) for _, cells in rows for c in cells))
     width = [max(len(g), len(STATISTICS) * (cell + 1) - 1) for g in groups]
     top = " ".join(f"{g:>{w}}" for g, w in zip(groups, width))

@@ -23,23 +23,22 @@ DEFINITION = ("Unservable GPU-days: demand (H100-eq × days) that total capacity
 
 
 def job_rows(summary: dict) -> tuple[list[str], list[tuple[str, list[str]]]]:
-    """(column headers, [(strategy, cells)]) of the table: strategies in ranking order, the
-    cells fmt's text of each column's P50 and P90 (unservable_gpu_days first, then each
-    class's homeless days in the block's class order); ([], []) without a job mix."""
+    """(column labels, [(strategy, cells)]) of the table: strategies in ranking order, the
+    cells fmt's text of each column's P50 and P90 in turn (unservable_gpu_days first, then
+    each class's homeless days in the block's class order); ([], []) without a job mix."""
     block = summary.get("jobs")
     if not block:
         return [], []
     columns = [(UNSERVABLE, "unservable GPU-days")] + [
         (f"{HOMELESS_PREFIX}{c['id']}", f"homeless days {c['id']} ({fmt(c['size'])})")
         for c in block["classes"]]
-    headers = [f"{label} {key.upper()}" for _, label in columns for key in STATISTICS]
     order = summary.get("ranking") or list(summary["strategies"])
     rows = []
     for name in order:
         per = summary["strategies"][name]["jobs"]
         rows.append((name, [fmt(per[column][key]) for column, _ in columns
                             for key in STATISTICS]))
-    return headers, rows
+    return [label for _, label in columns], rows
 
 
 def definition_text(summary: dict) -> str:
@@ -49,14 +48,13 @@ def definition_text(summary: dict) -> str:
 
 def jobs_html(summary: dict, colors: dict[str, str]) -> list[str]:
     """report.html's job-mix section (heading, definition, table); [] without a mix."""
-    headers, rows = job_rows(summary)
+    labels, rows = job_rows(summary)
     if not rows:
         return []
     # two header rows, so the table fits a page: each column once, then P50 and P90 under it
-    groups = [h.rsplit(" ", 1)[0] for h in headers[::len(STATISTICS)]]
-    top = "".join(f'<th class="n" colspan="{len(STATISTICS)}">{html_text(g)}</th>'
-                  for g in groups)
-    sub = "".join(f'<th class="n">{key.upper()}</th>' for _ in groups for key in STATISTICS)
+    top = "".join(f'<th class="n" colspan="{len(STATISTICS)}">{html_text(label)}</th>'
+                  for label in labels)
+    sub = "".join(f'<th class="n">{key.upper()}</th>' for _ in labels for key in STATISTICS)
     body = "".join(f'<tr><td class="name">{swatch(name, colors)}</td>'
                    + "".join(f'<td class="n">{html_text(cell)}</td>' for cell in cells)
                    + "</tr>" for name, cells in rows)
@@ -67,9 +65,10 @@ def jobs_html(summary: dict, colors: dict[str, str]) -> list[str]:
 
 def jobs_markdown(summary: dict) -> list[str]:
     """summary.md's job-mix table, ending with a blank line; [] without a mix."""
-    headers, rows = job_rows(summary)
+    labels, rows = job_rows(summary)
     if not rows:
         return []
+    headers = [f"{label} {key.upper()}" for label in labels for key in STATISTICS]
     lines = [md_paragraph("Job mix. " + definition_text(summary)), "",
              "| strategy | " + " | ".join(md_text(h) for h in headers) + " |",
              "|---|" + "---:|" * len(headers)]
