@@ -38,7 +38,7 @@ import numba  # noqa: E402
 from mcrisk import __version__  # noqa: E402
 from mcrisk.backends import numba as numba_backend  # noqa: E402
 from mcrisk.backends import numpy as numpy_backend  # noqa: E402
-from mcrisk.compile import compile_scenario  # noqa: E402
+from mcrisk.plan.compile import compile_scenario  # noqa: E402
 from mcrisk.scenario import load_scenario  # noqa: E402
 
 # The worker of --against: the kernel of the mcrisk on its PYTHONPATH, timed on request.
@@ -48,7 +48,7 @@ import numba
 threads = int(sys.argv[2])
 numba.set_num_threads(threads)
 from mcrisk.backends import numba as backend
-from mcrisk.compile import compile_scenario
+from mcrisk.plan.compile import compile_scenario
 from mcrisk.scenario import load_scenario
 plan = compile_scenario(load_scenario(sys.argv[1]))
 started = time.perf_counter()

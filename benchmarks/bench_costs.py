@@ -35,11 +35,11 @@ import numba
 threads = int(sys.argv[2])
 numba.set_num_threads(threads)
 from mcrisk.backends import numba as backend
-from mcrisk.compile import compile_scenario
+from mcrisk.plan.compile import compile_scenario
 from mcrisk.scenario import load_scenario
 plan = compile_scenario(load_scenario(sys.argv[1]))
 if sys.argv[3] == "none" and getattr(plan, "n_costs", 0):
-    from mcrisk.cost_plan import no_cost_arrays
+    from mcrisk.plan.costs import no_cost_arrays
     plan = dataclasses.replace(plan, **no_cost_arrays(plan.n_strategies, len(plan.hall_names)))
 assert (getattr(plan, "n_costs", 0) > 0) == (sys.argv[3] == "costs"), sys.argv[3]
 backend.simulate_chunk(plan, 1, 0, 64)

@@ -4,10 +4,10 @@ run on 2 Numba threads, on one scenario, for several task (chunk) sizes, measure
     python benchmarks/bench_dask.py [--scenario scenarios/reference-2048.toml]
         [--samples 131072] [--chunk-sizes 4096 16384 65536] [--workers 2] [--threads 2]
 
-For each chunk size: scenarios per second of mcrisk.simulate.simulate (the whole chunk loop,
+For each chunk size: scenarios per second of mcrisk.backends.chunks.simulate (the whole chunk loop,
 metrics and world kept, as a run does) in this process with the numba backend on --threads
 threads, and the same on a `local:--workers` cluster (each worker one chunk at a time, with
-cores // workers Numba threads: mcrisk.dask_backend), after one warm-up call each (Numba's
+cores // workers Numba threads: mcrisk.backends.dask), after one warm-up call each (Numba's
 compile or cache load, the workers' plan preparation). Also the seconds to start the cluster
 and prepare the plan on its workers, paid once per run. Checks that both give the same
 metrics. Machines here are shared and noisy: quote ratios from one run, with this command.
@@ -27,10 +27,10 @@ import numba  # noqa: E402
 import numpy as np  # noqa: E402
 
 from mcrisk.backends import select_backend  # noqa: E402
-from mcrisk.compile import compile_scenario  # noqa: E402
-from mcrisk.dask_backend import dask_session  # noqa: E402
+from mcrisk.plan.compile import compile_scenario  # noqa: E402
+from mcrisk.backends.dask import dask_session  # noqa: E402
 from mcrisk.scenario import load_scenario  # noqa: E402
-from mcrisk.simulate import simulate  # noqa: E402
+from mcrisk.backends.chunks import simulate  # noqa: E402
 
 SEED = 20260
 

@@ -9,9 +9,10 @@ benchmarks/gpu_check.sh runs it after `pytest -m gpu`. Measures, on the scenario
                 cuda.simulate_chunk_device: output zeroing, the launch and the status check),
                 best of --repeats, for each N in --sizes
   * end to end  --e2e-samples scenarios x all strategies -> summary document:
-                device path (simulate_chunk_device + device_summary.summarize_with(cupy)),
-                the driver path the CLI takes (mcrisk.simulate.simulate with the cuda backend, 65,536-scenario
-                chunks copied to the host, aggregate.summarize), and the same driver with the
+                device path (simulate_chunk_device, then the summary of its metrics copied
+                to the host),
+                the driver path the CLI takes (mcrisk.backends.chunks.simulate with the cuda backend, 65,536-scenario
+                chunks copied to the host, statistics.summarize), and the same driver with the
                 Numba backend on this machine's cores, for comparison
   * parity      max relative difference GPU vs Numba on the first 20,000 scenarios
 Writes bench_gpu.json and bench_gpu.md (rows for benchmarks/RESULTS.md) into --out.
@@ -34,13 +35,13 @@ os.environ.setdefault("CUPY_CACHE_DIR", tempfile.mkdtemp(prefix="cupy-cache-")) 
 import numba  # noqa: E402
 import numpy as np  # noqa: E402
 
-from mcrisk import __version__, aggregate  # noqa: E402
-from mcrisk.analysis import device_summary  # noqa: E402
+from mcrisk import __version__
+from mcrisk.results import statistics  # noqa: E402
 from mcrisk.backends import cuda, select_backend  # noqa: E402
 from mcrisk.backends import numba as numba_backend  # noqa: E402
-from mcrisk.compile import compile_scenario  # noqa: E402
+from mcrisk.plan.compile import compile_scenario  # noqa: E402
 from mcrisk.scenario import load_scenario  # noqa: E402
-from mcrisk.simulate import DEFAULT_CHUNK, simulate  # noqa: E402
+from mcrisk.backends.chunks import DEFAULT_CHUNK, simulate  # noqa: E402
 
 
 def device_seconds(cupy, fn) -> float:
@@ -69,7 +70,7 @@ def end_to_end(cupy, plan, samples: int) -> dict:
     started = time.perf_counter()
     metrics, _, _ = cuda.simulate_chunk_device(plan, 7, 0, samples)
     simulated = time.perf_counter()
-    device_summary.summarize_with(cupy, metrics, plan.strategy_names)
+    statistics.summarize(metrics.get(), plan.strategy_names)
     out["device_path_s"] = time.perf_counter() - started
     out["device_path_simulate_s"] = simulated - started
     del metrics
@@ -78,7 +79,7 @@ def end_to_end(cupy, plan, samples: int) -> dict:
         started = time.perf_counter()
         result = simulate(plan, samples, 7, select_backend(name), chunk_size=DEFAULT_CHUNK)
         simulated = time.perf_counter()
-        aggregate.summarize(result.metrics, plan.strategy_names)
+        statistics.summarize(result.metrics, plan.strategy_names)
         out[f"driver_{name}_s"] = time.perf_counter() - started
         out[f"driver_{name}_simulate_s"] = simulated - started
     return out

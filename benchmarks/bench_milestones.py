@@ -17,8 +17,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-import mcrisk.report.collect as collect  # noqa: E402
-from mcrisk.run import run_scenario  # noqa: E402
+import mcrisk.app.collect as collect  # noqa: E402
+from mcrisk.app.run import run_scenario  # noqa: E402
 
 
 def timed(samples: int, backend: str, milestones: bool) -> float:

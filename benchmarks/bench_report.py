@@ -30,20 +30,20 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from mcrisk.run import run_scenario  # noqa: E402
+from mcrisk.app.run import run_scenario  # noqa: E402
 
 FIGURE_NAMES = ("fan", "island", "trough", "completion", "homeless", "power")
 
 
 def module_at(rev: str) -> types.ModuleType:
-    """mcrisk/report/figures.py as committed at `rev`, importable beside the working copy (its
+    """mcrisk/report/figures/charts.py as committed at `rev`, importable beside the working copy (its
     relative imports resolve inside mcrisk.report, as the original's do)."""
-    source = subprocess.run(["git", "show", f"{rev}:mcrisk/report/figures.py"], cwd=ROOT,
+    source = subprocess.run(["git", "show", f"{rev}:mcrisk/report/figures/charts.py"], cwd=ROOT,
                             check=True, capture_output=True, text=True).stdout
     name = "mcrisk.report._figures_at_" + "".join(c if c.isalnum() else "_" for c in rev)
     module = types.ModuleType(name)
     module.__package__ = "mcrisk.report"
-    module.__file__ = f"{rev}:mcrisk/report/figures.py"
+    module.__file__ = f"{rev}:mcrisk/report/figures/charts.py"
     sys.modules[name] = module                  # dataclasses look their module up there
     exec(compile(source, module.__file__, "exec"), module.__dict__)
     return module
@@ -51,7 +51,7 @@ def module_at(rev: str) -> types.ModuleType:
 
 def inputs(samples: int, backend: str):
     """The run and what report_parts computes before drawing: (run, paths, completion axis)."""
-    from mcrisk.report.paths import SEVERITY, representative_paths
+    from mcrisk.report.figures.paths import SEVERITY, representative_paths
 
     with tempfile.TemporaryDirectory() as tmp:
         run = run_scenario(str(ROOT / "scenarios" / "reference-2048.toml"), samples=samples,
@@ -125,7 +125,7 @@ def main() -> None:
     parser.add_argument("--parallel", action="store_true", help="also time a 2-process pool")
     args = parser.parse_args()
     run, paths = inputs(args.samples, args.backend)
-    current = importlib.import_module("mcrisk.report.figures")
+    current = importlib.import_module("mcrisk.report.figures.charts")
     variants = {rev: calls(module_at(rev), run, paths) for rev in args.against}
     variants["working copy"] = calls(current, run, paths)
     for table in variants.values():                 # warm: fonts, caches, lazy imports

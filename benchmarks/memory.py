@@ -5,7 +5,7 @@
         [--before REF]
 
 Runs, each in its own `python benchmarks/memory.py --child ...` process:
-  * mcrisk.run.run_scenario(..., backend="numba", out_dir=None) on --no-out-samples scenarios
+  * mcrisk.app.run.run_scenario(..., backend="numba", out_dir=None) on --no-out-samples scenarios
     (the driver keeps every scenario's metrics, 6 float64 per strategy, and the drawn inputs
     of the first 250,000 scenarios only; chunks stream through);
   * the same with out_dir (summary.json, metrics.parquet and capacity_bands.parquet streamed
@@ -14,7 +14,7 @@ Runs, each in its own `python benchmarks/memory.py --child ...` process:
 The child reports its own peak resident set (getrusage ru_maxrss), the resident set after
 imports and the Numba JIT warm-up (what any run costs), the largest resident set seen after a
 chunk of the driver (the simulation phase; the rest of the peak is summary and analysis), wall
-seconds, and mcrisk.simulate.memory_needed's estimate for the run (of the tree measured).
+seconds, and mcrisk.backends.chunks.memory_needed's estimate for the run (of the tree measured).
 Several sizes without outputs give the peak's growth per scenario and its fixed part (a
 straight line through the smallest and largest), and so the peak at 10^7 without running it:
 take sizes past the 250,000 scenarios whose inputs a run keeps (2e6 and 4e6, say), below it
@@ -55,8 +55,8 @@ def current_rss_bytes() -> int:
 def child(scenario: str, samples: int, seed: int, out_dir: str | None) -> dict:
     """One run in this process (mcrisk from the tree on PYTHONPATH); what it cost."""
     from mcrisk.backends import select_backend
-    from mcrisk.compile import compile_scenario
-    from mcrisk.run import run_scenario
+    from mcrisk.plan.compile import compile_scenario
+    from mcrisk.app.run import run_scenario
     from mcrisk.scenario import load_scenario
 
     plan = compile_scenario(load_scenario(scenario))
@@ -74,7 +74,7 @@ def child(scenario: str, samples: int, seed: int, out_dir: str | None) -> dict:
                        progress=progress)
     seconds = time.perf_counter() - started
     files = {p.name: p.stat().st_size for p in run.files} if out_dir else {}
-    from mcrisk.simulate import memory_needed
+    from mcrisk.backends.chunks import memory_needed
     return {"samples": samples, "strategies": run.plan.n_strategies, "out_dir": bool(out_dir),
             "seconds": seconds, "simulate_seconds": run.result.wall_seconds,
             "baseline_rss": baseline, "peak_rss": peak_rss_bytes(),

@@ -4,7 +4,7 @@ an earlier commit, in one run.
     python benchmarks/output_phases.py [--before REF] [--samples 1000000] [--repeats 1]
         [--scenario scenarios/reference-2048.toml] [--seed 1] [--json FILE]
 
-Each measurement is one mcrisk.run.run_scenario(..., backend="numba", out_dir=TMP) call (every
+Each measurement is one mcrisk.app.run.run_scenario(..., backend="numba", out_dir=TMP) call (every
 output file and the report, as `mcrisk run --quiet` writes them) in a fresh child process whose
 PYTHONPATH points at the tree measured: this checkout ("after") and, with --before, a git
 worktree of REF ("before"), alternated so that a noisy neighbour hurts both alike. Numba is
@@ -19,7 +19,7 @@ every second to the innermost phase running, so nested phases are not counted tw
   bands             the capacity/power hook, the bands and hall power, capacity_bands.parquet
   milestones        the milestone hook, its summary, milestones.parquet
   summaries         aggregate.summarize, beyond_horizon
-  ranking           aggregate.rank (the paired tests of the ranking)
+  ranking           results.ranking.rank (the paired tests of the ranking)
   drivers           analysis.drivers.drivers_summary
   paired            analysis.compare.against_leader
   mitigation        mitigation_entry less its kernel time (its statistics)
@@ -57,19 +57,19 @@ PHASES = {
     "kernel": [("mcrisk.backends", "Backend.simulate_chunk")],
     "metrics.parquet": [("mcrisk.report.tables", "MetricsWriter.__call__"),
                         ("mcrisk.report.tables", "MetricsWriter.commit")],
-    "bands": [("mcrisk.report.bands", "BandCollector.__call__"),
-              ("mcrisk.report.bands", "BandCollector.bands"),
-              ("mcrisk.report.bands", "BandCollector.hall_power"),
-              ("mcrisk.report.collect", "write_bands")],
-    "milestones": [("mcrisk.milestones", "MilestoneCollector.__call__"),
-                   ("mcrisk.milestones", "MilestoneCollector.summary"),
-                   ("mcrisk.report.collect", "write_milestones_parquet")],
-    "summaries": [("mcrisk.run", "summarize"), ("mcrisk.run", "beyond_horizon")],
-    "ranking": [("mcrisk.run", "rank")],
-    "drivers": [("mcrisk.run", "drivers_summary")],
-    "paired": [("mcrisk.run", "against_leader")],
-    "mitigation": [("mcrisk.run", "mitigation_entry")],
-    "summary.json": [("mcrisk.run", "write_json")],
+    "bands": [("mcrisk.results.bands", "BandCollector.__call__"),
+              ("mcrisk.results.bands", "BandCollector.bands"),
+              ("mcrisk.results.bands", "BandCollector.hall_power"),
+              ("mcrisk.app.collect", "write_bands")],
+    "milestones": [("mcrisk.results.milestones", "MilestoneCollector.__call__"),
+                   ("mcrisk.results.milestones", "MilestoneCollector.summary"),
+                   ("mcrisk.app.collect", "write_milestones_parquet")],
+    "summaries": [("mcrisk.app.run", "summarize"), ("mcrisk.app.run", "beyond_horizon")],
+    "ranking": [("mcrisk.app.run", "rank")],
+    "drivers": [("mcrisk.app.run", "drivers_summary")],
+    "paired": [("mcrisk.app.run", "against_leader")],
+    "mitigation": [("mcrisk.app.run", "mitigation_entry")],
+    "summary.json": [("mcrisk.app.run", "write_json")],
     "report": [("mcrisk.report", "write_report")],
 }
 
@@ -123,12 +123,12 @@ def instrument(clock: Clock) -> list[str]:
 def child(scenario: str, samples: int, seed: int) -> dict:
     """One timed run in this process (the tree on PYTHONPATH)."""
     from mcrisk.backends import select_backend
-    from mcrisk.compile import compile_scenario
+    from mcrisk.plan.compile import compile_scenario
     from mcrisk.scenario import load_scenario
     import mcrisk.report  # noqa: F401  (loaded before the clock, as a warm process has it)
-    import mcrisk.report.collect  # noqa: F401
-    import mcrisk.report.figures  # noqa: F401
-    import mcrisk.run
+    import mcrisk.app.collect  # noqa: F401
+    import mcrisk.report.figures.charts  # noqa: F401
+    import mcrisk.app.run
 
     plan = compile_scenario(load_scenario(scenario))
     select_backend(NUMBA).simulate_chunk(plan, seed, 0, 64, True)   # JIT / cache
@@ -137,7 +137,7 @@ def child(scenario: str, samples: int, seed: int) -> dict:
     folder = tempfile.mkdtemp(prefix="mcrisk-phases-")
     try:
         started = time.perf_counter()
-        run = mcrisk.run.run_scenario(scenario, samples=samples, seed=seed, backend=NUMBA,
+        run = mcrisk.app.run.run_scenario(scenario, samples=samples, seed=seed, backend=NUMBA,
                                       out_dir=Path(folder) / "out")
         whole = time.perf_counter() - started
     finally:

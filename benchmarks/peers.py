@@ -36,7 +36,7 @@ import numba  # noqa: E402
 from mcrisk.backends import gpu_unavailable_reason  # noqa: E402
 from mcrisk.backends import numba as numba_backend  # noqa: E402
 from mcrisk.backends import numpy as numpy_backend  # noqa: E402
-from mcrisk.compile import compile_scenario  # noqa: E402
+from mcrisk.plan.compile import compile_scenario  # noqa: E402
 from mcrisk.scenario import load_scenario  # noqa: E402
 
 import simpy_model  # noqa: E402

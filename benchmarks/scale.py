@@ -4,8 +4,8 @@
 
 For the reference (scenarios/reference-2048.toml) and the reference scaled --factor times in
 plan size (written by benchmarks/make_scaled_scenario.py to benchmarks/out/, not committed),
-and for each number of scenarios in --sizes: one mcrisk.run.run_scenario(..., backend="numba",
-out_dir=None) call, timed whole and, inside it, the chunked driver (mcrisk.simulate.simulate,
+and for each number of scenarios in --sizes: one mcrisk.app.run.run_scenario(..., backend="numba",
+out_dir=None) call, timed whole and, inside it, the chunked driver (mcrisk.backends.chunks.simulate,
 the Numba kernel over 65,536-scenario chunks). Prints scenario-strategies/s and time per
 scenario of both. The Numba kernel is warmed up (JIT or cache) on each plan first.
 """
@@ -24,8 +24,8 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 import numba  # noqa: E402
 
 from mcrisk.backends import numba as numba_backend  # noqa: E402
-from mcrisk.compile import compile_scenario  # noqa: E402
-from mcrisk.run import run_scenario  # noqa: E402
+from mcrisk.plan.compile import compile_scenario  # noqa: E402
+from mcrisk.app.run import run_scenario  # noqa: E402
 from mcrisk.scenario import load_scenario  # noqa: E402
 
 import make_scaled_scenario  # noqa: E402

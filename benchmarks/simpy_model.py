@@ -32,7 +32,7 @@ import simpy
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from mcrisk.model import Trigger  # noqa: E402
+from mcrisk.core.model import Trigger  # noqa: E402
 from mcrisk.scenario import load_scenario  # noqa: E402
 
 REFERENCE = ROOT / "scenarios" / "reference-2048.toml"
@@ -328,7 +328,7 @@ COMPARED = METRICS[:5]
 
 
 def quantile_interval(values: np.ndarray, p: float, confidence: float = 0.95):
-    """numpy.quantile at p and its distribution-free interval (as mcrisk.aggregate does for
+    """numpy.quantile at p and its distribution-free interval (as mcrisk.results.statistics does for
     the P90, at any p)."""
     from scipy import stats
 
@@ -355,7 +355,7 @@ def agreement(peer: np.ndarray, engine: np.ndarray, names, confidence: float = 0
 
 def engine_metrics(samples: int, seed: int, path=REFERENCE):
     """metrics[scenario, strategy, metric] and strategy names from mcrisk's Numba backend."""
-    from mcrisk.run import run_scenario
+    from mcrisk.app.run import run_scenario
 
     run = run_scenario(str(path), samples=samples, seed=seed, backend="cpu", out_dir=None)
     return run.result.metrics, run.plan.strategy_names

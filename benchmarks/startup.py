@@ -36,7 +36,7 @@ ROOT = Path(__file__).resolve().parent.parent
 COMPILE_CHILD = r"""
 import json, resource, sys, time
 from mcrisk.backends.numba import driver
-from mcrisk.compile import compile_scenario
+from mcrisk.plan.compile import compile_scenario
 from mcrisk.scenario import load_scenario
 plan = compile_scenario(load_scenario(sys.argv[1]))
 before, started = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()

@@ -1,5 +1,5 @@
 // The costs of one strategy on the worlds of a lane group, from their node times: the cost
-// columns (mcrisk.definitions.COSTS) after the metrics, exactly in the order of the design (the
+// columns (mcrisk.core.definitions.COSTS) after the metrics, exactly in the order of the design (the
 // bit-parity contract): the spans, power over the reservation hall by hall, the shortfall, the
 // crews, the one-offs, then the total, every cost over [0, horizon]. simulate_scenario calls
 // strategy_costs only when the plan has costs (n_costs > 0). Pairs:
@@ -13,7 +13,7 @@
 
 namespace mcrisk {
 
-// mcrisk.definitions: the metrics axis holds N_METRICS metrics, then (with costs) N_COSTS cost
+// mcrisk.core.definitions: the metrics axis holds N_METRICS metrics, then (with costs) N_COSTS cost
 // columns. The cost columns the kernel fills itself (definitions.COST): the total, power over
 // the reservation, the shortfall and the crews; and the metric the shortfall cost prices.
 static constexpr int N_METRICS = 6;

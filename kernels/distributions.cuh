@@ -1,5 +1,5 @@
 // Distributions as inverse CDFs of uniforms, and the draw at an address. Pairs:
-// mcrisk/backends/numba/distributions.py, line by line, and mcrisk/distributions.py (the
+// mcrisk/backends/numba/distributions.py, line by line, and mcrisk/core/distributions.py (the
 // specification and the encoding).
 #ifndef MCRISK_DISTRIBUTIONS_CUH
 #define MCRISK_DISTRIBUTIONS_CUH
@@ -9,7 +9,7 @@
 
 namespace mcrisk {
 
-// mcrisk.distributions codes.
+// mcrisk.core.distributions codes.
 static constexpr int KIND_FIXED = 0;
 static constexpr int KIND_UNIFORM = 1;
 static constexpr int KIND_TRIANGULAR = 2;

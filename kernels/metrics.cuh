@@ -12,7 +12,7 @@
 
 namespace mcrisk {
 
-// mcrisk.definitions: the tolerance of "below baseline" and "above cap".
+// mcrisk.core.definitions: the tolerance of "below baseline" and "above cap".
 static constexpr double REL_EPS = 1e-9;
 
 // Sort times[0:count] with order[0:count] (times LANES + l) by (time, event) in every lane l < n:

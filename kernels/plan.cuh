@@ -1,7 +1,7 @@
 // The compiled plan as the kernels see it: the struct every stage reads (`const Plan& p`) and the
-// plan parameters of the kernel's entry points. GENERATED from the plan interface (mcrisk/plan.py)
-// by mcrisk.backends.cuda.plan_header(): do not edit. Change the table, then run `python
-// tests/regen_plan_header.py`; tests/test_plan_interface.py fails until then.
+// plan parameters of the kernel's entry points. GENERATED from the plan interface
+// (mcrisk/plan/record.py) by mcrisk.backends.cuda.plan_header(): do not edit. Change the table,
+// then run `python tests/regen_plan_header.py`; tests/test_plan_interface.py fails until then.
 //
 // Axes (2-D arrays are indexed by hand: row * width + column):
 //   d       distribution (at least 1: a placeholder when the scenario draws nothing)
@@ -32,7 +32,7 @@
 namespace mcrisk {
 
 struct Plan {
-    // distributions: the encoded distributions (mcrisk/distributions.py)
+    // distributions: the encoded distributions (mcrisk/core/distributions.py)
     const int* dist_kind;           // int32[d]: KIND_* code (a `chance`: its inner kind)
     const double* dist_param;       // float64[d, 4]: four parameters by kind
     const double* dist_chance;      // float64[d]: P(a non-zero draw); 1.0: not a `chance`
@@ -56,7 +56,7 @@ struct Plan {
     const double* node_add_const;   // float64[s, v]: days added to the start
     const int* dep_ptr;             // int32[s, v + 1]: CSR pointers: node v's deps in dep_idx
     const int* dep_idx;             // int32[s, deps]: the deps, node by node
-    // crew_schedule: blocks that time nodes without a worklist (mcrisk/compile.py)
+    // crew_schedule: blocks that time nodes without a worklist (mcrisk/plan/compile.py)
     const int* n_crews;             // int32[s]: retrofit crews of each strategy (its own, else the
                                     // scenario's)
     const int* block_ptr;           // int32[s, v + 1]: CSR pointers: block b's nodes in block_node
@@ -92,8 +92,8 @@ struct Plan {
     const double* demand_day;       // float64[n]: demand points' days
     const double* demand_value;     // float64[n]: demand points' H100-eq (a forecast's base)
     const int* demand_growth_q;     // int32[n]: -1: value fixed; else value x (1 + q)^(day/365)
-    // costs: what the migration costs per scenario, over [0, horizon] (mcrisk/cost_plan.py; a price
-    // is world[q] when its q >= 0, else 1)
+    // costs: what the migration costs per scenario, over [0, horizon] (mcrisk/plan/costs.py; a
+    // price is world[q] when its q >= 0, else 1)
     int n_costs;                    // int32: cost columns after the metrics: 0 (no [costs]) or
                                     // N_COSTS
     const int* span_start_node;     // int32[z]: node whose time starts a cost span, or -1
@@ -122,8 +122,8 @@ struct Plan {
                                     // of 1
     const int* lump_price_q;        // int32[u]: world quantity of a one-off's price, or -1
     const int* lump_cost;           // int32[u]: cost column a one-off adds to
-    // jobs: the job mix the kernels pack into the islands (mcrisk/job_plan.py; docs/metrics.md: the
-    // packing rule)
+    // jobs: the job mix the kernels pack into the islands (mcrisk/plan/jobs.py; docs/metrics.md:
+    // the packing rule)
     int n_job_cols;                 // int32: job columns after the cost columns: 0 (no job mix) or
                                     // 1 + J (definitions.job_columns)
     const double* job_size;         // float64[j]: H100-eq one job of the class needs on one island

@@ -1,4 +1,4 @@
-// The random stream: Philox4x32-10 with every draw at an address. Pairs: mcrisk/rng.py (the
+// The random stream: Philox4x32-10 with every draw at an address. Pairs: mcrisk/core/rng.py (the
 // specification) and mcrisk/backends/numba/random.py, line by line.
 //
 // Counter (scenario, address_lo, address_hi, draw_index), key (seed_lo, seed_hi): the scenario

@@ -1,5 +1,5 @@
 // Node times of a lane group: max-plus propagation, crews taking rows by ready time, through the
-// blocks of the compiled crew schedule (mcrisk/compile.py); node_time[v * LANES + l] is node v in
+// blocks of the compiled crew schedule (mcrisk/plan/compile.py); node_time[v * LANES + l] is node v in
 // lane l. Pairs: mcrisk/backends/numba/schedule.py, line by line, and
 // mcrisk/backends/numpy/schedule.py.
 #ifndef MCRISK_SCHEDULE_CUH
@@ -10,7 +10,7 @@
 
 namespace mcrisk {
 
-// mcrisk.definitions: a node that also waits for a free crew (a row's retrofit).
+// mcrisk.core.definitions: a node that also waits for a free crew (a row's retrofit).
 static constexpr int NODE_CREW = 1;
 
 // The day node v can start in lane l: its base day, base quantity and deps' times.

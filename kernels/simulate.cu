@@ -6,13 +6,13 @@
 // mcrisk/backends/numpy/driver.py. The stages, one file each, are read side by side with the
 // Numba and NumPy files of the same name:
 //
-//     random.cuh         Philox4x32-10 at an address       numba/random.py, mcrisk/rng.py
+//     random.cuh         Philox4x32-10 at an address       numba/random.py, mcrisk/core/rng.py
 //     distributions.cuh  inverse CDFs, the draw            numba/distributions.py
 //     world.cuh          world[q], once per scenario       numba/world.py
 //     schedule.cuh       node_time[v] of one strategy      numba/schedule.py
 //     metrics.cuh        the six metrics, the job columns  numba/metrics.py
 //     costs.cuh          the cost columns (with [costs])   numba/costs.py
-//     plan.cuh           the Plan struct (generated from the plan interface, mcrisk/plan.py)
+//     plan.cuh           the Plan struct (generated from the plan interface, mcrisk/plan/record.py)
 //
 // Differences of form, not of arithmetic: the plan's arrays travel in one struct `Plan` (Numba
 // takes them one by one), 2-D arrays are indexed by hand (row * width + column), the scratch
@@ -61,7 +61,7 @@ struct Scratch {
 // numba/driver.py's simulate_block loop over lane groups. Fills metrics[i + l, s, :] (the
 // metrics, then n_costs cost columns, then n_job_cols job columns), world[i + l, :] and, if
 // keep_nodes, node_times[i + l, s, :]; status[i + l] = 1 on a deadlock.
-// first + i + n - 1 < 2**32: the Python entry points check it (mcrisk.rng.check_scenarios).
+// first + i + n - 1 < 2**32: the Python entry points check it (mcrisk.core.rng.check_scenarios).
 MCRISK_HD void simulate_scenario(const Plan& p, u32 seed_lo, u32 seed_hi, u32 first, long long i,
                                  int n, Scratch& x, double* metrics, double* world,
                                  double* node_times, int keep_nodes, signed char* status) {

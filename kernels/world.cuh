@@ -12,7 +12,7 @@
 
 namespace mcrisk {
 
-// mcrisk.definitions: kinds of world quantity, and the burn-in guard.
+// mcrisk.core.definitions: kinds of world quantity, and the burn-in guard.
 static constexpr int Q_SAMPLE = 0;
 static constexpr int Q_SUM = 1;
 static constexpr int Q_BURNIN = 2;

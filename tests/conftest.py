@@ -14,7 +14,7 @@ from typing import Callable
 import pytest
 
 from mcrisk.backends import cuda_host, gpu_unavailable_reason, select_backend
-from mcrisk.compile import compile_scenario
+from mcrisk.plan.compile import compile_scenario
 from mcrisk.scenario import load_scenario
 
 from .helpers import MINIMAL, REFERENCE, ROOT, SCENARIOS  # noqa: F401 (imported from here too)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from mcrisk.errors import ScenarioError
+from mcrisk.core.errors import ScenarioError
 from mcrisk.scenario import load_scenario
 from mcrisk.schema import summary_schema
 

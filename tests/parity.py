@@ -16,8 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mcrisk.definitions import METRICS, N_METRICS
-from mcrisk.distributions import KIND_LOGNORMAL, KIND_PERT
+from mcrisk.core.definitions import METRICS, N_METRICS
+from mcrisk.core.distributions import KIND_LOGNORMAL, KIND_PERT
 
 from .slow_costs import cost_scales
 

@@ -2,7 +2,7 @@
 import json
 
 from mcrisk.backends import numpy as numpy_backend
-from mcrisk.compile import compile_scenario
+from mcrisk.plan.compile import compile_scenario
 from mcrisk.scenario import load_scenario
 
 if __name__ == "__main__":

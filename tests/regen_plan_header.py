@@ -1,4 +1,4 @@
-"""Write kernels/plan.cuh again from the plan interface (mcrisk/plan.py) after changing it.
+"""Write kernels/plan.cuh again from the plan interface (mcrisk/plan/record.py) after changing it.
 
     python tests/regen_plan_header.py
 

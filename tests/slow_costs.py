@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mcrisk.definitions import COST, COSTS, N_COSTS, Q_SAMPLE
+from mcrisk.core.definitions import COST, COSTS, N_COSTS, Q_SAMPLE
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from mcrisk.aggregate import (metric_summary, p90_ci_min_samples, p90_confidence_interval,
+from mcrisk.results.statistics import (metric_summary, p90_ci_min_samples, p90_confidence_interval,
                               quantile_ci, quantile_ci_min_samples, quantile_ci_ranks, summarize)
 
 
@@ -197,10 +197,10 @@ class _CountingNumpy:
 def test_summarize_sorts_each_metric_once_and_selects_nothing_else(monkeypatch):
     """One sort per strategy and metric, the only sort or selection summarize makes (the
     separate percentiles and interval used to partition each column four times)."""
-    import mcrisk.aggregate as aggregate
+    from mcrisk.results import statistics
 
     counting = _CountingNumpy()
-    monkeypatch.setattr(aggregate, "np", counting)
+    monkeypatch.setattr(statistics, "np", counting)
     metrics = np.random.default_rng(4).gamma(2.0, 10.0, size=(500, 3, 6))
     document = summarize(metrics, ("a", "b", "c"))
     assert counting.calls == {**{name: 0 for name in _CountingNumpy.COUNTED},
@@ -213,17 +213,16 @@ def test_summarize_sorts_each_metric_once_and_selects_nothing_else(monkeypatch):
 def test_ranking_reads_the_p90s_of_the_summary():
     """rank(metrics, names, summary) takes every P90 from the summary (no selection of its
     own) and ranks exactly as rank(metrics, names) does."""
-    from mcrisk import aggregate
-    from mcrisk.analysis import ranking
+    from mcrisk.results import ranking
 
     metrics = np.random.default_rng(9).gamma(2.0, 10.0, size=(3_000, 4, 6))
     metrics[:, 2] *= 1.3
     names = ("a", "b", "c", "d")
-    expected = aggregate.rank(metrics, names)
+    expected = ranking.rank(metrics, names)
     document = summarize(metrics, names)
     original = ranking._p90
     ranking._p90 = None                        # calling it would fail
     try:
-        assert aggregate.rank(metrics, names, document) == expected
+        assert ranking.rank(metrics, names, document) == expected
     finally:
         ranking._p90 = original

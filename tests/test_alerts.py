@@ -1,4 +1,4 @@
-"""--fail-if conditions (mcrisk.report.alerts): parsing without eval, checks, exit codes 2 and 3."""
+"""--fail-if conditions (mcrisk.report.nightly.alerts): parsing without eval, checks, exit codes 2 and 3."""
 from __future__ import annotations
 
 import json
@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from mcrisk.cli import main
-from mcrisk.report.alerts import AlertError, check_strategies, evaluate, parse_condition
+from mcrisk.report.nightly.alerts import AlertError, check_strategies, evaluate, parse_condition
 
 MINIMAL = Path(__file__).resolve().parents[1] / "scenarios" / "minimal.toml"
 
@@ -113,8 +113,8 @@ def test_cli_exit_3_lists_each_breach_and_still_registers_the_run(tmp_path, caps
 
 # -- issue 9: every malformed condition at once; .delta conditions respect noise ---------------
 
-from mcrisk.report.alerts import parse_conditions  # noqa: E402
-from mcrisk.report.diff import Materiality, MetricChange, NightDiff  # noqa: E402
+from mcrisk.report.nightly.alerts import parse_conditions  # noqa: E402
+from mcrisk.report.nightly.diff import Materiality, MetricChange, NightDiff  # noqa: E402
 
 
 def test_every_malformed_condition_is_reported_not_only_the_first():

@@ -7,17 +7,17 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from mcrisk.aggregate import p90_confidence_interval
-from mcrisk.analysis.compare import compare_strategies, paired_difference
-from mcrisk.analysis.drivers import drivers_summary, driver_inputs, metric_drivers
-from mcrisk.analysis.precision import PrecisionTarget, parse_precision
+from mcrisk.results.statistics import p90_confidence_interval
+from mcrisk.results.compare import compare_strategies, paired_difference
+from mcrisk.results.drivers import drivers_summary, driver_inputs, metric_drivers
+from mcrisk.results.precision import PrecisionTarget, parse_precision
 from mcrisk.backends import numba as numba_backend
 from mcrisk.backends import select_backend
-from mcrisk.compile import compile_scenario
-from mcrisk.definitions import METRICS
-from mcrisk.precision_run import simulate_to_precision
+from mcrisk.plan.compile import compile_scenario
+from mcrisk.core.definitions import METRICS
+from mcrisk.app.precision import simulate_to_precision
 from mcrisk.scenario import load_scenario
-from mcrisk.simulate import simulate
+from mcrisk.backends.chunks import simulate
 
 
 def test_attribution_names_the_one_uncertain_input(tiny):
@@ -165,7 +165,7 @@ def test_ranks_and_orders_equal_scipy_and_numpys_stable_sort():
     """The drivers' ranks (a column at a time, NumPy's argsort) are scipy.stats.rankdata's,
     layout included (so every sum over them adds in the same order); the metric's one sort
     is numpy.argsort(kind='stable'), ties and NaN in index order."""
-    from mcrisk.analysis.drivers import centred_ranks, stable_order
+    from mcrisk.results.drivers import centred_ranks, stable_order
 
     gen = np.random.default_rng(21)
     values = np.round(gen.gamma(1.0, 3.0, size=(3_000, 6)))

@@ -9,8 +9,8 @@ from mcrisk import backends
 from mcrisk.backends import cuda_host, select_backend
 from mcrisk.backends import numba as numba_backend
 from mcrisk.cli import main
-from mcrisk.errors import BackendUnavailable
-from mcrisk.run import run_scenario
+from mcrisk.core.errors import BackendUnavailable
+from mcrisk.app.run import run_scenario
 
 from .conftest import MINIMAL
 

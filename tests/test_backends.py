@@ -17,11 +17,11 @@ from mcrisk.backends import numba as numba_backend
 from mcrisk.backends import numpy as numpy_backend
 from mcrisk.backends import BACKENDS, select_backend
 from mcrisk.backends.numba import driver as numba_driver
-from mcrisk.compile import compile_scenario
-from mcrisk.distributions import KIND_LOGNORMAL, KIND_PERT
-from mcrisk.errors import BackendUnavailable
+from mcrisk.plan.compile import compile_scenario
+from mcrisk.core.distributions import KIND_LOGNORMAL, KIND_PERT
+from mcrisk.core.errors import BackendUnavailable
 from mcrisk.scenario import load_scenario
-from mcrisk.simulate import simulate
+from mcrisk.backends.chunks import simulate
 
 from .helpers import MINIMAL, REFERENCE, ROOT
 from .parity import EXACT, PARITY, assert_parity, tolerance

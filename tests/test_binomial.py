@@ -1,4 +1,4 @@
-"""mcrisk.binomial gives scipy.stats' binomial quantiles and exact binomial tests (issue 12:
+"""mcrisk.results.binomial gives scipy.stats' binomial quantiles and exact binomial tests (issue 12:
 a run no longer imports scipy.stats, ~0.8 s, for them).
 
 Ranks (ppf, isf and the intervals they make) must be scipy's exactly, on a grid of n from 1 to
@@ -19,8 +19,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from mcrisk import binomial
-from mcrisk.aggregate import quantile_ci_ranks
+from mcrisk.results import binomial
+from mcrisk.results.statistics import quantile_ci_ranks
 
 from .helpers import MINIMAL, ROOT
 

@@ -18,14 +18,14 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from mcrisk.analysis.exact_sums import BLOCK, BlockSums
-from mcrisk.analysis.precision import PrecisionTarget
+from mcrisk.results.exact_sums import BLOCK, BlockSums
+from mcrisk.results.precision import PrecisionTarget
 from mcrisk.backends import select_backend
-from mcrisk.compile import compile_scenario
-from mcrisk.milestones import MilestoneCollector
-from mcrisk.run import run_scenario
+from mcrisk.plan.compile import compile_scenario
+from mcrisk.results.milestones import MilestoneCollector
+from mcrisk.app.run import run_scenario
 from mcrisk.scenario import load_scenario
-from mcrisk.simulate import simulate
+from mcrisk.backends.chunks import simulate
 
 from .helpers import MINIMAL, REFERENCE
 

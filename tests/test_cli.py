@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-import mcrisk.simulate as simulate_module
+import mcrisk.backends.chunks as simulate_module
 from mcrisk.cli import build_parser, main
 
 from .conftest import MINIMAL, REFERENCE, ROOT, SCENARIOS

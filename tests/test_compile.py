@@ -1,4 +1,4 @@
-"""The compiled crew schedule against its invariants (mcrisk/compile.py's docstring), each
+"""The compiled crew schedule against its invariants (mcrisk/plan/compile.py's docstring), each
 worked out here independently from the plan's arrays by plain graph searches.
 
 A strategy's nodes fall into blocks: each crew row (NODE_CREW) alone, the other nodes grouped
@@ -16,10 +16,10 @@ import random
 import numpy as np
 import pytest
 
-from mcrisk.compile import _topological_order, compile_scenario
-from mcrisk.definitions import NODE_CREW, NODE_MAX
-from mcrisk.errors import ScenarioError
-from mcrisk.model import Trigger
+from mcrisk.plan.compile import _topological_order, compile_scenario
+from mcrisk.core.definitions import NODE_CREW, NODE_MAX
+from mcrisk.core.errors import ScenarioError
+from mcrisk.core.model import Trigger
 from mcrisk.scenario import load_scenario
 
 from .conftest import MINIMAL, REFERENCE, TINY, TINY_DEFAULTS

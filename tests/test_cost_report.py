@@ -1,4 +1,4 @@
-"""report.html's cost section and the cost findings (mcrisk.report.costs, cost_figures,
+"""report.html's cost section and the cost findings (mcrisk.report.html.costs, cost_figures,
 cost_findings) on runs built by hand, where every number is known: money in the table
 against NumPy on the raw arrays, the dominated strategy named with its dominator, and the
 findings' claims only beyond noise (a paired median of completion, not P50 minus P50; the
@@ -11,17 +11,17 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from mcrisk.aggregate import metric_summary
-from mcrisk.analysis.compare import money_text
-from mcrisk.definitions import COST, COSTS, METRICS, N_COSTS, N_METRICS
+from mcrisk.results.statistics import metric_summary
+from mcrisk.results.compare import money_text
+from mcrisk.core.definitions import COST, COSTS, METRICS, N_COSTS, N_METRICS
 from mcrisk.report import _cost_parts
-from mcrisk.report.figure_worker import FigurePool
-from mcrisk.report.cost_figures import pareto_chart
-from mcrisk.report.cost_findings import (completion_clause, cost_clause, cost_findings,
+from mcrisk.report.figures.worker import FigurePool
+from mcrisk.report.figures.costs import pareto_chart
+from mcrisk.report.findings.costs import (completion_clause, cost_clause, cost_findings,
                                          depth_ties, pairs_that_matter)
-from mcrisk.report.costs import (component_table, cost_report, cost_section, cost_table,
+from mcrisk.report.html.costs import (component_table, cost_report, cost_section, cost_table,
                                  pareto_table)
-from mcrisk.report.figures import Figures, strategy_colors
+from mcrisk.report.figures.charts import Figures, strategy_colors
 
 N = 4000
 H = 540.0
@@ -216,7 +216,7 @@ def test_a_strategy_completing_after_the_horizon_has_its_cost_cut_said():
 
 
 def test_both_late_are_named_in_one_clause():
-    from mcrisk.report.cost_findings import horizon_clause
+    from mcrisk.report.findings.costs import horizon_clause
     a = np.where(np.arange(N) < 60, 600.0, 300.0)                 # 1.5% after the horizon
     b = np.where(np.arange(N) < 3000, 700.0, 300.0)               # 75%
     assert horizon_clause(("a", "b"), (a, b), H) == (
@@ -306,5 +306,5 @@ def test_currency_is_the_scenarios(currency, mark):
 
 
 def test_y_ticks_keep_their_decimals():
-    from mcrisk.report.cost_figures import _tick
+    from mcrisk.report.figures.costs import _tick
     assert [_tick(v) for v in (2.5, 2.0, 12.25, 1500.0)] == ["2.5", "2", "12.25", "1,500"]

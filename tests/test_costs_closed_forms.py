@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 from mcrisk.backends import select_backend
-from mcrisk.compile import compile_scenario
-from mcrisk.definitions import COST, COSTS, DAYS_PER_MONTH, HOURS_PER_DAY, METRICS, N_METRICS
+from mcrisk.plan.compile import compile_scenario
+from mcrisk.core.definitions import COST, COSTS, DAYS_PER_MONTH, HOURS_PER_DAY, METRICS, N_METRICS
 from mcrisk.scenario import load_scenario
 
 from .conftest import TINY_DEFAULTS
@@ -159,7 +159,7 @@ per_crew_day = {PER_CREW_DAY}
 
 
 def test_every_component_by_hand_from_a_costs_section(tiny):
-    # the scenario's [costs] read and compiled (mcrisk/cost_plan.py), then the reference
+    # the scenario's [costs] read and compiled (mcrisk/plan/costs.py), then the reference
     scenario = tiny(strategies=TINY_DEFAULTS["strategies"] + COSTS_SECTION)
     plan = compiled(scenario)
     assert plan.n_costs == len(COSTS)

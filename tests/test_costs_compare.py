@@ -10,12 +10,12 @@ import pytest
 from scipy import stats
 
 from mcrisk import cli
-from mcrisk import compare_run
-from mcrisk.analysis.compare import compare_costs, money_text
+from mcrisk.app import compare as compare_run
+from mcrisk.results.compare import compare_costs, money_text
 from mcrisk.cli.text import format_cost_comparison
-from mcrisk.definitions import COSTS, N_COSTS, N_METRICS
-from mcrisk.model import Costs
-from mcrisk.simulate import SimulationResult
+from mcrisk.core.definitions import COSTS, N_COSTS, N_METRICS
+from mcrisk.core.model import Costs
+from mcrisk.backends.chunks import SimulationResult
 
 
 def hand_made_costs(n: int = 400, seed: int = 5) -> np.ndarray:

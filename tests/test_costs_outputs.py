@@ -18,13 +18,13 @@ import pyarrow.parquet as pq
 import pytest
 from scipy import stats
 
-import mcrisk.run as run_module
-from mcrisk.analysis.horizon import horizon_warnings
+import mcrisk.app.run as run_module
+from mcrisk.results.horizon import horizon_warnings
 from mcrisk.backends import Backend, select_backend
-from mcrisk.compile import compile_scenario
-from mcrisk.cost_summary import COST_MEANINGS, summarize_costs
-from mcrisk.definitions import COSTS, METRICS, N_COSTS, N_METRICS
-from mcrisk.simulate import RUNTIME_BYTES, memory_needed, simulate
+from mcrisk.plan.compile import compile_scenario
+from mcrisk.results.costs import COST_MEANINGS, summarize_costs
+from mcrisk.core.definitions import COSTS, METRICS, N_COSTS, N_METRICS
+from mcrisk.backends.chunks import RUNTIME_BYTES, memory_needed, simulate
 
 from .helpers import MINIMAL, schema_errors
 
@@ -103,8 +103,8 @@ def _six_wide() -> Backend:
 
 
 def test_precision_runs_keep_costs_as_they_grow(cost_plan):
-    from mcrisk.analysis.precision import PrecisionTarget
-    from mcrisk.precision_run import simulate_to_precision
+    from mcrisk.results.precision import PrecisionTarget
+    from mcrisk.app.precision import simulate_to_precision
 
     target = PrecisionTarget(relative=1e-9, floor=1e-9, start=100, max_samples=260)
     result, _ = simulate_to_precision(cost_plan, 2, fake_backend(), target, chunk_size=64)
@@ -234,7 +234,7 @@ def test_the_horizon_warning_says_costs_are_cut_too():
 def _expected_rows(run) -> dict[str, tuple[list[float], list[tuple[str, float]]]]:
     """Per strategy: cost_total's mean, P50, P90, P99 and the three components with the
     largest mean, from the synthetic arrays with numpy."""
-    from mcrisk.cost_summary import COMPONENT_LABELS
+    from mcrisk.results.costs import COMPONENT_LABELS
 
     costs = synthetic_costs(0, SAMPLES, run.plan.n_strategies)
     rows = {}
@@ -248,7 +248,7 @@ def _expected_rows(run) -> dict[str, tuple[list[float], list[tuple[str, float]]]
 
 
 def test_the_terminal_prints_the_cost_table_under_the_ranking(cost_run, capsys, monkeypatch):
-    from mcrisk.analysis.compare import money_text
+    from mcrisk.results.compare import money_text
     from mcrisk.cli import format_costs, main
 
     text = format_costs(cost_run.summary)
@@ -272,7 +272,7 @@ def test_the_terminal_prints_the_cost_table_under_the_ranking(cost_run, capsys, 
 
 
 def test_summary_md_has_the_cost_table(cost_run):
-    from mcrisk.analysis.compare import money_text
+    from mcrisk.results.compare import money_text
     from mcrisk.report.markdown import summary_markdown
 
     text = summary_markdown(cost_run.summary, [])
@@ -301,7 +301,7 @@ COSTS_SMALL = MINIMAL.parent.parent / "tests" / "data" / "costs-small.toml"
 def test_a_cost_scenario_end_to_end(tmp_path, backend):
     """The backend's own costs: kept, written to metrics.parquet as kept, summarized as
     numpy summarizes the parquet's columns, in the scenario's currency."""
-    from mcrisk.plan import FIELD
+    from mcrisk.plan.record import FIELD
 
     if backend != "numpy" and not FIELD["span_rate"].kernel:
         pytest.skip("the kernels do not compute costs yet (plan.py's cost fields kernel=False)")

@@ -4,7 +4,7 @@ NUMPY_MATH of each cost's scale (tests/slow_costs.cost_scales), as the metrics.
 
 Plans get random cost fields by hand (tests/slow_costs.random_costs) on the tiny migration,
 the random scenarios and the reference, and from a [costs] section with uncertain prices and
-a mitigation's cost (compiled by mcrisk/cost_plan.py).
+a mitigation's cost (compiled by mcrisk/plan/costs.py).
 """
 from __future__ import annotations
 
@@ -14,9 +14,10 @@ import numpy as np
 import pytest
 
 from mcrisk.backends import select_backend
-from mcrisk.compile import compile_scenario, with_mitigation
-from mcrisk.definitions import N_COSTS, N_METRICS
-from mcrisk.distributions import KIND_LOGNORMAL, KIND_PERT
+from mcrisk.plan.compile import compile_scenario
+from mcrisk.core.risks import with_mitigation
+from mcrisk.core.definitions import N_COSTS, N_METRICS
+from mcrisk.core.distributions import KIND_LOGNORMAL, KIND_PERT
 from mcrisk.scenario import load_scenario
 
 from .conftest import TINY_DEFAULTS

@@ -11,11 +11,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mcrisk.compile import compile_scenario, select_risks
-from mcrisk.cost_plan import no_cost_arrays
-from mcrisk.definitions import COST, DAYS_PER_MONTH, N_COSTS
-from mcrisk.model import Distribution, Reservation
-from mcrisk.plan import FIELD
+from mcrisk.plan.compile import compile_scenario
+from mcrisk.core.risks import select_risks
+from mcrisk.plan.costs import no_cost_arrays
+from mcrisk.core.definitions import COST, DAYS_PER_MONTH, N_COSTS
+from mcrisk.core.model import Distribution, Reservation
+from mcrisk.plan.record import FIELD
 from mcrisk.scenario import load_scenario
 
 from .helpers import MINIMAL, MINIMAL_TEXT, REFERENCE, problems, variant

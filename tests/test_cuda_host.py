@@ -18,12 +18,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mcrisk import definitions, distributions, rng
-from mcrisk import compile as compile_
+from mcrisk.core import definitions, distributions, rng
+from mcrisk.core.definitions import NODE_CREW
+from mcrisk.core.risks import select_risks
 from mcrisk.backends import cuda, cuda_host
 from mcrisk.backends import numba as numba_backend
 from mcrisk.backends.numba import distributions as numba_distributions
-from mcrisk.compile import compile_scenario
+from mcrisk.plan.compile import compile_scenario
 from mcrisk.scenario import load_scenario
 
 from .helpers import KAT_PHILOX4X32_10
@@ -197,7 +198,7 @@ def test_reference_scenario_matches_numba(host, reference_plan, first):
 
 
 def test_reference_with_every_risk_matches_numba(host, reference_scenario):
-    plan = compile_scenario(compile_.select_risks(reference_scenario, "pre"))
+    plan = compile_scenario(select_risks(reference_scenario, "pre"))
     assert any(name.startswith("risk.") for name in plan.quantity_names)
     got = host.simulate_chunk(plan, 2, 0, 2000, keep_nodes=True)
     expected = numba_backend.simulate_chunk(plan, 2, 0, 2000, keep_nodes=True)
@@ -247,7 +248,7 @@ def test_random_scenarios_cover_every_feature(tmp_path):
         path = tmp_path / f"random-{case}.toml"
         path.write_text(text)
         plan = compile_scenario(load_scenario(path))
-        seen |= {"crew node"} if (plan.node_kind == compile_.NODE_CREW).any() else set()
+        seen |= {"crew node"} if (plan.node_kind == NODE_CREW).any() else set()
         seen |= {"islands > 1"} if plan.island_cap0.shape[0] > 1 else set()
         seen |= {"halls > 1"} if plan.hall_cap.shape[0] > 1 else set()
         seen |= {"uncertain performance"} if (plan.cap_event_scale_q >= 0).any() else set()

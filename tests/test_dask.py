@@ -1,4 +1,4 @@
-"""mcrisk on Dask (mcrisk.dask_backend): the same numbers and files as one process, for a local
+"""mcrisk on Dask (mcrisk.backends.dask): the same numbers and files as one process, for a local
 cluster of 2 worker processes and two chunk sizes, for run, run --precision, compare, schedule,
 nightly and optimize; a worker killed mid-run (run, compare, schedule) is survived and the
 retry counted, printed by the CLI (stderr, even with --quiet) and recorded in summary.json's
@@ -14,17 +14,17 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from mcrisk.errors import McriskError
+from mcrisk.core.errors import McriskError
 
 from .helpers import schema_errors
 
 distributed = pytest.importorskip("distributed")
 
 from mcrisk.backends import select_backend  # noqa: E402
-from mcrisk.compile import compile_scenario  # noqa: E402
-from mcrisk.dask_backend import dask_session, worker_threads  # noqa: E402
-from mcrisk.run import load_for_run, run_scenario  # noqa: E402
-from mcrisk.simulate import simulate  # noqa: E402
+from mcrisk.plan.compile import compile_scenario  # noqa: E402
+from mcrisk.backends.dask import dask_session, worker_threads  # noqa: E402
+from mcrisk.app.run import load_for_run, run_scenario  # noqa: E402
+from mcrisk.backends.chunks import simulate  # noqa: E402
 
 SCENARIO = "scenarios/minimal.toml"
 VARYING = {"wall_seconds", "created_utc"}
@@ -92,11 +92,11 @@ def test_a_worker_killed_mid_run_is_survived_and_the_retry_counted(tmp_path):
 @pytest.mark.slow
 def test_the_cli_prints_the_retries_even_quiet_and_summary_json_records_them(
         tmp_path, monkeypatch, capsys):
-    import mcrisk.run
+    import mcrisk.app.run
     from mcrisk.cli import main
 
     flag = str(tmp_path / "killed")
-    real_session = mcrisk.run.dask_session
+    real_session = mcrisk.app.run.dask_session
 
     @contextlib.contextmanager
     def session_that_loses_a_worker(address):
@@ -105,7 +105,7 @@ def test_the_cli_prints_the_retries_even_quiet_and_summary_json_records_them(
                 session.client.register_plugin(_kill_once_plugin(flag))
             yield session
 
-    monkeypatch.setattr(mcrisk.run, "dask_session", session_that_loses_a_worker)
+    monkeypatch.setattr(mcrisk.app.run, "dask_session", session_that_loses_a_worker)
     out = tmp_path / "run"
     assert main(["run", SCENARIO, "--samples", "1200", "--chunk-size", "200", "--backend",
                  "numpy", "--no-mitigation", "--quiet", "--out", str(out),
@@ -153,7 +153,7 @@ def test_a_local_clusters_workers_get_their_share_of_numba_threads():
 
 
 def test_a_scheduler_that_cannot_be_reached_is_a_located_error(monkeypatch):
-    import mcrisk.dask_backend as dask_backend
+    import mcrisk.backends.dask as dask_backend
 
     monkeypatch.setattr(dask_backend, "CONNECT_TIMEOUT_S", 1)
     with pytest.raises(McriskError, match=r"--dask = tcp://127.0.0.1:9: could not reach"):
@@ -185,7 +185,7 @@ def test_without_distributed_the_error_says_how_to_install(monkeypatch):
 
 
 def test_a_worker_with_another_mcrisk_version_is_a_located_error():
-    from mcrisk.dask_backend import check_versions
+    from mcrisk.backends.dask import check_versions
 
     class Client:
         def run(self, function):
@@ -209,7 +209,7 @@ def _without_clocks(document):
 
 @pytest.mark.slow
 def test_nightly_on_a_local_cluster_writes_the_summary_of_one_process(tmp_path):
-    from mcrisk.nightly import run_nightly
+    from mcrisk.app.nightly import run_nightly
 
     alone = run_nightly(SCENARIO, tmp_path / "alone", samples=600, backend="numpy",
                         chunk_size=128)
@@ -225,7 +225,7 @@ def test_nightly_on_a_local_cluster_writes_the_summary_of_one_process(tmp_path):
 
 @pytest.mark.slow
 def test_optimize_on_a_local_cluster_finds_the_numbers_of_one_process(tmp_path):
-    from mcrisk.optimize_run import run_optimize
+    from mcrisk.optimize.run import run_optimize
 
     search = "tests/data/optimize-known-search.toml"
     alone = run_optimize(search, tmp_path / "alone", backend="numpy", chunk_size=256,
@@ -246,7 +246,7 @@ def test_optimize_on_a_local_cluster_finds_the_numbers_of_one_process(tmp_path):
 
 @pytest.mark.slow
 def test_schedule_on_a_local_cluster_gives_the_milestones_of_one_process():
-    from mcrisk.schedule_run import run_schedule
+    from mcrisk.app.schedule import run_schedule
 
     alone = run_schedule(SCENARIO, "swap-gated", 900, 2, backend="numpy", chunk_size=128)
     remote = run_schedule(SCENARIO, "swap-gated", 900, 2, backend="numpy", chunk_size=128,
@@ -260,7 +260,7 @@ def test_schedule_on_a_local_cluster_gives_the_milestones_of_one_process():
 @pytest.mark.slow
 def test_schedule_survives_a_lost_worker_and_the_cli_prints_the_retries(
         tmp_path, monkeypatch, capsys):
-    import mcrisk.schedule_run
+    import mcrisk.app.schedule
     from mcrisk.cli import main
 
     argv = ["schedule", SCENARIO, "swap-gated", "--samples", "1200", "--chunk-size", "200",
@@ -269,8 +269,8 @@ def test_schedule_survives_a_lost_worker_and_the_cli_prints_the_retries(
     alone = capsys.readouterr()
     assert "retried" not in alone.err
     flag = str(tmp_path / "killed")
-    monkeypatch.setattr(mcrisk.schedule_run, "dask_session",
-                        _session_that_loses_a_worker(mcrisk.schedule_run.dask_session, flag))
+    monkeypatch.setattr(mcrisk.app.schedule, "dask_session",
+                        _session_that_loses_a_worker(mcrisk.app.schedule.dask_session, flag))
     assert main(argv + ["--dask", "local:2"]) == 0
     assert os.path.exists(flag)
     remote = capsys.readouterr()
@@ -315,7 +315,7 @@ def test_optimize_json_schema_takes_the_dask_key_of_summary_json_and_nothing_els
 def test_precision_on_a_local_cluster_grows_to_the_summary_of_one_process(tmp_path):
     # a target that cannot be met: the run grows 500 -> ... -> 3000 scenarios in several
     # steps, each step's chunks starting where the last stopped (not at a chunk boundary)
-    from mcrisk.analysis.precision import precision_target
+    from mcrisk.results.precision import precision_target
 
     def precise(out, **dask):
         return run_scenario(SCENARIO, samples=500, backend="numpy", out_dir=out,
@@ -337,24 +337,24 @@ def test_precision_on_a_local_cluster_grows_to_the_summary_of_one_process(tmp_pa
 @pytest.mark.slow
 def test_compare_survives_a_lost_worker_with_the_numbers_of_one_process(
         tmp_path, monkeypatch, capsys):
-    import mcrisk.compare_run
+    import mcrisk.app.compare
     from mcrisk.cli import main
 
     found = []
-    real_compare = mcrisk.compare_run.run_comparison
+    real_compare = mcrisk.app.compare.run_comparison
 
     def recorded(*args, **kwargs):
         found.append(real_compare(*args, **kwargs))
         return found[-1]
 
-    monkeypatch.setattr(mcrisk.compare_run, "run_comparison", recorded)
+    monkeypatch.setattr(mcrisk.app.compare, "run_comparison", recorded)
     argv = ["compare", SCENARIO, "swap-gated", "drain-on-day", "--samples", "1200",
             "--chunk-size", "200", "--backend", "numpy", "--quiet"]
     assert main(argv) == 0
     alone = capsys.readouterr()
     flag = str(tmp_path / "killed")
-    monkeypatch.setattr(mcrisk.compare_run, "dask_session",
-                        _session_that_loses_a_worker(mcrisk.compare_run.dask_session, flag))
+    monkeypatch.setattr(mcrisk.app.compare, "dask_session",
+                        _session_that_loses_a_worker(mcrisk.app.compare.dask_session, flag))
     assert main(argv + ["--dask", "local:2"]) == 0
     assert os.path.exists(flag)                    # the worker did die
     remote = capsys.readouterr()

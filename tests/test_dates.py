@@ -14,8 +14,8 @@ import re
 import pytest
 
 from mcrisk.cli import main
-from mcrisk.milestones import day_date
-from mcrisk.report import figures
+from mcrisk.results.milestones import day_date
+from mcrisk.report.figures import charts as figures
 
 from .conftest import MINIMAL
 
@@ -125,7 +125,7 @@ def test_findings_date_a_late_completion():
     (numpy's linear quantile of 10 days 50..59 is 54.5 -> day 54; P99 58.91 -> day 58)."""
     import numpy as np
 
-    from mcrisk.report.findings import _horizon_note
+    from mcrisk.report.findings.sentences import _horizon_note
 
     done = np.arange(50.0, 60.0)
     col = lambda name, metric: done                      # noqa: E731

@@ -4,9 +4,9 @@ import pytest
 from scipy import special, stats
 
 from mcrisk.backends.numba import distributions as numba_distributions
-from mcrisk.distributions import (PERT_TABLE_SIZE, Z90, encode, lognormal_sigma,
+from mcrisk.core.distributions import (PERT_TABLE_SIZE, Z90, encode, lognormal_sigma,
                                   pert_alpha_beta, sample)
-from mcrisk.model import Distribution
+from mcrisk.core.model import Distribution
 
 U = np.linspace(1e-6, 1 - 1e-6, 2001)
 

@@ -12,7 +12,7 @@ import subprocess
 
 import pytest
 
-from mcrisk.run import run_scenario
+from mcrisk.app.run import run_scenario
 from mcrisk.schema import summary_schema
 
 from .conftest import REFERENCE, ROOT

@@ -12,12 +12,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mcrisk import binomial
+from mcrisk.results import binomial
 from mcrisk.backends import numba as numba_backend
 from mcrisk.backends import numpy as numpy_backend
 from mcrisk.backends.numpy.world import sample_world
-from mcrisk.compile import compile_scenario
-from mcrisk.definitions import METRICS
+from mcrisk.plan.compile import compile_scenario
+from mcrisk.core.definitions import METRICS
 from mcrisk.scenario import load_scenario
 
 from .conftest import TINY, TINY_DEFAULTS
@@ -277,7 +277,7 @@ def test_an_early_failure_is_a_driver_as_fails_or_not(failures_plan):
     # The quantity is a service age, +inf where the unit does not fail: as a driver input it
     # reads 1 (fails) or 0, and the group over units counts the failures, so summary.json's
     # driver means stay finite (JSON has no Infinity).
-    from mcrisk.analysis.drivers import driver_inputs
+    from mcrisk.results.drivers import driver_inputs
     world = sample_world(failures_plan, 5, 0, 400)
     names, labels, values = driver_inputs(failures_plan, world)
     ages = {u: world[:, failures_plan.quantity_names.index(f"unit.{u}.early_failure")]

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from mcrisk.aggregate import p90_confidence_interval
-from mcrisk.compile import compile_scenario
-from mcrisk.definitions import METRICS
-from mcrisk.distributions import lognormal_sigma
+from mcrisk.results.statistics import p90_confidence_interval
+from mcrisk.plan.compile import compile_scenario
+from mcrisk.core.definitions import METRICS
+from mcrisk.core.distributions import lognormal_sigma
 from mcrisk.scenario import load_scenario
 
 M = {name: k for k, name in enumerate(METRICS)}

@@ -1,4 +1,4 @@
-"""The report's figures drawn in a second process (mcrisk.report.figure_worker) are the figures
+"""The report's figures drawn in a second process (mcrisk.report.figures.worker) are the figures
 drawn in this one, byte for byte; a worker that does not start, dies, or fails a figure loses
 nothing (this process draws what it did not); what a worker is sent does not grow with the
 number of scenarios (figure_data's stand-ins, the metrics as 401 quantiles)."""
@@ -16,13 +16,14 @@ import numpy as np
 import pytest
 
 from mcrisk.backends import select_backend
-from mcrisk.definitions import N_METRICS
-from mcrisk.report import figure_data as data
-from mcrisk.report import figures, submit_metric_figures
-from mcrisk.report.bands import BandCollector
-from mcrisk.report.figure_worker import FigurePool
-from mcrisk.report.paths import SEVERITY, representative_paths
-from mcrisk.simulate import simulate
+from mcrisk.core.definitions import N_METRICS
+from mcrisk.report.figures import data
+from mcrisk.report.figures import charts as figures
+from mcrisk.report import submit_metric_figures
+from mcrisk.results.bands import BandCollector
+from mcrisk.report.figures.worker import FigurePool
+from mcrisk.report.figures.paths import SEVERITY, representative_paths
+from mcrisk.backends.chunks import simulate
 
 CPU = select_backend("cpu")
 SEED = 5
@@ -52,11 +53,11 @@ def jobs(pool: FigurePool, run) -> None:
     paths = {chart: representative_paths(plan, run.replay, metrics, severity)
              for chart, severity in SEVERITY.items()}
     lines, bands = data.plan_lines(plan), data.band_arrays(detail.bands)
-    pool.submit("fan", "figures", "fan_chart", lines, bands, colors,
+    pool.submit("fan", "charts", "fan_chart", lines, bands, colors,
                 data.path_lines(paths["fan"]))
-    pool.submit("island", "figures", "largest_island_chart", lines, bands, colors,
+    pool.submit("island", "charts", "largest_island_chart", lines, bands, colors,
                 data.path_lines(paths["island"]))
-    pool.submit("power", "figures", "power_chart", data.power_rows(detail.hall_power), colors)
+    pool.submit("power", "charts", "power_chart", data.power_rows(detail.hall_power), colors)
 
 
 @pytest.fixture(scope="module")
@@ -92,7 +93,7 @@ def test_the_worker_draws_the_same_pngs_as_this_process(small_run, drawn_here):
 def fake_worker(monkeypatch, body: str) -> None:
     """Make FigurePool start `body` (Python, with the protocol's send and receive) instead
     of the real worker."""
-    script = ("import sys\nfrom mcrisk.report.figure_worker import _send, _receive\n"
+    script = ("import sys\nfrom mcrisk.report.figures.worker import _send, _receive\n"
               "out, source = sys.stdout.buffer, sys.stdin.buffer\n" + textwrap.dedent(body))
     monkeypatch.setattr(FigurePool, "_command", lambda self: [sys.executable, "-c", script])
 
@@ -144,8 +145,8 @@ def test_a_run_has_its_figures_drawn_by_the_worker(tmp_path):
     every figure."""
     code = textwrap.dedent(f"""
         import sys
-        from mcrisk.report import figure_worker
-        from mcrisk.run import run_scenario
+        from mcrisk.report.figures import worker as figure_worker
+        from mcrisk.app.run import run_scenario
 
         pngs = figure_worker.FigurePool.pngs
         def watched(pool):
@@ -176,7 +177,7 @@ def test_a_run_has_its_figures_drawn_by_the_worker(tmp_path):
     (0.2, "", True, False),                  # matplotlib here already: draw here
 ])
 def test_a_worker_only_where_a_core_would_idle(monkeypatch, load, setting, imported, wanted):
-    from mcrisk.report import figure_worker
+    from mcrisk.report.figures import worker as figure_worker
 
     monkeypatch.setattr(figure_worker.os, "sched_getaffinity", lambda pid: {0, 1},
                         raising=False)

@@ -1,4 +1,4 @@
-"""Findings (mcrisk.report.findings): every sentence checked against a count made here.
+"""Findings (mcrisk.report.findings.sentences): every sentence checked against a count made here.
 
 The numbers a finding states are read back out of its text and recounted by brute force on
 the per-scenario metrics (loops, hand-computed means and intervals), never compared with the
@@ -13,9 +13,9 @@ import re
 import numpy as np
 import pytest
 
-from mcrisk.aggregate import summarize
-from mcrisk.definitions import METRICS
-from mcrisk.report.findings import (findings, floor_shown, gating, gating_pairs, joint_trough,
+from mcrisk.results.statistics import summarize
+from mcrisk.core.definitions import METRICS
+from mcrisk.report.findings.sentences import (findings, floor_shown, gating, gating_pairs, joint_trough,
                                     soaking,
                                     share)
 from mcrisk.scenario import load_scenario
@@ -179,7 +179,7 @@ def test_a_pair_is_not_found_when_placement_or_drain_groups_differ(reference):
         (unit, dataclasses.replace(t, lag_days=2.0)) for unit, t in gated.drains))
     # the same placement and drains, but something else differs: "only the trigger differs"
     # would be false of the pair
-    from mcrisk.model import Acceptance, Distribution
+    from mcrisk.core.model import Acceptance, Distribution
     soaked = dataclasses.replace(gated, acceptance=Acceptance(2, Distribution("fixed", (7.0,))))
     crewed = dataclasses.replace(gated, crews=3)
     for other in (moved, regrouped, lagged, soaked, crewed):
@@ -226,14 +226,14 @@ def test_gating_claims_only_differences_beyond_noise_with_their_paired_intervals
 def test_the_full_reference_pairs_the_soak_policy_and_the_trigger_only_where_alone():
     # hybrid-gated-soak differs from hybrid-gated in its acceptance policy alone; from
     # hybrid-on-delivery in the trigger AND the policy, so it is no gating pair
-    from mcrisk.report.pairs import acceptance_pairs
+    from mcrisk.report.findings.pairs import acceptance_pairs
     full = load_scenario(REFERENCE.parent / "reference-2048-full.toml")
     assert acceptance_pairs(full) == [("hybrid-gated", "hybrid-gated-soak")]
     assert gating_pairs(full) == [("hybrid-on-delivery", "hybrid-gated")]
 
 
 def test_the_soak_sentence_says_what_it_buys_and_costs_beyond_noise():
-    from mcrisk.model import Acceptance, Distribution
+    from mcrisk.core.model import Acceptance, Distribution
     n = 4000
     first_days = np.where(np.arange(n) % 10 == 0, 12.0, 0.0)       # an outage in 1 of 10
     short_more = np.where(np.arange(n) % 4 == 0, 8.0, 0.0)          # the delay: +2 on average
@@ -262,7 +262,7 @@ def test_the_soak_sentence_says_what_it_buys_and_costs_beyond_noise():
 
 
 def test_the_reference_findings_compare_the_pair_on_the_same_worlds(reference):
-    from mcrisk.run import run_scenario
+    from mcrisk.app.run import run_scenario
     run = run_scenario(str(REFERENCE), samples=1000, seed=1, backend="cpu")
     m, names = run.result.metrics, list(run.plan.strategy_names)
     text = "\n".join(findings(reference, run.summary, run.plan.largest_job, metrics=m,
@@ -374,8 +374,8 @@ def test_homeless_and_power_are_counted(minimal):
 def test_the_definitions_carry_the_runs_values(minimal):
     from types import SimpleNamespace
 
-    from mcrisk.compile import compile_scenario
-    from mcrisk.report.html import definitions_html
+    from mcrisk.plan.compile import compile_scenario
+    from mcrisk.report.html.page import definitions_html
 
     plan = compile_scenario(minimal)
     page = definitions_html(SimpleNamespace(summary={"samples": 1234}, scenario=minimal,
@@ -395,8 +395,8 @@ def test_the_definitions_carry_the_runs_values(minimal):
 def test_the_definitions_say_how_the_full_reference_behaves():
     from types import SimpleNamespace
 
-    from mcrisk.compile import compile_scenario
-    from mcrisk.report.html import definitions_html
+    from mcrisk.plan.compile import compile_scenario
+    from mcrisk.report.html.page import definitions_html
 
     full = load_scenario(REFERENCE.parent / "reference-2048-full.toml")
     page = definitions_html(SimpleNamespace(summary={"samples": 10}, scenario=full,

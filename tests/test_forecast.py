@@ -8,8 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from mcrisk.compile import compile_scenario
-from mcrisk.definitions import METRICS
+from mcrisk.plan.compile import compile_scenario
+from mcrisk.core.definitions import METRICS
 from mcrisk.scenario import load_scenario
 
 from .helpers import REFERENCE_TEXT, SCENARIOS, problems, variant
@@ -135,7 +135,7 @@ def test_forecast_errors_are_located(in_tmp):
 def test_the_report_draws_the_median_demand_and_says_so(tiny, growth, median):
     # D(day) rises with g, so its median is the curve at g's median; the chart's line is that
     # curve and is labelled P50. A fixed curve keeps its values and the plain label.
-    from mcrisk.definitions import demand_at, demand_label
+    from mcrisk.core.definitions import demand_at, demand_label
     forecast = f"{{ workload_at_day0 = 100, growth_per_year = {growth}, points_every_days = 50 }}"
     plan = compile_scenario(load_scenario(forecast_scenario(tiny, forecast)))
     expected = [100.0 * (1.0 + median) ** (day / 365) for day in (0, 50, 100)]
@@ -158,8 +158,8 @@ def test_the_growth_draw_is_a_column_of_metrics_parquet(tiny):
 
 
 def test_the_growth_draw_reads_as_words_among_drivers():
-    from mcrisk.analysis.drivers import _label
-    from mcrisk.quantities import QuantityLabel
+    from mcrisk.results.drivers import _label
+    from mcrisk.core.quantities import QuantityLabel
     assert _label(QuantityLabel("demand", "forecast", "growth_per_year")) == \
         "demand growth per year"
 

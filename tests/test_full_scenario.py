@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from mcrisk.backends import numba as numba_backend
-from mcrisk.compile import compile_scenario
+from mcrisk.plan.compile import compile_scenario
 from mcrisk.scenario import load_scenario
 
 from .helpers import SCENARIOS

@@ -1,11 +1,10 @@
-"""The cuda backend on a GPU: the CuPy kernel equals the Numba backend, and the device summary
-equals mcrisk.aggregate's.
+"""The cuda backend on a GPU: the CuPy kernel equals the Numba backend.
 
 Tests marked `gpu` need CuPy and a CUDA device and skip cleanly without them
 (`pytest -m gpu` runs only those; benchmarks/gpu_check.sh runs them on a lent GPU). The rest
-runs everywhere: the summary's rank logic through NumPy (the very code the device path uses),
-importing without CuPy, and the error for `--backend cuda` (or its old name `gpu`) on a
-machine without one.
+runs everywhere: the quantile positions the summaries read, the backend's host side against
+a stand-in for CuPy, importing without CuPy, and the error for `--backend cuda` (or its old
+name `gpu`) on a machine without one.
 """
 from __future__ import annotations
 
@@ -15,38 +14,18 @@ import sys
 import numpy as np
 import pytest
 
-from mcrisk import aggregate
-from mcrisk.analysis import device_summary
+from mcrisk.results import statistics
+from mcrisk.results import quantiles
 from mcrisk.backends import cuda, gpu_unavailable_reason, select_backend
 from mcrisk.backends import numba as numba_backend
 from mcrisk.backends.numba import distributions as numba_distributions
-from mcrisk.errors import BackendUnavailable
+from mcrisk.core.errors import BackendUnavailable
 
 from .helpers import KAT_PHILOX4X32_10
 from .parity import NDTRI_RTOL, assert_parity
 from .random_scenarios import random_scenario_text
 
 NO_GPU = gpu_unavailable_reason()
-
-
-def assert_same_document(got, expected, mean_rtol: float = 0.0):
-    """Two summarize() documents: equal floats (NaN equals NaN), means within mean_rtol."""
-    assert got.keys() == expected.keys()
-    for strategy in expected:
-        assert got[strategy].keys() == expected[strategy].keys()
-        for metric, summary in expected[strategy].items():
-            for key, value in summary.items():
-                mine = got[strategy][metric][key]
-                where = f"{strategy}.{metric}.{key}"
-                if key == "mean":
-                    assert mine == pytest.approx(value, rel=mean_rtol, nan_ok=True), where
-                elif key == "p90_ci" and value is not None:
-                    assert [float(v) for v in mine] == pytest.approx(value, rel=0, abs=0,
-                                                                      nan_ok=True), where
-                elif value is None or isinstance(value, str):   # null, and why
-                    assert mine == value, where
-                else:
-                    assert mine == pytest.approx(value, rel=0, abs=0, nan_ok=True), where
 
 
 # ---- everywhere -----------------------------------------------------------------------------
@@ -81,28 +60,9 @@ def test_gpu_without_a_device_names_cause_and_fix():
 def test_quantile_positions_reproduce_numpy_quantile(n):
     gen = np.random.default_rng(n)
     values = np.sort(np.round(gen.lognormal(size=n), 1))   # ties included
-    for _, q in aggregate.PERCENTILES:
-        prev, nxt, gamma = device_summary.quantile_position(n, q)
-        assert device_summary.lerp(values[prev], values[nxt], gamma) == np.quantile(values, q)
-
-
-@pytest.mark.parametrize("n", [1, 2, 7, 40, 1000, 4321])
-def test_device_summary_logic_equals_aggregate_on_the_host(n):
-    gen = np.random.default_rng(n)
-    metrics = gen.gamma(2.0, 30.0, size=(n, 3, 6))
-    metrics[:, 1, 0] = 0.0                                # a constant column: CI collapses
-    metrics[:, 2, 1] = np.round(metrics[:, 2, 1], -1)     # many ties
-    metrics[:, :, 5] = gen.random((n, 3)) < 0.2           # power_violation, 0.0 or 1.0
-    names = ("a", "b", "c")
-    assert_same_document(device_summary.summarize_with(np, metrics, names),
-                         aggregate.summarize(metrics, names))
-
-
-def test_device_summary_logic_equals_aggregate_on_simulated_metrics(reference_plan):
-    metrics, _, _ = numba_backend.simulate_chunk(reference_plan, 3, 0, 3000)
-    names = reference_plan.strategy_names
-    assert_same_document(device_summary.summarize_with(np, metrics, names),
-                         aggregate.summarize(metrics, names))
+    for _, q in statistics.PERCENTILES:
+        prev, nxt, gamma = quantiles.quantile_position(n, q)
+        assert quantiles.lerp(values[prev], values[nxt], gamma) == np.quantile(values, q)
 
 
 class _HostArray(np.ndarray):
@@ -174,9 +134,8 @@ def test_gpu_backend_plumbing_through_a_host_stand_in(monkeypatch, host, referen
     assert cuda.launch_count == before + 3
     assert stand_in.compiled == [cuda.compile_options(reference_plan)]   # one module per shape
     metrics, _, _ = cuda.simulate_chunk_device(reference_plan, 4, 0, 500)
-    assert_same_document(device_summary.summarize_with(stand_in, metrics,
-                                                        reference_plan.strategy_names),
-                         aggregate.summarize(np.asarray(metrics), reference_plan.strategy_names))
+    np.testing.assert_array_equal(np.asarray(metrics),
+                                  numba_backend.simulate_chunk(reference_plan, 4, 0, 500)[0])
 
 
 @pytest.mark.parametrize("keep_nodes", [False, True])
@@ -226,7 +185,7 @@ def probe(cupy, plan, name, args, n):
 
 @pytest.mark.gpu
 def test_gpu_philox_matches_random123_and_the_specification(cupy, minimal_plan):
-    from mcrisk import rng
+    from mcrisk.core import rng
     gen = np.random.default_rng(3)
     counters = gen.integers(0, 2 ** 32, size=(10_000, 4), dtype=np.uint64)
     keys = gen.integers(0, 2 ** 32, size=(10_000, 2), dtype=np.uint64)
@@ -244,7 +203,7 @@ def test_gpu_philox_matches_random123_and_the_specification(cupy, minimal_plan):
 
 @pytest.mark.gpu
 def test_gpu_uniforms_are_bit_identical(cupy, minimal_plan):
-    from mcrisk import rng
+    from mcrisk.core import rng
     gen = np.random.default_rng(4)
     n = 10_000
     scenario = gen.integers(0, 2 ** 32, size=n, dtype=np.uint64)
@@ -290,7 +249,7 @@ def test_gpu_matches_numba_on_minimal(cupy, minimal_plan):
 @pytest.mark.gpu
 @pytest.mark.parametrize("case", range(0, 20, 4))
 def test_gpu_matches_numba_on_random_scenarios(cupy, tmp_path, case):
-    from mcrisk.compile import compile_scenario
+    from mcrisk.plan.compile import compile_scenario
     from mcrisk.scenario import load_scenario
     path = tmp_path / f"random-{case}.toml"
     path.write_text(random_scenario_text(case))
@@ -308,11 +267,3 @@ def test_the_gpu_path_really_ran(cupy, reference_plan):
     assert cuda.compile_options(reference_plan) in cuda._modules     # compiled once, cached
     assert nodes is None and metrics.shape == (1000, reference_plan.n_strategies, 6)
     assert isinstance(metrics, np.ndarray) and isinstance(world, np.ndarray)
-
-
-@pytest.mark.gpu
-def test_device_summary_on_the_gpu_equals_aggregate(cupy, reference_plan):
-    metrics, _, _ = cuda.simulate_chunk_device(reference_plan, 2, 0, 50_000)
-    names = reference_plan.strategy_names
-    assert_same_document(device_summary.summarize_with(cupy, metrics, names),
-                         aggregate.summarize(metrics.get(), names), mean_rtol=1e-12)

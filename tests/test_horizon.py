@@ -1,4 +1,4 @@
-"""The horizon is never cut silently (mcrisk.analysis.horizon).
+"""The horizon is never cut silently (mcrisk.results.horizon).
 
 Per strategy summary.json gives P(completion beyond H) and the P99 completion day; where that
 probability is over 1% the terminal, report.html and summary.md warn and name a horizon (a
@@ -11,11 +11,11 @@ import json
 import numpy as np
 import pytest
 
-from mcrisk.analysis.horizon import (BEYOND_HORIZON_NOTABLE, beyond_horizon, covering_horizon,
+from mcrisk.results.horizon import (BEYOND_HORIZON_NOTABLE, beyond_horizon, covering_horizon,
                                      horizon_warnings)
 from mcrisk.cli import format_horizon_warnings, main
-from mcrisk.definitions import METRICS
-from mcrisk.run import run_scenario
+from mcrisk.core.definitions import METRICS
+from mcrisk.app.run import run_scenario
 
 # TINY (tests/conftest.py, horizon 100 days, fixed durations) with the shipment at day 60 plus
 # a Uniform(0, 100) delay d. swap-gated: install 2 + one burn-in attempt 5 -> acceptance at
@@ -97,7 +97,7 @@ def test_summary_gives_beyond_horizon_per_strategy(tiny):
 
 
 def test_report_and_summary_md_warn_beside_the_ranking():
-    from mcrisk.report.html import ranking_table
+    from mcrisk.report.html.page import ranking_table
     from mcrisk.report.markdown import ranking_markdown
 
     summary = _summary({"<late>": 0.5, "ok": 0.0})

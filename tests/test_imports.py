@@ -13,7 +13,7 @@ import sys
 import numpy as np
 import pytest
 
-from mcrisk.distributions import pert_alpha_beta, pert_table
+from mcrisk.core.distributions import pert_alpha_beta, pert_table
 
 from .conftest import MINIMAL, REFERENCE, ROOT
 
@@ -48,8 +48,8 @@ def test_validate_loads_none_of_the_heavy_libraries():
 
 
 RECORDING_RUN = """
-from mcrisk.progress import Phase, Progress
-from mcrisk.run import run_scenario
+from mcrisk.core.progress import Phase, Progress
+from mcrisk.app.run import run_scenario
 
 class Recorder(Progress):
     def phase(self, name, total=None, unit="steps", note=""):

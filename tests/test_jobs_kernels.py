@@ -19,8 +19,8 @@ import pytest
 from mcrisk.backends.numba.metrics import pack_jobs as numba_pack_jobs
 from mcrisk.backends.numpy.driver import simulate_chunk as numpy_chunk
 from mcrisk.backends.numpy.metrics import pack_jobs
-from mcrisk.compile import compile_scenario
-from mcrisk.definitions import N_METRICS, job_columns
+from mcrisk.plan.compile import compile_scenario
+from mcrisk.core.definitions import N_METRICS, job_columns
 
 from .helpers import load_text, problems
 from .parity import BIT_IDENTICAL_PLATFORM

@@ -16,14 +16,14 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
-from mcrisk.compile import compile_scenario
-from mcrisk.definitions import COSTS, METRICS, N_METRICS, job_columns
-from mcrisk.job_summary import (JobMix, check_job_columns, jobs_block, scenario_job_columns,
+from mcrisk.plan.compile import compile_scenario
+from mcrisk.core.definitions import COSTS, METRICS, N_METRICS, job_columns
+from mcrisk.results.jobs import (JobMix, check_job_columns, jobs_block, scenario_job_columns,
                                 summarize_jobs, summary_keys)
 from mcrisk.report import tables as tables_module
-from mcrisk.report.findings import fmt
+from mcrisk.report.findings.sentences import fmt
 from mcrisk.report.jobs import jobs_html, jobs_markdown
-from mcrisk.run import run_scenario
+from mcrisk.app.run import run_scenario
 from mcrisk.scenario import load_scenario
 
 from .helpers import MINIMAL, MINIMAL_TEXT, schema_errors, variant
@@ -33,7 +33,7 @@ IDS = tuple(c[0] for c in CLASSES)
 
 
 def mix_scenario(classes=CLASSES, step=2.0):
-    """A stand-in for a scenario with a job mix: only what mcrisk.job_summary reads."""
+    """A stand-in for a scenario with a job mix: only what mcrisk.results.jobs reads."""
     jobs = tuple(SimpleNamespace(id=i, size=size, share=share) for i, size, share in classes)
     return SimpleNamespace(demand=SimpleNamespace(jobs=jobs, packing_step_days=step))
 
@@ -310,7 +310,7 @@ def test_mcrisk_run_with_a_mix_writes_the_columns_the_block_and_the_table(mix_ru
 def test_a_precision_run_keeps_the_job_columns_of_a_plain_run_of_its_size(tmp_path):
     """--precision grows its arrays in place: the job columns must grow with the metrics, so
     its summary's `jobs` equals a plain run's of the same scenarios."""
-    from mcrisk.analysis.precision import PrecisionTarget
+    from mcrisk.results.precision import PrecisionTarget
 
     scenario = tmp_path / "mix.toml"
     scenario.write_text(variant(MIX_EDIT, text=MINIMAL_TEXT))
@@ -329,7 +329,7 @@ def test_a_precision_run_keeps_the_job_columns_of_a_plain_run_of_its_size(tmp_pa
 # ---- mcrisk compare: the job columns paired A - B ------------------------------------------
 
 def test_compare_pairs_every_job_column_like_the_metrics(tmp_path, capsys):
-    from mcrisk.analysis.compare import compare_jobs
+    from mcrisk.results.compare import compare_jobs
     from mcrisk.cli import main
 
     rng = np.random.default_rng(2)
@@ -357,10 +357,10 @@ def test_compare_pairs_every_job_column_like_the_metrics(tmp_path, capsys):
 # ---- the default chunk: smaller with a job mix, so a stop comes as often --------------------
 
 def test_a_job_mix_runs_in_smaller_chunks_by_default_with_the_same_numbers(tmp_path):
-    from mcrisk.compile import compile_scenario
-    from mcrisk.run import run_scenario
+    from mcrisk.plan.compile import compile_scenario
+    from mcrisk.app.run import run_scenario
     from mcrisk.scenario import load_scenario
-    from mcrisk.simulate import DEFAULT_CHUNK, JOB_MIX_CHUNK, default_chunk
+    from mcrisk.backends.chunks import DEFAULT_CHUNK, JOB_MIX_CHUNK, default_chunk
 
     scenario = tmp_path / "mix.toml"
     scenario.write_text(variant(MIX_EDIT, text=MINIMAL_TEXT))

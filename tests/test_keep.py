@@ -15,8 +15,8 @@ import pytest
 
 from mcrisk.backends import numba as numba_backend
 from mcrisk.backends import numpy as numpy_backend
-from mcrisk.compile import compile_scenario
-from mcrisk.definitions import COST, METRICS, N_METRICS
+from mcrisk.plan.compile import compile_scenario
+from mcrisk.core.definitions import COST, METRICS, N_METRICS
 from mcrisk.scenario import load_scenario
 
 from .conftest import TINY, TINY_DEFAULTS
@@ -199,8 +199,8 @@ def test_a_unit_neither_drained_nor_kept_is_reported_with_both_fixes():
 
 @pytest.mark.usefixtures("in_tmp")
 def test_the_report_says_what_a_strategy_keeps():
-    from mcrisk.report.findings import kept_units
-    from mcrisk.report.html_tables import strategies_table
+    from mcrisk.report.findings.sentences import kept_units
+    from mcrisk.report.html.tables import strategies_table
     from .helpers import load_text
     scenario = load_text(tiny_text(SWAP + KEEP_E2))
     swap, keep = scenario.strategies

@@ -18,10 +18,10 @@ import pytest
 from mcrisk.backends import cuda
 from mcrisk.backends import numba as numba_backend
 from mcrisk.backends.numpy import driver as numpy_driver
-from mcrisk.compile import compile_scenario
-from mcrisk.cost_plan import no_cost_arrays
-from mcrisk.definitions import COST, N_COSTS, N_METRICS
-from mcrisk.distributions import KIND_LOGNORMAL, KIND_PERT
+from mcrisk.plan.compile import compile_scenario
+from mcrisk.plan.costs import no_cost_arrays
+from mcrisk.core.definitions import COST, N_COSTS, N_METRICS
+from mcrisk.core.distributions import KIND_LOGNORMAL, KIND_PERT
 from mcrisk.scenario import load_scenario
 
 from .helpers import REFERENCE

@@ -16,8 +16,8 @@ import pytest
 
 from mcrisk.backends.numba import driver as numba_driver
 from mcrisk.backends.numba.metrics import _sort_events
-from mcrisk.compile import compile_scenario
-from mcrisk.definitions import NODE_CREW
+from mcrisk.plan.compile import compile_scenario
+from mcrisk.core.definitions import NODE_CREW
 from mcrisk.scenario import load_scenario
 
 from .helpers import MINIMAL, REFERENCE

@@ -1,14 +1,14 @@
-"""mcrisk.simulate's memory estimate against the arrays a run actually allocates: what it
+"""mcrisk.backends.chunks's memory estimate against the arrays a run actually allocates: what it
 keeps, the milestone store, a chunk's node times (the peak resident set it is meant to match
 within a few percent is measured by benchmarks/memory.py, not here)."""
 from __future__ import annotations
 
 import numpy as np
 
-from mcrisk import milestones
+from mcrisk.results import milestones
 from mcrisk.backends import select_backend
 from mcrisk.scenario import load_scenario
-from mcrisk.simulate import (DEFAULT_KEEP_WORLD, MILESTONES_KEPT_EXACT, MILESTONES_PER_NODE,
+from mcrisk.backends.chunks import (DEFAULT_KEEP_WORLD, MILESTONES_KEPT_EXACT, MILESTONES_PER_NODE,
                              RUNTIME_BYTES, chunk_output_bytes, memory_needed,
                              milestone_store_bytes, simulate)
 

@@ -8,7 +8,7 @@ import sys
 
 import numba
 
-from mcrisk.simulate import check_memory, chunk_output_bytes, memory_needed
+from mcrisk.backends.chunks import check_memory, chunk_output_bytes, memory_needed
 
 
 def test_the_estimate_counts_one_thread_per_cpu_where_numba_cannot_be_imported(

@@ -1,4 +1,4 @@
-"""Milestones (mcrisk.milestones): hand calculations with fixed durations, brute-force
+"""Milestones (mcrisk.results.milestones): hand calculations with fixed durations, brute-force
 percentiles and criticality over kept per-scenario times, the gating logic in every scenario,
 backend parity, and the outputs (summary.json, milestones.parquet, CSV, schedule, dates)."""
 from __future__ import annotations
@@ -15,17 +15,17 @@ from scipy import stats
 
 from mcrisk.backends import gpu_unavailable_reason, select_backend
 from mcrisk.cli import main
-from mcrisk.compile import compile_scenario
-from mcrisk.definitions import NODE_CREW
-from mcrisk.errors import ScenarioError
-from mcrisk import milestones as milestones_module
-from mcrisk.milestones import (MilestoneCollector, _ci_ranks, _Histogram, _node_keys, critical_nodes,
+from mcrisk.plan.compile import compile_scenario
+from mcrisk.core.definitions import NODE_CREW
+from mcrisk.core.errors import ScenarioError
+from mcrisk.results import milestones as milestones_module
+from mcrisk.results.milestones import (MilestoneCollector, _ci_ranks, _Histogram, _node_keys, critical_nodes,
                                day_date, definitions, milestone_times)
-from mcrisk.report.gantt import gantt_rows, gantt_svg
+from mcrisk.report.html.gantt import gantt_rows, gantt_svg
 from mcrisk.report.schedule_tables import format_schedule, write_csvs
-from mcrisk.run import run_scenario
+from mcrisk.app.run import run_scenario
 from mcrisk.scenario import load_scenario
-from mcrisk.simulate import simulate
+from mcrisk.backends.chunks import simulate
 
 from .helpers import MINIMAL, REFERENCE, schema_errors
 from .parity import NUMPY_MATH

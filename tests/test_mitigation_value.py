@@ -8,13 +8,14 @@ import numpy as np
 import pytest
 
 from mcrisk import cli
-from mcrisk.analysis.mitigation import (counterpart, p90_change, reduction, risk_value,
+from mcrisk.results.mitigation import (counterpart, p90_change, reduction, risk_value,
                                         worth)
 from mcrisk.cli.text import format_mitigation
-from mcrisk.compile import compile_scenario, select_risks
-from mcrisk.definitions import COST, METRICS, N_COSTS
-from mcrisk.mitigation_run import fits_in_memory
-from mcrisk.run import run_scenario
+from mcrisk.plan.compile import compile_scenario
+from mcrisk.core.risks import select_risks
+from mcrisk.core.definitions import COST, METRICS, N_COSTS
+from mcrisk.app.mitigation import fits_in_memory
+from mcrisk.app.run import run_scenario
 from mcrisk.scenario import load_scenario
 
 from .helpers import schema_errors
@@ -197,7 +198,7 @@ def test_risk_value_with_costs_from_hand_made_arrays():
 
 def test_each_risk_counts_in_the_memory_check(tiny):
     plan = compile_scenario(select_risks(load_scenario(two_slips(tiny)), "pre"))
-    from mcrisk.simulate import memory_needed
+    from mcrisk.backends.chunks import memory_needed
     run, other = memory_needed(plan, 1000, 1000), memory_needed(plan, 1000, 1000, False, 0)
     room = int((run + 1.5 * other) / 0.9)                  # one more side fits, two do not
     assert fits_in_memory(plan, plan, 1000, 1000, available=room) is None

@@ -1,4 +1,4 @@
-"""Nightly runs (mcrisk.nightly, mcrisk.report.diff): history folders, the index, diffs, safety."""
+"""Nightly runs (mcrisk.app.nightly, mcrisk.report.nightly.diff): history folders, the index, diffs, safety."""
 from __future__ import annotations
 
 import builtins
@@ -13,19 +13,19 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mcrisk import nightly as nightly_module
-from mcrisk.aggregate import summarize
+from mcrisk.app import nightly as nightly_module
+from mcrisk.results.statistics import summarize
 from mcrisk.cli import main
-from mcrisk.definitions import METRICS
-from mcrisk.nightly import HistoryError, prune_large_files, read_index, run_nightly
+from mcrisk.core.definitions import METRICS
+from mcrisk.app.nightly import HistoryError, prune_large_files, read_index, run_nightly
 from mcrisk.report import tables as tables_module
-from mcrisk.report.alerts import AlertOutcome, evaluate, parse_condition
-from mcrisk.report.diff import (INTERVALS_FILE, Materiality, Night, compare_nights, diff_markdown,
+from mcrisk.report.nightly.alerts import AlertOutcome, evaluate, parse_condition
+from mcrisk.report.nightly.diff import (INTERVALS_FILE, Materiality, Night, compare_nights, diff_markdown,
                                 intervals_document, night_intervals, parse_materiality,
                                 read_night, toml_changes)
-from mcrisk.report.html import alerts_html, trend_html
+from mcrisk.report.html.page import alerts_html, trend_html
 from mcrisk.report.markdown import summary_markdown
-from mcrisk.report.trend import changed_nights, read_trend, trend_chart
+from mcrisk.report.nightly.trend import changed_nights, read_trend, trend_chart
 
 MINIMAL = Path(__file__).resolve().parents[1] / "scenarios" / "minimal.toml"
 REFERENCE = MINIMAL.parent / "reference-2048.toml"

@@ -1,7 +1,7 @@
 """The Numba kernel's on-disk cache is keyed on every source file compiled into it.
 
 Numba checks only the file that defines a cached function; the kernel (numba/driver.py) has
-the stages of five other files and constants of mcrisk/rng.py, distributions.py and
+the stages of five other files and constants of mcrisk/core/rng.py, distributions.py and
 definitions.py compiled into it. It closes over a digest of them all, and Numba keys a
 closure's cache entry on its cells, so an edit to any of them recompiles the kernel.
 """
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from mcrisk import definitions, distributions, rng
+from mcrisk.core import definitions, distributions, rng
 from mcrisk.backends.numba import driver
 
 SOURCES = sorted(Path(driver.__file__).parent.glob("*.py")) + [
@@ -37,7 +37,7 @@ import hashlib, json, sys
 import mcrisk
 from mcrisk.backends.jit_events import numba_compiles
 from mcrisk.backends.numba import driver
-from mcrisk.compile import compile_scenario
+from mcrisk.plan.compile import compile_scenario
 from mcrisk.scenario import load_scenario
 
 plan = compile_scenario(load_scenario(sys.argv[1]))

@@ -22,8 +22,8 @@ import pytest
 
 from mcrisk.cli import main
 from mcrisk.cli.optimize_text import format_optimize
-from mcrisk.progress import Phase, Progress
-from mcrisk.report.optimize import render_optimize_report, statistic_label, verdict_text
+from mcrisk.core.progress import Phase, Progress
+from mcrisk.report.html.optimize import render_optimize_report, statistic_label, verdict_text
 from mcrisk.schema import optimize_schema
 
 SHA = "ab" * 32
@@ -246,7 +246,7 @@ def test_a_bad_search_file_is_a_located_error_and_writes_nothing(tmp_path, capsy
 
 
 def test_an_out_that_is_a_file_is_exit_2_before_anything_runs(tmp_path, capsys, monkeypatch):
-    import mcrisk.optimize_run as optimize_run
+    import mcrisk.optimize.run as optimize_run
 
     monkeypatch.setattr(optimize_run, "_search", _must_not_run)
     out = tmp_path / "a-file"
@@ -264,7 +264,7 @@ def test_ctrl_c_while_writing_leaves_the_previous_files_whole(known_run, tmp_pat
     """A run stopped after optimize.json and strategies.toml are written, before report.html:
     the output folder keeps the previous run's files byte for byte, and no staging folder or
     temporary file is left beside it."""
-    import mcrisk.report.optimize as page
+    import mcrisk.report.html.optimize as page
 
     _, _, first = known_run
     out = tmp_path / "out"
@@ -325,7 +325,7 @@ class _Recording(Progress):
 
 
 def test_progress_sees_generate_each_race_stage_evaluate_and_write(tmp_path):
-    from mcrisk.optimize_run import run_optimize
+    from mcrisk.optimize.run import run_optimize
 
     progress = _Recording()
     run_optimize(KNOWN_SEARCH, tmp_path / "out", backend="numpy", progress=progress)
@@ -367,7 +367,7 @@ def test_a_pareto_search_shows_each_objective_and_dominance_not_a_difference():
 def test_a_search_that_keeps_no_plan_says_why_everywhere():
     """Every candidate infeasible beyond noise: no plan, no claim, and each output says why
     (strategies.toml too, so an empty file is never mistaken for a failed write)."""
-    from mcrisk.optimize_run import strategies_toml_text
+    from mcrisk.optimize.run import strategies_toml_text
 
     document = hand_built()
     document["plans"] = []
@@ -480,7 +480,7 @@ def test_a_pareto_set_is_listed_by_its_first_objective():
     objective, lowest first, the written strategies too; other objectives keep the order."""
     from types import SimpleNamespace
 
-    from mcrisk.optimize_run import shown_order
+    from mcrisk.optimize.run import shown_order
 
     def figures(name, shortfall):
         return SimpleNamespace(name=name, statistics={

@@ -37,11 +37,11 @@ import numpy as np
 import pytest
 
 from mcrisk.backends import select_backend
-from mcrisk.compile import compile_scenario
-from mcrisk.definitions import COST, METRICS
-from mcrisk.model import Strategy, Trigger
+from mcrisk.plan.compile import compile_scenario
+from mcrisk.core.definitions import COST, METRICS
+from mcrisk.core.model import Strategy, Trigger
 from mcrisk.scenario import load_scenario
-from mcrisk.simulate import simulate
+from mcrisk.backends.chunks import simulate
 
 DATA = Path(__file__).parent / "data"
 KNOWN = DATA / "optimize-known.toml"
@@ -109,7 +109,7 @@ def without_timing(value):
 def search(tmp_path: Path, backend: str = "numpy", chunk_size: int | None = None,
            search_file: Path = KNOWN_SEARCH, name: str = "out") -> dict:
     """optimize.json of one search, written to tmp_path / name."""
-    from mcrisk.optimize_run import run_optimize
+    from mcrisk.optimize.run import run_optimize
 
     found = run_optimize(search_file, tmp_path / name, backend=backend, chunk_size=chunk_size)
     return found.document

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from mcrisk.errors import ScenarioError
+from mcrisk.core.errors import ScenarioError
 from mcrisk.optimize.candidates import generate, strategy_toml
 from mcrisk.optimize.space import read_search
 from mcrisk.scenario import load_scenario
@@ -307,7 +307,7 @@ def test_the_search_puts_the_first_wave_into_the_row_ready_first(tmp_path):
     day 16, so the drain leaves no shortfall. First wave into A1, as the template writes
     it: accepted on day 42 to 44, and from the drain (day 30 to 31) until then 16 H100-eq
     are missing: 16 x 11 to 16 x 14 H100-eq x days in every scenario."""
-    from mcrisk.optimize_run import run_optimize
+    from mcrisk.optimize.run import run_optimize
 
     (tmp_path / "order-known.toml").write_text(ORDER_KNOWN)
     (tmp_path / "search.toml").write_text(ORDER_SEARCH)

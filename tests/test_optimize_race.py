@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats as scipy_stats
 
-from mcrisk.definitions import COST, METRICS, N_COSTS, N_METRICS
+from mcrisk.core.definitions import COST, METRICS, N_COSTS, N_METRICS
 from mcrisk.optimize import objective as obj
 from mcrisk.optimize.objective import Goal, Statistic, parse_statistic
 
@@ -208,11 +208,11 @@ import itertools
 from pathlib import Path
 
 from mcrisk.backends import select_backend
-from mcrisk.compile import compile_scenario
-from mcrisk.model import Strategy, Trigger
+from mcrisk.plan.compile import compile_scenario
+from mcrisk.core.model import Strategy, Trigger
 from mcrisk.optimize.race import race_candidates
 from mcrisk.scenario import load_scenario
-from mcrisk.simulate import simulate
+from mcrisk.backends.chunks import simulate
 
 KNOWN = Path(__file__).parent / "data" / "optimize-known.toml"
 TRIGGERS = {"arrival": Trigger(on_arrival=("S1",)), "day0": Trigger(day=0.0)}

@@ -9,8 +9,8 @@ from dataclasses import replace
 
 import pytest
 
-from mcrisk.errors import ScenarioError
-from mcrisk.model import Trigger
+from mcrisk.core.errors import ScenarioError
+from mcrisk.core.model import Trigger
 from mcrisk.optimize.candidates import Candidate, _sample, generate, strategy_toml
 from mcrisk.optimize.space import read_search
 from mcrisk.scenario import load_scenario

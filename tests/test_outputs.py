@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from mcrisk import outputs
-from mcrisk.outputs import (MANIFEST_FILE, OutputFolder, OutputFolderError, write_atomic,
+from mcrisk.core import outputs
+from mcrisk.core.outputs import (MANIFEST_FILE, OutputFolder, OutputFolderError, write_atomic,
                             write_json)
 
 

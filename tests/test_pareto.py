@@ -1,4 +1,4 @@
-"""The Pareto frontier of risk against cost (mcrisk.analysis.pareto) on hand-made arrays whose
+"""The Pareto frontier of risk against cost (mcrisk.results.pareto) on hand-made arrays whose
 answer is known: a clear domination, a tie within noise that must not dominate (though the
 estimates alone would), atoms at 0 and at the whole baseline, and the error on bad shapes."""
 from __future__ import annotations
@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mcrisk.analysis.pareto import (COST_AXES, RISK_AXES, frontier_of, mean_lower,
+from mcrisk.results.pareto import (COST_AXES, RISK_AXES, frontier_of, mean_lower,
                                     pareto_frontiers, p90_lower)
-from mcrisk.definitions import COST, METRICS, N_COSTS, N_METRICS
+from mcrisk.core.definitions import COST, METRICS, N_COSTS, N_METRICS
 
 N = 2000
 

@@ -1,4 +1,4 @@
-"""The plan interface (mcrisk/plan.py) is the one listing of the compiled plan's arrays.
+"""The plan interface (mcrisk/plan/record.py) is the one listing of the compiled plan's arrays.
 
 Everything Python can derive from the table is derived (CompiledScenario's fields,
 kernel_args, PLAN_PARAMETERS and so the ctypes list, the kernel's shape parameters); what it
@@ -17,10 +17,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mcrisk import plan as plan_interface
+from mcrisk.plan import record as plan_interface
 from mcrisk.backends.numba import driver as numba_driver
 from mcrisk.backends import cuda
-from mcrisk.plan import AXES, FIELD, KERNEL_FIELDS, PLAN_FIELDS, PlanInterfaceError
+from mcrisk.plan.record import AXES, FIELD, KERNEL_FIELDS, PLAN_FIELDS, PlanInterfaceError
 
 KERNELS = Path(__file__).resolve().parents[1] / "kernels"
 NUMBA_SOURCES = sorted(Path(numba_driver.__file__).parent.glob("*.py"))
@@ -111,7 +111,7 @@ def test_axis_lengths(minimal_plan):
 # ---- the CUDA sources -------------------------------------------------------------------------
 
 def test_plan_header_is_generated_from_the_table():
-    # If this fails after a change to mcrisk/plan.py: python tests/regen_plan_header.py
+    # If this fails after a change to mcrisk/plan/record.py: python tests/regen_plan_header.py
     assert (KERNELS / cuda.PLAN_HEADER).read_text() == cuda.plan_header()
 
 

@@ -1,4 +1,4 @@
-"""Progress: the phases a run reports (mcrisk.progress) and what the command line shows of them.
+"""Progress: the phases a run reports (mcrisk.core.progress) and what the command line shows of them.
 
 The layers below the CLI only announce phases on the Progress object they are handed; the
 CLI draws them on stderr, on a terminal and without --quiet only, and stdout never changes.
@@ -15,11 +15,11 @@ import mcrisk.cli.progress as cli_progress
 from mcrisk.backends import select_backend
 from mcrisk.backends.numba import driver
 from mcrisk.cli import main
-from mcrisk.progress import (COMPILE, QUIET, SCENARIOS, SIMULATE, SUMMARIZE, WRITE, Phase,
+from mcrisk.core.progress import (COMPILE, QUIET, SCENARIOS, SIMULATE, SUMMARIZE, WRITE, Phase,
                              Progress, Steps, as_progress)
-from mcrisk.run import (SUMMARY_STEPS, compiles_noted, prepare_backend, run_scenario,
+from mcrisk.app.run import (SUMMARY_STEPS, compiles_noted, prepare_backend, run_scenario,
                         write_steps)
-from mcrisk.simulate import simulate
+from mcrisk.backends.chunks import simulate
 
 from .conftest import MINIMAL, REFERENCE
 
@@ -111,8 +111,8 @@ def test_the_value_of_mitigation_simulates_in_a_phase_of_its_own():
 
 
 def test_a_precision_run_reports_each_growth_and_each_check(minimal_plan):
-    from mcrisk.analysis.precision import precision_target
-    from mcrisk.precision_run import simulate_to_precision
+    from mcrisk.results.precision import precision_target
+    from mcrisk.app.precision import simulate_to_precision
 
     seen = Recorder()
     result, _ = simulate_to_precision(minimal_plan, 1, select_backend("numba"),

@@ -7,12 +7,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mcrisk import rng
-from mcrisk.analysis.drivers import driver_inputs
-from mcrisk.compile import compile_scenario
-from mcrisk.definitions import Q_BURNIN, Q_SAMPLE
-from mcrisk.errors import ScenarioError
-from mcrisk.quantities import QuantityLabel
+from mcrisk.core import rng
+from mcrisk.results.drivers import driver_inputs
+from mcrisk.plan.compile import compile_scenario
+from mcrisk.core.definitions import Q_BURNIN, Q_SAMPLE
+from mcrisk.core.errors import ScenarioError
+from mcrisk.core.quantities import QuantityLabel
 from mcrisk.scenario import load_scenario
 
 from .conftest import MINIMAL, REFERENCE

@@ -1,4 +1,4 @@
-"""Ranking that does not follow Monte Carlo noise (mcrisk.analysis.ranking).
+"""Ranking that does not follow Monte Carlo noise (mcrisk.results.ranking).
 
 Synthetic paired arrays values[scenario, strategy, criterion] check the procedure: clear
 differences are ranked, noise is a tie that the next criterion breaks, equal P90s are a tie
@@ -15,13 +15,13 @@ import math
 import numpy as np
 import pytest
 
-from mcrisk.aggregate import rank, summarize
-from mcrisk.analysis.paired import paired_quantile_test
-from mcrisk.analysis.ranking import (FAMILY_ALPHA, RANK_KEYS, per_test_alpha, rank_label,
+from mcrisk.results.statistics import summarize
+from mcrisk.results.paired import paired_quantile_test
+from mcrisk.results.ranking import (FAMILY_ALPHA, RANK_KEYS, per_test_alpha, rank, rank_label,
                                      rank_strategies, rule_text)
 from mcrisk.cli import format_table
-from mcrisk.definitions import METRICS
-from mcrisk.report.html import ranking_table
+from mcrisk.core.definitions import METRICS
+from mcrisk.report.html.page import ranking_table
 from mcrisk.report.markdown import ranking_markdown
 
 from .conftest import REFERENCE
@@ -203,7 +203,7 @@ def test_family_wise_error_of_splitting_equal_strategies_is_under_five_percent()
 
 
 def test_aggregate_rank_uses_the_four_criteria_on_metrics():
-    """mcrisk.aggregate.rank reads the rank criteria from metrics[scenario, strategy, metric]."""
+    """ranking.rank reads the rank criteria from metrics[scenario, strategy, metric]."""
     n = 200
     metrics = np.zeros((n, 3, len(METRICS)))
     metrics[:, 0, METRICS.index("trough_depth")] = 10.0     # a: deeper trough
@@ -269,7 +269,7 @@ def test_reference_ranking_is_the_same_for_seeds_1_2_3():
     """At 20,000 scenarios the reference's ranking no longer follows noise: big-bang and
     rolling-on-delivery tie on P90 trough days (313.7 against 313.2 with seed 1, well within
     noise) and P90 shortfall, far apart, separates them, whatever the seed."""
-    from mcrisk.run import run_scenario
+    from mcrisk.app.run import run_scenario
 
     rankings = []
     for seed in (1, 2, 3):
@@ -303,7 +303,7 @@ def test_columns_read_the_criteria_in_place():
 def test_pooled_quantile_is_numpys_quantile_of_the_concatenation(n):
     """The paired test's pooled quantile, from one partition in place, is exactly
     numpy.quantile of the two samples pooled: ties, atoms, infinities and NaN included."""
-    from mcrisk.analysis.paired import pooled_quantile
+    from mcrisk.results.paired import pooled_quantile
 
     gen = np.random.default_rng(n)
     x, y = np.round(gen.gamma(0.5, 4.0, n)), gen.gamma(0.5, 4.0, n)

@@ -11,8 +11,8 @@ import matplotlib.image
 import pytest
 
 from mcrisk.cli import main
-from mcrisk.outputs import MANIFEST_FILE
-from mcrisk.report.findings import fmt
+from mcrisk.core.outputs import MANIFEST_FILE
+from mcrisk.report.findings.sentences import fmt
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
 MINIMAL = SCENARIOS / "minimal.toml"

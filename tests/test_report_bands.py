@@ -1,4 +1,4 @@
-"""Capacity bands by streaming (mcrisk.report.bands) against brute force and hand calculations.
+"""Capacity bands by streaming (mcrisk.results.bands) against brute force and hand calculations.
 
 The brute force rebuilds C(d) for every scenario and day straight from the definition
 (capacity at day d = day-0 capacity + every event with time <= d) and takes
@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 
 from mcrisk.backends import select_backend
-from mcrisk.compile import compile_scenario
-from mcrisk.report import bands as bands_module
-from mcrisk.report.bands import (MAX_BINS, BandCollector, BinnedHistogram, ExactHistogram, Grid,
+from mcrisk.plan.compile import compile_scenario
+from mcrisk.results import bands as bands_module
+from mcrisk.results.bands import (MAX_BINS, BandCollector, BinnedHistogram, ExactHistogram, Grid,
                                  hall_peak_draw, inverted_cdf_index, merged_quantiles)
 from mcrisk.scenario import load_scenario
-from mcrisk.simulate import simulate
+from mcrisk.backends.chunks import simulate
 
 from .conftest import MINIMAL
 

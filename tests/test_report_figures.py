@@ -1,6 +1,6 @@
 """The report's figures say what the data say: whole scenarios replayed as exact paths, the
 1-in-10 line's label off the curves, strategies at one value named instead of hidden, the
-completion axis cut with the cut stated, and a power table with headroom (mcrisk.report.paths,
+completion axis cut with the cut stated, and a power table with headroom (mcrisk.report.figures.paths,
 figures, html).
 
 Paths are checked against the metrics the kernel computed on its own: a replayed scenario's
@@ -16,17 +16,17 @@ import numpy as np
 import pytest
 
 from mcrisk.backends import select_backend
-from mcrisk.compile import compile_scenario
-from mcrisk.definitions import METRICS, N_METRICS
-from mcrisk.report import figures as figures_module
-from mcrisk.report.bands import BandCollector, HallPower
-from mcrisk.report.findings import fmt
-from mcrisk.report.html_figures import completion_caption, fan_figure, island_figure
-from mcrisk.report.html_tables import power_table
-from mcrisk.report.paths import (SEVERITY, ReplayMismatch, capacity_paths,
+from mcrisk.plan.compile import compile_scenario
+from mcrisk.core.definitions import METRICS, N_METRICS
+from mcrisk.report.figures import charts as figures_module
+from mcrisk.results.bands import BandCollector, HallPower
+from mcrisk.report.findings.sentences import fmt
+from mcrisk.report.html.figures import completion_caption, fan_figure, island_figure
+from mcrisk.report.html.tables import power_table
+from mcrisk.report.figures.paths import (SEVERITY, ReplayMismatch, capacity_paths,
                                  nearest_rank_scenario, representative_paths)
 from mcrisk.scenario import load_scenario
-from mcrisk.simulate import simulate
+from mcrisk.backends.chunks import simulate
 
 M = {name: k for k, name in enumerate(METRICS)}
 CPU = select_backend("cpu")
@@ -525,7 +525,7 @@ def test_long_names_fold_the_legend_and_long_labels_wrap_inside_the_canvas(monke
 def test_the_trend_chart_keeps_rotated_night_labels_and_its_legend_inside(monkeypatch):
     """Forty nights (labels at 60 degrees, reaching left of their tick), a scenario change and
     seven strategies with long names."""
-    from mcrisk.report import trend as trend_module
+    from mcrisk.report.nightly import trend as trend_module
 
     names = tuple(f"a long strategy name number {i}" for i in range(7))
     nights = []

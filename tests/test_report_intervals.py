@@ -1,10 +1,10 @@
-"""The nightly's intervals for unpaired comparisons (mcrisk.report.intervals, intervals.json)
-follow the one quantile-interval rule of mcrisk.aggregate, the rule of summary.json's p90_ci."""
+"""The nightly's intervals for unpaired comparisons (mcrisk.report.nightly.intervals, intervals.json)
+follow the one quantile-interval rule of mcrisk.results.statistics, the rule of summary.json's p90_ci."""
 import numpy as np
 import pytest
 
-from mcrisk.aggregate import metric_summary, quantile_ci, quantile_ci_min_samples
-from mcrisk.report.intervals import LEVELS, metric_intervals
+from mcrisk.results.statistics import metric_summary, quantile_ci, quantile_ci_min_samples
+from mcrisk.report.nightly.intervals import LEVELS, metric_intervals
 
 
 def test_the_intervals_are_the_aggregate_rule_and_summary_jsons_p90_ci():

@@ -16,15 +16,15 @@ import matplotlib.text
 import pytest
 
 from mcrisk.cli import main
-from mcrisk.report import figures as figures_module
-from mcrisk import nightly as nightly_module
+from mcrisk.report.figures import charts as figures_module
+from mcrisk.app import nightly as nightly_module
 from mcrisk.report import tables as tables_module
-from mcrisk.report.alerts import evaluate, parse_condition
-from mcrisk.report.diff import InputChange, MetricChange, NightDiff, diff_markdown
-from mcrisk.report.html import diff_html
+from mcrisk.report.nightly.alerts import evaluate, parse_condition
+from mcrisk.report.nightly.diff import InputChange, MetricChange, NightDiff, diff_markdown
+from mcrisk.report.html.page import diff_html
 from mcrisk.report.markdown import summary_markdown
-from mcrisk.nightly import _ENTRY_FIELDS as ENTRY_FIELDS
-from mcrisk.nightly import check_index, read_index, run_nightly
+from mcrisk.app.nightly import _ENTRY_FIELDS as ENTRY_FIELDS
+from mcrisk.app.nightly import check_index, read_index, run_nightly
 from mcrisk.report.text import html_text, md_code, md_paragraph, md_text, visible
 
 MINIMAL = Path(__file__).resolve().parents[1] / "scenarios" / "minimal.toml"

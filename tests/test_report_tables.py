@@ -7,11 +7,11 @@ import pyarrow.parquet as pq
 import pytest
 
 from pathlib import Path
-from mcrisk.definitions import COSTS, METRICS, N_METRICS
-from mcrisk.report import bands as bands_module
+from mcrisk.core.definitions import COSTS, METRICS, N_METRICS
+from mcrisk.results import bands as bands_module
 from mcrisk.report import tables as tables_module
 from mcrisk.report.tables import input_quantities
-from mcrisk.run import run_scenario
+from mcrisk.app.run import run_scenario
 
 MINIMAL = Path(__file__).resolve().parents[1] / "scenarios" / "minimal.toml"
 

@@ -4,9 +4,10 @@ import pytest
 
 from mcrisk.backends import numba as numba_backend
 from mcrisk.backends import numpy as numpy_backend
-from mcrisk.compile import compile_scenario, select_risks
-from mcrisk.definitions import METRICS
-from mcrisk.errors import ScenarioError
+from mcrisk.plan.compile import compile_scenario
+from mcrisk.core.risks import select_risks
+from mcrisk.core.definitions import METRICS
+from mcrisk.core.errors import ScenarioError
 from mcrisk.scenario import load_scenario
 
 from .conftest import REFERENCE

@@ -10,13 +10,14 @@ import numpy as np
 import pytest
 
 from mcrisk import cli
-from mcrisk.analysis.compare import paired_difference
-from mcrisk.analysis.mitigation import counterpart, mitigation_sentences, mitigation_value, verdict
-from mcrisk.compile import compile_scenario, select_risks
-from mcrisk.definitions import METRICS
-from mcrisk.errors import McriskError
-from mcrisk.mitigation_run import fits_in_memory
-from mcrisk.run import load_for_run, run_scenario, set_risks
+from mcrisk.results.compare import paired_difference
+from mcrisk.results.mitigation import counterpart, mitigation_sentences, mitigation_value, verdict
+from mcrisk.plan.compile import compile_scenario
+from mcrisk.core.risks import select_risks
+from mcrisk.core.definitions import METRICS
+from mcrisk.core.errors import McriskError
+from mcrisk.app.mitigation import fits_in_memory
+from mcrisk.app.run import load_for_run, run_scenario, set_risks
 from mcrisk.scenario import load_scenario
 from mcrisk.schema import summary_schema
 
@@ -264,7 +265,7 @@ def test_value_of_mitigation_skipped_when_it_would_not_fit_in_memory(tiny, monke
     assert fits_in_memory(plan, plan, 1000, 1000, available=10**12) is None
     reason = fits_in_memory(plan, plan, 1000, 1000, available=1000)
     assert reason.startswith("not computed: simulating the other side")
-    monkeypatch.setattr("mcrisk.mitigation_run.fits_in_memory", lambda *args, **kw: reason)
+    monkeypatch.setattr("mcrisk.app.mitigation.fits_in_memory", lambda *args, **kw: reason)
     summary = run_scenario(str(with_slip(tiny)), samples=40, backend="cpu",
                            risks="pre").summary
     assert summary["mitigation"] == {"run_is": "pre", "simulated": "post",

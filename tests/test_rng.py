@@ -4,11 +4,12 @@ error from validate)."""
 import numpy as np
 import pytest
 
-from mcrisk import cli, rng
+from mcrisk import cli
+from mcrisk.core import rng
 from mcrisk.backends import numba as numba_backend
 from mcrisk.backends import numpy as numpy_backend
 from mcrisk.backends.numba import random as numba_random
-from mcrisk.compile import compile_scenario
+from mcrisk.plan.compile import compile_scenario
 from mcrisk.scenario import load_scenario
 
 from .helpers import KAT_PHILOX4X32_10, MINIMAL
@@ -205,7 +206,7 @@ def test_a_forced_address_collision_is_reported_by_validate(tmp_path, monkeypatc
 
 def test_a_collision_names_the_file_keys_of_both_things(tmp_path, monkeypatch):
     # A shared delay against a row's retrofit: each is located by its own key.
-    from mcrisk.errors import ScenarioError
+    from mcrisk.core.errors import ScenarioError
     real = rng.address_id
     clash = {"row.R3.retrofit", "shipment.S1.arrival.delay"}
     monkeypatch.setattr(rng, "address_id", lambda name: 9 if name in clash else real(name))

@@ -14,9 +14,9 @@ import pytest
 
 import mcrisk.report
 from mcrisk.cli import main
-from mcrisk.outputs import OutputFolder
+from mcrisk.core.outputs import OutputFolder
 from mcrisk.report import tables
-from mcrisk.run import run_scenario
+from mcrisk.app.run import run_scenario
 
 from .conftest import MINIMAL
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from mcrisk.errors import Problem, ScenarioError
-from mcrisk.model import DateSpec, Distribution, Retrofit, Trigger
+from mcrisk.core.errors import Problem, ScenarioError
+from mcrisk.core.model import DateSpec, Distribution, Retrofit, Trigger
 from mcrisk.scenario import load_scenario, scenario_sha256
 
 from .helpers import MINIMAL_TEXT, REFERENCE_TEXT, SCENARIOS, load_text, problems, variant

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from mcrisk.cli import main
-from mcrisk.errors import Problem, ScenarioError
-from mcrisk.report.alerts import parse_condition
+from mcrisk.core.errors import Problem, ScenarioError
+from mcrisk.report.nightly.alerts import parse_condition
 from mcrisk.scenario import (MAX_ENTRIES, MAX_FILE_BYTES, MAX_STRATEGIES, MAX_UNITS,
                              expected_burn_in_attempts, largest_draw, load_scenario,
                              scenario_sha256)
@@ -124,7 +124,7 @@ def test_total_capacity_is_bounded_so_the_bands_count_exactly():
 
 
 def test_largest_draw_of_a_performance_distribution():
-    from mcrisk.model import Distribution
+    from mcrisk.core.model import Distribution
     assert largest_draw(Distribution("pert", (2.0, 2.5, 3.0, 4.0))) == 3.0
     assert largest_draw(Distribution.fixed(2.0)) == 2.0
     # lognormal: median x (p90 / median) ** (8.2095 / 1.28155)
@@ -392,14 +392,14 @@ def test_a_file_over_16_mib_is_refused():
 
 
 # --------------------------------------------------------------------------------------------
-# Capacity bands (mcrisk.report.bands) past validation: what they refuse or still handle
+# Capacity bands (mcrisk.results.bands) past validation: what they refuse or still handle
 
 
 def _minimal_plan(**unit_type_changes):
     """minimal.toml compiled, its rack type changed past validation by `unit_type_changes`."""
     import dataclasses
 
-    from mcrisk.compile import compile_scenario
+    from mcrisk.plan.compile import compile_scenario
 
     Path("x.toml").write_text(MINIMAL_TEXT)
     s = load_scenario("x.toml")
@@ -409,7 +409,7 @@ def _minimal_plan(**unit_type_changes):
 
 
 def test_bands_refuse_capacities_their_integers_cannot_hold():
-    from mcrisk.report.bands import BandCollector, BandsOverflow
+    from mcrisk.results.bands import BandCollector, BandsOverflow
 
     # 1e11 GPUs x 2.5: 2.5e11 H100-eq per rack is 2.5e17 micro-units, past 2**53 (and totals
     # near 2**63 wrapped to nonsense before); validation stops this at 1e9 H100-eq in all
@@ -424,9 +424,9 @@ def test_bands_of_a_plan_without_units_are_flat():
 
     import numpy as np
 
-    from mcrisk.compile import compile_scenario
-    from mcrisk.model import Strategy
-    from mcrisk.report.bands import BandCollector
+    from mcrisk.plan.compile import compile_scenario
+    from mcrisk.core.model import Strategy
+    from mcrisk.results.bands import BandCollector
 
     Path("x.toml").write_text(MINIMAL_TEXT)
     s = load_scenario("x.toml")     # validation refuses no units; bands must not crash anyway

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from mcrisk.errors import NO_VALUE, ScenarioError
+from mcrisk.core.errors import NO_VALUE, ScenarioError
 from mcrisk.scenario import load_scenario
 
 from .helpers import REFERENCE_TEXT

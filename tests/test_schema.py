@@ -14,8 +14,8 @@ import math
 import jsonschema
 import pytest
 
-from mcrisk.analysis.precision import PrecisionTarget
-from mcrisk.run import run_scenario
+from mcrisk.results.precision import PrecisionTarget
+from mcrisk.app.run import run_scenario
 from mcrisk.schema import summary_schema
 
 from .helpers import MINIMAL, REFERENCE, schema_errors

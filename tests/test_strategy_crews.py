@@ -19,9 +19,9 @@ import numpy as np
 import pytest
 
 from mcrisk.cli import main
-from mcrisk.compile import compile_scenario
-from mcrisk.definitions import COST, N_METRICS
-from mcrisk.errors import ScenarioError
+from mcrisk.plan.compile import compile_scenario
+from mcrisk.core.definitions import COST, N_METRICS
+from mcrisk.core.errors import ScenarioError
 from mcrisk.optimize.candidates import generate, strategy_toml
 from mcrisk.optimize.space import read_search
 from mcrisk.scenario import load_scenario

@@ -1,12 +1,16 @@
-"""Backends behind one small interface, chosen once by name.
+"""Backends: the simulation of chunks of scenarios behind one small interface, chosen once by
+name, and the loop that runs a backend over a run's chunks, here or on Dask.
 
-Named by what they are:
-
-    numpy      the reference, vectorized over scenarios (mcrisk/backends/numpy/)
-    numba      the same stages as scalar loops, parallel on the CPU (mcrisk/backends/numba/)
-    cuda       the CUDA sources (kernels/) on an NVIDIA GPU through CuPy (cuda.py)
-    cuda-host  the same CUDA sources compiled for the host with a C++ compiler, one thread:
-               for parity checks without a GPU (cuda_host.py)
+    numpy        the reference, vectorized over scenarios: the readable specification
+    numba        the same stages as compiled loops over lane groups, parallel on the CPU
+    cuda         the CUDA sources (kernels/) on an NVIDIA GPU through CuPy
+    cuda_host    the same CUDA sources compiled for the host with a C++ compiler, one
+                 thread: for parity checks without a GPU (backend name `cuda-host`)
+    kernel_cache where the Numba kernel's compiled code is kept, shared by every install
+    jit_events   Numba compiling, as something a run can say (the one long wait)
+    chunks       the chunked driver: a backend over scenario indices, chunk by chunk, with
+                 the hooks that reduce each chunk as it comes
+    dask         the same chunks as tasks on Dask workers
 
 `cpu` and `gpu`, the names of earlier versions, are accepted as aliases of numba and cuda.
 Every backend module exposes `simulate_chunk(plan, seed, first, count, keep_nodes=False)`
@@ -22,7 +26,7 @@ import importlib
 from dataclasses import dataclass
 from types import ModuleType
 
-from ..errors import BackendUnavailable
+from ..core.errors import BackendUnavailable
 
 BACKENDS = ("numpy", "numba", "cuda", "cuda-host")
 ALIASES = {"cpu": "numba", "gpu": "cuda"}          # names of earlier versions

@@ -11,8 +11,7 @@ g++, which is how CI proves them equal to the Numba backend without a GPU (cuda_
 
 Importing this module does not import CuPy: the kernel's interface (argument list, compile
 options, source text) is plain NumPy, shared with the host build and testable anywhere. CuPy is
-imported on first use. The summary of metrics left on the device (sorting there) is
-mcrisk.analysis.device_summary.summarize_with(cupy, ...), a statistic of results.
+imported on first use.
 """
 from __future__ import annotations
 
@@ -23,11 +22,11 @@ from pathlib import Path
 
 import numpy as np
 
-from ..definitions import N_METRICS
-from ..plan import AXES, KERNEL_FIELDS, PLAN_GROUPS, CompiledScenario
-from ..rng import check_scenarios, split_seed
+from ..core.definitions import N_METRICS
+from ..plan.record import AXES, KERNEL_FIELDS, PLAN_GROUPS, CompiledScenario
+from ..core.rng import check_scenarios, split_seed
 
-# The kernel's plan parameters, derived from the plan interface (mcrisk/plan.py): the kernel
+# The kernel's plan parameters, derived from the plan interface (mcrisk/plan/record.py): the kernel
 # fields in order, then the length of every axis the kernel indexes by hand. "T*" is an array
 # of T, "T" a scalar. kernels/plan.cuh declares the same list (generated: plan_header()).
 PLAN_PARAMETERS = (tuple((f.name, f.dtype + ("*" if f.axes else "")) for f in KERNEL_FIELDS)
@@ -94,7 +93,7 @@ PLAN_HEADER = "plan.cuh"
 
 
 def plan_header() -> str:
-    """Text of kernels/plan.cuh, generated from the plan interface (mcrisk/plan.py): the Plan
+    """Text of kernels/plan.cuh, generated from the plan interface (mcrisk/plan/record.py): the Plan
     struct every stage reads and the two macros that declare the kernel's plan parameters
     and gather them into a Plan. tests/test_plan_interface.py holds the file to this text."""
     struct = []
@@ -113,7 +112,7 @@ def plan_header() -> str:
     return "\n".join([
         *_comment("The compiled plan as the kernels see it: the struct every stage reads "
                   "(`const Plan& p`) and the plan parameters of the kernel's entry points. "
-                  "GENERATED from the plan interface (mcrisk/plan.py) by "
+                  "GENERATED from the plan interface (mcrisk/plan/record.py) by "
                   "mcrisk.backends.cuda.plan_header(): do not edit. Change the table, then run "
                   "`python tests/regen_plan_header.py`; tests/test_plan_interface.py fails "
                   "until then."),

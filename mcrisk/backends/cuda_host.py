@@ -22,9 +22,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..plan import CompiledScenario
-from ..definitions import N_METRICS
-from ..rng import SCENARIO_LIMIT, check_scenarios, split_seed
+from ..plan.record import CompiledScenario
+from ..core.definitions import N_METRICS
+from ..core.rng import SCENARIO_LIMIT, check_scenarios, split_seed
 from . import cuda
 
 # Scratch sizes of the host build: generous, so one build serves every test plan (the GPU

@@ -1,9 +1,13 @@
 """The command line: the only place that prints or exits.
 
-The top floor: it parses (cli.options), calls the application layer (mcrisk.run,
-mcrisk.compare_run, mcrisk.schedule_run, mcrisk.nightly, mcrisk.optimize_run) and prints what
-comes back (cli.text and cli.optimize_text format the tables and sentences). Beyond
-`validate` (load and compile each file) it orchestrates nothing itself.
+The top floor: it parses, calls the application layer (mcrisk.app.run, mcrisk.app.compare,
+mcrisk.app.schedule, mcrisk.app.nightly, mcrisk.optimize.run) and prints what comes back.
+Beyond `validate` (load and compile each file) it orchestrates nothing itself.
+
+    options        the options every simulating command shares, parsed and checked
+    text           the tables and sentences of run, compare and schedule
+    optimize_text  the same for optimize
+    progress       bars with a rate and an ETA on stderr (core.progress's terminal face)
 
     mcrisk run SCENARIO [--samples N] [--seed S] [--backend auto|numpy|numba|cuda] [--out DIR]
                [--risks file|off|pre|post] [--disable-risk ID ...] [--precision 2%]
@@ -32,12 +36,13 @@ import threading
 from pathlib import Path
 
 from .. import __version__
-from ..analysis.mitigation import risk_mode_text
-from ..analysis.precision import PrecisionTarget, precision_target
-from ..compile import compile_scenario, select_risks
-from ..dask_backend import retried_chunks, retried_text
-from ..errors import McriskError, ScenarioError
-from ..run import RunResult, load_for_run, run_scenario
+from ..results.mitigation import risk_mode_text
+from ..results.precision import PrecisionTarget, precision_target
+from ..plan.compile import compile_scenario
+from ..core.risks import select_risks
+from ..backends.dask import retried_chunks, retried_text
+from ..core.errors import McriskError, ScenarioError
+from ..app.run import RunResult, load_for_run, run_scenario
 from ..scenario import load_scenario
 from .options import build_parser
 from .progress import terminal_progress
@@ -63,7 +68,7 @@ def _print_run(run: RunResult) -> None:
           f"backend {s['backend']} ({run.backend.reason}), {s['rng']}, "
           f"{s['wall_seconds']:.2f} s")
     if s.get("start_date"):
-        from ..milestones import weekday
+        from ..results.milestones import weekday
         print(f"day 0 = {weekday(s['start_date'])} {s['start_date']}; horizon day "
               f"{s['horizon_days']:,.0f} = {weekday(s.get('horizon_date'))} {s.get('horizon_date') or 'n/a'}; "
               f"dates are the day each instant falls in (day 0 + floor(day))")
@@ -143,7 +148,7 @@ def _warn_retries(backend) -> None:
 
 def _cmd_schedule(args: argparse.Namespace) -> int:
     from ..report.schedule_tables import format_schedule
-    from ..schedule_run import run_schedule
+    from ..app.schedule import run_schedule
 
     with terminal_progress(args.quiet) as progress:
         schedule = run_schedule(args.scenario, args.strategy, args.samples, args.seed,
@@ -158,7 +163,7 @@ def _cmd_schedule(args: argparse.Namespace) -> int:
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
-    from ..compare_run import run_comparison
+    from ..app.compare import run_comparison
 
     with terminal_progress(args.quiet) as progress:
         compared = run_comparison(args.scenario, args.a, args.b, args.samples, args.seed,
@@ -189,9 +194,9 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
 
 def _cmd_nightly(args: argparse.Namespace) -> int:
-    from ..nightly import run_nightly
-    from ..report.alerts import parse_conditions
-    from ..report.diff import change_line, input_change_line, parse_materiality
+    from ..app.nightly import run_nightly
+    from ..report.nightly.alerts import parse_conditions
+    from ..report.nightly.diff import change_line, input_change_line, parse_materiality
     from ..report.text import visible
 
     conditions = parse_conditions(args.fail_if)      # every bad one, exit 2 before running
@@ -247,7 +252,7 @@ def _cmd_nightly(args: argparse.Namespace) -> int:
 
 def _cmd_optimize(args: argparse.Namespace) -> int:
     """`mcrisk optimize`: the search, then its table and the files written."""
-    from ..optimize_run import run_optimize
+    from ..optimize.run import run_optimize
     from .optimize_text import format_optimize
 
     out = args.out if args.out is not None else Path("out") / Path(args.search).stem

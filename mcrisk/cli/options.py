@@ -9,11 +9,11 @@ import re
 from pathlib import Path
 
 from .. import __version__
-from ..analysis.precision import parse_precision
+from ..results.precision import parse_precision
 from ..backends import BACKEND_NAMES
-from ..compile import RISK_MODES
-from ..run import DEFAULT_SAMPLES, DEFAULT_SEED
-from ..simulate import DEFAULT_CHUNK, JOB_MIX_CHUNK, MAX_SAMPLES
+from ..core.risks import RISK_MODES
+from ..app.run import DEFAULT_SAMPLES, DEFAULT_SEED
+from ..backends.chunks import DEFAULT_CHUNK, JOB_MIX_CHUNK, MAX_SAMPLES
 
 # Digits, optionally grouped by thousands with commas or underscores: 20000, 20,000, 20_000.
 _WHOLE_NUMBER = re.compile(r"\d+|\d{1,3}(,\d{3})+|\d{1,3}(_\d{3})+")

@@ -1,7 +1,7 @@
-"""The progress a command shows on stderr while it runs: each phase of mcrisk.progress as a
+"""The progress a command shows on stderr while it runs: each phase of mcrisk.core.progress as a
 tqdm bar, with a rate and an ETA where the phase is counted.
 
-Only on a terminal, and never with --quiet (terminal_progress gives mcrisk.progress.QUIET
+Only on a terminal, and never with --quiet (terminal_progress gives mcrisk.core.progress.QUIET
 then, which shows nothing). A phase that ends within DELAY seconds leaves nothing behind; a
 longer one leaves its last line (name, count, elapsed time), so the run's phases read as a
 log. A clock thread refreshes the open bar every TICK seconds, so that a long step with no
@@ -15,7 +15,7 @@ import sys
 import threading
 from typing import TextIO
 
-from ..progress import QUIET, SCENARIOS, Phase, Progress
+from ..core.progress import QUIET, SCENARIOS, Phase, Progress
 
 DELAY = 0.5      # seconds a phase runs before its bar appears
 TICK = 1.0       # seconds between refreshes of the open bar by the clock thread

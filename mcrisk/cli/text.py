@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Callable
 
-from ..aggregate import p90_ci_min_samples
-from ..analysis.compare import MEAN_CI_MIN_SAMPLES, money_text
-from ..analysis.mitigation import mitigation_sentences
+from ..results.statistics import p90_ci_min_samples
+from ..results.compare import MEAN_CI_MIN_SAMPLES, money_text
+from ..results.mitigation import mitigation_sentences
 
 def _fmt(value: float | None) -> str:
     """A number for the terminal's tables: thousands separators, 1 decimal below 100; a value
@@ -22,7 +22,7 @@ def format_table(summary: dict) -> str:
     """The ranked side-by-side table of the run's summary: a shared rank shows as '3=', and
     'decided by' names the criterion that separated the strategy from the one above (for the
     first, from the one below; '-' where no criterion separates any)."""
-    from ..analysis.ranking import RANK_LABELS, rank_label
+    from ..results.ranking import RANK_LABELS, rank_label
     from ..report.text import visible
 
     header1 = (f"{'':4} {'strategy':24} {'trough depth (H100-eq)':>24} {'trough days':>22} "
@@ -57,15 +57,15 @@ def format_table(summary: dict) -> str:
 def _dated(day, iso) -> str:
     """A day number with its date and weekday, '305 (Thu 2027-11-04)'; the number alone
     without a date."""
-    from ..milestones import weekday
+    from ..results.milestones import weekday
 
     return f"{_fmt(day)} ({weekday(iso)} {iso})" if iso else _fmt(day)
 
 
 def format_horizon_warnings(summary: dict) -> str:
     """'WARNING: ...' lines for strategies whose completion often lies beyond the horizon
-    (mcrisk.analysis.horizon); empty when there are none."""
-    from ..analysis.horizon import horizon_warnings
+    (mcrisk.results.horizon); empty when there are none."""
+    from ..results.horizon import horizon_warnings
     from ..report.text import visible
 
     return "\n".join(f"WARNING: {visible(text)}" for text in horizon_warnings(summary))
@@ -245,9 +245,9 @@ def format_costs(summary: dict) -> str:
     """The cost table under the ranked table, in ranking order: per strategy the mean, P50,
     P90 and P99 of cost_total and its largest components at the mean, money as $1.23M in
     the run's currency; empty for a run without costs (summary.json has no `costs`)."""
-    from ..analysis.compare import money_text
-    from ..analysis.ranking import rank_label
-    from ..cost_summary import largest_components
+    from ..results.compare import money_text
+    from ..results.ranking import rank_label
+    from ..results.costs import largest_components
     from ..report.text import visible
 
     block = summary.get("costs")

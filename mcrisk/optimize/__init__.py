@@ -1,7 +1,12 @@
-"""`mcrisk optimize`: search sequencing plans on the same sampled worlds (issue 14).
+"""`mcrisk optimize`: search sequencing plans on the same sampled worlds.
 
-space.py reads the search space (a TOML file beside the scenario), candidates.py turns it into
-candidate plans (strategies plus a crew count) and rejects the infeasible ones before any
-simulation; objective.py, race.py and evaluate.py score and race them; mcrisk.optimize_run
-ties the phases together for the command line.
+    space       the search file: the template strategy, its knobs, objective and constraints
+    order       the order of waves, a knob of its own
+    candidates  the knobs' plans as strategies (plus a crew count), the infeasible rejected
+                before any simulation
+    objective   the statistics a race decides on: objective, constraints, paired tests
+    race        successive halving of the candidates on growing numbers of scenarios
+    evaluate    the survivors on fresh scenarios, against the template
+    run         one optimize run end to end, for the CLI (optimize.json, strategies.toml,
+                report.html)
 """

@@ -24,8 +24,8 @@ import sys
 from collections import Counter
 from dataclasses import dataclass, replace
 
-from ..compile import compile_scenario
-from ..model import Scenario, Strategy, Trigger
+from ..plan.compile import compile_scenario
+from ..core.model import Scenario, Strategy, Trigger
 from ..scenario import _read_document
 from ..scenario.document import _parse_toml, _read_bytes
 from ..scenario.reader import _compact, _fmt, _Reader, _Table

@@ -11,7 +11,7 @@ the best written strategy by the same objective (the written strategy with the l
 objective among those not infeasible beyond noise; among all of them when every one is):
 
 - `columns`: per column the objective names, the per-world difference plan - best written
-  (mcrisk.analysis.compare.paired_difference: mean and P90 with their intervals);
+  (mcrisk.results.compare.paired_difference: mean and P90 with their intervals);
 - `objective`: the difference of the objective's values, with an interval at 95% or more
   (objective.weighted_difference_interval: paired for a mean, from the two marginal
   intervals for a quantile or a share; conservative);
@@ -33,10 +33,10 @@ from typing import Sequence
 
 import numpy as np
 
-from ..analysis.compare import paired_difference
+from ..results.compare import paired_difference
 from ..backends import Backend
-from ..model import Scenario
-from ..progress import Progress
+from ..core.model import Scenario
+from ..core.progress import Progress
 from .objective import (CI_CONFIDENCE, VIOLATED, Goal, column_values, dominates, estimate,
                         estimates, goal_of, interval, lower_beyond_noise, objective_values,
                         order, parse_statistic, pareto_set, verdict,

@@ -9,7 +9,7 @@ scenarios where the column is > 0, e.g. `p:power_violation`).
 Noise, each time by the rule the rest of mcrisk already uses:
 
 - an interval: a quantile's is the distribution-free order-statistic interval
-  (mcrisk.aggregate.quantile_ci), a mean's the normal one (mcrisk.analysis.compare.mean_ci),
+  (mcrisk.results.statistics.quantile_ci), a mean's the normal one (mcrisk.results.compare.mean_ci),
   a share's the exact Clopper-Pearson interval (the binomial's beta quantiles);
 - a constraint `stat <= max` is violated beyond noise when the statistic's 95% interval lies
   wholly above max (met when it lies wholly at or below, within noise otherwise); a share
@@ -17,7 +17,7 @@ Noise, each time by the rule the rest of mcrisk already uses:
 - candidate a is worse than candidate b beyond noise (paired: scenario i is the same world for
   both) when its estimate is higher and: for a quantile, the ranking's paired McNemar test at
   the pooled quantile says so, with the atom guard where the pooled quantile is an atom
-  (mcrisk.analysis.pareto.p90_lower's rule, at any quantile); for a mean, the paired
+  (mcrisk.results.pareto.p90_lower's rule, at any quantile); for a mean, the paired
   difference's interval (compare.mean_ci) lies wholly above 0; for a share, McNemar's exact
   test on the worlds where exactly one of the two is > 0. A weighted sum of statistics has no
   per-world value, so its difference's interval is the weighted sum of each term's interval
@@ -27,7 +27,7 @@ Noise, each time by the rule the rest of mcrisk already uses:
 `eliminate` applies these to one race stage: drop the candidates infeasible beyond noise;
 single or weighted objective: keep the best `keep` fraction by the estimate and every
 candidate not worse beyond noise than the worst kept one; Pareto: keep the candidates no other
-dominates beyond noise (mcrisk.analysis.pareto's dominance) and the best by each objective.
+dominates beyond noise (mcrisk.results.pareto's dominance) and the best by each objective.
 Ties in every order are broken by candidate index, so the kept set is deterministic.
 """
 from __future__ import annotations
@@ -38,12 +38,12 @@ from typing import Sequence
 
 import numpy as np
 
-from ..aggregate import CI_CONFIDENCE, finite_mean, quantile_ci
-from ..analysis.compare import mean_ci
-from ..analysis.paired import mcnemar
-from ..analysis.pareto import mean_lower
-from ..analysis.pareto import quantile_lower as pareto_quantile_lower
-from ..definitions import COST, COSTS, METRICS
+from ..results.statistics import CI_CONFIDENCE, finite_mean, quantile_ci
+from ..results.compare import mean_ci
+from ..results.paired import mcnemar
+from ..results.pareto import mean_lower
+from ..results.pareto import quantile_lower as pareto_quantile_lower
+from ..core.definitions import COST, COSTS, METRICS
 
 QUANTILES = {"p50": 0.50, "p90": 0.90, "p99": 0.99}
 KINDS = (*QUANTILES, "mean", "p")
@@ -178,7 +178,7 @@ def infeasible(constraints: Sequence, metrics: np.ndarray, costs: np.ndarray | N
 
 def quantile_lower(a: np.ndarray, b: np.ndarray, q: float, level: float = TEST_LEVEL) -> bool:
     """Whether the q-quantile of a is below that of b beyond noise (paired), by
-    mcrisk.analysis.pareto.quantile_lower: the estimates differ, McNemar at the pooled
+    mcrisk.results.pareto.quantile_lower: the estimates differ, McNemar at the pooled
     quantile says so at `level`, and at an atom the binomial guard agrees."""
     return pareto_quantile_lower(a, b, q, _quantile(a, q), _quantile(b, q), level)
 
@@ -339,7 +339,7 @@ def pareto_set(goal: Goal, metrics: np.ndarray, costs: np.ndarray | None,
                among: Sequence[int], level: float = TEST_LEVEL) -> list[int]:
     """The candidates of `among` that no other dominates beyond noise, ascending: a
     dominates b when a's estimate is no higher on every objective and lower beyond noise on
-    one (mcrisk.analysis.pareto's rule). Each candidate is tested only against those whose
+    one (mcrisk.results.pareto's rule). Each candidate is tested only against those whose
     estimates are no worse on every objective, the most dominant first, up to the first
     that dominates it (so a clear loser costs one test, not one per candidate)."""
     stats = goal.statistics

@@ -22,7 +22,7 @@ import math
 from dataclasses import dataclass
 from functools import cached_property
 
-from ..model import Scenario
+from ..core.model import Scenario
 from ..scenario.reader import _Spec, _Table, _as_ids, _compact, _count, _kind, _suggest
 
 MAX_ORDER_WAVES = 8            # 8! = 40,320 permutations: every one is a value of the knob

@@ -2,10 +2,10 @@
 
 Stage k runs every surviving candidate on scenarios 0 .. race.scenarios[k] - 1 of the race's
 seed: the same worlds for every candidate (draws are addressed by scenario and quantity name,
-mcrisk.rng), so their differences are the plans' own. A candidate is a strategy plus a crew
+mcrisk.core.rng), so their differences are the plans' own. A candidate is a strategy plus a crew
 count, which a strategy carries (Strategy.crews): the candidates of a stage are compiled
 once as a scenario whose strategies are the candidates, each with its own crews, then
-simulated by the usual chunked driver (mcrisk.simulate, after its memory check): one launch. A
+simulated by the usual chunked driver (mcrisk.backends.chunks, after its memory check): one launch. A
 candidate's results on a world do not depend on which other strategies share its plan, so a
 stage simulates only the scenarios the previous stages did not (scenarios n_{k-1} .. n_k - 1)
 and appends them to what the survivors already have.
@@ -27,10 +27,10 @@ from typing import Sequence
 import numpy as np
 
 from ..backends import Backend
-from ..compile import compile_scenario
-from ..model import Scenario
-from ..progress import Progress, as_progress
-from ..simulate import check_memory, default_chunk, simulate
+from ..plan.compile import compile_scenario
+from ..core.model import Scenario
+from ..core.progress import Progress, as_progress
+from ..backends.chunks import check_memory, default_chunk, simulate
 from .objective import eliminate, goal_of
 
 

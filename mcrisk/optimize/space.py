@@ -19,9 +19,9 @@ import math
 import os
 from dataclasses import dataclass
 
-from ..definitions import COSTS, METRICS
-from ..errors import NO_VALUE, ScenarioError
-from ..model import Scenario, Trigger
+from ..core.definitions import COSTS, METRICS
+from ..core.errors import NO_VALUE, ScenarioError
+from ..core.model import Scenario, Trigger
 from ..scenario import load_scenario
 from ..scenario.document import _parse_toml, _read_bytes
 from ..scenario.limits import DAYS, MAX_DAYS, MAX_ENTRIES, MAX_STRATEGIES, _Limit

@@ -1,24 +1,20 @@
-"""The report stage: Parquet tables, capacity bands, figures, report.html, summary.md, and the
-night-over-night diffs, alerts and trend that the nightly (mcrisk.nightly) renders.
+"""The report stage: every file a run writes from its results, and the nightly's comparisons.
 
-Pure functions of a run's results: nothing here loads a scenario or runs a simulation (the
-representative paths' replay is a function the run hands over, RunResult.replay); run.py and
-nightly.py, above, call in.
+    tables           metrics.parquet (streamed, a row group per chunk) and capacity_bands.parquet
+    schedule_tables  milestones.parquet, the CSV copies and the schedule as text
+    text             user strings made safe for HTML, Markdown and the terminal
+    jobs             the job-mix table, in report.html and summary.md
+    markdown         summary.md
+    findings/        sentences computed from the numbers
+    figures/         the charts as PNG bytes, drawn in a second process while the run works
+    html/            report.html (and the optimize report): sections, tables, figures' captions
+    nightly/         night over night: the diff, significance, materiality, alerts, the trend
 
-    collect   chunk hooks run during simulate(): metrics.parquet, bands, power per hall
-    bands     exact streaming histograms of capacity per (strategy, day)
-    band_chunks  the bands' and hall power's chunk reduction in compiled loops
-    tables    the Parquet files
-    figures   matplotlib figures as PNG bytes (figure_worker: drawn in a second process,
-              from figure_data's plain stand-ins, while the run simulates and writes)
-    findings  sentences generated from the numbers
-    costs     the cost section: cost beside trough, the Pareto frontier (cost_figures: its
-              chart; cost_findings: the trade in one sentence per pair)
-    html      report.html (self-contained)
-    markdown  summary.md
-    diff      night-over-night comparison (diff.md)
-    alerts    --fail-if conditions
-    trend     each strategy's P90s across the nights of a history
+This module ties them together for a run: figure_pool starts the figures' worker before the
+simulation, report_parts draws the figures and writes the findings, write_report writes
+report.html and summary.md. Pure functions of a run's results: nothing here loads a scenario
+or runs a simulation (the representative paths' replay is a function the run hands over,
+RunResult.replay); mcrisk.app calls in.
 """
 from __future__ import annotations
 
@@ -27,11 +23,11 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 
-from ..outputs import write_atomic
-from .figure_worker import FigurePool, worker_wanted
+from ..core.outputs import write_atomic
+from .figures.worker import FigurePool, worker_wanted
 
 if TYPE_CHECKING:        # diff brings scipy.stats (~1.5 s): a plain run writes no diff
-    from .diff import NightDiff
+    from .nightly.diff import NightDiff
 
 FIGURE_ORDER = ("fan", "island", "trough", "completion", "homeless", "power", "pareto")
 _EXCEEDANCE = {
@@ -63,7 +59,7 @@ def submit_metric_figures(pool: FigurePool, plan, metrics, start=None) -> None:
     """Queue the figures drawn from the metrics alone (exceedance and completion curves), as
     soon as the simulation is done: the worker draws them while the summaries run. The
     metrics go as their curves (figure_data.MetricCurves), never whole."""
-    from . import figure_data as data        # not figures: that imports matplotlib
+    from .figures import data        # not figures: that imports matplotlib
 
     names = plan.strategy_names
     colors = data.strategy_colors(names)
@@ -71,9 +67,9 @@ def submit_metric_figures(pool: FigurePool, plan, metrics, start=None) -> None:
                                                  for m, _ in panels} | {"completion_day"}))
     for name in ("trough", "homeless"):
         panels, title = _EXCEEDANCE[name]
-        pool.submit(name, "figures", "exceedance_of", {m: table[m] for m, _ in panels}, names,
+        pool.submit(name, "charts", "exceedance_of", {m: table[m] for m, _ in panels}, names,
                     colors, panels, title.format(largest_job=plan.largest_job))
-    pool.submit("completion", "figures", "completion_of", table["completion_day"], names,
+    pool.submit("completion", "charts", "completion_of", table["completion_day"], names,
                 colors, plan.horizon, data.completion_axis(metrics, names, plan.horizon),
                 start)
 
@@ -83,7 +79,7 @@ def report_parts(run, pool: FigurePool | None = None
     """(figures as PNG, findings paragraphs, strategy colours) of a RunResult with detail.
 
     The figures come as a figures.Figures (a dict of PNG bytes) that also carries what the
-    captions state: the scenarios replayed and drawn as whole paths (mcrisk.report.paths),
+    captions state: the scenarios replayed and drawn as whole paths (mcrisk.report.figures.paths),
     and where the completion chart's day axis is cut. `pool` (figure_pool) draws them, with
     the metric figures perhaps already submitted; without one they are drawn here.
     """
@@ -94,9 +90,9 @@ def report_parts(run, pool: FigurePool | None = None
 
 
 def _report_parts(run, pool: FigurePool):
-    from . import figure_data as data        # not figures: the pool's worker imports that
-    from .findings import findings
-    from .paths import SEVERITY, representative_paths
+    from .figures import data        # not figures: the pool's worker imports that
+    from .findings.sentences import findings
+    from .figures.paths import SEVERITY, representative_paths
 
     plan, metrics, detail = run.plan, run.result.metrics, run.detail
     names = plan.strategy_names
@@ -109,11 +105,11 @@ def _report_parts(run, pool: FigurePool):
                                          replayed=replayed)
              for chart, severity in SEVERITY.items()}
     lines, bands = data.plan_lines(plan), data.band_arrays(detail.bands)
-    pool.submit("fan", "figures", "fan_chart", lines, bands, colors,
+    pool.submit("fan", "charts", "fan_chart", lines, bands, colors,
                 data.path_lines(paths["fan"]), start)
-    pool.submit("island", "figures", "largest_island_chart", lines, bands, colors,
+    pool.submit("island", "charts", "largest_island_chart", lines, bands, colors,
                 data.path_lines(paths["island"]), start)
-    pool.submit("power", "figures", "power_chart", data.power_rows(detail.hall_power), colors)
+    pool.submit("power", "charts", "power_chart", data.power_rows(detail.hall_power), colors)
     paragraphs = findings(run.scenario, run.summary, plan.largest_job, detail.hall_power,
                           metrics=metrics, names=names)
     report, cost_paragraphs = _cost_parts(run, pool, colors)
@@ -127,15 +123,15 @@ def _report_parts(run, pool: FigurePool):
 def _cost_parts(run, pool: FigurePool, colors: dict[str, str]) -> tuple:
     """With a [costs] section: (the cost report, the cost findings), the Pareto chart
     submitted to `pool`; (None, []) without costs."""
-    from .costs import cost_report
+    from .html.costs import cost_report
 
     report = cost_report(run)
     if report is None:
         return None, []
-    from .cost_findings import cost_findings
-    from .figure_data import pareto_data
+    from .findings.costs import cost_findings
+    from .figures.data import pareto_data
 
-    pool.submit("pareto", "cost_figures", "pareto_of", pareto_data(report, run.summary), colors)
+    pool.submit("pareto", "costs", "pareto_of", pareto_data(report, run.summary), colors)
     return report, cost_findings(run, report)
 
 
@@ -149,7 +145,7 @@ def write_report(run, diff: NightDiff | None = None, run_label: str | None = Non
     both; `trend`: (trend.Trend, its chart as PNG or None), the nightly's trend section;
     `figures`: the run's figure_pool, else the figures are drawn here.
     """
-    from .html import render_report
+    from .html.page import render_report
     from .markdown import summary_markdown
 
     started = time.perf_counter()

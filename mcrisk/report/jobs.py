@@ -1,7 +1,7 @@
 """The report's "Job mix" table (issue 15 part 2), in report.html and summary.md: per strategy
 in ranking order, the P50 and P90 of unservable_gpu_days and of each job class's homeless
 days, read from summary.json (`jobs` per strategy, the top-level `jobs` block naming the
-classes; mcrisk.job_summary).
+classes; mcrisk.results.jobs).
 
 Only a run with a job mix has the table; without one both functions return nothing and the
 page is what it was. The table states numbers only: no sentence ranks the strategies on
@@ -10,9 +10,9 @@ report's Ranking section).
 """
 from __future__ import annotations
 
-from ..job_summary import HOMELESS_PREFIX, UNSERVABLE
-from .findings import fmt
-from .html_parts import swatch
+from ..results.jobs import HOMELESS_PREFIX, UNSERVABLE
+from .findings.sentences import fmt
+from .html.parts import swatch
 from .text import html_text, md_paragraph, md_text
 
 STATISTICS = ("p50", "p90")

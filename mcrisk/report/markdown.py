@@ -8,15 +8,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..analysis.mitigation import risk_mode_text
-from ..analysis.horizon import horizon_warnings
-from ..analysis.ranking import RANK_LABELS, rank_label, rule_text
-from .findings import fmt
+from ..results.mitigation import risk_mode_text
+from ..results.horizon import horizon_warnings
+from ..results.ranking import RANK_LABELS, rank_label, rule_text
+from .findings.sentences import fmt
 from .jobs import jobs_markdown
 from .text import md_code, md_paragraph, md_text
 
 if TYPE_CHECKING:
-    from .diff import NightDiff
+    from .nightly.diff import NightDiff
 
 
 def summary_markdown(summary: dict, paragraphs: list[str], diff: "NightDiff | None" = None,
@@ -49,7 +49,7 @@ def summary_markdown(summary: dict, paragraphs: list[str], diff: "NightDiff | No
 
 def _dates_line(s: dict) -> str:
     """Day 0's date and the horizon's, for a run with a start_date."""
-    from ..milestones import weekday
+    from ..results.milestones import weekday
 
     end = s.get("horizon_date")
     return (f"Day 0 is {weekday(s['start_date'])} {s['start_date']}; the horizon, day "
@@ -60,7 +60,7 @@ def _dates_line(s: dict) -> str:
 def _dated(m: dict, key: str) -> str:
     """The completion day's percentile `key`, with its date and weekday when the run has a
     start_date ('48.1 (Sun 2027-02-21)'; summary.json's completion_date)."""
-    from ..milestones import weekday
+    from ..results.milestones import weekday
 
     iso = (m.get("completion_date") or {}).get(key)
     day = fmt(m["completion_day"][key])
@@ -101,8 +101,8 @@ def costs_markdown(s: dict) -> list[str]:
     """The cost table under the ranking (the terminal's): per strategy in ranking order the
     mean, P50, P90 and P99 of cost_total and its largest components at the mean, money as
     $1.23M in the run's currency; ends with a blank line. Nothing without costs."""
-    from ..analysis.compare import money_text
-    from ..cost_summary import largest_components
+    from ..results.compare import money_text
+    from ..results.costs import largest_components
 
     block = s.get("costs")
     if not block:
@@ -135,7 +135,7 @@ def each_mitigation_markdown(s: dict) -> list[str]:
     """The value of each mitigation (summary.json's `mitigation.each_risk`): a sentence per
     risk and a table, a row per risk and strategy in ranking order; ends with a blank line.
     Nothing when the run has none."""
-    from ..analysis.mitigation import each_risk_headers, each_risk_sentences, risk_value_cells
+    from ..results.mitigation import each_risk_headers, each_risk_sentences, risk_value_cells
 
     each = (s.get("mitigation") or {}).get("each_risk")
     if not each:
@@ -166,7 +166,7 @@ _TOP_CHANGES = 10
 
 def _input_lines(diff: "NightDiff") -> list[str]:
     """The scenario inputs that changed, named (key, old -> new), at most _TOP_INPUTS."""
-    from .diff import input_change_line
+    from .nightly.diff import input_change_line
 
     if diff.same_file:
         return [f"Scenario file unchanged since {md_code(diff.previous)} (same sha256)."]
@@ -205,7 +205,7 @@ def alerts_markdown(alerts, diff: "NightDiff | None") -> list[str]:
     if diff is not None:
         lines += ["", *_input_lines(diff)]
         if diff.run_changes:
-            from .diff import input_change_line
+            from .nightly.diff import input_change_line
 
             lines += ["", "Run settings changed: " + "; ".join(
                 input_change_line(c) for c in diff.run_changes) + "."]
@@ -215,7 +215,7 @@ def alerts_markdown(alerts, diff: "NightDiff | None") -> list[str]:
 def diff_summary_markdown(diff: "NightDiff") -> list[str]:
     """The night-over-night lines: the changes reported (beyond noise and material), largest
     first, at most _TOP_CHANGES (diff.md has all)."""
-    from .diff import change_line
+    from .nightly.diff import change_line
 
     reported = diff.reported
     n = len(reported)

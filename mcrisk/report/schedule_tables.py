@@ -17,10 +17,10 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ..analysis.ranking import rank_label
-from ..definitions import METRICS
-from ..milestones import QUANTILES
-from ..outputs import write_atomic
+from ..results.ranking import rank_label
+from ..core.definitions import METRICS
+from ..results.milestones import QUANTILES
+from ..core.outputs import write_atomic
 
 MILESTONES_FILE = "milestones.parquet"
 MILESTONES_CSV = "milestones.csv"
@@ -128,7 +128,7 @@ def format_schedule(milestones: dict, strategy: str, everything: bool = False) -
     """The milestone table of one strategy for the terminal: P10, P50, P90 with its 95%
     interval, criticality, and with start_date the P50 and P90 dates with weekdays. Waves
     only unless `everything` (then per-unit milestones too)."""
-    from ..milestones import share_text, weekday
+    from ..results.milestones import share_text, weekday
 
     dated = milestones.get("start_date") is not None
     items = [m for m in milestones["strategies"][strategy]

@@ -9,7 +9,7 @@ i, then i + 1), with columns
     with a [costs] section the cost columns cost_total .. cost_mitigation (float64, in the
     scenario's currency; definitions.COSTS, docs/costs.md),
     with a job mix the job columns unservable_gpu_days, homeless_days.<id> .. (float64, each
-    field's metadata `unit`: H100-eq x days, days; mcrisk.job_summary, docs/metrics.md),
+    field's metadata `unit`: H100-eq x days, days; mcrisk.results.jobs, docs/metrics.md),
     then the key drawn inputs of that scenario (the same for every strategy), named as the
     compiled world quantities: see `input_quantities`. Days are float32 (0.1 ms precision
     over a few years is plenty for analysis), burn-in attempts int32.
@@ -29,11 +29,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ..compile import CompiledScenario
-from ..definitions import COSTS, METRICS, N_METRICS, Q_ATTEMPTS
-from ..job_summary import check_job_columns, column_unit
-from ..outputs import default_mode, write_atomic
-from .bands import CapacityBands
+from ..plan.record import CompiledScenario
+from ..core.definitions import COSTS, METRICS, N_METRICS, Q_ATTEMPTS
+from ..results.jobs import check_job_columns, column_unit
+from ..core.outputs import default_mode, write_atomic
+from ..results.bands import CapacityBands
 
 METRICS_FILE = "metrics.parquet"
 BANDS_FILE = "capacity_bands.parquet"

@@ -1,4 +1,4 @@
-"""Load a scenario file (TOML), validate all of it in one pass, and build `mcrisk.model.Scenario`.
+"""Load a scenario file (TOML), validate all of it in one pass, and build `mcrisk.core.model.Scenario`.
 
     load_scenario(path) -> Scenario        raises ScenarioError carrying every Problem found
     read_scenario(path) -> (Scenario, bytes)   the same, with the bytes it was built from
@@ -17,6 +17,7 @@ The package in layers, each importing only those below it:
     fleets          [[existing]], [[incoming]], [[shipments]], [[risks]]
     costs           [costs]: prices, power contracts, reservation steps (docs/costs.md)
     sections        [scenario], [demand], [shared_delays], islands, unit types, halls, retrofit
+    failures        [unit_types.attrition], [unit_types.early_failures], acceptance policies
     distributions   distributions of days (and performance), dates
     reader          the problem-collecting reader, tables and typed accessors (numbers, ids, ...)
     document        the file's bytes and its TOML document
@@ -27,8 +28,8 @@ from __future__ import annotations
 import hashlib
 import os
 
-from mcrisk.errors import NO_VALUE, Problem, ScenarioError
-from mcrisk.model import Scenario
+from mcrisk.core.errors import NO_VALUE, Problem, ScenarioError
+from mcrisk.core.model import Scenario
 
 from .costs import _read_costs
 from .document import _parse_toml, _read_bytes, _too_deep

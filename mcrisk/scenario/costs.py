@@ -12,8 +12,8 @@ reservations against the contracts recorded on the reader (`r.power_contracts`).
 """
 from __future__ import annotations
 
-from mcrisk.errors import NO_VALUE
-from mcrisk.model import ZERO, Costs, Distribution, PowerContract, Reservation
+from mcrisk.core.errors import NO_VALUE
+from mcrisk.core.model import ZERO, Costs, Distribution, PowerContract, Reservation
 
 from .distributions import _Measure, _as_distribution, largest_draw
 from .limits import DAYS, MAX_ENTRIES, MAX_MONEY, MAX_PUE, TOTAL_KW, _Limit

@@ -8,8 +8,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from mcrisk.errors import NO_VALUE
-from mcrisk.model import DISTRIBUTION_KINDS, ZERO, DateSpec, Distribution
+from mcrisk.core.errors import NO_VALUE
+from mcrisk.core.model import DISTRIBUTION_KINDS, ZERO, DateSpec, Distribution
 
 from .limits import DAYS, MAX_LOGNORMAL_SPREAD, MAX_PERT_LAMBDA, _Limit
 from .reader import (_Spec, _Table, _as_ids, _as_number, _as_probability, _as_table,
@@ -200,7 +200,7 @@ def largest_draw(dist: Distribution) -> float:
         return largest_draw(dist.inner)
     if dist.kind != "lognormal":
         return max(dist.params[:3] if dist.kind == "pert" else dist.params)
-    from mcrisk.distributions import lognormal_sigma
+    from mcrisk.core.distributions import lognormal_sigma
     median, p90 = dist.params
     return median * math.exp(_Z_LARGEST * lognormal_sigma(median, p90))
 

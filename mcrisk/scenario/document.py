@@ -14,7 +14,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
-from mcrisk.errors import NO_VALUE, Problem, ScenarioError
+from mcrisk.core.errors import NO_VALUE, Problem, ScenarioError
 
 from .limits import MAX_FILE_BYTES, MAX_NESTING
 

@@ -2,11 +2,11 @@
 folded into a unit's usable capacity) and [unit_types.early_failures] (one early-life failure
 of a new unit after acceptance, more likely when its burn-in failed), and a strategy's
 `acceptance` policy (an extra soak for units whose burn-in failed often). docs/scenario-format.md
-says what each key means; mcrisk/compile.py how they enter the plan.
+says what each key means; mcrisk/plan/compile.py how they enter the plan.
 """
 from __future__ import annotations
 
-from mcrisk.model import Acceptance, Attrition, EarlyFailures
+from mcrisk.core.model import Acceptance, Attrition, EarlyFailures
 
 from .distributions import _DIST_EXAMPLE, _as_distribution
 from .limits import DAYS, _Limit

@@ -4,8 +4,8 @@ across both, totals within limits), [[shipments]] (each incoming unit delivered 
 """
 from __future__ import annotations
 
-from mcrisk.errors import NO_VALUE
-from mcrisk.model import ExistingUnit, IncomingUnit, Risk, Shipment
+from mcrisk.core.errors import NO_VALUE
+from mcrisk.core.model import ExistingUnit, IncomingUnit, Risk, Shipment
 
 from .costs import _as_price
 from .distributions import _DIST_EXAMPLE, _as_date, _as_distribution, largest_draw

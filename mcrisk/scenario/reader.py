@@ -14,8 +14,8 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-from mcrisk.errors import NO_VALUE, Problem
-from mcrisk.model import (Distribution, ExistingUnit, Hall, IncomingUnit, Island, Row, Shipment,
+from mcrisk.core.errors import NO_VALUE, Problem
+from mcrisk.core.model import (Distribution, ExistingUnit, Hall, IncomingUnit, Island, Row, Shipment,
                           UnitType)
 
 from .limits import MAX_ENTRIES, MAX_ID_LENGTH, MAX_RANGE, MAX_UNITS, _Limit

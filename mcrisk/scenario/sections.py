@@ -10,8 +10,8 @@ import datetime as _dt
 import math
 import re
 
-from mcrisk.errors import NO_VALUE
-from mcrisk.model import (ZERO, BurnIn, Demand, Forecast, Hall, Island, JobClass, Ramp, Retrofit,
+from mcrisk.core.errors import NO_VALUE
+from mcrisk.core.model import (ZERO, BurnIn, Demand, Forecast, Hall, Island, JobClass, Ramp, Retrofit,
                           Row, UnitType)
 
 from .distributions import _DIST_EXAMPLE, _as_date, _as_distribution, largest_draw
@@ -103,7 +103,7 @@ _DEMAND_KEYS = ("points", "forecast", "largest_job", "jobs", "packing_step_days"
 
 def _read_demand(root: _Table) -> Demand | None:
     """[demand]: largest_job (H100-eq in one island), either points [[day, H100-eq], ...]
-    or a forecast (mcrisk/model.py's Forecast), not both, and optionally a job mix
+    or a forecast (mcrisk/core/model.py's Forecast), not both, and optionally a job mix
     ([[demand.jobs]], with packing_step_days)."""
     t = root.table("demand", _DEMAND_KEYS, "with points (or forecast) and largest_job")
     if t is None:
@@ -416,7 +416,7 @@ def _read_performance(t: _Table):
                    "performance cannot be a chance (it would be 0 otherwise)",
                    "use triangular, pert, uniform or lognormal")
         return None, None
-    from mcrisk.distributions import median
+    from mcrisk.core.distributions import median
     nominal = median(dist)
     if not nominal > 0:
         t.r.report(t.at("h100_eq_per_gpu"), value, "must have a median above 0",

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
-from mcrisk.errors import NO_VALUE
-from mcrisk.model import Row, Strategy, Trigger
+from mcrisk.core.errors import NO_VALUE
+from mcrisk.core.model import Row, Strategy, Trigger
 
 from .costs import _read_reservation_steps
 from .failures import ACCEPTANCE_KEYS, check_acceptance, read_acceptance

@@ -3,16 +3,17 @@
 One file per stage, each read side by side with the NumPy reference's file of the same name
 (mcrisk/backends/numpy/) and the CUDA source (kernels/):
 
-    random.py         Philox4x32-10 at an address     mcrisk/rng.py            random.cuh
+    random.py         Philox4x32-10 at an address     mcrisk/core/rng.py            random.cuh
     distributions.py  inverse CDFs, the draw          numpy/distributions.py   distributions.cuh
     world.py          world[q, l] of a lane group     numpy/world.py           world.cuh
     schedule.py       node times of one strategy      numpy/schedule.py        schedule.cuh
     metrics.py        the six metrics                 numpy/metrics.py         metrics.cuh
     costs.py          the cost columns ([costs])      numpy/costs.py           costs.cuh
     driver.py         every scenario of a chunk       numpy/driver.py          simulate.cu
+    jit.py            the compile options every stage shares
 
 Same stage names and constants as the reference; the plan's arrays are passed one by one under
-their names in the plan interface (mcrisk/plan.py). Each stage takes up to driver.LANES
+their names in the plan interface (mcrisk/plan/record.py). Each stage takes up to driver.LANES
 scenarios at once (arrays [row, lane]): the plan's control flow is decided once for all of
 them and the loops over lanes vectorize (driver.py).
 """

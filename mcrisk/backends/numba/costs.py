@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from ...definitions import COST, METRICS, N_COSTS, N_METRICS
+from ...core.definitions import COST, METRICS, N_COSTS, N_METRICS
 from .jit import jit, jit_inline
 from .metrics import _sort_events
 

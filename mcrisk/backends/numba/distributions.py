@@ -1,6 +1,6 @@
 """Distributions of the Numba backend: inverse CDFs of uniforms, and the draw at an address.
 
-mcrisk/distributions.py is the specification and encoding (the NumPy backend draws with it,
+mcrisk/core/distributions.py is the specification and encoding (the NumPy backend draws with it,
 numpy/distributions.py); kernels/distributions.cuh is the CUDA twin of this file.
 ppf_lanes and draw_lanes are ppf and draw for every scenario of a lane group (driver.py).
 """
@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import math
 
-from ...distributions import (KIND_FIXED, KIND_LOGNORMAL, KIND_PERT, KIND_TRIANGULAR,
-                              KIND_UNIFORM, PERT_TABLE_SIZE)
+from ...core.distributions import (KIND_FIXED, KIND_LOGNORMAL, KIND_PERT, KIND_TRIANGULAR,
+                                   KIND_UNIFORM, PERT_TABLE_SIZE)
 from .jit import jit, jit_inline
 from .random import uniforms, uniforms_lanes
 

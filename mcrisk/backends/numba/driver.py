@@ -15,10 +15,10 @@ from pathlib import Path
 import numba as nb
 import numpy as np
 
-from ... import definitions, distributions, rng
-from ...definitions import N_METRICS
-from ...plan import CompiledScenario
-from ...rng import check_scenarios, split_seed
+from ...core import definitions, distributions, rng
+from ...core.definitions import N_METRICS
+from ...plan.record import CompiledScenario
+from ...core.rng import check_scenarios, split_seed
 from ..kernel_cache import shared_cache
 from .jit import jit
 from .costs import strategy_costs

@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from ...definitions import REL_EPS
+from ...core.definitions import REL_EPS
 from .jit import jit, jit_inline
 
 

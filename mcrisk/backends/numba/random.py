@@ -1,6 +1,6 @@
 """The random stream of the Numba backend: Philox4x32-10 with every draw at an address.
 
-mcrisk/rng.py is the specification (NumPy) and kernels/random.cuh the CUDA twin; the three
+mcrisk/core/rng.py is the specification (NumPy) and kernels/random.cuh the CUDA twin; the three
 are read side by side and agree bit for bit (tests/test_rng.py, tests/test_cuda_host.py).
 32-bit words are held in uint64 and masked. uniforms_lanes draws one address for every
 scenario of a lane group (driver.py) at once.
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...rng import PHILOX_M0, PHILOX_M1, PHILOX_W0, PHILOX_W1
+from ...core.rng import PHILOX_M0, PHILOX_M1, PHILOX_W0, PHILOX_W1
 from .jit import jit_inline
 
 _M0 = np.uint64(PHILOX_M0)

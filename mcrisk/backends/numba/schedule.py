@@ -1,7 +1,7 @@
 """Node times of a lane group (Numba): max-plus propagation, crews by ready time.
 
 node_time[v, l] of strategy s for the n scenarios of a lane group (driver.py), through the
-blocks of the compiled crew schedule (mcrisk/compile.py) instead of the reference's sweeps.
+blocks of the compiled crew schedule (mcrisk/plan/compile.py) instead of the reference's sweeps.
 A block is timed node by node for every lane at once (the loops over lanes vectorize). While
 one crew row at a time is ready for a crew, every lane gives it the same crew step; where the
 lanes' crews could take rows in different orders, each lane gives its crews rows on its own,
@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from ...definitions import NODE_CREW
+from ...core.definitions import NODE_CREW
 from .jit import jit, jit_inline
 
 

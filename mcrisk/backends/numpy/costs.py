@@ -1,7 +1,7 @@
 """The costs of one strategy from its node times (NumPy reference).
 
 The cost columns (definitions.COSTS) over the window [0, horizon], from the plan's `costs`
-group (mcrisk/cost_plan.py): spans, power over the reservation per hall, shortfall, crews and
+group (mcrisk/plan/costs.py): spans, power over the reservation per hall, shortfall, crews and
 one-offs, then the total. Vectorized over scenarios and sequential over spans, halls and
 one-offs in the order of the design contract (docs/costs.md), with every product evaluated
 as written, so that the sums are the kernels' to the bit on plans without lognormal or PERT
@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...definitions import COST, N_COSTS
-from ...plan import CompiledScenario
+from ...core.definitions import COST, N_COSTS
+from ...plan.record import CompiledScenario
 
 
 def price(world: np.ndarray, q: int):

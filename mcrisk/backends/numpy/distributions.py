@@ -1,15 +1,15 @@
 """The draw of a distribution at an address, for many scenarios at once (NumPy reference).
 
-The inverse CDFs are mcrisk/distributions.py and the random stream mcrisk/rng.py, used as
+The inverse CDFs are mcrisk/core/distributions.py and the random stream mcrisk/core/rng.py, used as
 they are. Pairs: numba/distributions.py and kernels/distributions.cuh.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ... import rng
-from ...distributions import KIND_FIXED, sample
-from ...plan import CompiledScenario
+from ...core import rng
+from ...core.distributions import KIND_FIXED, sample
+from ...plan.record import CompiledScenario
 
 
 def draw(plan: CompiledScenario, d: int, seed: int, scenario: np.ndarray, address: int,

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import rng
-from ...definitions import N_METRICS
-from ...plan import CompiledScenario
+from ...core import rng
+from ...core.definitions import N_METRICS
+from ...plan.record import CompiledScenario
 from .costs import strategy_costs
 from .metrics import capacity_metrics, island_capacity, job_metrics, power_violation
 from .schedule import schedule_nodes

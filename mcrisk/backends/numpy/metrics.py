@@ -10,8 +10,8 @@ import math
 
 import numpy as np
 
-from ...definitions import REL_EPS, event_deltas
-from ...plan import CompiledScenario
+from ...core.definitions import REL_EPS, event_deltas
+from ...plan.record import CompiledScenario
 from .sums import sum_in_order
 
 

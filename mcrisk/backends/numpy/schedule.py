@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...definitions import NODE_CREW
-from ...plan import CompiledScenario
+from ...core.definitions import NODE_CREW
+from ...plan.record import CompiledScenario
 
 
 def _node_time(plan: CompiledScenario, s: int, v: int, world: np.ndarray,

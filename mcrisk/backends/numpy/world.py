@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import rng
-from ...definitions import (MAX_BURNIN_ATTEMPTS, Q_ATTEMPTS, Q_BURNIN, Q_EARLY, Q_OUT, Q_SAMPLE,
-                            Q_SOAK, Q_SUM)
-from ...plan import CompiledScenario
+from ...core import rng
+from ...core.definitions import (MAX_BURNIN_ATTEMPTS, Q_ATTEMPTS, Q_BURNIN, Q_EARLY, Q_OUT,
+                                 Q_SAMPLE, Q_SOAK, Q_SUM)
+from ...plan.record import CompiledScenario
 from .distributions import draw
 from .sums import sum_in_order
 

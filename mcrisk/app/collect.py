@@ -1,0 +1,90 @@
+"""What a run streams while it simulates: metrics.parquet and the capacity/power reductions.
+
+Performance: one chunk hook runs them side by side on the threads of analysis.chunk_tasks
+(the Parquet writer, the bands and the milestones release the GIL in their heavy parts)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..core.tasks import finish, pool
+from ..plan.record import CompiledScenario
+from ..results.jobs import scenario_job_columns
+from ..results.milestones import MilestoneCollector
+from ..core.outputs import with_filename
+from ..results.bands import BandCollector, CapacityBands, HallPower
+from ..report.schedule_tables import MILESTONES_FILE, write_milestones_parquet
+from ..report.tables import BANDS_FILE, METRICS_FILE, MetricsWriter, write_bands
+
+
+@dataclass(frozen=True)
+class RunDetail:
+    """Streamed detail the report needs beyond summary.json."""
+
+    bands: CapacityBands
+    hall_power: dict[str, list[HallPower]]
+    milestones: dict | None = None      # summary.json's `milestones` (mcrisk.results.milestones)
+
+
+COLLECT_MILESTONES = True   # benchmarks/bench_milestones.py switches it off to time the cost
+
+
+class RunCollector:
+    """Chunk hooks for simulate(); a context manager that drops the temp file on failure.
+
+        with RunCollector(plan, out) as collect:
+            simulate(..., chunk_hooks=collect.hooks)
+            paths = collect.commit()
+    """
+
+    def __init__(self, plan: CompiledScenario, out_dir: Path, scenario=None):
+        self.out_dir = Path(out_dir)
+        self.metrics_path = self.out_dir / METRICS_FILE
+        self.metrics = MetricsWriter(plan, self.metrics_path, scenario_job_columns(scenario))
+        self.bands = BandCollector(plan)
+        self.milestones = (MilestoneCollector(plan, scenario)
+                           if scenario is not None and COLLECT_MILESTONES else None)
+        self.hooks = (self._chunk,)
+        self._committed = False
+
+    def __enter__(self) -> "RunCollector":
+        return self
+
+    def __exit__(self, kind, value, traceback) -> None:
+        if not self._committed:
+            self.metrics.abort()
+
+    def _chunk(self, first, metrics, world, node_times) -> None:
+        """The one chunk hook: metrics.parquet's rows written on a thread of its own while
+        the bands and the milestones (each a task per strategy on the same threads) reduce
+        the chunk; returns when all three are done, raising the first failure."""
+        writing = pool().submit(self._write_metrics, first, metrics, world, node_times)
+        try:
+            self.bands(first, metrics, world, node_times)
+            if self.milestones is not None:
+                self.milestones(first, metrics, world, node_times)
+        finally:
+            finish([writing])           # never leave the writer busy behind an error
+        writing.result()
+
+    def _write_metrics(self, first, metrics, world, node_times) -> None:
+        """The metrics.parquet hook; an OSError (a full disk) names the file."""
+        try:
+            self.metrics(first, metrics, world, node_times)
+        except OSError as error:
+            raise with_filename(error, self.metrics_path) from None
+
+    def commit(self) -> tuple[list[Path], RunDetail]:
+        """Rename metrics.parquet into place, write capacity_bands.parquet."""
+        detail = RunDetail(self.bands.bands(), self.bands.hall_power(),
+                           self.milestones.summary() if self.milestones is not None else None)
+        try:
+            paths = [self.metrics.commit()]
+        except OSError as error:
+            raise with_filename(error, self.metrics_path) from None
+        self._committed = True
+        paths.append(write_bands(self.out_dir / BANDS_FILE, detail.bands))
+        if detail.milestones is not None:
+            paths.append(write_milestones_parquet(self.out_dir / MILESTONES_FILE,
+                                                  detail.milestones))
+        return paths, detail

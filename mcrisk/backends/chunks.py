@@ -1,0 +1,329 @@
+"""The chunked driver: runs a backend over scenario indices in fixed-size chunks.
+
+Every draw is addressed by its scenario index, so the result is the same for any chunk size.
+Memory per chunk is bounded; what is kept is the per-scenario metrics (samples x strategies x
+6 float64: 240 bytes a scenario for 5 strategies, 2.4 GB at 10^7), with a [costs] section the
+per-scenario costs (samples x strategies x plan.n_costs float64, 360 bytes more a scenario for
+5 strategies), and the drawn inputs of the first `keep_world` scenarios only (drivers analysis
+needs no more; hooks see every chunk's).
+
+A backend returns one array per chunk, [count, strategies, N_METRICS + plan.n_costs +
+plan.n_job_cols]: the metrics, then the cost columns (definitions.COSTS), then with a job mix
+the job columns (definitions.job_columns). The chunk hooks get it whole; the kept arrays
+split it (`metrics`, `costs`, `jobs`), so everything that reads the metrics sees six columns
+with or without costs and jobs.
+A run that could not keep that in this machine's memory is refused before it starts
+(`check_memory`), and no run takes more than MAX_SAMPLES scenarios.
+"""
+from __future__ import annotations
+
+import os
+import time
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from . import Backend
+from ..plan.record import CompiledScenario
+from ..core.definitions import N_METRICS
+from ..core.errors import McriskError
+from ..core.progress import SCENARIOS, SIMULATE, Progress, as_progress
+
+DEFAULT_CHUNK = 65_536
+# With a job mix each scenario packs its jobs into the islands every packing cell, about 5-8
+# times the work of one without (the reference with a three-class mix: 0.34 s for 4,000
+# scenarios against 0.04-0.07 s), so its default chunk is 8 times smaller: a stop (Ctrl-C,
+# SIGTERM), a progress step or a Dask task then comes about as often. No number depends on it.
+JOB_MIX_CHUNK = 8_192
+DEFAULT_KEEP_WORLD = 250_000     # drawn inputs kept for drivers analysis
+MAX_SAMPLES = 100_000_000        # hard cap: 24 GB of kept metrics for 5 strategies
+MEMORY_SHARE = 0.9               # refuse a run whose estimate exceeds this share of the RAM
+# memory_needed's model, measured on the reference (benchmarks/memory.py):
+RUNTIME_BYTES = 170_000_000      # the interpreter with NumPy, Numba and mcrisk, before a run
+MILESTONES_PER_NODE = 1.25       # milestones per node and strategy (reference: 476 for 5 x 82)
+MILESTONES_KEPT_EXACT = 25_000   # milestones.KEEP_EXACT (this floor cannot import it)
+MILESTONE_BINS_PER_DOUBLING = 4_000   # a milestone's histogram entries: this many per
+                                      # doubling of the scenarios past 4,000 (31,600 at 10^6)
+
+
+@dataclass(frozen=True)
+class SimulationResult:
+    plan: CompiledScenario
+    seed: int
+    samples: int
+    backend: str
+    metrics: np.ndarray        # float64[samples, strategies, metrics]
+    world: np.ndarray          # float64[min(samples, keep_world), quantities]
+    wall_seconds: float
+    costs: np.ndarray | None = None    # float64[samples, strategies, plan.n_costs]
+                                       # (definitions.COSTS); None without [costs]
+    jobs: np.ndarray | None = None     # float64[samples, strategies, plan.n_job_cols]
+                                       # (definitions.job_columns); None without a job mix
+
+
+ChunkHook = Callable[[int, np.ndarray, np.ndarray, np.ndarray], None]
+
+
+def simulate(plan: CompiledScenario, samples: int, seed: int, backend: Backend,
+             chunk_size: int = DEFAULT_CHUNK, first: int = 0,
+             progress: Progress | Callable[[int, int], None] | None = None,
+             chunk_hooks: tuple[ChunkHook, ...] = (),
+             keep_world: int = DEFAULT_KEEP_WORLD, note: str = "") -> SimulationResult:
+    """Simulate scenarios first .. first + samples - 1 of `plan` for every strategy.
+
+    Each hook is called once per chunk, in scenario order, as
+    hook(first_scenario, metrics[c, s, N_METRICS + plan.n_costs + plan.n_job_cols], world[c, q],
+    node_times[c, s, v]) so that per-scenario detail (capacity over time, say) can be reduced
+    by streaming without keeping it for all scenarios: the chunk's metrics as the backend
+    returned them, the cost columns (definitions.COSTS) after the six metrics when the plan
+    has costs, the job columns after those with a job mix. Node times are only computed when
+    a hook is given.
+    `progress` sees a `simulate` phase counted in scenarios (mcrisk.core.progress), with `note`.
+    """
+    if samples < 1:
+        raise ValueError(f"samples must be >= 1, got {samples}")
+    metrics = np.empty((samples, plan.n_strategies, N_METRICS))
+    world = np.empty((min(samples, keep_world), plan.n_quantities))
+    costs = cost_array(plan, samples)
+    jobs = job_array(plan, samples)
+    wall = simulate_into(plan, seed, backend, first, metrics, world, chunk_size, progress,
+                         chunk_hooks, note, costs=costs, jobs=jobs)
+    return SimulationResult(plan, seed, samples, backend.name, metrics, world, wall, costs,
+                            jobs)
+
+
+def cost_array(plan: CompiledScenario, samples: int) -> np.ndarray | None:
+    """The kept costs of `samples` scenarios, [samples, strategies, plan.n_costs] (unfilled),
+    or None for a plan without costs."""
+    if plan.n_costs == 0:
+        return None
+    return np.empty((samples, plan.n_strategies, plan.n_costs))
+
+
+def default_chunk(plan: CompiledScenario, chunk_size: int | None = None) -> int:
+    """The scenarios per kernel call: `chunk_size` when one is asked for, else DEFAULT_CHUNK,
+    or JOB_MIX_CHUNK for a plan with a job mix (a kernel call is not interrupted: a smaller
+    chunk keeps a stop prompt)."""
+    if chunk_size is not None:
+        return chunk_size
+    return JOB_MIX_CHUNK if plan.n_job_cols else DEFAULT_CHUNK
+
+
+def job_array(plan: CompiledScenario, samples: int) -> np.ndarray | None:
+    """The kept job columns of `samples` scenarios, [samples, strategies, plan.n_job_cols]
+    (unfilled), or None for a plan without a job mix."""
+    if plan.n_job_cols == 0:
+        return None
+    return np.empty((samples, plan.n_strategies, plan.n_job_cols))
+
+
+def simulate_into(plan: CompiledScenario, seed: int, backend: Backend, first: int,
+                  metrics: np.ndarray, world: np.ndarray, chunk_size: int = DEFAULT_CHUNK,
+                  progress: Progress | Callable[[int, int], None] | None = None,
+                  chunk_hooks: tuple[ChunkHook, ...] = (), note: str = "",
+                  costs: np.ndarray | None = None, jobs: np.ndarray | None = None) -> float:
+    """Simulate scenarios first .. first + len(metrics) - 1 into the given arrays (the first
+    len(world) of them into world; their costs into `costs`, [len(metrics), strategies,
+    plan.n_costs], which a plan with costs needs and one without must not be given; their
+    job columns into `jobs`, [len(metrics), strategies, plan.n_job_cols], when given: a
+    caller that reads only the metrics and costs may leave them to the chunk hooks);
+    returns the seconds it took.
+
+    Writing into the caller's arrays lets a growing run (--precision) keep one buffer instead
+    of parts that it would have to concatenate.
+    """
+    if chunk_size < 1:
+        raise ValueError(f"chunk_size must be >= 1, got {chunk_size}")
+    samples = metrics.shape[0]
+    _check_costs(plan, samples, costs)
+    _check_jobs(plan, samples, jobs)
+    first_job = N_METRICS + plan.n_costs     # the job columns follow the cost columns
+    started = time.perf_counter()
+    with as_progress(progress).phase(SIMULATE, samples, SCENARIOS, note) as phase:
+        for start, (chunk_metrics, chunk_world, node_times) in _chunks(
+                plan, seed, backend, first, samples, chunk_size, bool(chunk_hooks)):
+            offset, count = start - first, chunk_metrics.shape[0]
+            _check_width(plan, backend, chunk_metrics)
+            for hook in chunk_hooks:
+                hook(first + offset, chunk_metrics, chunk_world, node_times)
+            metrics[offset:offset + count] = chunk_metrics[:, :, :N_METRICS]
+            if costs is not None:
+                costs[offset:offset + count] = chunk_metrics[:, :, N_METRICS:first_job]
+            if jobs is not None:
+                jobs[offset:offset + count] = chunk_metrics[:, :, first_job:]
+            kept = max(0, min(count, world.shape[0] - offset))
+            world[offset:offset + kept] = chunk_world[:kept]
+            phase.advance(count)
+    return time.perf_counter() - started
+
+
+def _chunks(plan: CompiledScenario, seed: int, backend: Backend, first: int, samples: int,
+            chunk_size: int, keep_nodes: bool):
+    """(first scenario, (metrics, world, node_times)) of each chunk of scenarios
+    first .. first + samples - 1, in scenario order: from a backend that runs chunks
+    elsewhere its own `chunks` (mcrisk.backends.dask), else simulate_chunk chunk by chunk."""
+    remote = getattr(backend, "chunks", None)
+    if remote is not None:
+        yield from remote(plan, seed, first, samples, chunk_size, keep_nodes)
+        return
+    for offset in range(0, samples, chunk_size):
+        count = min(chunk_size, samples - offset)
+        yield first + offset, backend.simulate_chunk(plan, seed, first + offset, count,
+                                                     keep_nodes=keep_nodes)
+
+
+def _check_costs(plan: CompiledScenario, samples: int, costs: np.ndarray | None) -> None:
+    """simulate_into's `costs` must match the plan: an array of the right shape exactly
+    when the plan has costs (a caller's mistake: ValueError)."""
+    wanted = (samples, plan.n_strategies, plan.n_costs)
+    if plan.n_costs == 0 and costs is not None:
+        raise ValueError("costs given for a plan without costs (plan.n_costs = 0)")
+    if plan.n_costs > 0 and (costs is None or costs.shape != wanted):
+        got = None if costs is None else costs.shape
+        raise ValueError(f"a plan with costs needs costs of shape {wanted}, got {got}")
+
+
+def _check_jobs(plan: CompiledScenario, samples: int, jobs: np.ndarray | None) -> None:
+    """simulate_into's `jobs`, when given, must match the plan's job columns (a caller's
+    mistake: ValueError)."""
+    wanted = (samples, plan.n_strategies, plan.n_job_cols)
+    if jobs is not None and (plan.n_job_cols == 0 or jobs.shape != wanted):
+        raise ValueError(f"jobs of shape {jobs.shape} given; the plan has "
+                         f"{plan.n_job_cols} job columns (shape {wanted})")
+
+
+def _check_width(plan: CompiledScenario, backend: Backend, chunk_metrics: np.ndarray) -> None:
+    """A backend's chunk has N_METRICS + plan.n_costs + plan.n_job_cols columns (a backend
+    that does not compute the plan's costs or job columns would otherwise leave them
+    unfilled)."""
+    wanted = chunk_columns(plan)
+    if chunk_metrics.shape[-1] != wanted:
+        raise ValueError(f"backend {backend.name} returned {chunk_metrics.shape[-1]} columns "
+                         f"per scenario and strategy, the plan needs {wanted} "
+                         f"({N_METRICS} metrics, {plan.n_costs} costs and "
+                         f"{plan.n_job_cols} job columns)")
+
+
+def chunk_columns(plan: CompiledScenario) -> int:
+    """Columns of a backend's chunk per scenario and strategy: the metrics, the cost columns,
+    the job columns."""
+    return N_METRICS + plan.n_costs + plan.n_job_cols
+
+
+def memory_needed(plan: CompiledScenario, samples: int, chunk_size: int = DEFAULT_CHUNK,
+                  keep_nodes: bool = True, keep_world: int = DEFAULT_KEEP_WORLD) -> int:
+    """Bytes a run of `samples` scenarios needs at its peak, about (within a few percent of
+    the peak resident set measured on the reference: benchmarks/memory.py):
+
+    * the runtime (RUNTIME_BYTES) and what the run keeps: the metrics of every scenario and
+      strategy (with costs, their plan.n_costs cost columns too), the drawn inputs of the
+      first keep_world scenarios, and with keep_nodes (a run that writes its outputs) the
+      milestone store (milestone_store_bytes);
+    * the larger of what is in flight while it simulates (one chunk's results and inputs
+      from the backend, its cost columns included, copied into the kept arrays; with
+      keep_nodes also its node times and the hooks' copies of them, chunk_output_bytes) and
+      what the analysis after it holds (the drivers' inputs and their ranks: two arrays the
+      size of the kept inputs; the ranking's pooled copy of two metric columns).
+    """
+    chunk = min(samples, chunk_size)
+    kept_world = min(samples, keep_world)
+    columns = chunk_columns(plan)
+    kept = samples * plan.n_strategies * columns * 8 + kept_world * plan.n_quantities * 8
+    simulating = chunk * (plan.n_strategies * columns + plan.n_quantities) * 8
+    analysis = max(2 * kept_world * plan.n_quantities * 8, 2 * samples * 8)
+    if keep_nodes:
+        kept += milestone_store_bytes(plan, samples)
+        simulating += chunk_output_bytes(plan, chunk)
+    return int(RUNTIME_BYTES + kept + max(simulating, analysis))
+
+
+def _milestones_per_strategy(plan: CompiledScenario) -> float:
+    return MILESTONES_PER_NODE * plan.n_nodes
+
+
+def chunk_output_bytes(plan: CompiledScenario, chunk: int) -> int:
+    """Bytes the streaming outputs (mcrisk.app.collect's hooks) hold for one chunk of
+    `chunk` scenarios, about: its node times; their milestone times, copied and sorted once
+    per strategy reduced at a time (as many as Numba's threads), each with the histogram
+    table it makes; the chunk's rows of metrics.parquet (the cost columns too, with costs)."""
+    node_times = chunk * plan.n_strategies * plan.n_nodes * 8
+    at_once = min(plan.n_strategies, _output_threads())
+    milestone_rows = at_once * chunk * _milestones_per_strategy(plan) * 8 * 2
+    parquet = chunk * plan.n_strategies * (chunk_columns(plan) + plan.n_quantities) * 8
+    return int(node_times + milestone_rows + parquet)
+
+
+def _output_threads() -> int:
+    """The threads the chunk hooks reduce on: Numba's (analysis.chunk_tasks), or, where Numba
+    cannot be imported (the NumPy backend needs none), the CPUs, as many as Numba would use."""
+    try:
+        import numba
+    except ImportError:
+        return os.cpu_count() or 1
+    return numba.get_num_threads()
+
+
+def milestone_store_bytes(plan: CompiledScenario, samples: int) -> int:
+    """Bytes of the milestone store after `samples` scenarios, about: every time of the
+    first MILESTONES_KEPT_EXACT scenarios, then a histogram of (key, count, low, high) per
+    occupied bin, whose bins grow with the logarithm of the scenarios
+    (MILESTONE_BINS_PER_DOUBLING, measured on the reference: a plan whose milestone times
+    spread wider occupies more bins), twice: the chunks' tables wait to be merged into the
+    main one until they hold as many entries as it does."""
+    milestones = plan.n_strategies * _milestones_per_strategy(plan)
+    if samples <= MILESTONES_KEPT_EXACT:
+        return int(samples * milestones * 8)
+    bins = min(samples, MILESTONE_BINS_PER_DOUBLING * math.log2(samples / 4_000))
+    return int(2 * bins * milestones * 32)
+
+
+def physical_memory() -> int | None:
+    """This machine's RAM in bytes, or None where the OS does not say."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def check_memory(plan: CompiledScenario, samples: int, chunk_size: int = DEFAULT_CHUNK,
+                 option: str = "--samples", available: int | None = None) -> None:
+    """Refuse, before anything runs, a sample count above MAX_SAMPLES or one whose results
+    would not fit in this machine's memory (McriskError naming the option and what fits)."""
+    if samples > MAX_SAMPLES:
+        raise McriskError(f"{option} = {samples:,}: more than mcrisk's cap of "
+                          f"{MAX_SAMPLES:,} scenarios (use at most {MAX_SAMPLES:,})")
+    available = physical_memory() if available is None else available
+    if available is None:
+        return
+    needed = memory_needed(plan, samples, chunk_size)
+    allowed = MEMORY_SHARE * available
+    if needed <= allowed:
+        return
+    fits = _largest_that_fits(plan, chunk_size, allowed)
+    raise McriskError(
+        f"{option} = {samples:,}: this run would need about {needed / 1e9:,.1f} GB of memory "
+        f"({samples:,} scenarios x {plan.n_strategies} strategies x {_columns_text(plan)} x "
+        f"8 bytes, plus drawn inputs and working memory) and this machine has "
+        f"{available / 1e9:,.1f} GB, of which a run may use {MEMORY_SHARE:.0%} (use at most "
+        f"about {fits:,} scenarios here, or a machine with more memory)")
+
+
+def _columns_text(plan: CompiledScenario) -> str:
+    """What a run keeps per scenario and strategy, in words: '6 metrics' (+ 'and 9 costs')."""
+    text = f"{N_METRICS} metrics"
+    text += f" and {plan.n_costs} costs" if plan.n_costs else ""
+    return text + (f" and {plan.n_job_cols} job columns" if plan.n_job_cols else "")
+
+
+def _largest_that_fits(plan: CompiledScenario, chunk_size: int, allowed: float) -> int:
+    """The largest sample count whose memory_needed is within `allowed` (bisection)."""
+    low, high = 0, MAX_SAMPLES
+    while low < high:
+        mid = (low + high + 1) // 2
+        if memory_needed(plan, mid, chunk_size) <= allowed:
+            low = mid
+        else:
+            high = mid - 1
+    return low

@@ -1,0 +1,17 @@
+"""The foundation every stage reads: names, numbers and rules defined once.
+
+    definitions  the metrics, cost columns, quantity and node kinds, tolerances, and the
+                 formulas the kernels share with the report (demand, event sizes)
+    labels       each metric's and cost's words and unit, for every place that shows them
+    errors       errors a user can act on (the CLI prints them)
+    rng          the random stream: Philox4x32-10 with every draw at an address
+    distributions  distributions as functions of uniforms: encoding and the NumPy reference
+    quantities   what each world quantity is about (section, subject, part)
+    model        the validated scenario as frozen dataclasses
+    risks        the risk register as a run uses it (on, off, pre- or post-mitigation)
+    progress     named phases a run reports through, for the CLI to show
+    outputs      writing files and output folders atomically
+    tasks        the threads side-by-side pieces of one chunk's reduction share
+
+Nothing here imports any other stage of mcrisk.
+"""

@@ -1,0 +1,11 @@
+"""The plan: a validated scenario compiled into flat arrays, the only thing the kernels see.
+
+    record   the plan's interface in one table (every array's name, dtype, axes and meaning)
+             and CompiledScenario, the record built from it and checked against it
+    compile  compile_scenario: every strategy's network, crews, events and metrics' terms
+    world    the quantities drawn or derived once per scenario, shared by every strategy
+    costs    the cost arrays from [costs]
+    jobs     the job-mix arrays from [[demand.jobs]]
+
+No I/O and no simulation: the backends take a CompiledScenario and nothing else.
+"""

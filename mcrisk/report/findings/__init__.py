@@ -1,0 +1,7 @@
+"""Findings: plain-language sentences computed from a run's numbers, each claimed only beyond
+Monte Carlo noise.
+
+    sentences  the run's findings: ranking, troughs, horizon, drivers, gating, soak, keep
+    costs      the trade between trough and cost, one sentence per pair of strategies
+    pairs      strategies that differ in one decision only, read from their plans
+"""

@@ -1,0 +1,568 @@
+"""Findings: plain-language sentences computed from the run's per-scenario metrics.
+
+Returns plain text; the HTML and Markdown writers escape it. Every sentence is true of the
+sampled scenarios as they are:
+
+- counts are exact ("in 19,998 of 20,000 scenarios"), read from
+  metrics[scenario, strategy, metric] (metric order: mcrisk.core.definitions.METRICS), never "9 of 10"
+  read off a percentile;
+- a sentence about two quantities at once (how deep and how long) states thresholds that
+  hold jointly in a counted number of scenarios (joint_trough), never two separate P90s
+  joined as if one scenario had both;
+- a difference between strategies is claimed only beyond Monte Carlo noise: the ranking's
+  paired test (summary["ranks"], when present) or a paired interval on the same worlds that
+  excludes 0 (mcrisk.results.compare.paired_difference);
+- time after the horizon is not counted in the trough metrics: where a strategy completes
+  after it, the findings say so.
+
+The "why" of a strategy's loss is read from its plan: what its drains wait for, and whether
+its new units go into rows that must first be emptied and retrofitted. Two strategies that
+differ only in their drain trigger (on a shipment's arrival against on the replacements'
+acceptance) are compared head to head (gating_pairs, gating).
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...core.definitions import METRICS
+from ...core.model import Scenario, Strategy
+from ...results.bands import HallPower
+from .pairs import acceptance_pairs, gating_pairs  # noqa: F401 (gating_pairs: re-exported)
+
+HORIZON_NOTE_SHARE = 0.01      # a strategy's own paragraph names the horizon from 1% up
+DRIVER_Z = 3.0                 # a driver is named when |rank corr| x sqrt(n - 1) exceeds this
+TOLERANCE = 1e-9               # relative, as the metrics' own comparisons (docs/metrics.md)
+
+_LABELS = {"trough_depth": ("trough depth", "H100-eq"),
+           "trough_days": ("days below baseline", "days"),
+           "shortfall_gpu_days": ("shortfall", "H100-eq x days"),
+           "homeless_days": ("homeless days", "days"),
+           "completion_day": ("completion day", "days")}
+
+
+def fmt(value: float) -> str:
+    """A number for prose and tables: thousands separators, 1 decimal below 100."""
+    if value is None or value != value:       # null in summary.json, or NaN
+        return "n/a"
+    if abs(value) >= 100 or float(value).is_integer():
+        return f"{value:,.0f}"
+    return f"{value:,.1f}"
+
+
+def floor_shown(value: float) -> float:
+    """`value` rounded down to what fmt shows (a whole number from 100 up, else 0.1), so that
+    "at least fmt(floor_shown(v))" is true of v. A value a float rounding below a shown step
+    (2047.9999999999998) counts as that step."""
+    value = float(value) + TOLERANCE * max(abs(float(value)), 1.0)
+    if value >= 100:
+        return float(math.floor(value))
+    return math.floor(value * 10) / 10
+
+
+def share(count: int, total: int) -> str:
+    """count / total as a percentage that never rounds a part to 0% or 100%."""
+    if total <= 0:
+        return "n/a"
+    p = 100.0 * count / total
+    if 0 < count < total:
+        if p < 0.1:
+            return "under 0.1%"
+        if p > 99.9:
+            return "over 99.9%"
+    return f"{p:.1f}%"
+
+
+def _count(count: int, total: int, noun: str = "scenarios", extra: str = "") -> str:
+    """'19,998 of 20,000 scenarios (over 99.9%)', 'all 20,000 scenarios'; `extra` goes
+    into the parentheses."""
+    if count == total:
+        return f"all {total:,} {noun}" + (f" ({extra})" if extra else "")
+    return f"{count:,} of {total:,} {noun} ({share(count, total)}{'; ' + extra if extra else ''})"
+
+
+def _and(items: list[str]) -> str:
+    """'a', 'a and b', 'a, b and c'."""
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
+
+
+def _overlap(a: list[float] | None, b: list[float] | None) -> bool:
+    """Whether two intervals overlap; a missing one (too few scenarios) counts as
+    overlapping: without it a lead cannot be called beyond noise."""
+    if a is None or b is None:
+        return True
+    return not (a[1] < b[0] or b[1] < a[0])
+
+
+def why(scenario: Scenario, strategy: Strategy) -> str:
+    """What in a strategy's plan exposes it to a capacity trough."""
+    triggers = [t for _, t in strategy.drains]
+    reasons = []
+    if any(t.on_arrival for t in triggers):
+        reasons.append("it drains old capacity when shipments arrive, without waiting for "
+                       "the new racks to pass burn-in on a ready fabric")
+    elif any(t.day is not None and not t.on_accepted and not t.on_arrival for t in triggers):
+        days = sorted({t.day for t in triggers if t.day is not None})
+        reasons.append(f"it drains old capacity on a fixed date (day {fmt(days[0])}), whatever "
+                       "the new racks' state")
+    occupied = {u.row for u in scenario.existing}
+    reused = sorted({row for _, row in strategy.placement if row in occupied})
+    if reused:
+        reasons.append(f"its new racks go into rows still in service ({', '.join(reused[:4])}"
+                       f"{'…' if len(reused) > 4 else ''}), which must be emptied (and "
+                       "retrofitted) first")
+    if not reasons:
+        return "its drains wait for acceptance, so its losses come from slower bring-up"
+    return "; ".join(reasons)
+
+
+# ---- what the per-scenario metrics say ----------------------------------------------------
+
+@dataclass(frozen=True)
+class JointTrough:
+    """In `count` of `total` scenarios the trough is at least `depth` deep (H100-eq) and lasts
+    at least `days` days in all, both at once (the thresholds as shown, see floor_shown)."""
+
+    depth: float
+    days: float
+    count: int
+    total: int
+
+
+def joint_trough(depth: np.ndarray, days: np.ndarray, one_in: int = 10) -> JointTrough | None:
+    """Thresholds that at least 1 scenario in `one_in` meets jointly, and the exact count.
+
+    depth: the largest shown value that at least n / one_in scenarios reach; days: among
+    those, the largest shown value that n / one_in of them reach too. None when that depth
+    is 0 (fewer than 1 in `one_in` scenarios dip at all).
+    """
+    depth = np.asarray(depth, dtype=np.float64)
+    days = np.asarray(days, dtype=np.float64)
+    n = depth.shape[0]
+    if n == 0:
+        return None
+    k = max(1, math.ceil(n / one_in))
+    x = floor_shown(np.sort(depth)[::-1][k - 1])
+    if not x > 0:
+        return None
+    deep = depth >= x - TOLERANCE * max(x, 1.0)
+    y = floor_shown(np.sort(days[deep])[::-1][k - 1])          # deep holds >= k scenarios
+    both = deep & (days >= y - TOLERANCE * max(y, 1.0))
+    return JointTrough(x, y, int(both.sum()), n)
+
+
+def _column(metrics: np.ndarray, names, strategy: str, metric: str) -> np.ndarray:
+    return metrics[:, list(names).index(strategy), METRICS.index(metric)]
+
+
+def _paired(a: np.ndarray, b: np.ndarray) -> dict:
+    from ...results.compare import paired_difference
+    return paired_difference(a, b)
+
+
+def _interval(ci) -> str:
+    return f"95% CI {fmt(ci[0])} to {fmt(ci[1])}"
+
+
+def _of_size(d: dict) -> tuple[float, float]:
+    """A paired difference's 95% interval for the size of its mean, the way the sentence
+    states it ("larger by 155", not "by -155"): negated and swapped when the mean is < 0."""
+    low, high = d["mean_ci"]
+    return (low, high) if d["mean"] >= 0 else (-high, -low)
+
+
+def _beyond_noise(d: dict) -> bool:
+    """Whether a paired mean difference is beyond Monte Carlo noise: its 95% interval
+    exists and excludes 0."""
+    ci = d.get("mean_ci")
+    return ci is not None and (ci[0] > 0 or ci[1] < 0)
+
+
+_GATING_WORDS = {   # metric: (what, if gating lowers it, if gating raises it, unit)
+    "trough_depth": ("the trough is", "shallower", "deeper", "H100-eq"),
+    "trough_days": ("the time below baseline is", "shorter", "longer", "days"),
+    "shortfall_gpu_days": ("the shortfall against demand is", "smaller", "larger", "H100-eq x days"),
+}
+
+
+def _head_to_head(base: str, other: str, metrics: np.ndarray, names, change: str) -> str:
+    """What `change` (other against base, paired on the same worlds) buys: trough depth, days
+    below baseline, shortfall (base minus other, so positive is what it saves); and what it
+    costs: completion (other minus base); each as a mean difference with its 95% interval,
+    a difference claimed only when its interval excludes 0."""
+    n = metrics.shape[0]
+    col = lambda s, m: _column(metrics, names, s, m)          # noqa: E731
+    buys = []
+    for metric, (what, less, more, unit) in _GATING_WORDS.items():
+        a, b = col(base, metric), col(other, metric)
+        d = _paired(a, b)
+        if np.all(a == b):
+            buys.append(f"{what} the same in every world")
+        elif _beyond_noise(d):
+            better, worse = int(np.sum(a > b)), int(np.sum(a < b))
+            buys.append(f"{what} {less if d['mean'] > 0 else more} by {fmt(abs(d['mean']))} "
+                        f"{unit} on average ({_interval(_of_size(d))}; better in "
+                        f"{better:,} worlds, " + (f"worse in {worse:,})" if worse else
+                                                  "never worse)"))
+        else:
+            ci = d["mean_ci"]
+            buys.append(f"{_LABELS[metric][0]} show no difference beyond Monte Carlo noise (mean "
+                        f"{fmt(d['mean'])} {unit}" + (f", {_interval(ci)})" if ci else ")"))
+    late_other, late_base = col(other, "completion_day"), col(base, "completion_day")
+    cost = _paired(late_other, late_base)
+    later, earlier = int(np.sum(late_other > late_base)), int(np.sum(late_other < late_base))
+    if np.all(late_other == late_base):
+        costs = f"With {change} it completes on the same day in every world."
+    elif _beyond_noise(cost):
+        costs = (f"{change[0].upper() + change[1:]} costs {fmt(abs(cost['mean']))} days of "
+                 f"completion on average ({_interval(cost['mean_ci'])})" if cost["mean"] > 0
+                 else f"With {change} it even completes {fmt(abs(cost['mean']))} days earlier "
+                      f"on average ({_interval(_of_size(cost))})")
+        costs += (f": it completes later in {_count(later, n, 'worlds')} and earlier in "
+                  f"{earlier:,}.")
+    else:
+        costs = (f"Its completion shows no difference beyond Monte Carlo noise (mean "
+                 f"{fmt(cost['mean'])} days; later in {later:,} worlds, earlier in "
+                 f"{earlier:,}).")
+    return f"Paired on the same {n:,} worlds, with {change} " + "; ".join(buys) + ". " + costs
+
+
+def gating(arrival: str, gated: str, metrics: np.ndarray, names) -> str:
+    """The head-to-head of a pair from gating_pairs: what gating buys and costs."""
+    return (f"When to drain is what separates {gated} from {arrival}: they put the same racks "
+            f"in the same rows and drain the same old units together; only the trigger differs "
+            f"({arrival} drains when shipments arrive, {gated} once the replacements are "
+            f"accepted). " + _head_to_head(arrival, gated, metrics, names, "gating"))
+
+
+def soaking(first_pass: str, soaked: str, policy, metrics: np.ndarray, names) -> str:
+    """The head-to-head of a pair from acceptance_pairs: what the extra soak buys and costs."""
+    return (f"Whether to accept a rack whose burn-in failed is what separates {soaked} from "
+            f"{first_pass}: {soaked} gives a rack whose burn-in failed "
+            f"{policy.soak_after_failures} or more times an extra soak before acceptance, "
+            f"{first_pass} accepts it on its first pass; every other choice is the same. "
+            + _head_to_head(first_pass, soaked, metrics, names, "the soak"))
+
+
+# ---- the paragraphs -----------------------------------------------------------------------
+
+def findings(scenario: Scenario, summary: dict, largest_job: float | None = None,
+             hall_power: dict[str, list[HallPower]] | None = None,
+             metrics: np.ndarray | None = None, names=None) -> list[str]:
+    """Paragraphs for the report's findings, best strategy first.
+
+    metrics[scenario, strategy, metric] (strategies in the order of `names`, metrics in
+    mcrisk.core.definitions.METRICS) are the run's per-scenario results; without them (a summary
+    alone) the findings state percentiles only, each on its own.
+    """
+    ranking = summary["ranking"]
+    if metrics is None or names is None or metrics.shape[0] == 0:
+        return _from_summary(scenario, summary, largest_job, hall_power)
+    names = list(names)
+    baseline = summary["baseline_h100_eq"]
+    horizon = summary["horizon_days"]
+    start = _start(summary)
+    n = metrics.shape[0]
+    col = lambda s, m: _column(metrics, names, s, m)          # noqa: E731
+    leader = ranking[0]
+    out = [_leader(summary, leader, col, n, baseline, horizon, start)]
+    for arrival, gated in gating_pairs(scenario):
+        if arrival in names and gated in names:
+            out.append(gating(arrival, gated, metrics, names))
+    for first_pass, soaked in acceptance_pairs(scenario):
+        if first_pass in names and soaked in names:
+            policy = scenario.strategy(soaked).acceptance
+            out.append(soaking(first_pass, soaked, policy, metrics, names))
+    for name in ranking[1:]:
+        out.append(_other(scenario, summary, name, leader, col, n, baseline, horizon, start))
+    out += [kept_units(scenario, scenario.strategy(name)) for name in ranking]
+    out.append(_horizon_rest(ranking, col, n, horizon, start))
+    out.append(_homeless(ranking, col, n, largest_job, summary))
+    out.append(_power(ranking, col, n, hall_power))
+    return [p for p in out if p]
+
+
+RANK_ORDER = ("trough_depth", "trough_days", "shortfall_gpu_days", "homeless_days")
+
+
+def _rank_words(summary: dict, name: str) -> str:
+    """' (rank 3, behind rank 2 on P90 trough depth)', ' (rank 4=, tied with big-bang: ...)'
+    from summary["ranks"] (mcrisk.results.ranking); '' without it. decided_by is the
+    criterion that set the strategy's group apart from the one above, the earlier criteria
+    being level within Monte Carlo noise."""
+    entry = summary.get("ranks", {}).get(name)
+    if not entry:
+        return ""
+    if entry.get("tied_with"):
+        return (f" (rank {entry['rank']}=, tied with {_and(entry['tied_with'])}: no criterion "
+                "of the ranking separates them beyond Monte Carlo noise)")
+    key = entry.get("decided_by")
+    if entry["rank"] == 1 or key not in _LABELS:
+        return f" (rank {entry['rank']})"
+    level = [_LABELS[k][0] for k in RANK_ORDER[:RANK_ORDER.index(key)]] \
+        if key in RANK_ORDER else []
+    return (f" (rank {entry['rank']}; behind the rank above on P90 {_LABELS[key][0]} beyond "
+            "Monte Carlo noise" + (f", level on P90 {_and(level)}" if level else "") + ")")
+
+
+def _start(summary: dict) -> _dt.date | None:
+    """The run's day 0 as a date (summary.json's start_date), or None."""
+    return _dt.date.fromisoformat(summary["start_date"]) if summary.get("start_date") else None
+
+
+def _on(day: float, start: _dt.date | None, word: str = "") -> str:
+    """' (Sun 2027-02-21)': the date day `day` falls on (start + floor(day)), after `word`;
+    empty without a start date."""
+    from ...results.milestones import day_date, weekday
+
+    iso = day_date(start, day)
+    return f" ({word}{weekday(iso)} {iso})" if iso else ""
+
+
+def _dips(col, name: str, n: int, baseline: float, horizon: float,
+          start: _dt.date | None = None) -> str:
+    """How often the strategy dips below the baseline and, jointly, how deep and how long."""
+    depth, days = col(name, "trough_depth"), col(name, "trough_days")
+    dipped = int(np.sum(depth > 0))
+    where = (f"the {fmt(baseline)} H100-eq baseline within the {fmt(horizon)}-day horizon"
+             + _on(horizon, start, "until "))
+    if dipped == 0:
+        return f"never dips below {where} in any of the {n:,} sampled scenarios."
+    text = f"dips below {where} in {_count(dipped, n)}."
+    joint = joint_trough(depth, days)
+    if joint is None:
+        text += (f" The deepest of those troughs is {fmt(depth.max())} H100-eq and the longest "
+                 f"{fmt(days.max())} days (not necessarily in the same scenario).")
+        return text
+    lowest = ("has nothing in service at its lowest" if joint.depth >= baseline
+              else f"is at least {fmt(joint.depth)} H100-eq below the baseline at its lowest")
+    text += (f" In {joint.count:,} of {joint.total:,} scenarios ("
+             f"{share(joint.count, joint.total)}) it {lowest} and stays below "
+             f"the baseline for at least {fmt(joint.days)} days in all.")
+    return text
+
+
+def _horizon_note(col, name: str, n: int, horizon: float, start: _dt.date | None = None) -> str:
+    done = col(name, "completion_day")
+    late = int(np.sum(done > horizon))
+    if late < HORIZON_NOTE_SHARE * n:
+        return ""
+    with np.errstate(invalid="ignore", over="ignore"):
+        p50, p99 = (float(v) for v in np.quantile(done, (0.5, 0.99)))
+    days = f"P50 completion day {fmt(p50)}{_on(p50, start)}, P99 {fmt(p99)}{_on(p99, start)}"
+    return (f" It completes after the {fmt(horizon)}-day horizon{_on(horizon, start, 'until ')} in "
+            f"{_count(late, n, extra=days)}; time after the horizon is not "
+            "counted, so there its days below baseline and shortfall are lower bounds.")
+
+
+def _leader(summary: dict, leader: str, col, n: int, baseline: float, horizon: float,
+            start: _dt.date | None = None) -> str:
+    short = summary["strategies"][leader]["shortfall_gpu_days"]
+    ci = short.get("p90_ci")
+    tied = summary.get("ranks", {}).get(leader, {}).get("tied_with")
+    text = (f"{leader} ranks first{_rank_words(summary, leader) if tied else ''}. It "
+            + _dips(col, leader, n, baseline, horizon, start))
+    short_of = int(np.sum(col(leader, "shortfall_gpu_days") > 0))
+    if short_of == 0:
+        text += " It never falls short of demand within the horizon, in any scenario."
+    else:
+        text += (f" It falls short of demand in {_count(short_of, n)}; its P90 shortfall is "
+                 f"{fmt(short['p90'])} H100-eq x days" + (f" ({_interval(ci)})" if ci else "")
+                 + ".")
+    text += _horizon_note(col, leader, n, horizon, start)
+    if len(summary["ranking"]) > 1:
+        text += " " + _runner_up(summary)
+    return text
+
+
+def _runner_up(summary: dict) -> str:
+    """How the leader stands against the strategy ranked next: by the ranking's paired test
+    (summary["ranks"]) when present, else by the two P90 intervals (which can show a lead
+    beyond noise, but cannot show a tie)."""
+    ranking, st = summary["ranking"], summary["strategies"]
+    leader, second = ranking[0], ranking[1]
+    ranks = summary.get("ranks")
+    order = RANK_ORDER
+    if ranks and leader in ranks and second in ranks:
+        top = ranks[leader]
+        if top.get("tied_with"):
+            return (f"It shares first place with {', '.join(top['tied_with'])}: no criterion "
+                    "of the ranking separates them beyond Monte Carlo noise (paired test on "
+                    "the same worlds).")
+        key = ranks[second].get("decided_by") or top.get("decided_by")
+        if key in st[leader] and key in _LABELS:
+            label, unit = _LABELS[key]
+            a, b = st[leader][key]["p90"], st[second][key]["p90"]
+            before = [k for k in order[:order.index(key)] if k in st[leader]] if key in order \
+                else []
+            equal = [f"{_LABELS[k][0]} (both {fmt(st[leader][k]['p90'])})" for k in before
+                     if st[leader][k]["p90"] == st[second][k]["p90"]]
+            within = [_LABELS[k][0] for k in before if st[leader][k]["p90"] != st[second][k]["p90"]]
+            tied = ""
+            if equal:
+                tied += f" Their P90 {' and '.join(equal)} are equal"
+            if within:
+                tied += (" and" if equal else " Their P90") + \
+                    f" {' and '.join(within)} differ within Monte Carlo noise"
+            tied += "." if tied else ""
+            return (f"It ranks ahead of {second} on P90 {label} ({fmt(a)} against {fmt(b)} "
+                    f"{unit}), a difference beyond Monte Carlo noise by a paired test on the "
+                    f"same worlds.{tied}")
+    m, s2 = st[leader], st[second]
+    key = next((k for k in order[:3] if s2[k]["p90"] != m[k]["p90"]), "shortfall_gpu_days")
+    label, unit = _LABELS[key]
+    base = (f"The runner-up, {second}, has P90 {label} {fmt(s2[key]['p90'])} {unit} against "
+            f"{fmt(m[key]['p90'])}")
+    if not _overlap(m[key]["p90_ci"], s2[key]["p90_ci"]):
+        return base + "; their 95% intervals do not overlap, so the lead is beyond Monte Carlo noise."
+    return (base + "; their 95% intervals overlap, so this run does not show the lead to be "
+            "beyond Monte Carlo noise.")
+
+
+def _other(scenario: Scenario, summary: dict, name: str, leader: str, col, n: int,
+           baseline: float, horizon: float, start: _dt.date | None = None) -> str:
+    text = f"{name}{_rank_words(summary, name)} " + _dips(col, name, n, baseline, horizon, start)
+    if np.any(col(name, "trough_depth") > 0):
+        text += f" Its plan: {why(scenario, scenario.strategy(name))}."
+    short = _paired(col(name, "shortfall_gpu_days"), col(leader, "shortfall_gpu_days"))
+    if _beyond_noise(short):
+        more = "more" if short["mean"] > 0 else "less"
+        text += (f" Over the same worlds it falls short of demand by "
+                 f"{fmt(abs(short['mean']))} H100-eq x days {more} than {leader} on average "
+                 f"({_interval(short['mean_ci'])}).")
+    done = _paired(col(name, "completion_day"), col(leader, "completion_day"))
+    if _beyond_noise(done) and not np.any(col(name, "trough_depth") > 0):
+        text += (f" It completes {fmt(abs(done['mean']))} days "
+                 f"{'later' if done['mean'] > 0 else 'earlier'} than {leader} on average "
+                 f"({_interval(done['mean_ci'])}).")
+    text += _horizon_note(col, name, n, horizon, start)
+    text += _driven_by(summary, name, "trough_days")
+    return text
+
+
+def unit_list(units) -> str:
+    """'SU7, SU8' or 'SU1..SU6' (first..last of four or more, in file order)."""
+    units = list(units)
+    return ", ".join(units) if len(units) <= 3 else f"{units[0]}..{units[-1]}"
+
+
+def kept_units(scenario: Scenario, strategy: Strategy) -> str:
+    """What a strategy's kept units (Strategy.keep) stay in service with: their nominal
+    capacity by island and their power by hall, to the horizon; '' when it keeps none."""
+    if not strategy.keep:
+        return ""
+    capacity: dict[str, float] = {}
+    power: dict[str, float] = {}
+    hall_of_row = {row.id: row.hall for row in scenario.rows()}
+    existing = {unit.id: unit for unit in scenario.existing}
+    for unit_id in strategy.keep:
+        unit = existing[unit_id]
+        kind = scenario.unit_type(unit.type)
+        capacity[kind.island] = capacity.get(kind.island, 0.0) + kind.capacity
+        hall = hall_of_row[unit.row]
+        power[hall] = power.get(hall, 0.0) + kind.power_kw
+    kept = _and([f"+{fmt(h100)} H100-eq in island {island}" for island, h100 in capacity.items()])
+    draw = _and([f"{fmt(kw)} kW in hall {hall}" for hall, kw in power.items()])
+    return (f"{strategy.name} keeps {unit_list(strategy.keep)} in service to day "
+            f"{fmt(scenario.horizon_days)}, never drained: {kept} (nominal) stay in its capacity "
+            f"and {draw} in its draw, with their running and power costs where [costs] prices "
+            "them; its completion day does not wait for them.")
+
+
+def _driven_by(summary: dict, name: str, metric: str) -> str:
+    """' Its days below baseline rise most with X (rank correlation +0.55), then Y.' from
+    the run's drivers: those that raise the metric, with a rank correlation beyond noise."""
+    drivers = summary.get("drivers", {})
+    used = drivers.get("scenarios", 0)
+    if used < 2:
+        return ""
+    found = drivers.get("strategies", {}).get(name, {}).get(metric, [])
+    rising = [d for d in found
+              if d["spearman"] > 0 and d["spearman"] * math.sqrt(used - 1) > DRIVER_Z][:2]
+    if not rising:
+        return ""
+    parts = [d["label"][:-1] + f"; rank correlation {d['spearman']:+.2f})"
+             if d["label"].endswith(")") else
+             f"{d['label']} (rank correlation {d['spearman']:+.2f})" for d in rising]
+    return (f" Its {_LABELS[metric][0]} rise most with {', then '.join(parts)}.")
+
+
+def _horizon_rest(ranking: list[str], col, n: int, horizon: float,
+                  start: _dt.date | None = None) -> str:
+    """The strategies that complete after the horizon in a few scenarios (under
+    HORIZON_NOTE_SHARE: their own paragraphs do not say it)."""
+    few = []
+    for name in ranking:
+        late = int(np.sum(col(name, "completion_day") > horizon))
+        if 0 < late < HORIZON_NOTE_SHARE * n:
+            few.append(f"{name} ({late:,} of {n:,} scenarios, {share(late, n)})")
+    if not few:
+        return ""
+    return (f"Under {_and(few)}, completion passes the {fmt(horizon)}-day horizon"
+            f"{_on(horizon, start, 'until ')} in a few "
+            "scenarios (under " f"{HORIZON_NOTE_SHARE:.0%}); time after the horizon is not "
+            "counted in those scenarios' trough and shortfall.")
+
+
+def _homeless(ranking: list[str], col, n: int, job: float | None, summary: dict) -> str:
+    size = f" ({fmt(job)} H100-eq)" if job else ""
+    never, hit = [], []
+    for name in ranking:
+        days = col(name, "homeless_days")
+        count = int(np.sum(days > 0))
+        if count == 0:
+            never.append(name)
+        else:
+            p90 = summary["strategies"][name]["homeless_days"]["p90"]
+            hit.append(f"{name} in {_count(count, n, extra=f'P90 {fmt(p90)} days in all')}")
+    if not hit:
+        return (f"The largest job{size} has an island big enough throughout, in all {n:,} "
+                "scenarios under every strategy.")
+    text = f"The largest job{size} goes without an island big enough for a while under " \
+           + "; ".join(hit) + "."
+    if never:
+        text += f" Under {_and(never)} it always has one, in all {n:,} scenarios."
+    return text
+
+
+def _power(ranking: list[str], col, n: int, hall_power) -> str:
+    over = [(name, int(np.sum(col(name, "power_violation") > 0.5))) for name in ranking]
+    over = [(name, k) for name, k in over if k > 0]
+    if not over:
+        return f"No strategy exceeds a hall's power cap in any of the {n:,} scenarios."
+    parts = []
+    for name, k in over:
+        halls = ""
+        if hall_power:
+            worst = [f"hall {h.hall} {h.probability_over:.1%}" for h in hall_power[name]
+                     if h.probability_over > 0]
+            halls = f" ({', '.join(worst)})" if worst else ""
+        parts.append(f"{name} in {_count(k, n)}{halls}")
+    return ("WARNING: power caps are exceeded: some hall goes over its cap under "
+            + "; ".join(parts) + ". Such a plan is not feasible as written.")
+
+
+# ---- without per-scenario metrics: percentiles, each on its own --------------------------
+
+def _from_summary(scenario: Scenario, summary: dict, largest_job, hall_power) -> list[str]:
+    ranking, st = summary["ranking"], summary["strategies"]
+    out = []
+    for i, name in enumerate(ranking):
+        m = st[name]
+        text = (f"{name}{' ranks first' if i == 0 else ''}{_rank_words(summary, name)}: P90 "
+                f"trough depth {fmt(m['trough_depth']['p90'])} H100-eq; P90 days below "
+                f"baseline {fmt(m['trough_days']['p90'])}; P90 shortfall "
+                f"{fmt(m['shortfall_gpu_days']['p90'])} H100-eq x days (separate percentiles, "
+                "not one scenario).")
+        if i == 0 and len(ranking) > 1:
+            text += " " + _runner_up(summary)
+        out.append(text)
+    power = [f"{n} {st[n]['power_violation']['probability']:.1%}" for n in ranking
+             if st[n]["power_violation"]["probability"] > 0]
+    if power:
+        out.append("WARNING: power caps are exceeded: probability of any hall over its cap: "
+                   + "; ".join(power) + ". Such a plan is not feasible as written.")
+    return out

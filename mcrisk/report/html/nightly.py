@@ -1,0 +1,156 @@
+"""The nightly's parts of report.html: the alerts box at the top, the night-over-night section
+(rendered from the same NightDiff as diff.md) and the trend across nights."""
+from __future__ import annotations
+
+from ..nightly.diff_text import input_change_line, judged_by, percent_change
+from ..findings.sentences import fmt
+from .parts import figure_html, notes_html
+from ..nightly.metric_changes import NightDiff
+from ..text import html_text
+
+
+def _input_items(changes) -> str:
+    """Changed inputs as list items; html_text escapes a user's '->' as '-&gt;', so the only
+    ' -> ' left is the line's own arrow."""
+    return "".join(f"<li>{input_change_line(c, code=_code, escape=html_text)}</li>"
+                   for c in changes).replace(" -> ", " → ")
+
+
+def _code(text) -> str:
+    """A key in a code span, escaped."""
+    return f"<code>{html_text(text)}</code>"
+
+
+def _change_item(c) -> str:
+    """One reported change as a list item: strategy, metric, old → new, change, how judged."""
+    return (f"<li><b>{html_text(c.strategy)}</b> {html_text(c.metric)} {c.stat.upper()}: "
+            f"{fmt(c.old)} → {fmt(c.new)} ({_signed_fmt(c.delta)}, {percent_change(c)}; "
+            f"{html_text(c.method)})</li>")
+
+
+def _signed_fmt(value: float) -> str:
+    """+1.5, −1.5 (a minus sign, as diff.md writes it), 0."""
+    if value != value:
+        return fmt(value)
+    return ("+" if value > 0 else "−" if value < 0 else "") + fmt(abs(value))
+
+
+def diff_html(diff: NightDiff) -> str:
+    """The night-over-night section, rendered from the same data as diff.md: inputs and run
+    settings that changed, the reported changes (beyond noise and material) largest first,
+    and every compared statistic with its verdict."""
+    parts = [f"<p>Compared with <code>{html_text(diff.previous)}</code> "
+             f"({html_text(diff.pairing_note)}). {html_text(judged_by(diff))}</p>",
+             notes_html(diff.skipped), "<h3>Scenario inputs that changed</h3>"]
+    if diff.same_file:
+        parts.append("<p>None: the scenario file is byte-for-byte the same.</p>")
+    elif not diff.input_changes:
+        parts.append("<p>No keys changed (comments or layout only).</p>")
+    else:
+        parts.append("<ul>" + _input_items(diff.input_changes) + "</ul>")
+    for label, names in (("added", diff.added_strategies), ("removed", diff.removed_strategies)):
+        if names:
+            parts.append(f"<p>Strategies {label}: {html_text(', '.join(names))}</p>")
+    if diff.run_changes:
+        parts.append("<h3>Run settings that changed</h3><ul>"
+                     + _input_items(diff.run_changes) + "</ul>")
+    parts.append("<h3>Changes beyond Monte Carlo noise, largest first</h3>")
+    reported = diff.reported
+    parts.append("<ul>" + "".join(_change_item(c) for c in reported) + "</ul>" if reported
+                 else "<p>None.</p>")
+    if diff.immaterial:
+        parts.append(f"<p>{len(diff.immaterial)} more beyond noise but below the materiality "
+                     "threshold, not reported as changes (see the table).</p>")
+    rows = "".join(
+        f"<tr><td>{html_text(c.strategy)}</td><td>{html_text(c.metric)}</td><td>{c.stat}</td>"
+        f"<td class='n'>{fmt(c.old)}</td><td class='n'>{fmt(c.new)}</td>"
+        f"<td class='n'>{_signed_fmt(c.delta)}</td>"
+        f"<td class='{'yes' if c.reported else ''}'>"
+        f"{'yes' if c.reported else html_text('no: ' + c.why_not_reported().split(' (')[0])}</td>"
+        f"<td class='ci'>{html_text(c.method)}</td></tr>" for c in diff.changes)
+    parts.append("<details><summary>All compared statistics</summary><div class='scroll'><table>"
+                 "<tr><th>strategy</th><th>metric</th><th>stat</th><th class='n'>last night</th>"
+                 "<th class='n'>tonight</th><th class='n'>change</th><th>reported</th>"
+                 f"<th>how judged</th></tr>{rows}</table></div></details>")
+    return "".join(parts)
+
+
+_TOP_INPUTS = 12      # changed inputs named in the box at the top; the diff section has all
+_TOP_CHANGES = 5
+
+
+def alerts_html(alerts, diff: NightDiff | None, notes: tuple[str, ...] = ()) -> str:
+    """The nightly box at the top of the page: --fail-if breaches (condition, strategy,
+    value), conditions that hold or were skipped, the scenario inputs that changed since the
+    night compared with (named: key, old → new) and its largest reported changes."""
+    breaches = list(alerts.breaches) if alerts else []
+    conditions = list(alerts.conditions) if alerts else []
+    parts = []
+    if breaches:
+        parts.append(f"<p><b>{len(breaches)} --fail-if breach{'es' if len(breaches) != 1 else ''}"
+                     "</b> (the nightly exits 3):</p><ul>" + "".join(
+                         f"<li><code>{html_text(b.condition.text)}</code>: "
+                         f"<b>{html_text(b.strategy)}</b> {html_text(b.condition.metric)} "
+                         f"{html_text(b.condition.stat.upper())}{' change' if b.condition.delta else ''}"
+                         f" = <b>{html_text(f'{b.value:,.6g}')}</b> "
+                         f"{html_text(b.condition.op)} {html_text(f'{b.condition.threshold:g}')}"
+                         + (f" <span class='ci'>({html_text(b.detail)})</span>" if b.detail else "")
+                         + "</li>" for b in breaches) + "</ul>")
+    elif conditions:
+        parts.append(f"<p>No --fail-if condition breached ({len(conditions)} checked: "
+                     + ", ".join(f"<code>{html_text(c.text)}</code>" for c in conditions)
+                     + ").</p>")
+    else:
+        parts.append("<p>No --fail-if conditions were set.</p>")
+    condition_notes = list(alerts.notes) if alerts else []
+    if condition_notes or notes:
+        parts.append("<ul>" + "".join(f"<li>{html_text(n)}</li>"
+                                      for n in [*notes, *condition_notes]) + "</ul>")
+    if diff is not None:
+        parts.append(f"<p>Since <code>{html_text(diff.previous)}</code>: ")
+        if diff.same_file:
+            parts.append("the scenario file is the same (same sha256).")
+        elif not diff.input_changes:
+            parts.append("the scenario file changed in comments or layout only.")
+        else:
+            shown = diff.input_changes[:_TOP_INPUTS]
+            more = len(diff.input_changes) - len(shown)
+            parts.append(f"{len(diff.input_changes)} scenario input"
+                         f"{'s' if len(diff.input_changes) != 1 else ''} changed:</p><ul>"
+                         + _input_items(shown)
+                         + (f"<li>and {more} more (under Night over night)</li>" if more else "")
+                         + "</ul><p>")
+        if diff.run_changes:
+            parts.append(" Run settings changed: " + "; ".join(
+                html_text(input_change_line(c, code=str, escape=str)) for c in diff.run_changes)
+                + ".")
+        reported = diff.reported
+        parts.append(f" {len(reported)} change{'s' if len(reported) != 1 else ''} beyond Monte "
+                     "Carlo noise and material" + (", the largest:" if reported else ".") + "</p>")
+        if reported:
+            parts.append("<ul>" + "".join(_change_item(c) for c in reported[:_TOP_CHANGES])
+                         + (f"<li>and {len(reported) - _TOP_CHANGES} more (under Night over "
+                            "night)</li>" if len(reported) > _TOP_CHANGES else "") + "</ul>")
+    box = "warn" if breaches else "findings"
+    return (f'<h2 id="alerts">Tonight: alerts and changes</h2>'
+            f'<div class="{box}">{"".join(parts)}</div>')
+
+
+def trend_html(trend, chart: bytes | None) -> str:
+    """The trend section: the chart (or why there is none yet) and the nights left out."""
+    parts = []
+    if chart is None:
+        parts.append("<p>This is the first readable night of this scenario in the history: "
+                     "the trend starts with the next night.</p>")
+    else:
+        n = len(trend.nights)
+        parts.append(figure_html(chart, "P90 of trough depth, trough days, shortfall and "
+                                 "completion per night",
+                                 f"Each strategy's P90 over the last {n} nights of this scenario "
+                                 "(from each night's summary.json), and its 95% interval shaded: "
+                                 "a step inside the intervals of both nights may be Monte Carlo "
+                                 "noise (Night over night judges tonight's). Dotted vertical "
+                                 "lines: the scenario file changed before that night."))
+    if trend.notes:
+        parts.append(notes_html(trend.notes))
+    return "".join(parts)

@@ -1,0 +1,57 @@
+"""Small pieces of report.html that every section uses: a strategy's colour swatch with its
+name, an interval in brackets, a figure with its caption, the metrics' column labels, the
+horizon's date, and a box of nightly remarks. User strings are written through
+text.html_text (escaped, invisible characters shown)."""
+from __future__ import annotations
+
+import base64
+
+from ..findings.sentences import fmt
+from ..text import html_text
+
+METRIC_LABELS = {"trough_depth": "trough depth (H100-eq)", "trough_days": "trough days",
+                 "shortfall_gpu_days": "shortfall (H100-eq × days)",
+                 "homeless_days": "homeless days", "completion_day": "completion day",
+                 "power_violation": "P(power over cap)"}
+
+
+def figure_html(png: bytes, alt: str, caption: str, extra: str = "") -> str:
+    """A figure with its caption (plain text, escaped here) and `extra`, HTML built by the
+    caller from escaped parts (a table of what the lines are)."""
+    data = base64.b64encode(png).decode("ascii")
+    return (f'<figure><img alt="{html_text(alt)}" src="data:image/png;base64,{data}">'
+            f"<figcaption>{html_text(caption)}{extra}</figcaption></figure>")
+
+
+def swatch(name: str, colors: dict[str, str]) -> str:
+    """The strategy's name after a square of its colour (the same in every figure)."""
+    return f'<span class="swatch" style="background:{colors[name]}"></span>{html_text(name)}'
+
+
+def interval_text(m: dict, key: str = "p90_ci") -> str:
+    """[low, high] of the interval m[key], or [n/a] where summary.json has none (null: too
+    few scenarios for it to exist)."""
+    if m.get(key) is None:
+        return "[n/a]"
+    low, high = m[key]
+    return f"[{fmt(low)}, {fmt(high)}]"
+
+
+def horizon_date_text(summary: dict) -> str:
+    """' (Fri 2027-07-23), day 0 = Mon 2027-01-04' after the horizon when the run has a
+    start_date; empty otherwise."""
+    from ...results.milestones import weekday
+
+    start, end = summary.get("start_date"), summary.get("horizon_date")
+    if not start:
+        return ""
+    return (f" ({weekday(end)} {html_text(end)})" if end else "") + \
+        f" · day 0 = {weekday(start)} {html_text(start)}"
+
+
+def notes_html(notes) -> str:
+    """Nightly remarks (an earlier night that could not be compared with, and why)."""
+    if not notes:
+        return ""
+    return ('<div class="warn"><ul>' + "".join(f"<li>{html_text(n)}</li>" for n in notes)
+            + "</ul></div>")

@@ -1,0 +1,108 @@
+"""The text of a night-over-night comparison: a line per reported change and per changed
+input (diff.md, summary.md, report.html, the terminal), how changes were judged, and diff.md.
+
+User strings (run ids, keys, values, strategy names) come from scenario files and the
+history: every function takes the escape it writes them through (md_text and md_code by
+default; html_text for the report), so that they render literally wherever they go.
+"""
+from __future__ import annotations
+
+import math
+
+from .input_changes import InputChange, render_value
+from .metric_changes import ALPHA, MetricChange, NightDiff
+from ..text import md_code, md_text
+
+
+def plain_number(value: float) -> str:
+    """A statistic in a change line: thousands separated, at most two decimals below 100."""
+    if value != value:
+        return "n/a"
+    if math.isinf(value):
+        return str(value)
+    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:,.2f}".rstrip("0").rstrip(".")
+
+
+def signed_number(value: float) -> str:
+    """A change with its sign: +1.5, −1.5 (a minus sign), ±0."""
+    if value != value:
+        return "n/a"
+    text = plain_number(abs(value))
+    return ("+" if value > 0 else "−" if value < 0 else "±") + text
+
+
+def change_line(c: MetricChange, escape=md_text) -> str:
+    """One reported change in words: strategy, metric, statistic, old -> new, change, how
+    judged (user strings through `escape`)."""
+    return (f"{escape(c.strategy)} {c.metric} {c.stat.upper()}: {plain_number(c.old)} -> "
+            f"{plain_number(c.new)} ({signed_number(c.delta)}, {percent_change(c)}; "
+            f"{escape(c.method)})")
+
+
+def percent_change(c: MetricChange) -> str:
+    """The change as a percentage of last night's value ("from 0" when that was 0)."""
+    if c.old == 0:
+        return "from 0"
+    text = f"{100 * c.delta / abs(c.old):+.3g}%"
+    return text.replace("-", "−", 1)          # the minus sign signed_number writes
+
+
+def input_change_line(change: InputChange, code=md_code, escape=md_text) -> str:
+    """One changed scenario input: `changed KEY: old -> new`, `added KEY = v`, `removed KEY
+    (was v)`; the key through `code`, values through `escape`."""
+    if change.kind == "changed":
+        return (f"changed {code(change.key)}: {escape(render_value(change.old))} -> "
+                f"{escape(render_value(change.new))}")
+    if change.kind == "added":
+        return f"added {code(change.key)} = {escape(render_value(change.new))}"
+    return f"removed {code(change.key)} (was {escape(render_value(change.old))})"
+
+
+def judged_by(diff: NightDiff) -> str:
+    """How 'beyond noise' and 'material' were decided, in one sentence."""
+    test = (f"p < {ALPHA}" if diff.paired else
+            f"non-overlapping 95% CIs, or p < {ALPHA} for means and the power probability")
+    return f"Beyond noise: {test}. Reported when beyond noise and {diff.materiality.describe()}."
+
+
+def diff_markdown(diff: NightDiff) -> str:
+    """diff.md: inputs that changed, reported changes (beyond noise and material, largest
+    first), then every compared statistic with its verdict.
+
+    Run ids, keys, values and strategy names come from scenario files and the history: each
+    goes through md_text or md_code, so that it renders literally.
+    """
+    lines = [f"# Night over night: {md_text(diff.current)} vs {md_text(diff.previous)}", "",
+             f"Comparison: {md_text(diff.pairing_note)}. {md_text(judged_by(diff))}", ""]
+    if diff.skipped:
+        lines += ["Later runs that could not be compared with:", "",
+                  *(f"- {md_text(note)}" for note in diff.skipped), ""]
+    lines += ["## Scenario inputs that changed", ""]
+    if diff.same_file:
+        lines.append("None: the scenario file is byte-for-byte the same (same sha256).")
+    elif not diff.input_changes:
+        lines.append("No keys changed (the file differs only in comments or layout).")
+    lines += [f"- {input_change_line(change)}" for change in diff.input_changes]
+    for label, names in (("added", diff.added_strategies), ("removed", diff.removed_strategies)):
+        if names:
+            lines.append(f"- strategies {label}: {', '.join(md_text(n) for n in names)}")
+    if diff.run_changes:
+        lines += ["", "## Run settings that changed", ""]
+        lines += [f"- {input_change_line(change)}" for change in diff.run_changes]
+    reported, immaterial = diff.reported, diff.immaterial
+    lines += ["", "## Changes beyond Monte Carlo noise (largest first)", ""]
+    if not reported:
+        lines.append("None.")
+    lines += [f"- {change_line(c)}" for c in reported]
+    if immaterial:
+        lines += ["", f"{len(immaterial)} more beyond noise but below the materiality "
+                  "threshold, not reported as changes (see the table)."]
+    lines += ["", "## All compared statistics", "",
+              "| strategy | metric | stat | last night | tonight | change | reported | how judged |",
+              "|---|---|---|---:|---:|---:|---|---|"]
+    for c in diff.changes:
+        verdict = "**yes**" if c.reported else f"no: {md_text(c.why_not_reported().split(' (')[0])}"
+        lines.append(f"| {md_text(c.strategy)} | {c.metric} | {c.stat} | {plain_number(c.old)} | "
+                     f"{plain_number(c.new)} | {signed_number(c.delta)} | {verdict} | "
+                     f"{md_text(c.method)} |")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,56 @@
+"""Paired tests on common random numbers: scenario i is the same world for both samples.
+
+Used where two sets of per-scenario values are paired scenario by scenario: two strategies of
+one run (the ranking, mcrisk.results.ranking) and one strategy on two nights with the same
+seed and sample count (the nightly comparison, mcrisk.report.nightly.significance).
+
+A quantile test that uses the pairing: McNemar's exact test at the pooled quantile. With
+x and y the paired values and q the p-quantile of x and y pooled, b = #(x at or below q, y above
+q) and c = #(x above q, y at or below q). When x and y are exchangeable (no difference)
+b ~ Binomial(b + c, 1/2) given b + c. Metrics with atoms (a trough depth of exactly 0 or of
+the whole baseline) make ties at q matter, so "above" is tested both as > q and as >= q, and
+the smaller p-value is Bonferroni-corrected for the two forms.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import binomial
+from .quantiles import lerp, quantile_position
+
+
+def mcnemar(b: int, c: int) -> float:
+    """Two-sided exact McNemar p-value of b pairs moving one way against c the other."""
+    return 1.0 if b + c == 0 else binomial.test_two_sided_half(b, b + c)
+
+
+def pooled_quantile(x: np.ndarray, y: np.ndarray, p: float) -> float:
+    """The p-quantile of x and y pooled, as numpy.quantile's default method gives it (NaN
+    when a value is NaN), from one partition of the pooled copy in place (numpy.quantile
+    would copy the 2n values once more)."""
+    pooled = np.concatenate([x, y])
+    if np.isnan(pooled).any():
+        return float("nan")
+    previous, following, gamma = quantile_position(pooled.size, p)
+    pooled.partition([previous, following])
+    with np.errstate(invalid="ignore"):
+        return lerp(pooled[previous], pooled[following], gamma)
+
+
+def paired_quantile_test(x: np.ndarray, y: np.ndarray, p: float,
+                         pooled: float | None = None) -> tuple[float, int]:
+    """(p-value, direction) that the p-quantile differs from x to y (paired): see module doc.
+
+    direction is +1 when more pairs cross the pooled quantile upwards (x to y) than
+    downwards, -1 for the reverse, 0 when as many do; the p-value is that of the form (> q or
+    >= q) whose direction agrees with the larger imbalance, Bonferroni-corrected for the two
+    forms. `pooled`: pooled_quantile(x, y, p), when the caller has it already.
+    """
+    q = pooled_quantile(x, y, p) if pooled is None else pooled
+    best = (1.0, 0)
+    for above_x, above_y in ((x > q, y > q), (x >= q, y >= q)):
+        up, down = int(np.sum(~above_x & above_y)), int(np.sum(above_x & ~above_y))
+        if up != down:
+            p_value = min(1.0, 2.0 * mcnemar(up, down))
+            best = min(best, (p_value, 1 if up > down else -1))
+    return best
