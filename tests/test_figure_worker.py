@@ -9,6 +9,7 @@ import pickle
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -21,6 +22,7 @@ from mcrisk.report.figures import data
 from mcrisk.report.figures import charts as figures
 from mcrisk.report import submit_metric_figures
 from mcrisk.results.bands import BandCollector
+from mcrisk.report.figures import worker
 from mcrisk.report.figures.worker import FigurePool
 from mcrisk.report.figures.paths import SEVERITY, representative_paths
 from mcrisk.backends.chunks import simulate
@@ -90,38 +92,49 @@ def test_the_worker_draws_the_same_pngs_as_this_process(small_run, drawn_here):
     assert all(png.startswith(b"\x89PNG") for png in pngs.values())
 
 
-def fake_worker(monkeypatch, body: str) -> None:
-    """Make FigurePool start `body` (Python, with the protocol's send and receive) instead
-    of the real worker."""
-    script = ("import sys\nfrom mcrisk.report.figures.worker import _send, _receive\n"
-              "out, source = sys.stdout.buffer, sys.stdin.buffer\n" + textwrap.dedent(body))
-    monkeypatch.setattr(FigurePool, "_command", lambda self: [sys.executable, "-c", script])
+# Workers that go wrong: each replaces the worker's start (pickled by reference, so the worker
+# imports it from this module), which then breaks the worker's own draw() in its process.
+def never_starts() -> None:
+    raise RuntimeError("no worker today")
 
 
-@pytest.mark.parametrize("body", [
-    "sys.exit(3)",                                            # never starts
-    "_send(out, ('ready',))\n_receive(source)\nsys.exit(1)",  # dies holding a figure
-    """_send(out, ('ready',))
-    job = _receive(source)
-    _send(out, ('failed', job[0], 'RuntimeError()'))
-    _receive(source)""",                                      # fails a figure
-    """_send(out, ('ready',))
-    while True:
-        job = _receive(source)
-        if job is None:
-            break
-        _send(out, ('done', job[0], b'not this figure'))
-        break
-    _receive(source)""",                                      # draws one, then quits
-], ids=["no start", "dies", "fails", "quits"])
-def test_a_failing_worker_loses_no_figure(monkeypatch, small_run, drawn_here, body):
-    fake_worker(monkeypatch, body)
+def dies_at_once() -> None:
+    worker.draw = lambda *job: os._exit(3)
+
+
+def fails_a_figure() -> None:
+    def fail(*job):
+        raise RuntimeError("this figure fails in the worker")
+    worker.draw = fail
+
+
+def draws_one_then_dies() -> None:
+    real, drawn = worker.draw, []
+
+    def once(*job):
+        if drawn:
+            os._exit(3)
+        drawn.append(job)
+        return real(*job)
+    worker.draw = once
+
+
+def stalls() -> None:
+    worker.draw = lambda *job: time.sleep(3600)
+
+
+@pytest.mark.parametrize("start", [never_starts, dies_at_once, fails_a_figure,
+                                   draws_one_then_dies, stalls],
+                         ids=["no start", "dies", "fails", "draws one, dies", "stalls"])
+def test_a_failing_worker_loses_no_figure(monkeypatch, small_run, drawn_here, start):
+    monkeypatch.setattr(worker, "start_worker", start)
+    monkeypatch.setattr(worker, "STALL_SECONDS", 5.0)
     with FigurePool(worker=True, steal=False) as pool:
         jobs(pool, small_run)
         pngs = pool.pngs()
     assert list(pngs) == list(drawn_here)
-    for name in drawn_here:
-        assert pngs[name] == drawn_here[name] or name in pool.by_worker
+    assert all(pngs[name] == drawn_here[name] for name in drawn_here)
+    assert pool.by_worker == ({"trough"} if start is draws_one_then_dies else set())
 
 
 def test_what_the_worker_is_sent_does_not_grow_with_the_scenarios(reference_plan):
@@ -145,16 +158,16 @@ def test_a_run_has_its_figures_drawn_by_the_worker(tmp_path):
     every figure."""
     code = textwrap.dedent(f"""
         import sys
-        from mcrisk.report.figures import worker as figure_worker
+        from mcrisk.report.figures import worker
         from mcrisk.app.run import run_scenario
 
-        pngs = figure_worker.FigurePool.pngs
+        pngs = worker.FigurePool.pngs
         def watched(pool):
             print("matplotlib" in sys.modules)
             drawn = pngs(pool)
             print(sorted(pool.by_worker))
             return drawn
-        figure_worker.FigurePool.pngs = watched
+        worker.FigurePool.pngs = watched
         run_scenario("scenarios/reference-2048.toml", samples=500,
                      out_dir={str(tmp_path / 'out')!r})
     """)
@@ -177,12 +190,37 @@ def test_a_run_has_its_figures_drawn_by_the_worker(tmp_path):
     (0.2, "", True, False),                  # matplotlib here already: draw here
 ])
 def test_a_worker_only_where_a_core_would_idle(monkeypatch, load, setting, imported, wanted):
-    from mcrisk.report.figures import worker as figure_worker
-
-    monkeypatch.setattr(figure_worker.os, "sched_getaffinity", lambda pid: {0, 1},
-                        raising=False)
-    monkeypatch.setattr(figure_worker.os, "getloadavg", lambda: (load, load, load))
+    monkeypatch.setattr(worker.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    monkeypatch.setattr(worker.os, "getloadavg", lambda: (load, load, load))
+    monkeypatch.setitem(sys.modules, "__main__", SimpleNamespace())      # python -c
     monkeypatch.setenv("MCRISK_FIGURE_WORKER", setting)
     if not imported:
         monkeypatch.delitem(sys.modules, "matplotlib")
-    assert figure_worker.worker_wanted() is wanted
+    assert worker.worker_wanted() is wanted
+
+
+def _cli_main():
+    """Stands for the `mcrisk` command's main."""
+
+
+_cli_main.__module__ = "mcrisk.cli"
+
+
+@pytest.mark.parametrize("main, safe", [
+    (SimpleNamespace(), True),                                          # python -c, a REPL
+    (SimpleNamespace(__file__="m.py", __spec__=SimpleNamespace(name="mcrisk.__main__")), True),
+    (SimpleNamespace(__file__="bin/mcrisk", __spec__=None, main=_cli_main), True),
+    (SimpleNamespace(__file__="my_script.py", __spec__=None), False),   # may run again
+    (SimpleNamespace(__file__="my_script.py", __spec__=None, main=print), False),
+])
+def test_a_worker_only_where_the_main_script_would_not_run_again(monkeypatch, main, safe):
+    """spawn imports the main script again in the worker: a script that calls mcrisk at its
+    top level would run twice, so only known entry points get a worker unless forced."""
+    monkeypatch.setattr(worker.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    monkeypatch.setattr(worker.os, "getloadavg", lambda: (0.2, 0.2, 0.2))
+    monkeypatch.delitem(sys.modules, "matplotlib", raising=False)
+    monkeypatch.setitem(sys.modules, "__main__", main)
+    monkeypatch.setenv("MCRISK_FIGURE_WORKER", "")
+    assert worker.worker_wanted() is safe
+    monkeypatch.setenv("MCRISK_FIGURE_WORKER", "force")
+    assert worker.worker_wanted() is True

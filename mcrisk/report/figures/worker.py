@@ -2,44 +2,42 @@
 
 A default run spends most of its report importing matplotlib and drawing figures, one core at
 a time, while the machine's other core idles through the summaries and the files. A
-FigurePool started before the simulation runs a worker process (`python -m
-mcrisk.report.figures.worker`, a fresh interpreter: never a fork of a process whose Numba
-threads exist) that imports matplotlib while the kernel runs; each figure is submitted as soon
-as its data exist, as a job (a figure function of figures or cost_figures and its arguments:
-figure_data's plain stand-ins, a few kB each at any number of scenarios), and drawn there.
+FigurePool started before the simulation runs one worker process (the standard library's
+ProcessPoolExecutor, started with `spawn`: a fresh interpreter, never a fork of a process
+whose Numba threads exist) that imports matplotlib while the kernel runs; each figure is
+submitted as soon as its data exist, as a job (a public figure function of charts or costs,
+named, and its arguments: data's plain stand-ins, a few kB each at any number of scenarios),
+and drawn there.
 
 Nothing is lost if the worker fails: a worker that does not start, dies, stalls or fails a
-figure leaves that figure to this process, which draws it as it always did (an error is then
-raised here, as without a worker). The worker's PNG bytes are those this process would draw:
-the same code, inputs and matplotlib.
-
-Protocol, over the worker's stdin and stdout (length-prefixed pickles): the worker sends
-("ready",) once imported, then one message per job it was given, ("done", name, png) or
-("failed", name, reason); after each message it reads its next job, (name, module, function,
-args), or None: stop. A thread here answers it from the pool's queue.
+figure leaves that figure, and every figure it had not drawn yet, to this process, which draws
+them as it always did (an error is then raised here, as without a worker). The worker's PNG
+bytes are those this process would draw: the same code, inputs and matplotlib.
 
 The pool uses a worker only where one helps (worker_wanted): two or more cores, not all of
 them busy already (the load average), and matplotlib not yet imported in this process (a
-second report in a long-lived process draws in-process as before). MCRISK_FIGURE_WORKER=0
-turns it off, =force ignores the load (benchmarks/end_to_end.py, to time the worker on a
-machine others load too).
+second report in a long-lived process draws in-process as before). And only where starting
+it is safe: a `spawn` process imports the parent's main script again, which runs a script
+that calls mcrisk at its top level, without `if __name__ == "__main__":`, a second time. So
+the worker is used under the `mcrisk` command, `python -m mcrisk`, `python -c` and
+interactive sessions, not under another script unless asked. MCRISK_FIGURE_WORKER=0 turns it
+off, =force uses it anyway (benchmarks/end_to_end.py, to time the worker on a machine others
+load too; a script that sets it must guard its top level).
 """
 from __future__ import annotations
 
-import collections
+import concurrent.futures as futures
+import contextlib
 import importlib
+import multiprocessing
 import os
-import pickle
-import struct
-import subprocess
+import signal
 import sys
 import threading
 import time
-from pathlib import Path
 
 MODULES = ("charts", "costs")          # where a job's figure function may live
 STALL_SECONDS = 120.0      # a worker silent this long while its figures are awaited: given up
-_HEADER = struct.Struct("<Q")
 
 
 def worker_wanted() -> bool:
@@ -56,31 +54,40 @@ def worker_wanted() -> bool:
         busy = os.getloadavg()[0] > cores - 0.5 and setting != "force"
     except OSError:
         busy = False
-    return cores >= 2 and not busy and "matplotlib" not in sys.modules
+    safe = setting == "force" or _main_runs_nothing_again()
+    return cores >= 2 and not busy and safe and "matplotlib" not in sys.modules
+
+
+def _main_runs_nothing_again() -> bool:
+    """Whether the worker's import of this process's main module runs nothing: no main file
+    (`python -c`, an interactive session), a package's __main__ (`python -m mcrisk`: spawn
+    skips those) or the `mcrisk` command's script (its main is the CLI's, under a guard)."""
+    main = sys.modules.get("__main__")
+    spec = getattr(main, "__spec__", None)
+    if getattr(main, "__file__", None) is None or (spec is not None and (
+            spec.name == "__main__" or spec.name.endswith(".__main__"))):
+        return True
+    return getattr(getattr(main, "main", None), "__module__", None) == "mcrisk.cli"
 
 
 def draw(module: str, function: str, args: tuple) -> bytes:
-    """Run figure function `module`.`function`(*args): one of MODULES' public functions."""
+    """Run figure function `module`.`function`(*args): one of MODULES' public functions.
+    A job names its function, so that this process never imports matplotlib to send one."""
     if module not in MODULES or function.startswith("_"):
         raise ValueError(f"not a figure function: {module}.{function}")
     return getattr(importlib.import_module(f"{__package__}.{module}"), function)(*args)
 
 
-def _send(stream, message) -> None:
-    body = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
-    stream.write(_HEADER.pack(len(body)) + body)
-    stream.flush()
+def start_worker() -> None:
+    """The worker's start: Ctrl-C is the parent's to handle; import matplotlib with the
+    figure modules now, while the parent simulates."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for module in MODULES:
+        importlib.import_module(f"{__package__}.{module}")
 
 
-def _receive(stream):
-    """The next message; EOFError when the other side has closed its end."""
-    header = stream.read(_HEADER.size)
-    if len(header) < _HEADER.size:
-        raise EOFError
-    body = stream.read(_HEADER.unpack(header)[0])
-    if len(body) < _HEADER.unpack(header)[0]:
-        raise EOFError
-    return pickle.loads(body)
+def _ready() -> bool:
+    return True
 
 
 class FigurePool:
@@ -89,172 +96,127 @@ class FigurePool:
     submit() queues a figure; pngs() returns every submitted figure's PNG bytes, waiting for
     the worker's and drawing here whatever it did not draw. Use as a context manager: the
     worker is stopped on exit, also on error. `steal`: whether this process also draws
-    queued figures (from the queue's end) once it waits for them; by default only when
-    matplotlib is imported here anyway (_stealing). `by_worker`: the figures the worker
-    drew."""
+    figures the worker has not started (from the queue's end) once it waits for them; by
+    default only when matplotlib is imported here anyway (_stealing). `by_worker`: the
+    figures the worker drew."""
 
     def __init__(self, worker: bool = False, steal: bool | None = None):
-        self._lock = threading.Condition()
-        self._queue: collections.deque = collections.deque()   # jobs nobody has taken
-        self._jobs: dict[str, tuple] = {}                       # every job, by name
-        self._given: set[str] = set()                            # taken by the worker
+        self._jobs: dict[str, tuple] = {}              # every job, by name, in order
+        self._futures: dict[str, futures.Future] = {}  # those given to the worker
         self._done: dict[str, bytes] = {}
-        self._closed = False                  # no more submissions: the worker may stop
-        self._dead = not worker               # no worker (any more): draw here
-        self._heard = time.monotonic()
         self._steal = steal
-        self._process = None
+        self._executor: futures.ProcessPoolExecutor | None = None
         self.by_worker: set[str] = set()
         if worker:
             self._start()
 
     @property
     def uses_worker(self) -> bool:
-        return self._process is not None
+        return self._executor is not None
 
     def _start(self) -> None:
-        root = str(Path(__file__).resolve().parents[2])      # the folder holding mcrisk/
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-            [root, *filter(None, [os.environ.get("PYTHONPATH")])]))
+        """Start the worker now (an executor starts its processes on the first job: the
+        warm-up job makes it import matplotlib during the simulation)."""
+        context = multiprocessing.get_context("spawn")
         try:
-            self._process = subprocess.Popen(
-                self._command(), stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
-        except OSError:
-            self._dead = True
-            return
-        threading.Thread(target=self._serve, name="mcrisk-figure-worker", daemon=True).start()
-
-    def _command(self) -> list[str]:
-        return [sys.executable, "-m", __name__]
+            with _signals_held():
+                self._executor = futures.ProcessPoolExecutor(
+                    max_workers=1, mp_context=context, initializer=start_worker)
+                self._executor.submit(_ready)
+        except (OSError, RuntimeError):
+            self._executor = None
 
     def submit(self, name: str, module: str, function: str, *args) -> None:
         """Queue figure `name`: module.function(*args) (see draw)."""
-        with self._lock:
-            if name in self._jobs:
-                raise ValueError(f"figure {name!r} submitted twice")
-            self._jobs[name] = (name, module, function, args)
-            self._queue.append(self._jobs[name])
-            self._lock.notify_all()
+        if name in self._jobs:
+            raise ValueError(f"figure {name!r} submitted twice")
+        self._jobs[name] = (module, function, args)
+        if self._executor is not None:
+            try:
+                self._futures[name] = self._executor.submit(draw, module, function, args)
+            except (RuntimeError, futures.BrokenExecutor):    # the worker is gone
+                self._give_up()
 
     def __contains__(self, name: str) -> bool:
         return name in self._jobs
 
     def pngs(self) -> dict[str, bytes]:
         """{name: PNG bytes} of every submitted figure, in submission order."""
-        with self._lock:
-            self._closed = True
-            self._heard = time.monotonic()      # the stall clock runs while this one waits
-            self._lock.notify_all()
+        heard = time.monotonic()                 # the stall clock runs while this one waits
         while True:
-            job = self._next_here()
-            if job is None:
-                break
-            self._draw_here(job)
-        return {name: self._done[name] for name in self._jobs}
+            if self._collect():
+                heard = time.monotonic()
+            left = [name for name in self._jobs if name not in self._done]
+            if not left:
+                return {name: self._done[name] for name in self._jobs}
+            here = self._next_here(left)
+            if here is not None:
+                self._done[here] = draw(*self._jobs[here])
+                continue
+            waiting = [self._futures[name] for name in left]
+            remaining = STALL_SECONDS - (time.monotonic() - heard)
+            finished, _ = futures.wait(waiting, timeout=max(0.0, remaining),
+                                       return_when=futures.FIRST_COMPLETED)
+            if not finished:                     # silent too long: drawn here instead
+                self._give_up()
 
-    def _next_here(self):
-        """A job for this process to draw, None when every figure is drawn: the queue's
-        last (the worker takes from the front) when this process has matplotlib anyway or
-        there is no worker; a job the worker took but failed or never returned."""
-        with self._lock:
-            while True:
-                if self._stalled():
-                    self._give_up()
-                if self._queue and (self._dead or self._stealing()):
-                    return self._queue.pop()
-                if self._dead:
-                    lost = [self._jobs[n] for n in self._given if n not in self._done]
-                    if lost:
-                        self._given.discard(lost[0][0])
-                        return lost[0]
-                if len(self._done) == len(self._jobs):
-                    return None
-                self._lock.wait(timeout=1.0)
+    def _collect(self) -> bool:
+        """Take what the worker finished into _done; whether it finished anything. A job
+        it failed gives up on the worker (a worker that fails once draws no more)."""
+        heard = False
+        for name, future in list(self._futures.items()):
+            if name in self._done or not future.done() or future.cancelled():
+                continue
+            heard = True
+            if future.exception() is not None:
+                self._give_up()
+                break
+            self._done[name] = future.result()
+            self.by_worker.add(name)
+        return heard
+
+    def _next_here(self, left: list[str]) -> str | None:
+        """A figure for this process to draw now, or None to wait for the worker: one the
+        worker does not have (never given, or taken back from it), else, when stealing, the
+        last one the worker has not started."""
+        for name in left:
+            future = self._futures.get(name)
+            if future is None or future.cancelled():
+                return name
+        if self._stealing():
+            for name in reversed(left):
+                if self._futures[name].cancel():
+                    return name
+        return None
 
     def _stealing(self) -> bool:
-        """(Under the lock.) Whether this process draws queued figures too: as told, else
-        only when it has matplotlib anyway. Importing it here to share the drawing costs a
-        second import (~0.8 s of CPU), measured to cost more than it saved."""
+        """Whether this process draws queued figures too: as told, else only when it has
+        matplotlib anyway. Importing it here to share the drawing costs a second import
+        (~0.8 s of CPU), measured to cost more than it saved."""
         if self._steal is not None:
             return self._steal
         return "matplotlib" in sys.modules
 
-    def _stalled(self) -> bool:
-        return not self._dead and time.monotonic() - self._heard > STALL_SECONDS
-
-    def _draw_here(self, job) -> None:
-        name, module, function, args = job
-        png = draw(module, function, args)
-        with self._lock:
-            self._done[name] = png
-
-    def _serve(self) -> None:
-        """The worker's side of the protocol: record what it sends, give it the next job."""
-        process = self._process
-        try:
-            while True:
-                message = _receive(process.stdout)
-                with self._lock:
-                    self._heard = time.monotonic()
-                    if message[0] == "done" and message[1] not in self._done:
-                        self._done[message[1]] = message[2]
-                        self.by_worker.add(message[1])
-                    elif message[0] == "failed":
-                        self._given.discard(message[1])
-                        self._queue.append(self._jobs[message[1]])   # drawn here instead
-                        self._dead = True      # a worker that fails once draws no more
-                    self._lock.notify_all()
-                    job = self._next_for_worker()
-                _send(process.stdin, job)
-                if job is None:
-                    return
-        except (EOFError, OSError, pickle.PickleError, ValueError, IndexError, KeyError,
-                TypeError):
-            pass
-        finally:
-            with self._lock:
-                self._dead = True
-                self._lock.notify_all()
-
-    def _next_for_worker(self):
-        """(Under the lock.) The worker's next job, waiting for one to be submitted; None when
-        the pool is closed with nothing queued, or the worker is given up on."""
-        while not self._dead:
-            if self._queue:
-                job = self._queue.popleft()
-                self._given.add(job[0])
-                return job
-            if self._closed:
-                return None
-            self._lock.wait(timeout=1.0)
-        return None
-
     def _give_up(self) -> None:
-        """(Under the lock.) Stop waiting for the worker: what it holds is drawn here."""
-        self._dead = True
-        if self._process is not None:
-            self._process.kill()
+        """Stop using the worker: every figure it has not delivered is drawn here."""
+        self._futures = {name: future for name, future in self._futures.items()
+                         if name in self._done}
+        self._stop(at_once=True)
+
+    def _stop(self, at_once: bool) -> None:
+        """Shut the worker down; `at_once`: kill it first (whatever it is drawing is not
+        needed any more), else it ends once idle."""
+        executor, self._executor = self._executor, None
+        if executor is None:
+            return
+        if at_once:
+            _kill_workers(executor)
+        executor.shutdown(wait=True, cancel_futures=True)
 
     def close(self) -> None:
-        """Stop the worker (at once: whatever it is drawing is not needed any more)."""
-        with self._lock:
-            self._closed = True
-            self._dead = True
-            self._lock.notify_all()
-        process, self._process = self._process, None
-        if process is None:
-            return
-        try:
-            process.stdin.close()               # the worker reads EOF and stops
-        except OSError:
-            pass
-        try:
-            process.wait(timeout=0.5)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        process.stdout.close()
+        """Stop the worker: at once when it still holds a figure (the run stopped early),
+        else as soon as it is idle."""
+        self._stop(at_once=any(not future.done() for future in self._futures.values()))
 
     def __enter__(self) -> "FigurePool":
         return self
@@ -263,31 +225,34 @@ class FigurePool:
         self.close()
 
 
-def main() -> int:
-    """The worker: import matplotlib (with the figure modules), then draw jobs until told to
-    stop. Its stdout carries the protocol only (anything printed goes to stderr)."""
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)      # Ctrl-C is the parent's to handle
-    out = os.fdopen(os.dup(1), "wb")
-    os.dup2(2, 1)
-    source = sys.stdin.buffer
-    for module in MODULES:
-        importlib.import_module(f"{__package__}.{module}")
-    _send(out, ("ready",))
-    while True:
-        try:
-            job = _receive(source)
-        except EOFError:
-            return 0
-        if job is None:
-            return 0
-        name, module, function, args = job
-        try:
-            _send(out, ("done", name, draw(module, function, args)))
-        except Exception as error:               # the parent draws it again, and raises
-            _send(out, ("failed", name, repr(error)))
+@contextlib.contextmanager
+def _signals_held():
+    """Ctrl-C and SIGTERM held back (not lost) in this thread while the worker starts: the
+    worker inherits the blocked signals, so a Ctrl-C at the terminal, which reaches the
+    whole process group, stops only this process (which then stops the worker) and never
+    prints the worker's traceback. A thread other than the main one has nothing to hold."""
+    if threading.current_thread() is not threading.main_thread() \
+            or not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    held = {signal.SIGINT, signal.SIGTERM}
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+def _kill_workers(executor: futures.ProcessPoolExecutor) -> None:
+    """Kill the executor's processes: kill_workers() where Python has it (3.14), else the
+    processes it keeps (a private attribute, present since 3.2); nothing once they are
+    gone."""
+    kill = getattr(executor, "kill_workers", None)
+    if kill is not None:
+        with contextlib.suppress(Exception):
+            kill()
+        return
+    for process in list((getattr(executor, "_processes", None) or {}).values()):
+        with contextlib.suppress(Exception):
+            if process.is_alive():
+                process.kill()
