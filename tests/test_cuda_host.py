@@ -91,7 +91,7 @@ CUDA_ONLY = {
 
 
 def numba_functions(text: str) -> list[str]:
-    return re.findall(r"^\s*@(?:jit|jit_inline|nb\.njit\(.*?\))\s*\n\s*def (\w+)\(", text, re.M)
+    return re.findall(r"^\s*@(?:jit|jit_inline|entry\(.*?\))\s*\n\s*def (\w+)\(", text, re.M)
 
 
 def cuda_functions(text: str) -> list[str]:
@@ -109,7 +109,7 @@ def test_kernel_functions_have_the_cpu_names(stage):
 
 
 def test_every_stage_file_is_paired():
-    assert {p.stem for p in NUMBA_SOURCES} - {"__init__", "jit"} == set(STAGE_FILES)
+    assert {p.stem for p in NUMBA_SOURCES} - {"__init__"} == set(STAGE_FILES)
     assert {p.name for p in KERNEL_DIR.glob("*.cu*")} - {"compat.cuh", "plan.cuh"} == \
         set(STAGE_FILES.values())
 

@@ -1,9 +1,11 @@
-"""The Numba kernel's on-disk cache is keyed on every source file compiled into it.
+"""Every compiled entry point's on-disk cache is keyed on every source file compiled into it
+(mcrisk.core.jit, the one compile policy).
 
 Numba checks only the file that defines a cached function; the kernel (numba/driver.py) has
-the stages of five other files and constants of mcrisk/core/rng.py, distributions.py and
-definitions.py compiled into it. It closes over a digest of them all, and Numba keys a
-closure's cache entry on its cells, so an edit to any of them recompiles the kernel.
+the stages of six other files and constants of mcrisk/core/rng.py, distributions.py and
+definitions.py compiled into it, with the options of mcrisk/core/jit.py. It is cached under a
+digest of them all, and also closes over it (Numba keys a closure's cache entry on its cells,
+which counts where NUMBA_CACHE_DIR takes the cache), so an edit to any of them recompiles it.
 """
 from __future__ import annotations
 
@@ -11,25 +13,26 @@ from pathlib import Path
 
 import pytest
 
-from mcrisk.core import definitions, distributions, rng
+from mcrisk.core import definitions, distributions, jit, rng
 from mcrisk.backends.numba import driver
+from mcrisk.results import band_chunks, milestone_chunks
 
 SOURCES = sorted(Path(driver.__file__).parent.glob("*.py")) + [
-    Path(module.__file__) for module in (rng, distributions, definitions)]
+    Path(module.__file__) for module in (rng, distributions, definitions, jit)]
 
 
 def test_the_kernel_closes_over_the_digest_of_its_sources():
     cells = [cell.cell_contents for cell in driver.simulate_chunk_kernel.py_func.__closure__]
-    assert cells == [driver._sources_digest()]
+    assert cells == [driver.SOURCES] == [jit.entry_digest(driver.SOURCE_FILES)]
 
 
 @pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.name)
 def test_an_edit_to_any_source_changes_the_digest(monkeypatch, source):
-    before = driver._sources_digest()
+    before = jit.entry_digest(driver.SOURCE_FILES)
     read = Path.read_bytes
     monkeypatch.setattr(Path, "read_bytes",
                         lambda self: read(self) + (b"\n# edited" if self == source else b""))
-    assert driver._sources_digest() != before
+    assert jit.entry_digest(driver.SOURCE_FILES) != before
 
 
 CHILD = """
@@ -95,7 +98,7 @@ def test_a_second_install_of_the_same_code_loads_the_kernel_the_first_compiled(t
 def test_kernel_folders_beyond_the_most_recent_are_pruned(tmp_path):
     import os
 
-    from mcrisk.backends.kernel_cache import prune
+    from mcrisk.core.jit import prune
 
     for age, name in enumerate(["new", "mid", "old"]):
         (tmp_path / name).mkdir()
@@ -104,14 +107,16 @@ def test_kernel_folders_beyond_the_most_recent_are_pruned(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["mid", "new"]
 
 
-def test_the_kernel_caches_in_the_shared_folder_unless_numba_cache_dir_is_set():
+@pytest.mark.parametrize("function", [
+    driver.simulate_chunk_kernel, milestone_chunks.chunk_milestones,
+    milestone_chunks.run_lengths, milestone_chunks.merge_tables, band_chunks.capacity_blocks,
+    band_chunks.peak_draws], ids=lambda f: f.py_func.__name__)
+def test_every_entry_point_caches_in_the_shared_folder_unless_numba_cache_dir_is_set(function):
+    """One compile policy: the kernel and the results' chunk loops alike."""
     from numba.core import caching
 
-    from mcrisk.backends import kernel_cache
-
-    locators = driver.simulate_chunk_kernel._cache._impl._locator_classes
-    assert locators[0].__name__ == "UserProvidedCacheLocator" or \
-        locators[0].__name__ == "_UserProvidedCacheLocator"
+    locators = function._cache._impl._locator_classes
+    assert locators[0].__name__ in ("UserProvidedCacheLocator", "_UserProvidedCacheLocator")
     assert locators[1].__name__ == "SharedCacheLocator"
-    assert isinstance(driver.simulate_chunk_kernel._cache, caching.FunctionCache)
-    assert kernel_cache.user_cache_root().name == "numba"
+    assert isinstance(function._cache, caching.FunctionCache)
+    assert jit.user_cache_root().name == "numba"

@@ -168,10 +168,10 @@ def test_numba_kernel_signatures_are_the_table():
 
 
 def jitted_functions(trees: list[ast.Module]) -> dict[str, ast.FunctionDef]:
-    """Every Numba-compiled function (decorated jit, jit_inline or njit) by name."""
+    """Every Numba-compiled function (decorated jit, jit_inline or entry(...)) by name."""
     return {node.name: node for tree in trees for node in ast.walk(tree)
             if isinstance(node, ast.FunctionDef)
-            and any("jit" in ast.unparse(d) for d in node.decorator_list)}
+            and any(ast.unparse(d).startswith(("jit", "entry(")) for d in node.decorator_list)}
 
 
 def test_numba_calls_pass_each_plan_field_under_its_own_name():

@@ -6,7 +6,6 @@ name, and the loop that runs a backend over a run's chunks, here or on Dask.
     cuda         the CUDA sources (kernels/) on an NVIDIA GPU through CuPy
     cuda_host    the same CUDA sources compiled for the host with a C++ compiler, one
                  thread: for parity checks without a GPU (backend name `cuda-host`)
-    kernel_cache where the Numba kernel's compiled code is kept, shared by every install
     jit_events   Numba compiling, as something a run can say (the one long wait)
     chunks       the chunked driver: a backend over scenario indices, chunk by chunk, with
                  the hooks that reduce each chunk as it comes
@@ -17,7 +16,8 @@ Every backend module exposes `simulate_chunk(plan, seed, first, count, keep_node
 returning (metrics[count, strategy, metric], world[count, quantity], node_times or None) for
 scenario indices first .. first + count - 1, and may expose `prepare(plan)`, which gets its
 kernel ready for the plan before a run starts (Numba compiles it or loads it from its cache:
-the one long wait of a first run, which jit_events lets a caller announce). Only `auto`
+the one long wait of a first run, which jit_events lets a caller announce; where the compiled
+code is kept: mcrisk.core.jit). Only `auto`
 chooses (cuda when usable, else numba); it says what it chose.
 """
 from __future__ import annotations

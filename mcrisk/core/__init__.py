@@ -12,6 +12,7 @@
     progress     named phases a run reports through, for the CLI to show
     outputs      writing files and output folders atomically
     tasks        the threads side-by-side pieces of one chunk's reduction share
+    jit          how mcrisk compiles with Numba: the options and the shared on-disk cache
 
 Nothing here imports any other stage of mcrisk.
 """

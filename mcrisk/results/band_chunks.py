@@ -20,15 +20,16 @@ grids); a plan with drawn performance goes through report.bands' NumPy path.
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
-import numba as nb
 import numpy as np
 
-jit = nb.njit(cache=True, nogil=True)
-jit_helper = nb.njit(nogil=True, _nrt=False)
+from ..core.jit import entry, jit
+
+compiled = entry([Path(__file__)])      # cached under this file's digest (mcrisk.core.jit)
 
 
-@jit_helper
+@jit
 def _before(keys, a, b) -> bool:
     """Whether entry a comes before entry b in numpy.argsort(keys, kind='stable'): by key,
     NaN last, ties by index (a strict total order)."""
@@ -38,7 +39,7 @@ def _before(keys, a, b) -> bool:
     return y != y or x < y or (x == y and a < b)
 
 
-@jit_helper
+@jit
 def _sort(keys, order) -> None:
     """Sort the permutation `order` in place into numpy.argsort(keys, kind='stable').
 
@@ -55,7 +56,7 @@ def _sort(keys, order) -> None:
         order[p + 1] = current
 
 
-@jit
+@compiled
 def capacity_blocks(node_times, s, event_node, delta, event_island, cap0, n_days,
                     total_lo, total_step, total_block, largest_lo, largest_step,
                     largest_block):
@@ -101,7 +102,7 @@ def capacity_blocks(node_times, s, event_node, delta, event_island, cap0, n_days
                 start = end
 
 
-@jit
+@compiled
 def peak_draws(node_times, s, event_node, event_hall, event_delta, draw0, peak):
     """peak[i, h]: hall h's highest draw in kW at any time in scenario i under strategy s
     (report.bands.hall_peak_draw: events at one instant apply together, so the draw is read

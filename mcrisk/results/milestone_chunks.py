@@ -21,20 +21,22 @@ is the critical path walk (about half), NumPy's sort and the walks over the sort
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
-import numba as nb
 import numpy as np
 
-jit = nb.njit(cache=True, nogil=True)
-# Performance: the per-scenario helpers run without Numba's reference counting (they never
-# allocate), and as calls: inlined into chunk_milestones (inline="always") the whole took
-# 1.7x longer (reference, 65,536 scenarios, the strategy with the longest critical paths).
-jit_helper = nb.njit(nogil=True, _nrt=False)
+from ..core.jit import entry, jit
+
+# The entry points below, cached under this file's digest (mcrisk.core.jit). Performance: the
+# per-scenario helpers (`jit`) run as calls: inlined into chunk_milestones (jit_inline) the
+# whole took 1.7x longer (reference, 65,536 scenarios, the strategy with the longest critical
+# paths).
+compiled = entry([Path(__file__)])
 
 TILE = 256                     # scenarios whose milestone times are written out together
 
 
-@jit_helper
+@jit
 def _max_nan(a: float, b: float) -> float:
     """numpy.maximum: NaN when either is NaN."""
     if a != a or b != b:
@@ -42,7 +44,7 @@ def _max_nan(a: float, b: float) -> float:
     return a if a >= b else b
 
 
-@jit_helper
+@jit
 def _driver(node_times, world, i, s, v, dep_ptr, dep_idx, is_crew, crew_rows, base_const,
             base_q, add_const, add_q, tolerance) -> int:
     """The node that set node v's time in one scenario (-1: its own date), as
@@ -88,7 +90,7 @@ def _driver(node_times, world, i, s, v, dep_ptr, dep_idx, is_crew, crew_rows, ba
     return driver
 
 
-@jit_helper
+@jit
 def _milestone_times(node_times, i, s, member_ptr, members, first, tile, row):
     """out[k] = milestone k's time given its nodes' times: the earliest member for a `first`
     rollup, else the latest; NaN when a member is NaN (numpy.min and numpy.max)."""
@@ -103,7 +105,7 @@ def _milestone_times(node_times, i, s, member_ptr, members, first, tile, row):
         tile[row, k] = value
 
 
-@jit_helper
+@jit
 def _walk_critical_path(node_times, world, i, s, completion, is_ancestor, dep_ptr, dep_idx,
                         is_crew, crew_rows, base_const, base_q, add_const, add_q, tolerance,
                         on_path, path) -> int:
@@ -134,7 +136,7 @@ def _walk_critical_path(node_times, world, i, s, completion, is_ancestor, dep_pt
     return length
 
 
-@jit
+@compiled
 def chunk_milestones(node_times, world, s, member_ptr, members, first, is_ancestor, dep_ptr,
                      dep_idx, is_crew, crew_rows, base_const, base_q, add_const, add_q,
                      completion, tolerance, times_out, critical_out):
@@ -170,7 +172,7 @@ def chunk_milestones(node_times, world, s, member_ptr, members, first, is_ancest
                 times_out[k, i] = tile[i - tile_start, k]
 
 
-@jit
+@compiled
 def run_lengths(rows, bin_days, bin_offset, key_stride):
     """The histogram's table of rows[m, n], each row sorted ascending (numpy.sort: non-finite
     values at either end): (keys, counts, low, high) of every occupied (row, bin), in key
@@ -209,7 +211,7 @@ def run_lengths(rows, bin_days, bin_offset, key_stride):
     return keys, counts, low, high, non_finite
 
 
-@jit
+@compiled
 def merge_tables(a_keys, a_counts, a_low, a_high, b_keys, b_counts, b_low, b_high):
     """Two tables with ascending distinct keys as one: counts added, the smaller low and the
     larger high where a key is in both."""

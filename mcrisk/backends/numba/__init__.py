@@ -10,10 +10,11 @@ One file per stage, each read side by side with the NumPy reference's file of th
     metrics.py        the six metrics                 numpy/metrics.py         metrics.cuh
     costs.py          the cost columns ([costs])      numpy/costs.py           costs.cuh
     driver.py         every scenario of a chunk       numpy/driver.py          simulate.cu
-    jit.py            the compile options every stage shares
 
-Same stage names and constants as the reference; the plan's arrays are passed one by one under
-their names in the plan interface (mcrisk/plan/record.py). Each stage takes up to driver.LANES
+The stages compile with mcrisk.core.jit's options (the one compile policy) into the one
+cached entry point, driver.simulate_chunk_kernel. Same stage names and constants as the
+reference; the plan's arrays are passed one by one under their names in the plan interface
+(mcrisk/plan/record.py). Each stage takes up to driver.LANES
 scenarios at once (arrays [row, lane]): the plan's control flow is decided once for all of
 them and the loops over lanes vectorize (driver.py).
 """

@@ -15,7 +15,7 @@ import math
 import numpy as np
 
 from ...core.definitions import COST, METRICS, N_COSTS, N_METRICS
-from .jit import jit, jit_inline
+from ...core.jit import jit, jit_inline
 from .metrics import _sort_events
 
 # The cost columns the kernel fills itself, after the metrics: the total, power over the

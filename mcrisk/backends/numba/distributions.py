@@ -10,7 +10,7 @@ import math
 
 from ...core.distributions import (KIND_FIXED, KIND_LOGNORMAL, KIND_PERT, KIND_TRIANGULAR,
                                    KIND_UNIFORM, PERT_TABLE_SIZE)
-from .jit import jit, jit_inline
+from ...core.jit import jit, jit_inline
 from .random import uniforms, uniforms_lanes
 
 # Acklam's rational approximation of the normal quantile, refined by one Halley step on

@@ -9,7 +9,6 @@ groups; a CUDA thread runs a group of one scenario).
 """
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
 import numba as nb
@@ -19,8 +18,8 @@ from ...core import definitions, distributions, rng
 from ...core.definitions import N_METRICS
 from ...plan.record import CompiledScenario
 from ...core.rng import check_scenarios, split_seed
-from ..kernel_cache import shared_cache
-from .jit import jit
+from ...core.jit import entry, entry_digest
+from ...core.jit import jit
 from .costs import strategy_costs
 from .metrics import (capacity_metrics, completion_day, job_metrics, power_violation,
                       sorted_events)
@@ -118,26 +117,20 @@ def simulate_block(
                         node_times[group + l, s, v] = node_time[v, l]
 
 
-def _sources_digest() -> str:
-    """SHA-256 of every source file compiled into the kernel: this package and the mcrisk
-    modules whose constants it freezes (rng, distributions, definitions)."""
-    files = sorted(Path(__file__).parent.glob("*.py")) + [
-        Path(module.__file__) for module in (rng, distributions, definitions)]
-    digest = hashlib.sha256()
-    for file in files:
-        digest.update(file.name.encode() + b"\0" + file.read_bytes())
-    return digest.hexdigest()
+# Every source file compiled into the kernel: this package and the mcrisk modules whose
+# constants it freezes (rng, distributions, definitions).
+SOURCE_FILES = sorted(Path(__file__).parent.glob("*.py")) + [
+    Path(module.__file__) for module in (rng, distributions, definitions)]
 
 
 def _kernel(sources: str):
-    """simulate_chunk_kernel, cached by Numba under a key that covers all its sources.
+    """simulate_chunk_kernel, an entry point (mcrisk.core.jit) over SOURCE_FILES.
 
-    Numba's cache checks only the file that defines a cached function, but this kernel has
-    the stage functions of five other files compiled into it. It closes over `sources` (the
-    digest of them all), and Numba keys a closure's cache entry on its cells, so editing any
-    stage recompiles the kernel instead of loading its old code.
+    It also closes over `sources` (their digest), and Numba keys a closure's cache entry on
+    its cells: so the key covers every source even where NUMBA_CACHE_DIR, which reads only
+    the defining file's stamp, takes the cache.
     """
-    @nb.njit(cache=True, parallel=True)
+    @entry(SOURCE_FILES, parallel=True)
     def simulate_chunk_kernel(
             dist_kind, dist_param, dist_chance, pert_table, q_kind, q_dist, q_address, q_const,
             q_terms_ptr, q_terms, q_burnin, burnin_dist, burnin_fail, burnin_rma_after,
@@ -194,8 +187,8 @@ def _kernel(sources: str):
     return simulate_chunk_kernel
 
 
-SOURCES = _sources_digest()
-simulate_chunk_kernel = shared_cache(_kernel(SOURCES), SOURCES)
+SOURCES = entry_digest(SOURCE_FILES)
+simulate_chunk_kernel = _kernel(SOURCES)
 
 
 def prepare(plan: CompiledScenario) -> None:

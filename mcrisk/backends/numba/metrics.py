@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from ...core.definitions import REL_EPS
-from .jit import jit, jit_inline
+from ...core.jit import jit, jit_inline
 
 
 @jit

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...core.rng import PHILOX_M0, PHILOX_M1, PHILOX_W0, PHILOX_W1
-from .jit import jit_inline
+from ...core.jit import jit_inline
 
 _M0 = np.uint64(PHILOX_M0)
 _M1 = np.uint64(PHILOX_M1)

@@ -16,7 +16,7 @@ import math
 import numpy as np
 
 from ...core.definitions import NODE_CREW
-from .jit import jit, jit_inline
+from ...core.jit import jit, jit_inline
 
 
 @jit_inline

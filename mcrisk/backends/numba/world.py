@@ -14,7 +14,7 @@ import numpy as np
 from ...core.definitions import (MAX_BURNIN_ATTEMPTS, Q_ATTEMPTS, Q_BURNIN, Q_EARLY, Q_OUT,
                                  Q_SAMPLE, Q_SOAK, Q_SUM)
 from .distributions import draw, draw_lanes
-from .jit import jit
+from ...core.jit import jit
 from .random import uniforms, uniforms_lanes
 
 
