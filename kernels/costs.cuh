@@ -51,7 +51,7 @@ MCRISK_HD int hall_power_events(const Plan& p, int s, int h, const double* node_
             count += 1;
         }
     }
-    _sort_events(times, order, count, n);
+    sort_events(times, order, count, n);
     return count;
 }
 

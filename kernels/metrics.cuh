@@ -19,7 +19,7 @@ static constexpr double REL_EPS = 1e-9;
 // the order a stable sort of the events by time gives, since order starts as the same events in
 // every lane. Batcher's odd-even merge sort, its comparators enumerated for any count (those
 // past the end dropped): no lane branches.
-MCRISK_HD void _sort_events(double* times, int* order, int count, int n) {
+MCRISK_HD void sort_events(double* times, int* order, int count, int n) {
     for (int p = 1; p < count; p *= 2) {
         for (int k = p; k >= 1; k /= 2) {
             for (int j = k % p; j < count - k; j += 2 * k) {
@@ -121,7 +121,7 @@ MCRISK_HD void sorted_events(const int* event_node, const int* event_order, int 
             times[j * LANES + l] = node_time[v * LANES + l];
         }
     }
-    _sort_events(times, order, count, n);
+    sort_events(times, order, count, n);
 }
 
 // out[0:4] = trough_depth, trough_days, shortfall_gpu_days, homeless_days of lane l, from its

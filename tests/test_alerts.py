@@ -114,7 +114,7 @@ def test_cli_exit_3_lists_each_breach_and_still_registers_the_run(tmp_path, caps
 # -- issue 9: every malformed condition at once; .delta conditions respect noise ---------------
 
 from mcrisk.report.nightly.alerts import parse_conditions  # noqa: E402
-from mcrisk.report.nightly.diff import Materiality, MetricChange, NightDiff  # noqa: E402
+from mcrisk.report.nightly.diff import MetricChange, NightDiff  # noqa: E402
 
 
 def test_every_malformed_condition_is_reported_not_only_the_first():

@@ -15,7 +15,6 @@ from mcrisk.results.compare import compare_costs, money_text
 from mcrisk.cli.text import format_cost_comparison
 from mcrisk.core.definitions import COSTS, N_COSTS, N_METRICS
 from mcrisk.core.model import Costs
-from mcrisk.backends.chunks import SimulationResult
 
 
 def hand_made_costs(n: int = 400, seed: int = 5) -> np.ndarray:

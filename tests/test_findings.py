@@ -428,7 +428,7 @@ def test_the_report_states_counts_that_metrics_parquet_confirms(tmp_path):
     dipped = sum(1 for r in drain if r["trough_depth"] > 0)
     assert len(drain) == 300
     assert "drain-on-day (rank 2" in page
-    assert (f"dips below the 128 H100-eq baseline within the 200-day horizon in "
+    assert ("dips below the 128 H100-eq baseline within the 200-day horizon in "
             + ("all 300 scenarios" if dipped == 300 else f"{dipped} of 300")) in page
     match = JOINT.search(page.replace("&#x27;", "'"))
     assert match

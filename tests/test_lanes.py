@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from mcrisk.backends.numba import driver as numba_driver
-from mcrisk.backends.numba.metrics import _sort_events
+from mcrisk.backends.numba.metrics import sort_events
 from mcrisk.plan.compile import compile_scenario
 from mcrisk.core.definitions import NODE_CREW
 from mcrisk.scenario import load_scenario
@@ -107,7 +107,7 @@ def test_sort_events_is_a_stable_sort_by_time(count):
     events = gen.permutation(count) if count else np.zeros(1, dtype=np.int64)
     order = np.repeat(events[:, None], lanes, axis=1).astype(np.int64)
     before_t, before_o = times.copy(), order.copy()
-    _sort_events(times, order, count, n)
+    sort_events(times, order, count, n)
     for l in range(lanes):
         if l >= n:
             np.testing.assert_array_equal(times[:, l], before_t[:, l])

@@ -55,7 +55,7 @@ def drawn(monkeypatch):
     """Every figure made while the test runs, kept open instead of saved as PNG (saving is
     most of a figure's time; the lines, labels and legends exist before it)."""
     kept = []
-    monkeypatch.setattr(figures_module, "_png", lambda fig: kept.append(fig) or b"")
+    monkeypatch.setattr(figures_module, "to_png", lambda fig: kept.append(fig) or b"")
     yield kept
     for fig in kept:
         matplotlib.pyplot.close(fig)
@@ -439,7 +439,7 @@ def report_figures(plan, metrics, bands, power, paths, start=None) -> list:
     names = plan.strategy_names
     colors = figures_module.strategy_colors(names)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(figures_module, "_png", lambda fig: kept.append(fig) or b"")
+        patch.setattr(figures_module, "to_png", lambda fig: kept.append(fig) or b"")
         figures_module.fan_chart(plan, bands, colors, paths["fan"], start)
         figures_module.largest_island_chart(plan, bands, colors, paths["island"], start)
         figures_module.exceedance_chart(metrics, names, colors, (
@@ -502,7 +502,7 @@ def test_long_names_fold_the_legend_and_long_labels_wrap_inside_the_canvas(monke
     metrics[:3, 0, M["completion_day"]] = 9000.0
     colors = figures_module.strategy_colors(names)
     kept = []
-    monkeypatch.setattr(figures_module, "_png", lambda fig: kept.append(fig) or b"")
+    monkeypatch.setattr(figures_module, "to_png", lambda fig: kept.append(fig) or b"")
     figures_module.completion_chart(metrics, names, colors, 200.0, None, dt.date(2027, 1, 4))
     figures_module.exceedance_chart(metrics, names, colors,
                                     (("trough_depth", "depth " * 30), ("trough_days", "days")),

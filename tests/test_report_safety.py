@@ -72,14 +72,14 @@ def test_every_user_string_in_a_figure_is_drawn_literally(tmp_path, monkeypatch)
     """Mathtext used to read `$^$` in a hall id and raise in savefig, after summary.json and
     the Parquet files were written; names with `$` were drawn as formulas."""
     drawn = []
-    save = figures_module._png
+    save = figures_module.to_png
 
     def keep(fig):
         png = save(fig)                  # draws every text (tick labels are made lazily)
         drawn.append(fig)
         return png
 
-    monkeypatch.setattr(figures_module, "_png", keep)
+    monkeypatch.setattr(figures_module, "to_png", keep)
     out = tmp_path / "out"
     assert main(["run", str(hostile_scenario(tmp_path)), "--samples", "200", "--backend", "cpu",
                  "--out", str(out), "--quiet"]) == 0

@@ -26,10 +26,10 @@ from dataclasses import dataclass, replace
 
 from ..plan.compile import compile_scenario
 from ..core.model import Scenario, Strategy, Trigger
-from ..scenario import _read_document
-from ..scenario.document import _parse_toml, _read_bytes
-from ..scenario.reader import _compact, _fmt, _Reader, _Table
-from ..scenario.strategies import _read_strategy
+from ..scenario import read_document
+from ..scenario.document import parse_toml, read_file_bytes
+from ..scenario.reader import compact_ids, format_number, Reader, Table
+from ..scenario.strategies import read_strategy
 from .order import KNOB as ORDER_KNOB
 from .space import SearchSpace
 
@@ -114,9 +114,9 @@ def _knobs(space: SearchSpace) -> list[tuple[str, tuple]]:
     knobs: list[tuple[str, tuple]] = []
     for group in space.drain_groups:
         pairs = tuple((trigger, lag) for trigger in group.triggers for lag in group.lags)
-        knobs.append((f"drain {_compact(list(group.units))}", pairs))
+        knobs.append((f"drain {compact_ids(list(group.units))}", pairs))
     for wave in space.waves:
-        knobs.append((f"wave {_compact(list(wave.units))}", wave.rows))
+        knobs.append((f"wave {compact_ids(list(wave.units))}", wave.rows))
     for order in space.orders:
         knobs.append((ORDER_KNOB, order.permutations))
     knobs.append(("crews", space.crews))
@@ -172,10 +172,10 @@ def _template_plan(space: SearchSpace, scenario: Scenario) -> tuple:
         written = {drains[u] for u in group.units}
         words = _trigger_words(*_without_lag(written.pop())) if len(written) == 1 else \
             "as written (several triggers)"
-        labels.append((f"drain {_compact(list(group.units))}", words))
+        labels.append((f"drain {compact_ids(list(group.units))}", words))
     for wave in space.waves:
         rows = sorted({placement[u] for u in wave.units})
-        labels.append((f"wave {_compact(list(wave.units))}", "row " + ", ".join(rows)))
+        labels.append((f"wave {compact_ids(list(wave.units))}", "row " + ", ".join(rows)))
     for order in space.orders:
         labels.append((ORDER_KNOB, order.written_words(placement)))
     crews = template.crews_in(scenario.retrofit)
@@ -195,16 +195,16 @@ def _identity(strategy: Strategy, crews: int) -> tuple:
 
 def trigger_label(trigger: Trigger) -> str:
     """A trigger as a search file writes it: 'on_accepted:N01..N04+day:60' (lag apart)."""
-    parts = [] if trigger.day is None else [f"day:{_fmt(trigger.day)}"]
+    parts = [] if trigger.day is None else [f"day:{format_number(trigger.day)}"]
     for kind in ("on_arrival", "on_accepted"):
         ids = getattr(trigger, kind)
         if ids:
-            parts.append(f"{kind}:{_compact(list(ids)).replace(', ', ',')}")
+            parts.append(f"{kind}:{compact_ids(list(ids)).replace(', ', ',')}")
     return "+".join(parts)
 
 
 def _trigger_words(trigger: Trigger, lag: float) -> str:
-    return f"{trigger_label(trigger)}, lag {_fmt(lag)} d"
+    return f"{trigger_label(trigger)}, lag {format_number(lag)} d"
 
 
 class _Checker:
@@ -215,15 +215,15 @@ class _Checker:
         self.rejected: Counter = Counter()
         # the scenario reader's registries (rows, units, shipments, contracts), as `mcrisk
         # run` has them when it reads the strategies
-        self.reader = _Reader(scenario.path)
-        _read_document(self.reader, _parse_toml(scenario.path, _read_bytes(scenario.path)))
+        self.reader = Reader(scenario.path)
+        read_document(self.reader, parse_toml(scenario.path, read_file_bytes(scenario.path)))
         self.reader.problems.clear()
 
     def reason(self, strategy: Strategy) -> str | None:
         """Why `strategy` cannot run, in a few words (a reason to count), or None."""
         block = tomllib.loads(_strategy_block(strategy))["strategies"][0]
         self.reader.problems.clear()
-        _read_strategy(_Table(self.reader, "strategies[0]", block, _STRATEGY_KEYS))
+        read_strategy(Table(self.reader, "strategies[0]", block, _STRATEGY_KEYS))
         if self.reader.problems:
             return _reason_of(self.reader.problems[0].message)
         return self._power_reason(strategy)
@@ -322,7 +322,7 @@ def _runs(pairs) -> list[tuple[list[str], object]]:
 
 def _ids(units: list[str]) -> str:
     """'"N01..N04"' or '["N01..N02", "N05"]': the units in order, runs as ranges."""
-    parts = _compact(units).split(", ")
+    parts = compact_ids(units).split(", ")
     return _string(parts[0]) if len(parts) == 1 else \
         "[" + ", ".join(_string(p) for p in parts) + "]"
 

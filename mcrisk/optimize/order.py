@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from ..core.model import Scenario
-from ..scenario.reader import _Spec, _Table, _as_ids, _compact, _count, _kind, _suggest
+from ..scenario.reader import Spec, Table, as_ids, compact_ids, count_text, type_name, did_you_mean
 
 MAX_ORDER_WAVES = 8            # 8! = 40,320 permutations: every one is a value of the knob
 KNOB = "order"                 # the knob's label in a candidate's knobs
@@ -52,21 +52,21 @@ class Order:
 
     def words(self, rows: tuple[str, ...]) -> str:
         """'N01..N04 -> A9, N05..N08 -> B1': which row each wave takes, waves in file order."""
-        return ", ".join(f"{_compact(list(wave))} -> {row}" for wave, row in zip(self.waves, rows))
+        return ", ".join(f"{compact_ids(list(wave))} -> {row}" for wave, row in zip(self.waves, rows))
 
     def written_words(self, placement: dict[str, str]) -> str:
         """The template's rows of each wave, in words ('B1 + A9' when it splits a wave)."""
         parts = []
         for wave in self.waves:
             rows = sorted({placement[unit] for unit in wave})
-            parts.append(f"{_compact(list(wave))} -> {' + '.join(rows)}")
+            parts.append(f"{compact_ids(list(wave))} -> {' + '.join(rows)}")
         return ", ".join(parts)
 
 
 _ORDER_HINT = 'waves = ["N01..N04", "N05..N08"], rows = ["B1", "A9"]'
 
 
-def read_orders(search: _Table, scenario: Scenario | None, template,
+def read_orders(search: Table, scenario: Scenario | None, template,
                 waves) -> tuple[Order, ...] | None:
     """[[search.orders]]: each order's waves and rows, checked against the scenario, the
     template and [[search.waves]] (`waves`, None when unreadable: that check is skipped).
@@ -87,14 +87,14 @@ def read_orders(search: _Table, scenario: Scenario | None, template,
             continue
         order_waves = t.read("waves", _as_waves, '["N01..N04", "N05..N08"]',
                              "the waves whose order the search varies")
-        rows = t.read("rows", _as_ids, '["B1", "A9"]', "the rows the waves take, one each")
+        rows = t.read("rows", as_ids, '["B1", "A9"]', "the rows the waves take, one each")
         if order_waves is not None and incoming is not None:
             order_waves = _check_units(t, order_waves, incoming, seen, in_waves)
         if rows is not None and known_rows is not None:
             rows = _check_rows(t, rows, known_rows)
         if order_waves is not None and rows is not None and len(rows) != len(order_waves):
-            t.r.report(t.at("rows"), list(rows), f"gives {_count(len(rows), 'row')} for "
-                       f"{_count(len(order_waves), 'wave')}", "give one row per wave: each "
+            t.r.report(t.at("rows"), list(rows), f"gives {count_text(len(rows), 'row')} for "
+                       f"{count_text(len(order_waves), 'wave')}", "give one row per wave: each "
                        "plan puts every wave in a row of its own")
             rows = None
         ok = ok and None not in (order_waves, rows)
@@ -106,11 +106,11 @@ def read_orders(search: _Table, scenario: Scenario | None, template,
     return tuple(order for _, order in orders) if ok else None
 
 
-def _as_waves(r, key, value, spec: _Spec):
+def _as_waves(r, key, value, spec: Spec):
     """An array of 2 to MAX_ORDER_WAVES waves, each an id or an array of ids (ranges
     expanded) -> tuple of unit tuples; None (reported) when any is bad."""
     if not isinstance(value, list) or len(value) < 2:
-        what = _kind(value) if not isinstance(value, list) else f"{len(value)} wave(s)"
+        what = type_name(value) if not isinstance(value, list) else f"{len(value)} wave(s)"
         r.report(key, value, f"must be an array of at least two waves, not {what}",
                  "an order of one wave is no choice: put it in [[search.waves]] instead")
         return None
@@ -119,11 +119,11 @@ def _as_waves(r, key, value, spec: _Spec):
                  f"{MAX_ORDER_WAVES} waves already have {math.factorial(MAX_ORDER_WAVES):,} "
                  "orders: split them into several orders, or fix some in the template")
         return None
-    waves = [_as_ids(r, f"{key}[{i}]", item, spec) for i, item in enumerate(value)]
+    waves = [as_ids(r, f"{key}[{i}]", item, spec) for i, item in enumerate(value)]
     return None if None in waves else tuple(waves)
 
 
-def _check_units(t: _Table, waves, incoming: list[str], seen: dict[str, str],
+def _check_units(t: Table, waves, incoming: list[str], seen: dict[str, str],
                  in_waves: dict[str, str]):
     """`waves` if every unit is incoming, in no earlier wave of an order and in no
     [[search.waves]]; else None (reported at the wave's key). Records the units in `seen`."""
@@ -133,7 +133,7 @@ def _check_units(t: _Table, waves, incoming: list[str], seen: dict[str, str],
         for unit in wave:
             if unit not in incoming:
                 t.r.report(key, unit, f"{unit} is not one of the incoming units",
-                           _suggest(unit, incoming, "the incoming units"))
+                           did_you_mean(unit, incoming, "the incoming units"))
                 ok = False
             elif unit in in_waves:
                 t.r.report(key, unit, f"{unit} is also in {in_waves[unit]}: the wave would "
@@ -149,15 +149,15 @@ def _check_units(t: _Table, waves, incoming: list[str], seen: dict[str, str],
     return waves if ok else None
 
 
-def _check_rows(t: _Table, rows: tuple[str, ...], known: dict) -> tuple[str, ...] | None:
+def _check_rows(t: Table, rows: tuple[str, ...], known: dict) -> tuple[str, ...] | None:
     """`rows` if every one is a row of the scenario; else None (reported)."""
     unknown = [row for row in rows if row not in known]
     for row in unknown:
-        t.r.report(t.at("rows"), row, "unknown row", _suggest(row, list(known), "known rows"))
+        t.r.report(t.at("rows"), row, "unknown row", did_you_mean(row, list(known), "known rows"))
     return None if unknown else rows
 
 
-def _fits(t: _Table, order: Order, scenario: Scenario, template, moved: set[str]) -> bool:
+def _fits(t: Table, order: Order, scenario: Scenario, template, moved: set[str]) -> bool:
     """Whether some permutation puts every wave in a row with positions enough for it
     beside the template's units that no knob moves (not in `moved`); reported when none does
     (every plan would be rejected). Permutations that overfill a row, also with units other

@@ -23,10 +23,10 @@ from ..core.definitions import COSTS, METRICS
 from ..core.errors import NO_VALUE, ScenarioError
 from ..core.model import Scenario, Trigger
 from ..scenario import load_scenario
-from ..scenario.document import _parse_toml, _read_bytes
-from ..scenario.limits import DAYS, MAX_DAYS, MAX_ENTRIES, MAX_STRATEGIES, _Limit
-from ..scenario.reader import (_Reader, _Spec, _Table, _as_ids, _as_integer, _as_number,
-                               _as_string, _as_table, _fmt, _kind, _suggest)
+from ..scenario.document import parse_toml, read_file_bytes
+from ..scenario.limits import DAYS, MAX_DAYS, MAX_ENTRIES, MAX_STRATEGIES, Limit
+from ..scenario.reader import (Reader, Spec, Table, as_ids, as_integer, as_number,
+                               as_string, as_table, format_number, type_name, did_you_mean)
 from ..scenario.sections import NO_RETROFIT
 from .order import Order, read_orders
 
@@ -145,7 +145,7 @@ DEFAULT_STAGES = (500, 2_000, 20_000)
 
 _SEARCH_KEYS = ("scenario", "template", "max_candidates", "seed", "drain_groups", "waves",
                 "orders", "crews", "objective", "constraints", "race", "evaluate")
-_SEED = _Limit(2**63 - 1, "a seed is a 64-bit integer")
+_SEED = Limit(2**63 - 1, "a seed is a 64-bit integer")
 
 
 def read_search(path: str | os.PathLike) -> SearchSpace:
@@ -155,13 +155,13 @@ def read_search(path: str | os.PathLike) -> SearchSpace:
     problems when the scenario is bad; never another exception for a bad file.
     """
     file = os.fsdecode(path)
-    document = _parse_toml(file, _read_bytes(file))
-    r = _Reader(file)
-    root = _Table(r, "", document, ("search",))
+    document = parse_toml(file, read_file_bytes(file))
+    r = Reader(file)
+    root = Table(r, "", document, ("search",))
     search = root.table("search", _SEARCH_KEYS, "the scenario, the knobs and the objective")
     if search is None:
         raise ScenarioError(r.problems)
-    scenario_path = search.read("scenario", _as_string, '"reference-2048.toml"',
+    scenario_path = search.read("scenario", as_string, '"reference-2048.toml"',
                                 "the scenario to search, relative to this file")
     scenario = _load_scenario(search, scenario_path)
     parts = _read_search(search, scenario)
@@ -170,7 +170,7 @@ def read_search(path: str | os.PathLike) -> SearchSpace:
     return SearchSpace(path=file, scenario_path=scenario.path, scenario=scenario, **parts)
 
 
-def _load_scenario(search: _Table, relative: str | None) -> Scenario | None:
+def _load_scenario(search: Table, relative: str | None) -> Scenario | None:
     """The scenario `relative` names (relative to the search file); None when it cannot be
     read (reported at search.scenario). Its own problems raise its own ScenarioError."""
     if relative is None:
@@ -183,18 +183,18 @@ def _load_scenario(search: _Table, relative: str | None) -> Scenario | None:
     return load_scenario(full)
 
 
-def _read_search(search: _Table, scenario: Scenario | None) -> dict:
+def _read_search(search: Table, scenario: Scenario | None) -> dict:
     """Every part of [search] but the scenario; values are None where unreadable."""
     template = _read_template(search, scenario)
-    seed = search.read("seed", _as_integer, "1", "the seed of the sample and the race",
+    seed = search.read("seed", as_integer, "1", "the seed of the sample and the race",
                        default=1, at_most=_SEED)
     race = _read_race(search, seed)
     waves = _read_waves(search, scenario)
     return dict(
         template=template and template.name,
-        max_candidates=search.read("max_candidates", _as_integer, "1000", "enumerate up to "
+        max_candidates=search.read("max_candidates", as_integer, "1000", "enumerate up to "
                                    "this many plans, else sample this many", default=1000,
-                                   at_least=1, at_most=_Limit(MAX_CANDIDATES, "each plan is a "
+                                   at_least=1, at_most=Limit(MAX_CANDIDATES, "each plan is a "
                                    "strategy in every scenario of the race")),
         seed=seed,
         drain_groups=_read_drain_groups(search, scenario, template),
@@ -208,20 +208,20 @@ def _read_search(search: _Table, scenario: Scenario | None) -> dict:
     )
 
 
-def _read_template(search: _Table, scenario: Scenario | None):
-    name = search.read("template", _as_string, '"hybrid-gated"',
+def _read_template(search: Table, scenario: Scenario | None):
+    name = search.read("template", as_string, '"hybrid-gated"',
                        "the written strategy the knobs vary from")
     if name is None or scenario is None:
         return None
     names = [s.name for s in scenario.strategies]
     if name not in names:
         search.r.report(search.at("template"), name, "unknown strategy",
-                        _suggest(name, names, "the scenario's strategies", compact=False))
+                        did_you_mean(name, names, "the scenario's strategies", compact=False))
         return None
     return scenario.strategy(name)
 
 
-def _read_drain_groups(search: _Table, scenario: Scenario | None, template) -> tuple:
+def _read_drain_groups(search: Table, scenario: Scenario | None, template) -> tuple:
     """[[search.drain_groups]]: units of the template's drains (each in one group at most),
     their trigger choices and lag range."""
     tables = search.tables("drain_groups", ("units", "triggers", "lag_days"),
@@ -233,21 +233,21 @@ def _read_drain_groups(search: _Table, scenario: Scenario | None, template) -> t
     for t in tables or ():
         if t is None:
             continue
-        units = t.read("units", _as_ids, '"SU3..SU4"', "existing units that drain together")
+        units = t.read("units", as_ids, '"SU3..SU4"', "existing units that drain together")
         triggers = t.read("triggers", _as_triggers, '["on_accepted:N01..N04", "day:60"]',
                           "the triggers to try", scenario=scenario)
         lags = t.read("lag_days", _as_lags, "{ min = 0, max = 28, step = 7 }",
                       "the lags to try after the trigger", default=(0.0,))
         if units is not None and drained is not None:
             units = _check_members(t, units, drained, seen, "drain group",
-                                   f"the template's drained units")
+                                   "the template's drained units")
         if None not in (units, triggers, lags):
             groups.append(DrainGroup(units, tuple(tr for tr, _ in triggers),
                                      tuple(label for _, label in triggers), lags))
     return None if tables is None else tuple(groups)
 
 
-def _check_members(t: _Table, units: tuple[str, ...], known: list[str], seen: dict[str, str],
+def _check_members(t: Table, units: tuple[str, ...], known: list[str], seen: dict[str, str],
                    what: str, noun: str) -> tuple[str, ...] | None:
     """`units` if each is in `known` and in no earlier entry (recorded in `seen`); else None
     (reported on t.units)."""
@@ -255,7 +255,7 @@ def _check_members(t: _Table, units: tuple[str, ...], known: list[str], seen: di
     for unit in units:
         if unit not in known:
             t.r.report(t.at("units"), unit, f"{unit} is not one of {noun}",
-                       _suggest(unit, known, noun))
+                       did_you_mean(unit, known, noun))
             ok = False
         elif unit in seen:
             t.r.report(t.at("units"), unit, f"{unit} is in two {what}s, also at {seen[unit]}",
@@ -271,11 +271,11 @@ _TRIGGER_HINT = ('a trigger is "day:60", "on_arrival:S1", "on_accepted:N01..N04"
                  'joined by "+" (the latest of them), as a drain\'s keys in the scenario')
 
 
-def _as_triggers(r, key, value, spec: _Spec, scenario: Scenario | None):
+def _as_triggers(r, key, value, spec: Spec, scenario: Scenario | None):
     """An array of trigger labels -> ((Trigger, label), ...); None if any is bad (reported).
     Duplicates (the same Trigger twice) are refused: they would only repeat candidates."""
     if not isinstance(value, list) or not value:
-        what = "an empty array" if value == [] else _kind(value)
+        what = "an empty array" if value == [] else type_name(value)
         r.report(key, value, f"must be a non-empty array of triggers, not {what}",
                  spec.type_hint)
         return None
@@ -292,9 +292,9 @@ def _as_triggers(r, key, value, spec: _Spec, scenario: Scenario | None):
     return None if any(tr is None for tr, _ in triggers) else tuple(triggers)
 
 
-def _as_trigger(r, key, value, spec: _Spec, scenario: Scenario | None) -> Trigger | None:
+def _as_trigger(r, key, value, spec: Spec, scenario: Scenario | None) -> Trigger | None:
     """'on_accepted:N01..N04+day:60' -> Trigger (lag 0), or None (reported)."""
-    text = _as_string(r, key, value, spec)
+    text = as_string(r, key, value, spec)
     if text is None:
         return None
     parts: dict[str, object] = {}
@@ -326,8 +326,8 @@ def _condition(r, key, kind: str, what: str, scenario: Scenario | None):
                      'for example "day:60"')
             return None
         return day
-    spec = _Spec(kind, '"S1"' if kind == "on_arrival" else '"N01..N04"', _TRIGGER_HINT)
-    ids = _as_ids(r, key, [item.strip() for item in what.split(",")], spec)
+    spec = Spec(kind, '"S1"' if kind == "on_arrival" else '"N01..N04"', _TRIGGER_HINT)
+    ids = as_ids(r, key, [item.strip() for item in what.split(",")], spec)
     if ids is None or scenario is None:
         return ids
     known = [s.id for s in scenario.shipments] if kind == "on_arrival" else \
@@ -335,23 +335,23 @@ def _condition(r, key, kind: str, what: str, scenario: Scenario | None):
     noun = "shipments" if kind == "on_arrival" else "incoming units"
     unknown = [i for i in ids if i not in known]
     for ident in unknown:
-        r.report(key, ident, f"unknown {noun[:-1]}", _suggest(ident, known, f"known {noun}"))
+        r.report(key, ident, f"unknown {noun[:-1]}", did_you_mean(ident, known, f"known {noun}"))
     return None if unknown else ids
 
 
-def _as_lags(r, key, value, spec: _Spec):
+def _as_lags(r, key, value, spec: Spec):
     """Lag days: a number, an array of numbers, or { min, max, step } -> ascending distinct
     floats in [0, MAX_DAYS], at most MAX_LAGS of them; or None (reported)."""
     if isinstance(value, dict):
-        t = _Table(r, key, value, ("min", "max", "step"))
-        low = t.read("min", _as_number, "0", "the shortest lag", at_least=0, at_most=DAYS)
-        high = t.read("max", _as_number, "28", "the longest lag", at_least=0, at_most=DAYS)
-        step = t.read("step", _as_number, "7", "the lags between min and max", above=0,
+        t = Table(r, key, value, ("min", "max", "step"))
+        low = t.read("min", as_number, "0", "the shortest lag", at_least=0, at_most=DAYS)
+        high = t.read("max", as_number, "28", "the longest lag", at_least=0, at_most=DAYS)
+        step = t.read("step", as_number, "7", "the lags between min and max", above=0,
                       at_most=DAYS, default=None)
         if None in (low, high) or ("step" in value and step is None):
             return None
         if high < low:
-            r.report(f"{key}.max", high, f"is below min ({_fmt(low)})", "give max >= min")
+            r.report(f"{key}.max", high, f"is below min ({format_number(low)})", "give max >= min")
             return None
         if step is None and high > low:
             r.report(key, value, "gives min < max but no step", "add step = 7, say")
@@ -366,7 +366,7 @@ def _as_lags(r, key, value, spec: _Spec):
     if not items:
         r.report(key, value, "must give at least one lag", spec.type_hint)
         return None
-    lags = [_as_number(r, f"{key}[{i}]" if isinstance(value, list) else key, item, spec,
+    lags = [as_number(r, f"{key}[{i}]" if isinstance(value, list) else key, item, spec,
                        at_least=0, at_most=DAYS) for i, item in enumerate(items)]
     if None in lags:
         return None
@@ -376,7 +376,7 @@ def _as_lags(r, key, value, spec: _Spec):
     return tuple(sorted(lags))
 
 
-def _read_waves(search: _Table, scenario: Scenario | None) -> tuple | None:
+def _read_waves(search: Table, scenario: Scenario | None) -> tuple | None:
     """[[search.waves]]: incoming units that land together (each in one wave at most) and the
     rows they may land in (ranges expand to choices)."""
     tables = search.tables("waves", ("units", "rows"), '[{ units = "N01..N04", rows = '
@@ -389,15 +389,15 @@ def _read_waves(search: _Table, scenario: Scenario | None) -> tuple | None:
     for t in tables or ():
         if t is None:
             continue
-        units = t.read("units", _as_ids, '"N01..N04"', "incoming units that land together")
-        choices = t.read("rows", _as_ids, '["B1", "A1..A2"]', "the rows the wave may take")
+        units = t.read("units", as_ids, '"N01..N04"', "incoming units that land together")
+        choices = t.read("rows", as_ids, '["B1", "A1..A2"]', "the rows the wave may take")
         if units is not None and incoming is not None:
             units = _check_members(t, units, incoming, seen, "wave", "the incoming units")
         if choices is not None and rows is not None:
             for row in choices:
                 if row not in rows:
                     t.r.report(t.at("rows"), row, "unknown row",
-                               _suggest(row, rows, "known rows"))
+                               did_you_mean(row, rows, "known rows"))
                     choices = None
                     break
         if units is not None and choices is not None:
@@ -405,7 +405,7 @@ def _read_waves(search: _Table, scenario: Scenario | None) -> tuple | None:
     return None if tables is None else tuple(waves)
 
 
-def _read_crews(search: _Table, scenario: Scenario | None,
+def _read_crews(search: Table, scenario: Scenario | None,
                 template=None) -> tuple[int, ...] | None:
     """[search.crews] values: the retrofit crew counts to try; when absent the template's own
     count (its `crews`, else the scenario's [retrofit] crews). Each at least 1 and at most one
@@ -416,7 +416,7 @@ def _read_crews(search: _Table, scenario: Scenario | None,
     if t is None:
         return own
     rows = MAX_ENTRIES if scenario is None else max(1, len(scenario.rows()))
-    limit = _Limit(rows, f"one crew per row, {rows:,} rows: more crews than rows never work "
+    limit = Limit(rows, f"one crew per row, {rows:,} rows: more crews than rows never work "
                    "at once")
     values = t.read("values", _as_integer_list, "[1, 2, 3]", "the crew counts to try",
                     at_least=1, at_most=limit)
@@ -433,12 +433,12 @@ def _has_retrofit(scenario: Scenario) -> bool:
     return scenario.retrofit is not NO_RETROFIT
 
 
-def _as_integer_list(r, key, value, spec: _Spec, at_least: int, at_most: _Limit):
+def _as_integer_list(r, key, value, spec: Spec, at_least: int, at_most: Limit):
     """A non-empty array of distinct integers -> ascending tuple, or None (reported)."""
     if not isinstance(value, list) or not value:
         r.report(key, value, "must be a non-empty array of whole numbers", spec.type_hint)
         return None
-    numbers = [_as_integer(r, f"{key}[{i}]", item, spec, at_least=at_least, at_most=at_most)
+    numbers = [as_integer(r, f"{key}[{i}]", item, spec, at_least=at_least, at_most=at_most)
                for i, item in enumerate(value)]
     if None in numbers:
         return None
@@ -465,17 +465,17 @@ def _statistic_ok(r, key, label, scenario: Scenario | None, value=None) -> bool:
         return True
     if column not in METRICS:
         r.report(key, shown, f"unknown column {column!r}",
-                 _suggest(column, METRICS + COSTS, "metrics and costs", compact=False))
+                 did_you_mean(column, METRICS + COSTS, "metrics and costs", compact=False))
         return False
     return True
 
 
-def _as_statistic(r, key, value, spec: _Spec, scenario: Scenario | None):
-    text = _as_string(r, key, value, spec)
+def _as_statistic(r, key, value, spec: Spec, scenario: Scenario | None):
+    text = as_string(r, key, value, spec)
     return text if text is not None and _statistic_ok(r, key, text, scenario) else None
 
 
-def _read_objective(search: _Table, scenario: Scenario | None) -> Objective | None:
+def _read_objective(search: Table, scenario: Scenario | None) -> Objective | None:
     """[search.objective]: exactly one of minimize, weights, pareto."""
     t = search.table("objective", OBJECTIVE_KINDS, 'what to minimize: minimize = '
                      '"p90:shortfall_gpu_days"')
@@ -495,7 +495,7 @@ def _read_objective(search: _Table, scenario: Scenario | None) -> Objective | No
     if kind == "weights":
         w = t.table("weights", tuple(t.data["weights"]) if isinstance(t.data["weights"], dict)
                     else (), "the weighted sum to minimize")
-        terms = [(label, w.read(label, _as_number, "1.0", "its weight in the sum", above=0))
+        terms = [(label, w.read(label, as_number, "1.0", "its weight in the sum", above=0))
                  for label in (w.data if w is not None else ())]
         ok = w is not None and bool(terms) and all(
             _statistic_ok(t.r, w.at(label), label, scenario, NO_VALUE) for label, _ in terms)
@@ -508,7 +508,7 @@ def _read_objective(search: _Table, scenario: Scenario | None) -> Objective | No
     return labels and Objective("pareto", tuple((label, 1.0) for label in labels))
 
 
-def _as_statistic_list(r, key, value, spec: _Spec, scenario: Scenario | None):
+def _as_statistic_list(r, key, value, spec: Spec, scenario: Scenario | None):
     """At least two distinct statistics (a Pareto set of one objective is just its best)."""
     if not isinstance(value, list) or len(value) < 2:
         r.report(key, value, "must be an array of at least two statistics", spec.type_hint)
@@ -523,7 +523,7 @@ def _as_statistic_list(r, key, value, spec: _Spec, scenario: Scenario | None):
     return tuple(labels)
 
 
-def _read_constraints(search: _Table, scenario: Scenario | None) -> tuple | None:
+def _read_constraints(search: Table, scenario: Scenario | None) -> tuple | None:
     """[search.constraints]: "statistic" = { max = bound }, in file order."""
     raw = search.data.get("constraints", {})
     t = search.table("constraints", tuple(raw) if isinstance(raw, dict) else (),
@@ -540,19 +540,19 @@ def _read_constraints(search: _Table, scenario: Scenario | None) -> tuple | None
     return tuple(constraints) if ok else None
 
 
-def _as_bound(r, key, value, spec: _Spec):
-    t = _as_table(r, key, value, ("max",))
-    return t and t.read("max", _as_number, "0", "the largest value allowed")
+def _as_bound(r, key, value, spec: Spec):
+    t = as_table(r, key, value, ("max",))
+    return t and t.read("max", as_number, "0", "the largest value allowed")
 
 
-def _read_race(search: _Table, seed: int | None) -> Race | None:
+def _read_race(search: Table, seed: int | None) -> Race | None:
     """[search.race]: scenarios per stage (ascending), the fraction kept, the race's seed."""
     t = search.table("race", ("scenarios", "keep", "seed"), "", default=None)
     if t is None:
         return None if seed is None else Race(DEFAULT_STAGES, 0.25, seed)
     stages = t.read("scenarios", _as_integer_list, "[500, 2000, 20000]",
                     "scenarios per stage of successive halving", default=DEFAULT_STAGES,
-                    at_least=1, at_most=_Limit(MAX_SAMPLES, "see Limits"))
+                    at_least=1, at_most=Limit(MAX_SAMPLES, "see Limits"))
     if stages is not None and len(stages) > MAX_STAGES:
         t.r.report(t.at("scenarios"), list(stages), f"has {len(stages)} stages, more than "
                    f"{MAX_STAGES}", "a few stages, each several times the last, are enough")
@@ -561,25 +561,25 @@ def _read_race(search: _Table, seed: int | None) -> Race | None:
         t.r.report(t.at("scenarios"), t.data["scenarios"], "must be ascending",
                    "each stage runs the survivors on more scenarios than the last")
         stages = None
-    keep = t.read("keep", _as_number, "0.25", "the fraction kept after each stage",
-                  default=0.25, above=0, at_most=_Limit(1, "a fraction of the candidates"))
-    race_seed = t.read("seed", _as_integer, "1", "the race's seed", default=seed,
+    keep = t.read("keep", as_number, "0.25", "the fraction kept after each stage",
+                  default=0.25, above=0, at_most=Limit(1, "a fraction of the candidates"))
+    race_seed = t.read("seed", as_integer, "1", "the race's seed", default=seed,
                        at_most=_SEED)
     return None if None in (stages, keep, race_seed) else Race(stages, keep, race_seed)
 
 
-def _read_evaluate(search: _Table, race: Race | None) -> Evaluate | None:
+def _read_evaluate(search: Table, race: Race | None) -> Evaluate | None:
     """[search.evaluate]: samples and top plans of the fresh-seed evaluation, on a seed the
     race did not use (its seed + 1 unless given)."""
     t = search.table("evaluate", ("samples", "top", "seed"), "", default=None)
     fresh = None if race is None else race.seed + 1
     if t is None:
         return None if fresh is None else Evaluate(20_000, 5, fresh)
-    samples = t.read("samples", _as_integer, "20000", "scenarios of the evaluation",
-                     default=20_000, at_least=1, at_most=_Limit(MAX_SAMPLES, "see Limits"))
-    top = t.read("top", _as_integer, "5", "how many plans to evaluate", default=5,
-                 at_least=1, at_most=_Limit(MAX_STRATEGIES, "the plans a report compares"))
-    seed = t.read("seed", _as_integer, "2", "the evaluation's fresh seed", default=fresh,
+    samples = t.read("samples", as_integer, "20000", "scenarios of the evaluation",
+                     default=20_000, at_least=1, at_most=Limit(MAX_SAMPLES, "see Limits"))
+    top = t.read("top", as_integer, "5", "how many plans to evaluate", default=5,
+                 at_least=1, at_most=Limit(MAX_STRATEGIES, "the plans a report compares"))
+    seed = t.read("seed", as_integer, "2", "the evaluation's fresh seed", default=fresh,
                   at_most=_SEED)
     if seed is not None and race is not None and seed == race.seed:
         t.r.report(t.at("seed"), seed, "is the race's seed: the chosen plans would be "

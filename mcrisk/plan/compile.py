@@ -63,7 +63,6 @@ out from max(out, event) to max(back, event), nodes added after all others.
 """
 from __future__ import annotations
 
-from dataclasses import replace
 from fractions import Fraction
 
 import math

@@ -31,14 +31,14 @@ import os
 from mcrisk.core.errors import NO_VALUE, Problem, ScenarioError
 from mcrisk.core.model import Scenario
 
-from .costs import _read_costs
-from .document import _parse_toml, _read_bytes, _too_deep
-from .fleets import _check_fleets, _read_existing, _read_incoming, _read_risks, _read_shipments
+from .costs import read_costs
+from .document import parse_toml, read_file_bytes, too_deep
+from .fleets import check_fleets, read_existing, read_incoming, read_risks, read_shipments
 from .limits import MAX_NESTING
-from .reader import _Reader, _Table
-from .sections import (_read_demand, _read_halls, _read_header, _read_islands, _read_retrofit,
-                       _read_shared_delays, _read_unit_types)
-from .strategies import _read_strategies
+from .reader import Reader, Table
+from .sections import (read_demand, read_halls, read_header, read_islands, read_retrofit,
+                       read_shared_delays, read_unit_types)
+from .strategies import read_strategies
 
 # Re-exported, as `mcrisk.scenario` had them before it was a package: every limit (tests check
 # each is documented with its value), the cooling and risk-target vocabularies, and the
@@ -57,7 +57,7 @@ __all__ = ["load_scenario", "read_scenario", "scenario_sha256"]
 
 def scenario_sha256(path: str | os.PathLike) -> str:
     """Hex SHA-256 of the file's bytes, as recorded in `Scenario.sha256` and summary.json."""
-    return hashlib.sha256(_read_bytes(os.fsdecode(path))).hexdigest()
+    return hashlib.sha256(read_file_bytes(os.fsdecode(path))).hexdigest()
 
 
 def load_scenario(path: str | os.PathLike) -> Scenario:
@@ -74,11 +74,11 @@ def read_scenario(path: str | os.PathLike) -> tuple[Scenario, bytes]:
     caller that keeps a copy (the nightly's scenario.toml) keeps exactly the bytes that were
     parsed and that Scenario.sha256 hashes, even if the file changes meanwhile."""
     file = os.fsdecode(path)
-    data = _read_bytes(file)
-    document = _parse_toml(file, data)
-    too_deep = _too_deep(document)
-    if too_deep is not None:
-        raise ScenarioError([Problem(file, too_deep, NO_VALUE, f"nested more than {MAX_NESTING} "
+    data = read_file_bytes(file)
+    document = parse_toml(file, data)
+    deep = too_deep(document)
+    if deep is not None:
+        raise ScenarioError([Problem(file, deep, NO_VALUE, f"nested more than {MAX_NESTING} "
                                      "levels deep", "a scenario nests arrays and tables a few "
                                      "levels deep; look for a run of [ or {")])
     if isinstance(document.get("search"), dict) and "scenario" not in document:
@@ -86,8 +86,8 @@ def read_scenario(path: str | os.PathLike) -> tuple[Scenario, bytes]:
                                      "`mcrisk optimize`, not a scenario", "run `mcrisk optimize "
                                      f"{file}`; its scenario is the file its search.scenario "
                                      "names")])
-    reader = _Reader(file)
-    parts = _read_document(reader, document)
+    reader = Reader(file)
+    parts = read_document(reader, document)
     if reader.problems:
         raise ScenarioError(reader.problems)
     return Scenario(path=file, sha256=hashlib.sha256(data).hexdigest(), **parts), data
@@ -97,22 +97,22 @@ _TOP_KEYS = ("scenario", "demand", "unit_types", "islands", "halls", "retrofit",
              "incoming", "shared_delays", "shipments", "risks", "costs", "strategies")
 
 
-def _read_document(r: _Reader, document: dict) -> dict:
+def read_document(r: Reader, document: dict) -> dict:
     """Every section, in dependency order; returns the Scenario's fields but path and sha256."""
-    root = _Table(r, "", document, _TOP_KEYS)
-    parts = _read_header(root)
-    parts["demand"] = _read_demand(root)
-    parts["shared_delays"] = _read_shared_delays(root)
-    parts["islands"] = _read_islands(root)
-    parts["unit_types"] = _read_unit_types(root)
-    parts["halls"] = _read_halls(root)
-    parts["retrofit"] = _read_retrofit(root)
-    parts["existing"] = _read_existing(root)
-    parts["incoming"] = _read_incoming(root)
-    _check_fleets(r)
-    parts["shipments"] = _read_shipments(root)
+    root = Table(r, "", document, _TOP_KEYS)
+    parts = read_header(root)
+    parts["demand"] = read_demand(root)
+    parts["shared_delays"] = read_shared_delays(root)
+    parts["islands"] = read_islands(root)
+    parts["unit_types"] = read_unit_types(root)
+    parts["halls"] = read_halls(root)
+    parts["retrofit"] = read_retrofit(root)
+    parts["existing"] = read_existing(root)
+    parts["incoming"] = read_incoming(root)
+    check_fleets(r)
+    parts["shipments"] = read_shipments(root)
     r.has_costs = "costs" in document
-    parts["risks"] = _read_risks(root, parts["halls"])
-    parts["costs"] = _read_costs(root)
-    parts["strategies"] = _read_strategies(root)
+    parts["risks"] = read_risks(root, parts["halls"])
+    parts["costs"] = read_costs(root)
+    parts["strategies"] = read_strategies(root)
     return parts

@@ -6,21 +6,21 @@ lognormal's largest draw included. Reservations are steps { day, kw }, ascending
 with the hall's notice (a step up not before notice_days) and minimum term (a step down not
 sooner than minimum_term_days after the step up before it; the reservation at day 0 starts a
 term too); a hall's own (`reserved_kw` or `reservations`) and a strategy's
-(`[[strategies]] reservations`, read in strategies.py with `_read_reservation_steps`) are
+(`[[strategies]] reservations`, read in strategies.py with `read_reservation_steps`) are
 checked alike. Read after the fleets and the halls, before the strategies, which check their
 reservations against the contracts recorded on the reader (`r.power_contracts`).
 """
 from __future__ import annotations
 
 from mcrisk.core.errors import NO_VALUE
-from mcrisk.core.model import ZERO, Costs, Distribution, PowerContract, Reservation
+from mcrisk.core.model import ZERO, Costs, PowerContract, Reservation
 
-from .distributions import _Measure, _as_distribution, largest_draw
-from .limits import DAYS, MAX_ENTRIES, MAX_MONEY, MAX_PUE, TOTAL_KW, _Limit
-from .reader import (_Reader, _Spec, _Table, _as_name, _as_number, _check_ref, _check_unique,
-                     _count_ok, _fmt, _fmt_limit, _kind)
+from .distributions import Measure, as_distribution, largest_draw
+from .limits import DAYS, MAX_ENTRIES, MAX_MONEY, MAX_PUE, TOTAL_KW, Limit
+from .reader import (Reader, Spec, Table, as_name, as_number, check_ref, check_unique,
+                     count_ok, format_number, format_limit, type_name)
 
-_MONEY = _Limit(MAX_MONEY, "a trillion is beyond any migration's budget")
+_MONEY = Limit(MAX_MONEY, "a trillion is beyond any migration's budget")
 _PRICE_SPECS = {
     "value": ("150", "a price"),
     "min": ("140", "the lowest price"),
@@ -30,7 +30,7 @@ _PRICE_SPECS = {
     "p90": ("190", "the 90th percentile of the price"),
     "then": "the price drawn with probability p",
 }
-PRICE = _Measure(_MONEY, _PRICE_SPECS, "a number")
+PRICE = Measure(_MONEY, _PRICE_SPECS, "a number")
 PRICE_EXAMPLE = '{ dist = "triangular", min = 140, mode = 150, max = 170 }'
 
 _COSTS_KEYS = ("currency", "power", "running", "waiting", "shortfall", "crews")
@@ -40,25 +40,25 @@ _STEP_KEYS = ("day", "kw")
 STEPS_EXAMPLE = "[{ day = 0, kw = 0 }, { day = 150, kw = 1650 }]"
 
 
-def _as_price(r, key, value, spec: _Spec):
+def as_price(r, key, value, spec: Spec):
     """A price: a number >= 0 (certain) or a distribution of one; None if bad (reported).
 
     Every distribution's parameters are >= 0, so no draw is negative; a lognormal's largest
     draw (its quantile at 8.2 sigma) must stay within MAX_MONEY."""
-    price = _as_distribution(r, key, value, spec, measure=PRICE)
+    price = as_distribution(r, key, value, spec, measure=PRICE)
     if price is not None and largest_draw(price) > MAX_MONEY:
         # only a lognormal (or a chance of one) gets here: other parameters are within it
         at, shown = (f"{key}.p90", price.params[1]) if price.kind == "lognormal" \
             else (f"{key}.then.p90", price.inner.params[1])
         r.report(at, shown,
                  f"lets a draw reach {largest_draw(price):,.4g}, more than "
-                 f"{_fmt_limit(MAX_MONEY)}", "the generator reaches 8.2 sigma; narrow the "
+                 f"{format_limit(MAX_MONEY)}", "the generator reaches 8.2 sigma; narrow the "
                  "lognormal, its p90 closer to the median, or use pert or triangular")
         return None
     return price
 
 
-def _read_costs(root: _Table) -> Costs | None:
+def read_costs(root: Table) -> Costs | None:
     """[costs], or None when the scenario has none (then it has no cost outputs)."""
     r = root.r
     r.power_contracts = {}
@@ -68,7 +68,7 @@ def _read_costs(root: _Table) -> Costs | None:
     if t is None:
         r.power_contracts = None
         return None
-    currency = t.read("currency", _as_name, '"USD"', "the currency's label in reports",
+    currency = t.read("currency", as_name, '"USD"', "the currency's label in reports",
                       default="USD")
     power = _read_power(t)
     running = _read_prices_by_type(t, "running", "per existing unit-day until its removal")
@@ -79,16 +79,16 @@ def _read_costs(root: _Table) -> Costs | None:
     parts = dict(
         currency=currency, power=power, running=running, waiting=waiting,
         shortfall_per_h100_eq_hour=shortfall.read(
-            "per_h100_eq_hour", _as_price, '{ dist = "triangular", min = 2.0, mode = 2.35, '
+            "per_h100_eq_hour", as_price, '{ dist = "triangular", min = 2.0, mode = 2.35, '
             'max = 3.5 }', "the backfill price of one H100-eq for an hour")
         if shortfall is not None else ZERO,
         crew_per_day=crews.read(
-            "per_crew_day", _as_price, "8000", "what one retrofit crew costs per day")
+            "per_crew_day", as_price, "8000", "what one retrofit crew costs per day")
         if crews is not None else ZERO)
     return None if None in parts.values() else Costs(**parts)
 
 
-def _read_power(t: _Table):
+def _read_power(t: Table):
     """[[costs.power]]: one contract per hall; records them on the reader by hall."""
     r = t.r
     tables = t.tables("power", _POWER_KEYS, '[{ hall = "A", reserved_kw = 3000, '
@@ -101,7 +101,7 @@ def _read_power(t: _Table):
     for entry in filter(None, tables):
         contract = _read_contract(entry)
         contracts.append(contract)
-        unique = contract is None or _check_unique(r, seen, contract.hall, entry.at("hall"),
+        unique = contract is None or check_unique(r, seen, contract.hall, entry.at("hall"),
                                                    "hall of a power contract")
         if contract is not None and unique:
             r.power_contracts[contract.hall] = contract
@@ -112,28 +112,28 @@ def _read_power(t: _Table):
     return tuple(contracts)
 
 
-def _read_contract(t: _Table) -> PowerContract | None:
+def _read_contract(t: Table) -> PowerContract | None:
     """One [[costs.power]] entry; None if any key is bad (reported)."""
-    hall = t.read("hall", _as_name, '"A"', "the hall whose power this prices")
-    if hall is not None and not _check_ref(t.r, t.at("hall"), hall, t.r.halls, "hall"):
+    hall = t.read("hall", as_name, '"A"', "the hall whose power this prices")
+    if hall is not None and not check_ref(t.r, t.at("hall"), hall, t.r.halls, "hall"):
         hall = None
     terms = dict(
-        pue=t.read("pue", _as_number, "1.3", "facility power / IT power, >= 1", default=1.0,
+        pue=t.read("pue", as_number, "1.3", "facility power / IT power, >= 1", default=1.0,
                    at_least=1, at_most=_PUE),
         load_factor=t.read("load_factor", _as_load_factor, "0.8",
                            "average draw / planned draw, in (0, 1]", default=1.0),
-        notice_days=t.read("notice_days", _as_number, "90",
+        notice_days=t.read("notice_days", as_number, "90",
                            "days' notice a step up needs: none starts before this day",
                            default=0.0, at_least=0, at_most=DAYS),
-        minimum_term_days=t.read("minimum_term_days", _as_number, "365",
+        minimum_term_days=t.read("minimum_term_days", as_number, "365",
                                  "days a step up is held before a step down", default=0.0,
                                  at_least=0, at_most=DAYS))
     prices = dict(
-        price_per_kw_month=t.read("price_per_kw_month", _as_price, PRICE_EXAMPLE,
+        price_per_kw_month=t.read("price_per_kw_month", as_price, PRICE_EXAMPLE,
                                   "the price of one reserved kW for a month"),
-        over_per_kw_month=t.read("over_per_kw_month", _as_price, "300", "the price of one "
+        over_per_kw_month=t.read("over_per_kw_month", as_price, "300", "the price of one "
                                  "kW drawn above the reservation for a month", default=ZERO),
-        energy_per_kwh=t.read("energy_per_kwh", _as_price, "0.08",
+        energy_per_kwh=t.read("energy_per_kwh", as_price, "0.08",
                               "the price of one kWh metered", default=ZERO))
     reservations = _read_hall_reservations(t, terms)
     values = [hall, reservations, *terms.values(), *prices.values()]
@@ -142,19 +142,19 @@ def _read_contract(t: _Table) -> PowerContract | None:
     return PowerContract(hall, reservations, **prices, **terms)
 
 
-_PUE = _Limit(MAX_PUE, "a building that spends 9 kW cooling each kW of IT is no data hall")
+_PUE = Limit(MAX_PUE, "a building that spends 9 kW cooling each kW of IT is no data hall")
 
 
-def _as_load_factor(r, key, value, spec: _Spec):
+def _as_load_factor(r, key, value, spec: Spec):
     """A number in (0, 1]."""
-    number = _as_number(r, key, value, spec, above=0)
+    number = as_number(r, key, value, spec, above=0)
     if number is not None and number > 1:
         r.report(key, value, "must be <= 1", spec.why)
         return None
     return number
 
 
-def _read_hall_reservations(t: _Table, terms: dict) -> tuple[Reservation, ...] | None:
+def _read_hall_reservations(t: Table, terms: dict) -> tuple[Reservation, ...] | None:
     """A hall's reservation steps: `reserved_kw` (from day 0) or `reservations`, not both."""
     given = [name for name in ("reserved_kw", "reservations") if name in t.data]
     if not given:
@@ -167,16 +167,16 @@ def _read_hall_reservations(t: _Table, terms: dict) -> tuple[Reservation, ...] |
                    "keep reserved_kw for one amount from day 0, or reservations for steps")
         return None
     if given == ["reserved_kw"]:
-        kw = t.read("reserved_kw", _as_number, "3000", "the kW reserved from day 0",
+        kw = t.read("reserved_kw", as_number, "3000", "the kW reserved from day 0",
                     at_least=0, at_most=TOTAL_KW)
         return None if kw is None else (Reservation(0.0, kw),)
     tables = t.tables("reservations", _STEP_KEYS, STEPS_EXAMPLE, "the reserved kW over time")
     if tables is None or None in tables:
         return None
-    return _read_reservation_steps(t.r, t.at("reservations"), tables, terms)
+    return read_reservation_steps(t.r, t.at("reservations"), tables, terms)
 
 
-def _read_reservation_steps(r: _Reader, key: str, tables: list[_Table], terms: dict | None,
+def read_reservation_steps(r: Reader, key: str, tables: list[Table], terms: dict | None,
                             keys: list[str] | None = None) -> tuple[Reservation, ...] | None:
     """Steps { day, kw } in order: the first at day 0, days strictly ascending, and (when the
     contract's `terms` are known) no step up before notice_days and no step down sooner than
@@ -188,9 +188,9 @@ def _read_reservation_steps(r: _Reader, key: str, tables: list[_Table], terms: d
     keys = keys or [f"{key}[{i}]" for i in range(len(tables))]
     steps = []
     for step in tables:
-        day = step.read("day", _as_number, "150", "the day the step starts", at_least=0,
+        day = step.read("day", as_number, "150", "the day the step starts", at_least=0,
                         at_most=DAYS)
-        kw = step.read("kw", _as_number, "1650", "the kW reserved from that day",
+        kw = step.read("kw", as_number, "1650", "the kW reserved from that day",
                        at_least=0, at_most=TOTAL_KW)
         steps.append(None if None in (day, kw) else Reservation(day, kw))
     if None in steps or not _steps_in_order(r, keys, steps):
@@ -201,23 +201,23 @@ def _read_reservation_steps(r: _Reader, key: str, tables: list[_Table], terms: d
     return tuple(steps)
 
 
-def _steps_in_order(r: _Reader, keys: list[str], steps: list[Reservation]) -> bool:
+def _steps_in_order(r: Reader, keys: list[str], steps: list[Reservation]) -> bool:
     """The first step at day 0, each later one on a later day (reports if not)."""
     if steps[0].day != 0:
         r.report(f"{keys[0]}.day", steps[0].day, "must be 0: reservations start at day 0",
                  f"begin with {{ day = 0, kw = 0 }} if nothing is reserved before day "
-                 f"{_fmt(steps[0].day)}")
+                 f"{format_number(steps[0].day)}")
         return False
     for i in range(1, len(steps)):
         if steps[i].day <= steps[i - 1].day:
             r.report(f"{keys[i]}.day", steps[i].day, f"must be > the previous step's day "
-                     f"({_fmt(steps[i - 1].day)})", "list reservation steps with days "
+                     f"({format_number(steps[i - 1].day)})", "list reservation steps with days "
                      "strictly ascending")
             return False
     return True
 
 
-def _steps_within_terms(r: _Reader, keys: list[str], steps: list[Reservation],
+def _steps_within_terms(r: Reader, keys: list[str], steps: list[Reservation],
                         terms: dict) -> bool:
     """No step up before notice_days; no step down sooner than minimum_term_days after the
     latest step up before it (the reservation at day 0 starts a term). Reports each."""
@@ -228,39 +228,39 @@ def _steps_within_terms(r: _Reader, keys: list[str], steps: list[Reservation],
         if step.kw > before.kw:
             term_start = step.day
             if step.day < notice:
-                r.report(f"{keys[i]}.day", step.day, f"a step up ({_fmt(before.kw)} to "
-                         f"{_fmt(step.kw)} kW) before notice_days ({_fmt(notice)})",
-                         f"start it on day {_fmt(notice)} or later, or lower the hall's "
+                r.report(f"{keys[i]}.day", step.day, f"a step up ({format_number(before.kw)} to "
+                         f"{format_number(step.kw)} kW) before notice_days ({format_number(notice)})",
+                         f"start it on day {format_number(notice)} or later, or lower the hall's "
                          "notice_days")
                 ok = False
         elif step.kw < before.kw and step.day - term_start < term:
-            r.report(f"{keys[i]}.day", step.day, f"a step down ({_fmt(before.kw)} to "
-                     f"{_fmt(step.kw)} kW) {_fmt(step.day - term_start)} days after the step "
-                     f"up on day {_fmt(term_start)}, sooner than minimum_term_days "
-                     f"({_fmt(term)})", f"step down on day {_fmt(term_start + term)} or later, "
+            r.report(f"{keys[i]}.day", step.day, f"a step down ({format_number(before.kw)} to "
+                     f"{format_number(step.kw)} kW) {format_number(step.day - term_start)} days after the step "
+                     f"up on day {format_number(term_start)}, sooner than minimum_term_days "
+                     f"({format_number(term)})", f"step down on day {format_number(term_start + term)} or later, "
                      "or lower the hall's minimum_term_days")
             ok = False
     return ok
 
 
-def _read_prices_by_type(t: _Table, name: str, why: str):
+def _read_prices_by_type(t: Table, name: str, why: str):
     """[costs.running] or [costs.waiting]: unit type id = price; a tuple of (type, price)."""
     r = t.r
     value = t.data.get(name, {})
     if not isinstance(value, dict):
-        r.report(t.at(name), value, f"must be a table, not {_kind(value)}",
+        r.report(t.at(name), value, f"must be a table, not {type_name(value)}",
                  f"write [costs.{name}] with lines like gb300-nvl72 = 3000, the price {why}")
         return None
-    if not _count_ok(r, t.at(name), len(value), MAX_ENTRIES, "prices"):
+    if not count_ok(r, t.at(name), len(value), MAX_ENTRIES, "prices"):
         return None
     prices = []
     for type_id, price_value in value.items():
         key = f"{t.at(name)}.{type_id}"
-        if not _check_ref(r, key, type_id, r.unit_types, "unit type"):
+        if not check_ref(r, key, type_id, r.unit_types, "unit type"):
             prices.append(None)
             continue
-        prices.append((type_id, _as_price(r, key, price_value,
-                                          _Spec(type_id, "3000", f"the price {why}"))))
+        prices.append((type_id, as_price(r, key, price_value,
+                                          Spec(type_id, "3000", f"the price {why}"))))
     if any(p is None or p[1] is None for p in prices):
         return None
     return tuple(prices)

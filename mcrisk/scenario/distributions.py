@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from mcrisk.core.errors import NO_VALUE
 from mcrisk.core.model import DISTRIBUTION_KINDS, ZERO, DateSpec, Distribution
 
-from .limits import DAYS, MAX_LOGNORMAL_SPREAD, MAX_PERT_LAMBDA, _Limit
-from .reader import (_Spec, _Table, _as_ids, _as_number, _as_probability, _as_table,
-                     _check_ref, _fmt, _is_number, _kind, _suggest)
+from .limits import DAYS, MAX_LOGNORMAL_SPREAD, MAX_PERT_LAMBDA, Limit
+from .reader import (Spec, Table, as_ids, as_number, as_probability, as_table,
+                     check_ref, format_number, is_number, type_name, did_you_mean)
 
 
 _DIST_PARAMS = {
@@ -34,41 +34,41 @@ _PARAM_SPECS = {                       # example, meaning
     "p90": ("45", "the 90th percentile in days"),
     "p": ("0.35", "the probability that the duration is drawn, else it is 0"),
 }
-_DIST_EXAMPLE = '{ dist = "triangular", min = 2, mode = 4, max = 10 }'
+DIST_EXAMPLE = '{ dist = "triangular", min = 2, mode = 4, max = 10 }'
 
 
 @dataclass(frozen=True)
-class _Measure:
+class Measure:
     """What a distribution is of, for its bounds and hints: the largest parameter, the hints
     of each parameter and how a bare number is described ("a number of days")."""
 
-    limit: _Limit
+    limit: Limit
     specs: dict        # parameter -> (example, meaning); "then": a chance's inner meaning
     bare: str
 
 
-_DAYS_MEASURE = _Measure(DAYS, _PARAM_SPECS, "a number of days")
+_DAYS_MEASURE = Measure(DAYS, _PARAM_SPECS, "a number of days")
 
 
-def _as_distribution(r, key, value, spec: _Spec, inner: bool = False, limit: _Limit = DAYS,
-                     measure: _Measure | None = None):
+def as_distribution(r, key, value, spec: Spec, inner: bool = False, limit: Limit = DAYS,
+                     measure: Measure | None = None):
     """A Distribution of days: a bare number (fixed) or a table with `dist`; None if bad.
 
     Every parameter but lambda and p is at most `limit` (DAYS unless the distribution is of
     something else, such as performance). `measure` replaces limit and the hints for a
     distribution of something other than days (a price: mcrisk/scenario/costs.py)."""
-    measure = measure or _Measure(limit, _PARAM_SPECS, _DAYS_MEASURE.bare)
-    if _is_number(value):
-        number = _as_number(r, key, value, spec, at_least=0, at_most=measure.limit)
+    measure = measure or Measure(limit, _PARAM_SPECS, _DAYS_MEASURE.bare)
+    if is_number(value):
+        number = as_number(r, key, value, spec, at_least=0, at_most=measure.limit)
         return None if number is None else Distribution.fixed(number)
     if not isinstance(value, dict):
         r.report(key, value, f"must be {measure.bare} or a distribution table, not "
-                             f"{_kind(value)}", f"for example {spec.name} = {_DIST_EXAMPLE}")
+                             f"{type_name(value)}", f"for example {spec.name} = {DIST_EXAMPLE}")
         return None
     kind = _dist_kind(r, key, value, inner)
     if kind is None:
         return None
-    t = _Table(r, key, value, ("dist",) + _DIST_PARAMS[kind])
+    t = Table(r, key, value, ("dist",) + _DIST_PARAMS[kind])
     return _DIST_READERS[kind](t, measure)
 
 
@@ -79,7 +79,7 @@ def _dist_kind(r, key, table: dict, inner: bool) -> str | None:
         r.report(f"{key}.dist", NO_VALUE, "missing", f'add dist = "...", one of {kinds}')
     elif not isinstance(kind, str) or kind not in DISTRIBUTION_KINDS:
         r.report(f"{key}.dist", kind, "unknown distribution",
-                 _suggest(kind, DISTRIBUTION_KINDS, "known distributions", compact=False))
+                 did_you_mean(kind, DISTRIBUTION_KINDS, "known distributions", compact=False))
     elif inner and kind == "chance":
         r.report(f"{key}.dist", kind, "a chance cannot draw from another chance",
                  "multiply the two probabilities into one chance")
@@ -88,15 +88,15 @@ def _dist_kind(r, key, table: dict, inner: bool) -> str | None:
     return None
 
 
-def _param(t: _Table, name: str, measure: _Measure, **bounds):
+def _param(t: Table, name: str, measure: Measure, **bounds):
     """A distribution parameter in days (or lambda), in [0, measure.limit] unless bounds say
     otherwise."""
     example, why = measure.specs.get(name, _PARAM_SPECS[name])
-    return t.read(name, _as_number, example, why,
+    return t.read(name, as_number, example, why,
                   **({"at_least": 0, "at_most": measure.limit} | bounds))
 
 
-def _compare(t: _Table, name: str, value, relation: str, other_name: str, other,
+def _compare(t: Table, name: str, value, relation: str, other_name: str, other,
              hint: str) -> bool:
     """Whether `value relation other` holds (True when either failed to read); reports on
     `name` if it does not."""
@@ -104,7 +104,7 @@ def _compare(t: _Table, name: str, value, relation: str, other_name: str, other,
         return True
     holds = {">": value > other, ">=": value >= other, "<=": value <= other}[relation]
     if not holds:
-        t.r.report(t.at(name), value, f"must be {relation} {other_name} ({_fmt(other)})", hint)
+        t.r.report(t.at(name), value, f"must be {relation} {other_name} ({format_number(other)})", hint)
     return holds
 
 
@@ -112,24 +112,24 @@ _ORDER_HINT = "min <= mode <= max, with min < max"
 _CERTAIN_HINT = "for a certain duration write the number alone"
 
 
-def _read_fixed(t: _Table, measure: _Measure):
+def _read_fixed(t: Table, measure: Measure):
     value = _param(t, "value", measure)
     return None if value is None else Distribution.fixed(value)
 
 
-def _read_uniform(t: _Table, measure: _Measure):
+def _read_uniform(t: Table, measure: Measure):
     low, high = _param(t, "min", measure), _param(t, "max", measure)
     ordered = _compare(t, "max", high, ">", "min", low,
                        _CERTAIN_HINT if low == high else "min < max")
     return Distribution("uniform", (low, high)) if ordered and None not in (low, high) else None
 
 
-_LAMBDA = _Measure(_Limit(MAX_PERT_LAMBDA, "beyond it a PERT is its mode to within 0.1%: write "
+_LAMBDA = Measure(Limit(MAX_PERT_LAMBDA, "beyond it a PERT is its mode to within 0.1%: write "
                           "the mode alone; far beyond, its quantiles cannot be computed"),
                    _PARAM_SPECS, "")
 
 
-def _read_triangular(t: _Table, measure: _Measure, kind: str = "triangular"):
+def _read_triangular(t: Table, measure: Measure, kind: str = "triangular"):
     """triangular (min, mode, max) or pert (min, mode, max, lambda = 4).
 
     A degenerate one (min == max) is refused: a fixed number says the same more plainly.
@@ -145,14 +145,14 @@ def _read_triangular(t: _Table, measure: _Measure, kind: str = "triangular"):
     return Distribution(kind, tuple(params)) if ordered and None not in params else None
 
 
-def _read_lognormal(t: _Table, measure: _Measure):
+def _read_lognormal(t: Table, measure: Measure):
     median = _param(t, "median", measure, at_least=None, above=0)
     p90 = _param(t, "p90", measure)
     ordered = _compare(t, "p90", p90, ">", "median", median,
                        "the 90th percentile lies above the median; " + _CERTAIN_HINT)
     if ordered and None not in (median, p90) and p90 > MAX_LOGNORMAL_SPREAD * median:
         t.r.report(t.at("p90"), p90, f"must be <= {MAX_LOGNORMAL_SPREAD:,} x median "
-                   f"({_fmt(MAX_LOGNORMAL_SPREAD * median)})",
+                   f"({format_number(MAX_LOGNORMAL_SPREAD * median)})",
                    "a wider lognormal's far tail (the generator reaches 8.2 sigma) passes "
                    "1e19 x the median; for 'usually nothing, sometimes long' use a chance")
         return None
@@ -160,10 +160,10 @@ def _read_lognormal(t: _Table, measure: _Measure):
         else None
 
 
-def _read_chance(t: _Table, measure: _Measure):
-    p = t.read("p", _as_probability, *_PARAM_SPECS["p"])
+def _read_chance(t: Table, measure: Measure):
+    p = t.read("p", as_probability, *_PARAM_SPECS["p"])
     why = measure.specs.get("then", "the duration drawn with probability p")
-    then = t.read("then", _as_distribution, _DIST_EXAMPLE, why, inner=True, measure=measure)
+    then = t.read("then", as_distribution, DIST_EXAMPLE, why, inner=True, measure=measure)
     return None if p is None or then is None else Distribution("chance", (p,), then)
 
 
@@ -177,18 +177,18 @@ _DIST_READERS = {
 }
 
 
-def _as_date(r, key, value, spec: _Spec):
+def as_date(r, key, value, spec: Spec):
     """A DateSpec from { day, delay?, shared? }, days from day 0; None if bad."""
-    t = _as_table(r, key, value, ("day", "delay", "shared"))
+    t = as_table(r, key, value, ("day", "delay", "shared"))
     if t is None:
         return None
-    day = t.read("day", _as_number, "75", "the planned day, from day 0", at_least=0,
+    day = t.read("day", as_number, "75", "the planned day, from day 0", at_least=0,
                  at_most=DAYS)
-    delay = t.read("delay", _as_distribution, _DIST_EXAMPLE, "the date's own slip in days",
+    delay = t.read("delay", as_distribution, DIST_EXAMPLE, "the date's own slip in days",
                    default=ZERO)
-    shared = t.read("shared", _as_ids, '["vendor"]', "names of [shared_delays] added to it",
+    shared = t.read("shared", as_ids, '["vendor"]', "names of [shared_delays] added to it",
                     default=(), empty_ok=True)
-    known = all([_check_ref(r, t.at("shared"), name, r.shared_delays, "shared delay")
+    known = all([check_ref(r, t.at("shared"), name, r.shared_delays, "shared delay")
                  for name in shared or ()])
     return DateSpec(day, delay, shared) if known and None not in (day, delay, shared) else None
 

@@ -19,7 +19,7 @@ from mcrisk.core.errors import NO_VALUE, Problem, ScenarioError
 from .limits import MAX_FILE_BYTES, MAX_NESTING
 
 
-def _read_bytes(file: str) -> bytes:
+def read_file_bytes(file: str) -> bytes:
     """The file's bytes; a ScenarioError for a file that cannot be read, is not a regular file
     (a FIFO would block, /dev/zero read forever) or is larger than MAX_FILE_BYTES."""
     def refuse(message: str, hint: str):
@@ -56,7 +56,7 @@ def _file_kind(mode: int) -> str:
     return "special file"
 
 
-def _parse_toml(file: str, data: bytes) -> dict:
+def parse_toml(file: str, data: bytes) -> dict:
     """The TOML document. A UTF-8 byte order mark (some Windows editors write one) is skipped;
     every way the text can fail is one located Problem, never another exception."""
     try:
@@ -104,7 +104,7 @@ def _first_failing_line(text: str, error: type) -> int:
     return low
 
 
-def _too_deep(document: dict) -> str | None:
+def too_deep(document: dict) -> str | None:
     """The key path of a value nested more than MAX_NESTING levels deep, or None.
 
     tomllib reads some deep nestings that later code could not show (repr recurses)."""

@@ -8,28 +8,28 @@ from __future__ import annotations
 
 from mcrisk.core.model import Acceptance, Attrition, EarlyFailures
 
-from .distributions import _DIST_EXAMPLE, _as_distribution
-from .limits import DAYS, _Limit
-from .reader import _Table, _as_integer, _as_number, _as_probability
+from .distributions import DIST_EXAMPLE, as_distribution
+from .limits import DAYS, Limit
+from .reader import Table, as_integer, as_number, as_probability
 
 ATTRITION_KEYS = ("interruptions_per_gpu_day", "gpus_per_interruption", "days_out")
 EARLY_FAILURE_KEYS = ("chance", "chance_after_burnin_failure", "age_days", "repair_days")
 ACCEPTANCE_KEYS = ("soak_after_failures", "soak_days")
 MIN_USABLE_SHARE = 0.5   # attrition that takes half a fleet out is a unit mistake, not a fleet
-_GPUS_OUT = _Limit(1_000_000, "an interruption takes a node (8 GPUs) or a rack out, not more")
-_FAILURES = _Limit(1_000, "burn-in failures of one unit: a handful at most")
+_GPUS_OUT = Limit(1_000_000, "an interruption takes a node (8 GPUs) or a rack out, not more")
+_FAILURES = Limit(1_000, "burn-in failures of one unit: a handful at most")
 
 
-def read_attrition(t: _Table | None) -> Attrition | None:
+def read_attrition(t: Table | None) -> Attrition | None:
     """[unit_types.attrition]: the usable share 1 - rate x GPUs x days out must be above
     MIN_USABLE_SHARE (reported otherwise)."""
     if t is None:
         return None
-    rate = t.read("interruptions_per_gpu_day", _as_number, "4.7e-4", "interruptions per GPU "
+    rate = t.read("interruptions_per_gpu_day", as_number, "4.7e-4", "interruptions per GPU "
                   "and day of service (Llama 3 on 16,384 H100: 419 in 54 days)", at_least=0)
-    gpus = t.read("gpus_per_interruption", _as_integer, "8", "GPUs one interruption takes out "
+    gpus = t.read("gpus_per_interruption", as_integer, "8", "GPUs one interruption takes out "
                   "(a node)", default=8, at_least=1, at_most=_GPUS_OUT)
-    days = t.read("days_out", _as_number, "3", "days a failed node is out of service",
+    days = t.read("days_out", as_number, "3", "days a failed node is out of service",
                   above=0, at_most=DAYS)
     if None in (rate, gpus, days):
         return None
@@ -43,18 +43,18 @@ def read_attrition(t: _Table | None) -> Attrition | None:
     return attrition
 
 
-def read_early_failures(t: _Table | None) -> EarlyFailures | None:
+def read_early_failures(t: Table | None) -> EarlyFailures | None:
     """[unit_types.early_failures]: chance (and chance_after_burnin_failure >= chance) that
     a new unit fails once at service age age_days, out for repair_days."""
     if t is None:
         return None
-    chance = t.read("chance", _as_probability, "0.05", "the chance a unit that passed burn-in "
+    chance = t.read("chance", as_probability, "0.05", "the chance a unit that passed burn-in "
                     "first time fails in its first months of service")
-    after = t.read("chance_after_burnin_failure", _as_probability, "0.15", "the same for a "
+    after = t.read("chance_after_burnin_failure", as_probability, "0.15", "the same for a "
                    "unit whose burn-in failed at least once (default: chance)", default=chance)
-    age = t.read("age_days", _as_distribution, '{ dist = "lognormal", median = 20, p90 = 60 }',
+    age = t.read("age_days", as_distribution, '{ dist = "lognormal", median = 20, p90 = 60 }',
                  "the unit's service age at the failure")
-    repair = t.read("repair_days", _as_distribution, _DIST_EXAMPLE,
+    repair = t.read("repair_days", as_distribution, DIST_EXAMPLE,
                     "days the unit is out of service for repair")
     if chance is not None and after is not None and after < chance:
         t.r.report(t.at("chance_after_burnin_failure"), after,
@@ -66,18 +66,18 @@ def read_early_failures(t: _Table | None) -> EarlyFailures | None:
     return EarlyFailures(chance, after, age, repair)
 
 
-def read_acceptance(t: _Table | None) -> Acceptance | None:
+def read_acceptance(t: Table | None) -> Acceptance | None:
     """A strategy's `acceptance = { soak_after_failures, soak_days }`."""
     if t is None:
         return None
-    after = t.read("soak_after_failures", _as_integer, "2", "burn-in failures from which a "
+    after = t.read("soak_after_failures", as_integer, "2", "burn-in failures from which a "
                    "unit soaks before acceptance", at_least=1, at_most=_FAILURES)
-    days = t.read("soak_days", _as_distribution, "7", "days the extra soak takes (drawn per "
+    days = t.read("soak_days", as_distribution, "7", "days the extra soak takes (drawn per "
                   "unit)")
     return None if None in (after, days) else Acceptance(after, days)
 
 
-def check_acceptance(t: _Table, acceptance: Acceptance | None) -> None:
+def check_acceptance(t: Table, acceptance: Acceptance | None) -> None:
     """An acceptance policy needs some incoming unit whose burn-in can fail, or early failures
     (reported otherwise: the soak could never start)."""
     r = t.r

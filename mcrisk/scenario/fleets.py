@@ -7,15 +7,15 @@ from __future__ import annotations
 from mcrisk.core.errors import NO_VALUE
 from mcrisk.core.model import ExistingUnit, IncomingUnit, Risk, Shipment
 
-from .costs import _as_price
-from .distributions import _DIST_EXAMPLE, _as_date, _as_distribution, largest_draw
-from .limits import MAX_ENTRIES, MAX_UNITS, TOTAL_H100_EQ, TOTAL_KW, _Limit
-from .reader import (_Reader, _Spec, _Table, _as_ids, _as_probability, _as_string, _check_ref,
-                     _check_unique, _count, _count_ok, _fmt_limit, _kind, _suggest)
-from .sections import _read_description, _read_entries, _read_id
+from .costs import as_price
+from .distributions import DIST_EXAMPLE, as_date, as_distribution, largest_draw
+from .limits import MAX_ENTRIES, MAX_UNITS, TOTAL_H100_EQ, TOTAL_KW, Limit
+from .reader import (Reader, Spec, Table, as_ids, as_probability, as_string, check_ref,
+                     check_unique, count_text, count_ok, format_limit, type_name, did_you_mean)
+from .sections import read_description, read_entries, read_id
 
 
-def _read_existing(root: _Table):
+def read_existing(root: Table):
     """[[existing]] units, type, rows: units in service at day 0, each standing in a row."""
     tables = root.tables("existing", ("units", "type", "rows"), "", "the units in service at "
                          "day 0", default=[])
@@ -25,17 +25,17 @@ def _read_existing(root: _Table):
     return None if tables is None else tuple(units)
 
 
-def _read_existing_entry(t: _Table) -> list[ExistingUnit | None]:
+def _read_existing_entry(t: Table) -> list[ExistingUnit | None]:
     unit_ids, unit_type = _read_fleet_entry(t, "existing")
-    rows = t.read("rows", _as_ids, '"A1..A8"', "the row of each unit: one for all, or one "
+    rows = t.read("rows", as_ids, '"A1..A8"', "the row of each unit: one for all, or one "
                   "per unit in order")
     for row in rows or ():
-        _check_ref(t.r, t.at("rows"), row, t.r.rows, "row")
+        check_ref(t.r, t.at("rows"), row, t.r.rows, "row")
     if unit_ids is None:
         return [None]
     if rows is not None and len(rows) not in (1, len(unit_ids)):
         t.r.report(t.at("rows"), t.data["rows"],
-                   f"names {_count(len(rows), 'row')} for {_count(len(unit_ids), 'unit')}",
+                   f"names {count_text(len(rows), 'row')} for {count_text(len(unit_ids), 'unit')}",
                    "give one row for all units, or one row per unit in the same order")
         rows = None
     rows = (rows * len(unit_ids) if rows and len(rows) == 1 else rows) or [None] * len(unit_ids)
@@ -52,7 +52,7 @@ def _read_existing_entry(t: _Table) -> list[ExistingUnit | None]:
     return [ExistingUnit(unit, unit_type, row) for unit, row in zip(unit_ids, rows)]
 
 
-def _read_incoming(root: _Table):
+def read_incoming(root: Table):
     """[[incoming]] units, type: new units that shipments deliver and strategies place."""
     tables = root.tables("incoming", ("units", "type"), "", "the new units", default=[])
     units = []
@@ -64,17 +64,17 @@ def _read_incoming(root: _Table):
     return None if tables is None else tuple(units)
 
 
-def _read_fleet_entry(t: _Table, fleet: str):
+def _read_fleet_entry(t: Table, fleet: str):
     """units and type of one [[existing]] or [[incoming]] entry; unit ids are unique across
     both fleets."""
-    unit_ids = t.read("units", _as_ids, '"N01..N16"', f"the ids of the {fleet} units")
-    unit_type = t.read("type", _as_string, '"gb300-nvl72"', "the id of their [[unit_types]]")
+    unit_ids = t.read("units", as_ids, '"N01..N16"', f"the ids of the {fleet} units")
+    unit_type = t.read("type", as_string, '"gb300-nvl72"', "the id of their [[unit_types]]")
     if unit_type is not None:
-        _check_ref(t.r, t.at("type"), unit_type, t.r.unit_types, "unit type")
+        check_ref(t.r, t.at("type"), unit_type, t.r.unit_types, "unit type")
     if unit_ids is not None:  # a duplicate stays with the fleet that defined it first
         before = len(t.r.unit_keys)
         unit_ids = tuple(unit for unit in unit_ids
-                         if _check_unique(t.r, t.r.unit_keys, unit, t.at("units"), "unit id"))
+                         if check_unique(t.r, t.r.unit_keys, unit, t.at("units"), "unit id"))
         if before <= MAX_UNITS < len(t.r.unit_keys):
             t.r.report(t.at("units"), unit_ids[MAX_UNITS - before],
                        f"is unit {MAX_UNITS + 1:,}: at most {MAX_UNITS:,} existing and incoming "
@@ -84,7 +84,7 @@ def _read_fleet_entry(t: _Table, fleet: str):
     return unit_ids, unit_type
 
 
-def _check_fleets(r: _Reader) -> None:
+def check_fleets(r: Reader) -> None:
     """Some unit to migrate, and totals within limits: the capacity of every unit at its
     largest possible performance, and the power of every unit, at most MAX_TOTAL each (the
     capacity bands and power peaks count in millionths, exactly below 2**53)."""
@@ -108,20 +108,20 @@ def _check_fleets(r: _Reader) -> None:
     _check_total(r, units, [k.power_kw for k in kinds], "power draw", "kW", TOTAL_KW)
 
 
-def _check_total(r: _Reader, units, amounts: list[float], what: str, unit_name: str,
-                 limit: _Limit) -> None:
+def _check_total(r: Reader, units, amounts: list[float], what: str, unit_name: str,
+                 limit: Limit) -> None:
     """Reports, on the unit that takes the running total of `amounts` past the limit."""
     total = 0.0
     for unit, amount in zip(units, amounts):
         total += amount
         if total > limit.value:
             r.report(r.unit_keys[unit.id], unit.id, f"takes the {what} of all units to "
-                     f"{total:,.0f} {unit_name}, more than {_fmt_limit(limit.value)}",
+                     f"{total:,.0f} {unit_name}, more than {format_limit(limit.value)}",
                      f"{limit.why}; check gpus, h100_eq_per_gpu and power_kw of its type")
             return
 
 
-def _check_fleet(r: _Reader, key: str, unit: str, fleet: str, role: str, hint: str) -> bool:
+def check_fleet(r: Reader, key: str, unit: str, fleet: str, role: str, hint: str) -> bool:
     """Whether `unit` is a unit of `fleet` ('existing' or 'incoming'); reports if not.
 
     True also when the fleet could not be read (nothing to check against).
@@ -133,14 +133,14 @@ def _check_fleet(r: _Reader, key: str, unit: str, fleet: str, role: str, hint: s
     if other is not None and unit in other:
         r.report(key, unit, f"{unit} is an {other_fleet} unit; {role}", hint)
     else:
-        r.report(key, unit, "unknown unit", _suggest(unit, mine, f"known {fleet} units"))
+        r.report(key, unit, "unknown unit", did_you_mean(unit, mine, f"known {fleet} units"))
     return False
 
 
-def _read_shipments(root: _Table):
+def read_shipments(root: Table):
     """[[shipments]] id, units, arrival: each incoming unit arrives in exactly one shipment."""
     delivered_by: dict[str, str] = {}
-    shipments, registry = _read_entries(
+    shipments, registry = read_entries(
         root, "shipments", ("id", "units", "arrival"),
         lambda t: _read_shipment(t, delivered_by), "shipment id", "what arrives when",
         default=[])
@@ -155,18 +155,18 @@ def _read_shipments(root: _Table):
     return shipments
 
 
-def _read_shipment(t: _Table, delivered_by: dict[str, str]) -> Shipment:
-    ship_id = _read_id(t, '"S1"', "the name triggers give in on_arrival")
-    units = t.read("units", _as_ids, '"N01..N04"', "the incoming units it delivers")
+def _read_shipment(t: Table, delivered_by: dict[str, str]) -> Shipment:
+    ship_id = read_id(t, '"S1"', "the name triggers give in on_arrival")
+    units = t.read("units", as_ids, '"N01..N04"', "the incoming units it delivers")
     for unit in units or ():
-        if not _check_fleet(t.r, t.at("units"), unit, "incoming",
+        if not check_fleet(t.r, t.at("units"), unit, "incoming",
                             "shipments deliver incoming units", "remove it from the shipment"):
             continue
         if unit in delivered_by:
             t.r.report(t.at("units"), unit, f"{unit} is already delivered by shipment "
                        f"{delivered_by[unit]!r}", "each incoming unit arrives in one shipment")
         delivered_by.setdefault(unit, ship_id)
-    arrival = t.read("arrival", _as_date, "{ day = 75 }", "when the shipment arrives")
+    arrival = t.read("arrival", as_date, "{ day = 75 }", "when the shipment arrives")
     return Shipment(ship_id, units, arrival)
 
 
@@ -183,19 +183,19 @@ RISK_TARGETS = {
 }
 
 
-def _read_risks(root: _Table, halls):
+def read_risks(root: Table, halls):
     """[[risks]]: discrete events, each once per scenario with a probability, adding an
     impact in days to every activity or date it applies to."""
     hall_ids = {hall.id: hall for hall in halls or () if hall.id is not None}
-    risks, _ = _read_entries(root, "risks", _RISK_KEYS, lambda t: _read_risk(t, hall_ids),
+    risks, _ = read_entries(root, "risks", _RISK_KEYS, lambda t: _read_risk(t, hall_ids),
                              "risk id", "one per risk", default=None)
     return risks or ()
 
 
-def _read_risk(t: _Table, hall_ids: dict) -> Risk:
-    risk_id = _read_id(t, '"cdu-recall"', "the name --disable-risk and reports use")
-    description = _read_description(t)
-    probability = t.read("probability", _as_probability, "0.1",
+def _read_risk(t: Table, hall_ids: dict) -> Risk:
+    risk_id = read_id(t, '"cdu-recall"', "the name --disable-risk and reports use")
+    description = read_description(t)
+    probability = t.read("probability", as_probability, "0.1",
                          "the chance the risk occurs in a scenario")
     impact = _read_impact(t, "impact")
     applies_to = t.read("applies_to", _as_targets, '["retrofit"]',
@@ -204,7 +204,7 @@ def _read_risk(t: _Table, hall_ids: dict) -> Risk:
     mitigated = t.table("mitigated", ("probability", "impact", "cost"), "", default=None)
     m_probability = m_impact = m_cost = None
     if mitigated is not None:
-        m_probability = mitigated.read("probability", _as_probability, "0.02",
+        m_probability = mitigated.read("probability", as_probability, "0.02",
                                        "the chance after mitigation", default=None)
         m_impact = _read_impact(mitigated, "impact", required=False)
         m_cost = _read_mitigation_cost(mitigated)
@@ -215,11 +215,11 @@ def _read_risk(t: _Table, hall_ids: dict) -> Risk:
                 description, m_cost)
 
 
-def _read_mitigation_cost(mitigated: _Table):
+def _read_mitigation_cost(mitigated: Table):
     """`mitigated.cost`: what the mitigation costs, once per scenario in which it is in
     effect (a price: mcrisk/scenario/costs.py); only with a [costs] section, which makes
     costs an output."""
-    cost = mitigated.read("cost", _as_price, "250000", "what the mitigation costs, once",
+    cost = mitigated.read("cost", as_price, "250000", "what the mitigation costs, once",
                           default=None)
     if cost is not None and not mitigated.r.has_costs:
         mitigated.r.report(mitigated.at("cost"), mitigated.data["cost"],
@@ -229,8 +229,8 @@ def _read_mitigation_cost(mitigated: _Table):
     return cost
 
 
-def _read_impact(t: _Table, name: str, required: bool = True):
-    impact = t.read(name, _as_distribution, _DIST_EXAMPLE, "the days the risk adds",
+def _read_impact(t: Table, name: str, required: bool = True):
+    impact = t.read(name, as_distribution, DIST_EXAMPLE, "the days the risk adds",
                     **({} if required else {"default": None}))
     if impact is not None and impact.kind == "chance":
         t.r.report(t.at(f"{name}.dist"), "chance",
@@ -240,28 +240,28 @@ def _read_impact(t: _Table, name: str, required: bool = True):
     return impact
 
 
-def _as_bool(r, key, value, spec: _Spec):
+def _as_bool(r, key, value, spec: Spec):
     if not isinstance(value, bool):
-        r.report(key, value, f"must be true or false, not {_kind(value)}", spec.type_hint)
+        r.report(key, value, f"must be true or false, not {type_name(value)}", spec.type_hint)
         return None
     return value
 
 
-def _as_targets(r, key, value, spec: _Spec, hall_ids: dict):
+def _as_targets(r, key, value, spec: Spec, hall_ids: dict):
     """Risk targets: "retrofit" (all rows) or "retrofit:A1", and so on for RISK_TARGETS."""
     items = value if isinstance(value, list) else [value]
-    if not _count_ok(r, key, len(items), MAX_ENTRIES, "targets"):
+    if not count_ok(r, key, len(items), MAX_ENTRIES, "targets"):
         return None
     targets = []
     for i, item in enumerate(items):
         at = f"{key}[{i}]" if isinstance(value, list) else key
         if not isinstance(item, str):
-            r.report(at, item, f"must be a string, not {_kind(item)}", spec.type_hint)
+            r.report(at, item, f"must be a string, not {type_name(item)}", spec.type_hint)
             return None
         kind, _, ident = item.partition(":")
         if kind not in RISK_TARGETS:
             r.report(at, item, "unknown risk target",
-                     _suggest(kind, tuple(RISK_TARGETS), "targets", compact=False)
+                     did_you_mean(kind, tuple(RISK_TARGETS), "targets", compact=False)
                      + '; add ":<id>" for one of them')
             return None
         if ident and not _target_known(r, at, kind, ident, hall_ids):
@@ -277,4 +277,4 @@ def _target_known(r, key, kind: str, ident: str, hall_ids: dict) -> bool:
     registry = {"retrofit": r.rows, "install": r.incoming, "burn_in": r.incoming,
                 "removal": r.existing, "arrival": r.shipments, "energized": hall_ids,
                 "fabric": r.islands}[kind]
-    return _check_ref(r, key, ident, registry, RISK_TARGETS[kind][0])
+    return check_ref(r, key, ident, registry, RISK_TARGETS[kind][0])

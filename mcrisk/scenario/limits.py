@@ -2,7 +2,7 @@
 reason for each.
 
 Values past them validate as numbers but crash, exhaust memory or hang a run, or mean nothing
-for a migration. `_Limit` pairs a bound with why it exists (the hint when it is passed);
+for a migration. `Limit` pairs a bound with why it exists (the hint when it is passed);
 DAYS and the totals are the bounds several sections share.
 """
 from __future__ import annotations
@@ -31,16 +31,16 @@ MAX_PUE = 10                      # [[costs.power]] pue
 
 
 @dataclass(frozen=True)
-class _Limit:
+class Limit:
     """An upper bound of a value and why it exists (the hint when it is passed)."""
 
     value: float
     why: str
 
 
-DAYS = _Limit(MAX_DAYS, "100 years: a migration's dates and durations are far shorter, and "
+DAYS = Limit(MAX_DAYS, "100 years: a migration's dates and durations are far shorter, and "
               "every sum of times stays finite")
-TOTAL_H100_EQ = _Limit(MAX_TOTAL, "1e9 H100-eq is a thousand times the largest cluster; "
+TOTAL_H100_EQ = Limit(MAX_TOTAL, "1e9 H100-eq is a thousand times the largest cluster; "
                        "capacity bands count in millionths of an H100-eq within 2**53")
-TOTAL_KW = _Limit(MAX_TOTAL, "1e9 kW is a terawatt; power is counted in millionths of a kW "
+TOTAL_KW = Limit(MAX_TOTAL, "1e9 kW is a terawatt; power is counted in millionths of a kW "
                   "within 2**53")

@@ -1,6 +1,6 @@
 """The reader and the typed accessors every section is read with.
 
-`_Reader` collects the Problems of one file and the ids read so far; `_Table` is a TOML
+`Reader` collects the Problems of one file and the ids read so far; `Table` is a TOML
 table at a key path (unknown keys reported at once); the `_as_*` functions read one value
 each (number, probability, integer, string, name, choice, id list with ranges) and report
 what is wrong, returning None in place of a value they could not read, so one pass finds
@@ -18,10 +18,10 @@ from mcrisk.core.errors import NO_VALUE, Problem
 from mcrisk.core.model import (Distribution, ExistingUnit, Hall, IncomingUnit, Island, Row, Shipment,
                           UnitType)
 
-from .limits import MAX_ENTRIES, MAX_ID_LENGTH, MAX_RANGE, MAX_UNITS, _Limit
+from .limits import MAX_ENTRIES, MAX_ID_LENGTH, MAX_RANGE, MAX_UNITS, Limit
 
 
-class _Reader:
+class Reader:
     """Collects the Problems of one file, and the ids read so far for cross-references.
 
     Every reading function reports what is wrong here and returns None in place of a value it
@@ -50,11 +50,11 @@ class _Reader:
         self.problems.append(Problem(self.file, key, value, message, hint))
 
 
-_REQUIRED = object()  # default of a key that must be given
+REQUIRED = object()  # default of a key that must be given
 
 
 @dataclass(frozen=True)
-class _Spec:
+class Spec:
     """What a key means, for hints: `add {name} = {example}, {why}`."""
 
     name: str
@@ -66,48 +66,48 @@ class _Spec:
         return f"for example {self.name} = {self.example}"
 
 
-class _Table:
+class Table:
     """A TOML table at a key path. Reports unknown keys at once; typed reads report the rest."""
 
-    def __init__(self, r: _Reader, key: str, data: dict, allowed: tuple[str, ...]):
+    def __init__(self, r: Reader, key: str, data: dict, allowed: tuple[str, ...]):
         self.r, self.key, self.data = r, key, data
         for name, value in data.items():
             if name not in allowed:
                 r.report(self.at(name), value, "unknown key",
-                         _suggest(name, allowed, "allowed keys", compact=False))
+                         did_you_mean(name, allowed, "allowed keys", compact=False))
 
     def at(self, name: str) -> str:
         """The key path of `name` in this table."""
         return f"{self.key}.{name}" if self.key else name
 
-    def read(self, name: str, convert, example: str, why: str, default=_REQUIRED, **options):
+    def read(self, name: str, convert, example: str, why: str, default=REQUIRED, **options):
         """convert(reader, key, value, spec, **options) of the value at `name`, or the default.
 
         A missing required key is reported and reads as None.
         """
         if name not in self.data:
-            if default is _REQUIRED:
+            if default is REQUIRED:
                 self.r.report(self.at(name), NO_VALUE, "missing", f"add {name} = {example}, {why}")
                 return None
             return default
-        return convert(self.r, self.at(name), self.data[name], _Spec(name, example, why), **options)
+        return convert(self.r, self.at(name), self.data[name], Spec(name, example, why), **options)
 
-    def table(self, name: str, allowed: tuple[str, ...], why: str, default=_REQUIRED):
-        """The sub-table at `name` as a _Table; None when absent (reported if required)."""
+    def table(self, name: str, allowed: tuple[str, ...], why: str, default=REQUIRED):
+        """The sub-table at `name` as a Table; None when absent (reported if required)."""
         if name not in self.data:
-            if default is _REQUIRED:
+            if default is REQUIRED:
                 self.r.report(self.at(name), NO_VALUE, "missing", f"add a [{name}] table, {why}")
             return None
-        return _as_table(self.r, self.at(name), self.data[name], allowed)
+        return as_table(self.r, self.at(name), self.data[name], allowed)
 
     def tables(self, name: str, allowed: tuple[str, ...], example: str, why: str,
-               default=_REQUIRED) -> list[_Table | None] | None:
-        """The array of tables at `name`: one _Table per entry, None for an entry that is not
+               default=REQUIRED) -> list[Table | None] | None:
+        """The array of tables at `name`: one Table per entry, None for an entry that is not
         a table (reported). None when the key is absent and required, or is not an array
         (both reported); `default` when absent and optional.
         """
         if name not in self.data:
-            if default is _REQUIRED:
+            if default is REQUIRED:
                 add = f"add [[{name}]] tables" if not self.key else f"add {name} = {example}"
                 self.r.report(self.at(name), NO_VALUE, "missing", f"{add}, {why}")
                 return None
@@ -115,15 +115,15 @@ class _Table:
         value, key = self.data[name], self.at(name)
         if not isinstance(value, list):
             form = f"[[{name}]] tables" if not self.key else f"{name} = {example}"
-            self.r.report(key, value, f"must be an array of tables, not {_kind(value)}",
+            self.r.report(key, value, f"must be an array of tables, not {type_name(value)}",
                           f"write {form}")
             return None
-        if not _count_ok(self.r, key, len(value), MAX_ENTRIES, "entries"):
+        if not count_ok(self.r, key, len(value), MAX_ENTRIES, "entries"):
             return None
-        return [_as_table(self.r, f"{key}[{i}]", item, allowed) for i, item in enumerate(value)]
+        return [as_table(self.r, f"{key}[{i}]", item, allowed) for i, item in enumerate(value)]
 
 
-def _count_ok(r: _Reader, key: str, count: int, limit: int, what: str,
+def count_ok(r: Reader, key: str, count: int, limit: int, what: str,
               hint: str = "every entry costs time in every scenario; see Limits in the "
                           "scenario format") -> bool:
     """Whether `count` entries are within `limit` (reports if not)."""
@@ -133,27 +133,27 @@ def _count_ok(r: _Reader, key: str, count: int, limit: int, what: str,
     return False
 
 
-def _as_table(r: _Reader, key: str, value: object, allowed: tuple[str, ...]) -> _Table | None:
+def as_table(r: Reader, key: str, value: object, allowed: tuple[str, ...]) -> Table | None:
     if not isinstance(value, dict):
-        r.report(key, value, f"must be a table, not {_kind(value)}",
+        r.report(key, value, f"must be a table, not {type_name(value)}",
                  f"allowed keys: {', '.join(allowed)}")
         return None
-    return _Table(r, key, value, allowed)
+    return Table(r, key, value, allowed)
 
 
 # --------------------------------------------------------------------------------------------
 # Values: numbers, strings, id lists
 
 
-def _is_number(value: object) -> bool:
+def is_number(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def _kind(value: object) -> str:
+def type_name(value: object) -> str:
     """The TOML type of a value, for 'must be X, not Y'."""
     if isinstance(value, bool):
         return "a boolean"
-    if _is_number(value):
+    if is_number(value):
         return "a number"
     if isinstance(value, str):
         return "a string"
@@ -164,20 +164,20 @@ def _kind(value: object) -> str:
     return "a date-time"
 
 
-def _fmt(number: float) -> str:
+def format_number(number: float) -> str:
     return str(int(number)) if float(number).is_integer() else repr(float(number))
 
 
-def _fmt_limit(number: float) -> str:
+def format_limit(number: float) -> str:
     """A limit as people read it: 7,300; 1,000,000,000."""
     return f"{number:,.0f}" if float(number).is_integer() else repr(float(number))
 
 
-def _as_number(r, key, value, spec: _Spec, at_least=None, above=None,
-               at_most: _Limit | None = None):
+def as_number(r, key, value, spec: Spec, at_least=None, above=None,
+               at_most: Limit | None = None):
     """A float within the bounds given, or None (reported)."""
-    if not _is_number(value):
-        r.report(key, value, f"must be a number, not {_kind(value)}", spec.type_hint)
+    if not is_number(value):
+        r.report(key, value, f"must be a number, not {type_name(value)}", spec.type_hint)
         return None
     try:
         number = float(value)
@@ -188,37 +188,37 @@ def _as_number(r, key, value, spec: _Spec, at_least=None, above=None,
         r.report(key, value, "must be a finite number", spec.type_hint)
         return None
     if at_least is not None and number < at_least:
-        bound, why = f">= {_fmt(at_least)}", spec.why
+        bound, why = f">= {format_number(at_least)}", spec.why
     elif above is not None and number <= above:
-        bound, why = f"> {_fmt(above)}", spec.why
+        bound, why = f"> {format_number(above)}", spec.why
     elif at_most is not None and number > at_most.value:
-        bound, why = f"<= {_fmt_limit(at_most.value)}", at_most.why
+        bound, why = f"<= {format_limit(at_most.value)}", at_most.why
     else:
         return number
     r.report(key, value, f"must be {bound}", why)
     return None
 
 
-def _as_probability(r, key, value, spec: _Spec):
+def as_probability(r, key, value, spec: Spec):
     """A float in [0, 1], or None (reported)."""
-    if _is_number(value) and math.isfinite(value) and not 0 <= value <= 1:
+    if is_number(value) and math.isfinite(value) and not 0 <= value <= 1:
         r.report(key, value, "must be a probability in [0, 1]", spec.why)
         return None
-    return _as_number(r, key, value, spec)
+    return as_number(r, key, value, spec)
 
 
-def _as_integer(r, key, value, spec: _Spec, at_least: int = 0, at_most: _Limit | None = None):
+def as_integer(r, key, value, spec: Spec, at_least: int = 0, at_most: Limit | None = None):
     """An int in [at_least, at_most] (a whole float is accepted), or None (reported)."""
     if isinstance(value, float) and math.isfinite(value) and not value.is_integer():
         r.report(key, value, "must be a whole number", spec.type_hint)
         return None
-    number = _as_number(r, key, value, spec, at_least=at_least, at_most=at_most)
+    number = as_number(r, key, value, spec, at_least=at_least, at_most=at_most)
     return None if number is None else int(number)
 
 
-def _as_string(r, key, value, spec: _Spec, empty_ok: bool = False):
+def as_string(r, key, value, spec: Spec, empty_ok: bool = False):
     if not isinstance(value, str):
-        r.report(key, value, f"must be a string, not {_kind(value)}", spec.type_hint)
+        r.report(key, value, f"must be a string, not {type_name(value)}", spec.type_hint)
         return None
     if not value and not empty_ok:
         r.report(key, value, "must not be empty", spec.type_hint)
@@ -226,18 +226,18 @@ def _as_string(r, key, value, spec: _Spec, empty_ok: bool = False):
     return value
 
 
-def _as_name(r, key, value, spec: _Spec):
+def as_name(r, key, value, spec: Spec):
     """An id or name: a non-empty string of printable characters on one line, without
     leading or trailing spaces, at most MAX_ID_LENGTH long; or None (reported).
 
     Names reach the terminal, HTML, Markdown and --fail-if conditions (which strip spaces)."""
-    text = _as_string(r, key, value, spec)
-    if text is not None and not _check_name(r, key, text):
+    text = as_string(r, key, value, spec)
+    if text is not None and not check_name(r, key, text):
         return None
     return text
 
 
-def _check_name(r, key, text: str) -> bool:
+def check_name(r, key, text: str) -> bool:
     """Whether `text` is printable, one line, unpadded and short enough (reports if not)."""
     if not text.isprintable():
         bad = next(c for c in text if not c.isprintable())
@@ -254,11 +254,11 @@ def _check_name(r, key, text: str) -> bool:
     return False
 
 
-def _as_choice(r, key, value, spec: _Spec, options: tuple[str, ...]):
-    text = _as_string(r, key, value, spec)
+def as_choice(r, key, value, spec: Spec, options: tuple[str, ...]):
+    text = as_string(r, key, value, spec)
     if text is not None and text not in options:
         allowed = " or ".join(repr(o) for o in options)
-        r.report(key, value, f"must be {allowed}", _suggest(text, options, spec.name + " values"))
+        r.report(key, value, f"must be {allowed}", did_you_mean(text, options, spec.name + " values"))
         return None
     return text
 
@@ -287,13 +287,13 @@ def _expand_range(r, key, text: str) -> list[str] | None:
     return None
 
 
-def _as_ids(r, key, value, spec: _Spec, empty_ok: bool = False):
+def as_ids(r, key, value, spec: Spec, empty_ok: bool = False):
     """An id list: a string or an array of strings, each an id or a range 'N01..N16'.
 
     Returns the expanded ids in order, or None (reported) if any item is bad or repeated.
     """
     if not isinstance(value, (str, list)):
-        r.report(key, value, f"must be an id or an array of ids, not {_kind(value)}",
+        r.report(key, value, f"must be an id or an array of ids, not {type_name(value)}",
                  spec.type_hint)
         return None
     items = [(key, value)] if isinstance(value, str) else \
@@ -319,18 +319,18 @@ def _as_ids(r, key, value, spec: _Spec, empty_ok: bool = False):
     return tuple(ids) if ok else None
 
 
-def _expand_item(r, key, item, spec: _Spec) -> list[str] | None:
+def _expand_item(r, key, item, spec: Spec) -> list[str] | None:
     if not isinstance(item, str) or not item.strip():
-        what = "an empty string" if isinstance(item, str) else _kind(item)
+        what = "an empty string" if isinstance(item, str) else type_name(item)
         r.report(key, item, f"must be a non-empty id, not {what}", spec.type_hint)
         return None
     ends = item.split("..", 1)    # each end of a range is an id (and its number short)
-    if not all(_check_name(r, key, end) for end in ends if end):
+    if not all(check_name(r, key, end) for end in ends if end):
         return None
     return _expand_range(r, key, item) if ".." in item else [item]
 
 
-def _suggest(word: object, choices, noun: str, compact: bool = True) -> str:
+def did_you_mean(word: object, choices, noun: str, compact: bool = True) -> str:
     """'did you mean 'x'?' when a choice is close to `word`, else the list of choices."""
     choices = list(choices)
     close = difflib.get_close_matches(word, choices, n=1) if isinstance(word, str) else []
@@ -338,11 +338,11 @@ def _suggest(word: object, choices, noun: str, compact: bool = True) -> str:
         return f"did you mean {close[0]!r}?"
     if not choices:
         return f"no {noun} are defined"
-    listed = _compact(choices) if compact else ", ".join(choices)
+    listed = compact_ids(choices) if compact else ", ".join(choices)
     return f"{noun}: {listed}"
 
 
-def _compact(ids: list[str]) -> str:
+def compact_ids(ids: list[str]) -> str:
     """'N01, N02, N03, B1' -> 'N01..N03, B1': runs of consecutive numbered ids as ranges."""
     runs: list[list[str]] = []
     for ident in ids:
@@ -358,20 +358,20 @@ def _next_id(ident: str) -> str | None:
     return match and f"{match[1]}{int(match[2]) + 1:0{len(match[2])}d}"
 
 
-def _count(n: int, noun: str) -> str:
+def count_text(n: int, noun: str) -> str:
     """'1 position', '2 positions'."""
     return f"{n:,} {noun}" if n == 1 else f"{n:,} {noun}s"
 
 
-def _check_ref(r, key, ident, registry, noun: str) -> bool:
+def check_ref(r, key, ident, registry, noun: str) -> bool:
     """Whether `ident` names an entry of `registry` (reports if not; True if unknowable)."""
     if registry is None or ident in registry:
         return True
-    r.report(key, ident, f"unknown {noun}", _suggest(ident, registry, f"known {noun}s"))
+    r.report(key, ident, f"unknown {noun}", did_you_mean(ident, registry, f"known {noun}s"))
     return False
 
 
-def _check_unique(r, seen: dict[str, str], ident, key: str, what: str) -> bool:
+def check_unique(r, seen: dict[str, str], ident, key: str, what: str) -> bool:
     """Whether `ident` is new: records where it is defined, or reports that it was before.
 
     `what` names the id in messages: 'island id', 'strategy name'. The first definition is

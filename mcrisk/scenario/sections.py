@@ -14,14 +14,14 @@ from mcrisk.core.errors import NO_VALUE
 from mcrisk.core.model import (ZERO, BurnIn, Demand, Forecast, Hall, Island, JobClass, Ramp, Retrofit,
                           Row, UnitType)
 
-from .distributions import _DIST_EXAMPLE, _as_date, _as_distribution, largest_draw
+from .distributions import DIST_EXAMPLE, as_date, as_distribution, largest_draw
 from .failures import ATTRITION_KEYS, EARLY_FAILURE_KEYS, read_attrition, read_early_failures
 from .limits import (DAYS, MAX_BURN_IN_ATTEMPTS, MAX_ENTRIES, MAX_GPUS, MAX_H100_EQ_PER_GPU,
                      MAX_HORIZON_DAYS, MAX_RAMP_STEPS, MAX_RMA_AFTER_FAILURES, MAX_UNITS,
-                     TOTAL_H100_EQ, TOTAL_KW, _Limit)
-from .reader import (_REQUIRED, _Spec, _Table, _as_choice, _as_integer, _as_name, _as_number,
-                     _as_probability, _as_string, _check_name, _check_ref, _check_unique,
-                     _count, _count_ok, _fmt, _kind)
+                     TOTAL_H100_EQ, TOTAL_KW, Limit)
+from .reader import (REQUIRED, Spec, Table, as_choice, as_integer, as_name, as_number,
+                     as_probability, as_string, check_name, check_ref, check_unique,
+                     count_text, count_ok, format_number, type_name)
 
 COOLINGS = ("air", "liquid")
 NO_RETROFIT = Retrofit(crews=1, days=ZERO)  # stands in when the file has no [retrofit]; never used
@@ -30,14 +30,14 @@ NO_RETROFIT = Retrofit(crews=1, days=ZERO)  # stands in when the file has no [re
 _DESCRIPTION = ('"..."', "one line for people")
 
 
-def _read_description(t: _Table) -> str:
+def read_description(t: Table) -> str:
     return t.read("description", _as_description, *_DESCRIPTION, default="")
 
 
-def _as_description(r, key, value, spec: _Spec):
+def _as_description(r, key, value, spec: Spec):
     """One line of text for people: any printable characters and spaces, no control
     characters (a newline or an ESC would reach terminals, HTML and Markdown tables)."""
-    text = _as_string(r, key, value, spec, empty_ok=True)
+    text = as_string(r, key, value, spec, empty_ok=True)
     bad = next((c for c in text or "" if not c.isprintable() and not c.isspace()
                 or c in "\t\n\r\v\f\x1c\x1d\x1e\x1f\x85\u2028\u2029"), None)
     if bad is not None:
@@ -47,10 +47,10 @@ def _as_description(r, key, value, spec: _Spec):
     return text
 
 
-def _read_id(t: _Table, example: str, why: str):
+def read_id(t: Table, example: str, why: str):
     """An entry's id: a name (printable, one line, short) without '..' (which id lists read as
     a range)."""
-    ident = t.read("id", _as_name, example, why)
+    ident = t.read("id", as_name, example, why)
     if ident is not None and ".." in ident:
         t.r.report(t.at("id"), ident, "must not contain '..', which marks a range in id lists",
                    f"for example id = {example}")
@@ -59,23 +59,23 @@ def _read_id(t: _Table, example: str, why: str):
 
 
 
-def _read_header(root: _Table) -> dict:
+def read_header(root: Table) -> dict:
     """[scenario]: name, description, horizon_days (> 0, the days metrics are taken over)."""
     t = root.table("scenario", ("name", "description", "horizon_days", "start_date"),
                    "with name and horizon_days")
     if t is None:
         return dict(name=None, description="", horizon_days=None)
     return dict(
-        name=t.read("name", _as_name, '"reference-2048"', "how reports name this scenario"),
-        description=_read_description(t),
-        horizon_days=t.read("horizon_days", _as_number, "540",
+        name=t.read("name", as_name, '"reference-2048"', "how reports name this scenario"),
+        description=read_description(t),
+        horizon_days=t.read("horizon_days", as_number, "540",
                             "the days to evaluate metrics over", above=0, at_most=_HORIZON),
         start_date=t.read("start_date", _as_calendar_date, "2027-01-04",
                           "the calendar date of day 0 (outputs then show dates)",
                           default=None))
 
 
-def _as_calendar_date(r, key, value, spec: _Spec):
+def _as_calendar_date(r, key, value, spec: Spec):
     """A calendar date: a TOML local date (2027-01-04) or an ISO string "2027-01-04";
     a date-time or anything else is reported."""
     if isinstance(value, _dt.datetime) or isinstance(value, _dt.time):
@@ -94,14 +94,14 @@ def _as_calendar_date(r, key, value, spec: _Spec):
     return None
 
 
-_HORIZON = _Limit(MAX_HORIZON_DAYS, "20 years: capacity bands keep every day of the horizon "
+_HORIZON = Limit(MAX_HORIZON_DAYS, "20 years: capacity bands keep every day of the horizon "
                   "for every strategy")
 
 
 _DEMAND_KEYS = ("points", "forecast", "largest_job", "jobs", "packing_step_days")
 
 
-def _read_demand(root: _Table) -> Demand | None:
+def read_demand(root: Table) -> Demand | None:
     """[demand]: largest_job (H100-eq in one island), either points [[day, H100-eq], ...]
     or a forecast (mcrisk/core/model.py's Forecast), not both, and optionally a job mix
     ([[demand.jobs]], with packing_step_days)."""
@@ -109,7 +109,7 @@ def _read_demand(root: _Table) -> Demand | None:
     if t is None:
         return None
     jobs = _read_jobs(t)
-    step = t.read("packing_step_days", _as_number, "1", "the width of the cells the "
+    step = t.read("packing_step_days", as_number, "1", "the width of the cells the "
                   "unservable demand is taken on (their midpoints)", above=0, at_most=DAYS,
                   default=1.0)
     largest_job = _read_largest_job(t, jobs)
@@ -131,7 +131,7 @@ def _read_demand(root: _Table) -> Demand | None:
 MAX_PACKING_CELLS = 100_000
 
 
-def _packing_cells_ok(root: _Table, t: _Table, step: float) -> bool:
+def _packing_cells_ok(root: Table, t: Table, step: float) -> bool:
     """Whether packing_step_days cuts the horizon into at most MAX_PACKING_CELLS cells
     (reports if not): every cell packs every class into every island, for every scenario
     and strategy. A horizon that is not a valid number is reported by [scenario], not here."""
@@ -143,14 +143,14 @@ def _packing_cells_ok(root: _Table, t: _Table, step: float) -> bool:
     cells = math.ceil(horizon / step)
     if cells <= MAX_PACKING_CELLS:
         return True
-    t.r.report(t.at("packing_step_days"), step, f"cuts the {_fmt(horizon)}-day horizon into "
+    t.r.report(t.at("packing_step_days"), step, f"cuts the {format_number(horizon)}-day horizon into "
                f"{cells:,} cells, more than {MAX_PACKING_CELLS:,}",
-               f"use at least {_fmt(horizon / MAX_PACKING_CELLS)} days: every cell packs the "
+               f"use at least {format_number(horizon / MAX_PACKING_CELLS)} days: every cell packs the "
                "job mix for every scenario and strategy")
     return False
 
 
-def _read_largest_job(t: _Table, jobs: tuple[JobClass, ...] | None) -> float | None:
+def _read_largest_job(t: Table, jobs: tuple[JobClass, ...] | None) -> float | None:
     """demand.largest_job: required without a job mix; with one, it may be omitted (then the
     largest class size) and, given, must equal the largest class size. jobs None: the mix
     was reported, so a missing largest_job is not."""
@@ -160,12 +160,12 @@ def _read_largest_job(t: _Table, jobs: tuple[JobClass, ...] | None) -> float | N
     largest = max((job.size for job in jobs if job.size is not None), default=None)
     if jobs and "largest_job" not in t.data:
         return largest
-    value = t.read("largest_job", _as_number, "1024",
+    value = t.read("largest_job", as_number, "1024",
                    "the H100-eq the largest job needs in one island", at_least=0,
                    at_most=TOTAL_H100_EQ)
     if jobs and value is not None and largest is not None and value != largest:
         t.r.report(t.at("largest_job"), value, f"differs from the largest job class's size "
-                   f"({_fmt(largest)})", f"set largest_job = {_fmt(largest)} or leave it "
+                   f"({format_number(largest)})", f"set largest_job = {format_number(largest)} or leave it "
                    "out: with [[demand.jobs]] it is the largest size")
         return None
     return value
@@ -174,10 +174,10 @@ def _read_largest_job(t: _Table, jobs: tuple[JobClass, ...] | None) -> float | N
 _JOB_KEYS = ("id", "size", "share")
 _JOB_ID = re.compile(r"[A-Za-z0-9_-]+")
 _SHARE_SUM_TOLERANCE = 1e-9
-_SHARE = _Limit(1.0, "a share is the fraction of demand the class makes up")
+_SHARE = Limit(1.0, "a share is the fraction of demand the class makes up")
 
 
-def _read_jobs(t: _Table) -> tuple[JobClass, ...] | None:
+def _read_jobs(t: Table) -> tuple[JobClass, ...] | None:
     """[[demand.jobs]]: the job mix, at least one class with a unique id, a size (H100-eq on
     one island, > 0) and a share of demand (> 0, the shares summing to 1); () when absent,
     None when something was reported."""
@@ -194,7 +194,7 @@ def _read_jobs(t: _Table) -> tuple[JobClass, ...] | None:
     jobs = []
     for job in filter(None, tables):
         jobs.append(_read_job(job))
-        _check_unique(t.r, seen, jobs[-1].id, job.at("id"), "job class id")
+        check_unique(t.r, seen, jobs[-1].id, job.at("id"), "job class id")
     if None in tables or any(None in (j.id, j.size, j.share) for j in jobs) \
             or len(seen) != len(jobs):
         return None
@@ -206,63 +206,63 @@ def _read_jobs(t: _Table) -> tuple[JobClass, ...] | None:
     return tuple(jobs)
 
 
-def _read_job(t: _Table) -> JobClass:
+def _read_job(t: Table) -> JobClass:
     """One job class: id ([A-Za-z0-9_-], names a homeless_days.<id> column), size, share."""
-    ident = t.read("id", _as_name, '"frontier"', "names the class's homeless_days column")
+    ident = t.read("id", as_name, '"frontier"', "names the class's homeless_days column")
     if ident is not None and not _JOB_ID.fullmatch(ident):
         t.r.report(t.at("id"), ident, "must be letters, digits, '_' or '-'",
                    'for example id = "frontier" (it names a column, homeless_days.<id>)')
         ident = None
-    size = t.read("size", _as_number, "1024", "the H100-eq one job needs on one island",
+    size = t.read("size", as_number, "1024", "the H100-eq one job needs on one island",
                   above=0, at_most=TOTAL_H100_EQ)
-    share = t.read("share", _as_number, "0.5", "the class's share of demand", above=0,
+    share = t.read("share", as_number, "0.5", "the class's share of demand", above=0,
                    at_most=_SHARE)
     return JobClass(ident, size, share)
 
 
 _FORECAST_KEYS = ("workload_at_day0", "unit", "per_h100", "growth_per_year",
                   "points_every_days")
-_GROWTH = _Limit(10.0, "a growth of 1000% a year is beyond any forecast")
+_GROWTH = Limit(10.0, "a growth of 1000% a year is beyond any forecast")
 
 
-def _read_forecast(t: _Table | None) -> Forecast | None:
+def _read_forecast(t: Table | None) -> Forecast | None:
     """demand.forecast: the workload at day 0 in the planner's unit, what one H100 delivers
     of it (per_h100, default 1: the workload is in H100-eq), the yearly growth rate (a number
     or a distribution, >= 0), and the spacing of the points the curve is sampled at."""
     if t is None:
         return None
-    workload = t.read("workload_at_day0", _as_number, "2048",
+    workload = t.read("workload_at_day0", as_number, "2048",
                       "the workload at day 0, in `unit`", at_least=0, at_most=_WORKLOAD)
-    unit = t.read("unit", _as_string, '"H100-eq"', "the workload's unit", default="H100-eq")
-    per_h100 = t.read("per_h100", _as_number, "1", "the workload one H100 delivers at its "
+    unit = t.read("unit", as_string, '"H100-eq"', "the workload's unit", default="H100-eq")
+    per_h100 = t.read("per_h100", as_number, "1", "the workload one H100 delivers at its "
                       "operating point, in `unit`", above=0, at_most=_WORKLOAD, default=1.0)
-    growth = t.read("growth_per_year", _as_distribution, _DIST_EXAMPLE.replace(
+    growth = t.read("growth_per_year", as_distribution, DIST_EXAMPLE.replace(
         "2, mode = 4, max = 10", "0.2, mode = 0.4, max = 0.8"),
         "the yearly growth rate (0.4: +40% a year)", limit=_GROWTH)
-    every = t.read("points_every_days", _as_number, "30", "the days between the points the "
+    every = t.read("points_every_days", as_number, "30", "the days between the points the "
                    "curve is sampled at", at_least=1, at_most=DAYS, default=30.0)
     parts = (workload, unit, per_h100, growth, every)
     if None in parts:
         return None
     if workload / per_h100 > TOTAL_H100_EQ.value:
-        t.r.report(t.at("workload_at_day0"), workload, f"is {_fmt(workload / per_h100)} "
+        t.r.report(t.at("workload_at_day0"), workload, f"is {format_number(workload / per_h100)} "
                    f"H100-eq at day 0 (workload / per_h100), more than "
-                   f"{_fmt(TOTAL_H100_EQ.value)}", TOTAL_H100_EQ.why)
+                   f"{format_number(TOTAL_H100_EQ.value)}", TOTAL_H100_EQ.why)
         return None
     return Forecast(*parts)
 
 
-_WORKLOAD = _Limit(1e15, "a workload is a finite number in the planner's unit")
+_WORKLOAD = Limit(1e15, "a workload is a finite number in the planner's unit")
 
 
-def _as_points(r, key, value, spec: _Spec):
+def _as_points(r, key, value, spec: Spec):
     """Demand points: [[day, H100-eq], ...], days >= 0 strictly increasing, values >= 0."""
     if not isinstance(value, list) or not value:
-        what = "an empty array" if value == [] else _kind(value)
+        what = "an empty array" if value == [] else type_name(value)
         r.report(key, value, f"must be an array of [day, H100-eq] pairs, not {what}",
                  spec.type_hint)
         return None
-    if not _count_ok(r, key, len(value), MAX_ENTRIES, "points", "every scenario walks the "
+    if not count_ok(r, key, len(value), MAX_ENTRIES, "points", "every scenario walks the "
                      "demand curve: a point a day for 20 years is 7,300; drop points on "
                      "straight stretches"):
         return None
@@ -277,39 +277,39 @@ def _as_point(r, key, pair, previous: float | None):
     if not isinstance(pair, list) or len(pair) != 2:
         r.report(key, pair, "must be a [day, H100-eq] pair", "for example [150, 2048]")
         return None
-    day = _as_number(r, f"{key}[0]", pair[0], _Spec("day", "150", "days from day 0"),
+    day = as_number(r, f"{key}[0]", pair[0], Spec("day", "150", "days from day 0"),
                      at_least=0, at_most=DAYS)
-    demand = _as_number(r, f"{key}[1]", pair[1], _Spec("demand", "2048", "H100-eq"),
+    demand = as_number(r, f"{key}[1]", pair[1], Spec("demand", "2048", "H100-eq"),
                         at_least=0, at_most=TOTAL_H100_EQ)
     if day is not None and previous is not None and day <= previous:
-        r.report(f"{key}[0]", pair[0], f"must be > the previous point's day ({_fmt(previous)})",
+        r.report(f"{key}[0]", pair[0], f"must be > the previous point's day ({format_number(previous)})",
                  "list points with days strictly increasing")
         return None
     return None if day is None or demand is None else (day, demand)
 
 
-def _read_shared_delays(root: _Table):
+def read_shared_delays(root: Table):
     """[shared_delays] name = distribution: drawn once per scenario, added to every date that
     names it in `shared`."""
     value = root.data.get("shared_delays", {})
     if not isinstance(value, dict):
-        root.r.report("shared_delays", value, f"must be a table, not {_kind(value)}",
-                      f"write [shared_delays] with lines like vendor = {_DIST_EXAMPLE}")
+        root.r.report("shared_delays", value, f"must be a table, not {type_name(value)}",
+                      f"write [shared_delays] with lines like vendor = {DIST_EXAMPLE}")
         root.r.shared_delays = None
         return None
-    if not _count_ok(root.r, "shared_delays", len(value), MAX_ENTRIES, "shared delays"):
+    if not count_ok(root.r, "shared_delays", len(value), MAX_ENTRIES, "shared delays"):
         root.r.shared_delays = None
         return None
-    delays = {name: _as_distribution(root.r, f"shared_delays.{name}", dist,
-                                     _Spec(name, _DIST_EXAMPLE, "a delay in days"))
+    delays = {name: as_distribution(root.r, f"shared_delays.{name}", dist,
+                                     Spec(name, DIST_EXAMPLE, "a delay in days"))
               for name, dist in value.items()
-              if _check_name(root.r, f"shared_delays.{name}", name)}
+              if check_name(root.r, f"shared_delays.{name}", name)}
     root.r.shared_delays = delays if len(delays) == len(value) else None
     return tuple(delays.items())
 
 
-def _read_entries(root: _Table, name: str, allowed, read_entry, what: str, why: str,
-                  default=_REQUIRED):
+def read_entries(root: Table, name: str, allowed, read_entry, what: str, why: str,
+                  default=REQUIRED):
     """An array of tables with unique ids: read_entry(table) -> an object with `.id`.
 
     Returns (objects, registry by id); the registry is None unless every entry and id was read.
@@ -320,26 +320,26 @@ def _read_entries(root: _Table, name: str, allowed, read_entry, what: str, why: 
     objects, seen, registry = [], {}, {}
     for t in filter(None, tables):
         objects.append(read_entry(t))
-        if _check_unique(root.r, seen, objects[-1].id, t.at("id"), what):
+        if check_unique(root.r, seen, objects[-1].id, t.at("id"), what):
             registry[objects[-1].id] = objects[-1]
     complete = None not in tables and all(obj.id is not None for obj in objects)
     return tuple(objects), (registry if complete else None)
 
 
-def _read_islands(root: _Table):
-    islands, root.r.islands = _read_entries(
+def read_islands(root: Table):
+    islands, root.r.islands = read_entries(
         root, "islands", ("id", "description", "delivery", "install_days"), _read_island,
         "island id", "one per fabric island, each a job pool")
     return islands
 
 
-def _read_island(t: _Table) -> Island:
+def _read_island(t: Table) -> Island:
     """An island is ready at day 0, or at its delivery plus install_days."""
-    island_id = _read_id(t, '"xdr"', "the name unit types give in island")
-    description = _read_description(t)
-    delivery = t.read("delivery", _as_date, "{ day = 90 }", "when the fabric arrives",
+    island_id = read_id(t, '"xdr"', "the name unit types give in island")
+    description = read_description(t)
+    delivery = t.read("delivery", as_date, "{ day = 90 }", "when the fabric arrives",
                       default=None)
-    install = t.read("install_days", _as_distribution, "14", "days to install after delivery",
+    install = t.read("install_days", as_distribution, "14", "days to install after delivery",
                      default=ZERO)
     if "install_days" in t.data and "delivery" not in t.data:
         t.r.report(t.at("install_days"), t.data["install_days"],
@@ -356,31 +356,31 @@ _BURN_IN_KEYS = ("attempt_days", "fail_first", "fail_retry", "fix_days", "rma_af
                  "rma_days")
 
 
-def _read_unit_types(root: _Table):
-    types, root.r.unit_types = _read_entries(root, "unit_types", _UNIT_TYPE_KEYS,
+def read_unit_types(root: Table):
+    types, root.r.unit_types = read_entries(root, "unit_types", _UNIT_TYPE_KEYS,
                                              _read_unit_type, "unit type id",
                                              "one per kind of unit")
     return types
 
 
-def _read_unit_type(t: _Table) -> UnitType:
+def _read_unit_type(t: Table) -> UnitType:
     """What a unit is (GPUs, H100-eq, kW, cooling, island) and how long work on it takes."""
     fields = dict(
-        id=_read_id(t, '"gb300-nvl72"', "the name fleets give in type"),
-        description=_read_description(t),
-        gpus=t.read("gpus", _as_integer, "72", "GPUs per unit", at_least=1, at_most=_GPUS),
+        id=read_id(t, '"gb300-nvl72"', "the name fleets give in type"),
+        description=read_description(t),
+        gpus=t.read("gpus", as_integer, "72", "GPUs per unit", at_least=1, at_most=_GPUS),
         h100_eq_per_gpu=(performance := _read_performance(t))[0],
-        power_kw=t.read("power_kw", _as_number, "135", "the power one unit draws, in kW",
+        power_kw=t.read("power_kw", as_number, "135", "the power one unit draws, in kW",
                         at_least=0, at_most=TOTAL_KW),
-        cooling=t.read("cooling", _as_choice, '"liquid"', "what the unit needs from its row",
+        cooling=t.read("cooling", as_choice, '"liquid"', "what the unit needs from its row",
                        options=COOLINGS),
-        island=t.read("island", _as_string, '"xdr"', "the fabric island the unit joins"))
+        island=t.read("island", as_string, '"xdr"', "the fabric island the unit joins"))
     if fields["island"] is not None:
-        _check_ref(t.r, t.at("island"), fields["island"], t.r.islands, "island")
+        check_ref(t.r, t.at("island"), fields["island"], t.r.islands, "island")
     for name, why in (("install_days", "days to install a new unit"),
                       ("drain_days", "days from drain start to removal start"),
                       ("removal_days", "days to remove a drained unit")):
-        fields[name] = t.read(name, _as_distribution, "2", why, default=ZERO)
+        fields[name] = t.read(name, as_distribution, "2", why, default=ZERO)
     fields["performance"] = performance[1]
     burn_in = t.table("burn_in", _BURN_IN_KEYS, "", default=None)
     ramp = t.table("ramp", _RAMP_KEYS, "", default=None)
@@ -391,22 +391,22 @@ def _read_unit_type(t: _Table) -> UnitType:
                     **fields)
 
 
-_GPUS = _Limit(MAX_GPUS, "a unit is a rack, a pod or a scalable unit; no cluster has more GPUs")
-_PERFORMANCE = _Limit(MAX_H100_EQ_PER_GPU, "H100-eq per GPU: far beyond any roadmap; it keeps "
+_GPUS = Limit(MAX_GPUS, "a unit is a rack, a pod or a scalable unit; no cluster has more GPUs")
+_PERFORMANCE = Limit(MAX_H100_EQ_PER_GPU, "H100-eq per GPU: far beyond any roadmap; it keeps "
                       "capacities exact in the bands")
 
 
-def _read_performance(t: _Table):
+def _read_performance(t: Table):
     """h100_eq_per_gpu: a number, or a distribution drawn once per scenario for the type.
 
     Returns (nominal value, the distribution or None); nominal is the median.
     """
     value = t.data.get("h100_eq_per_gpu")
     if not isinstance(value, dict):
-        return t.read("h100_eq_per_gpu", _as_number, "2.5",
+        return t.read("h100_eq_per_gpu", as_number, "2.5",
                       "performance of one GPU relative to one H100", above=0,
                       at_most=_PERFORMANCE), None
-    dist = t.read("h100_eq_per_gpu", _as_distribution, '{ dist = "triangular", min = 2.0, '
+    dist = t.read("h100_eq_per_gpu", as_distribution, '{ dist = "triangular", min = 2.0, '
                   'mode = 2.5, max = 2.6 }', "performance of one GPU relative to one H100",
                   limit=_PERFORMANCE)
     if dist is None:
@@ -433,45 +433,45 @@ def _read_performance(t: _Table):
 
 
 
-def _read_ramp(t: _Table) -> Ramp | None:
+def _read_ramp(t: Table) -> Ramp | None:
     """[unit_types.ramp]: start_fraction of capacity at acceptance, all of it after days."""
-    start = t.read("start_fraction", _as_probability, "0.7",
+    start = t.read("start_fraction", as_probability, "0.7",
                    "the fraction of capacity a unit delivers when accepted")
-    days = t.read("days", _as_number, "90", "days from acceptance to full capacity", above=0,
+    days = t.read("days", as_number, "90", "days from acceptance to full capacity", above=0,
                   at_most=DAYS)
-    steps = t.read("steps", _as_integer, "4", "steps the ramp is taken in", default=4,
+    steps = t.read("steps", as_integer, "4", "steps the ramp is taken in", default=4,
                    at_least=1, at_most=_RAMP_STEPS)
     return None if None in (start, days, steps) else Ramp(start, days, steps)
 
 
-_RAMP_STEPS = _Limit(MAX_RAMP_STEPS, "100 steps are within 1% of a linear ramp, and every step "
+_RAMP_STEPS = Limit(MAX_RAMP_STEPS, "100 steps are within 1% of a linear ramp, and every step "
                      "is a capacity event of every unit in every scenario")
-_RMA_AFTER = _Limit(MAX_RMA_AFTER_FAILURES, "a rack is replaced after a handful of failed "
+_RMA_AFTER = Limit(MAX_RMA_AFTER_FAILURES, "a rack is replaced after a handful of failed "
                     "attempts, and every attempt is drawn in every scenario")
 
 
-def _read_burn_in(t: _Table) -> BurnIn:
+def _read_burn_in(t: Table) -> BurnIn:
     """Attempts until one passes; after `rma_after_failures` failures in a row, an RMA."""
     burn_in = BurnIn(
-        attempt_days=t.read("attempt_days", _as_distribution, _DIST_EXAMPLE,
+        attempt_days=t.read("attempt_days", as_distribution, DIST_EXAMPLE,
                             "days one attempt takes"),
-        fail_first=t.read("fail_first", _as_probability, "0.3",
+        fail_first=t.read("fail_first", as_probability, "0.3",
                           "the failure probability of a unit's first attempt"),
-        fail_retry=t.read("fail_retry", _as_probability, "0.1",
+        fail_retry=t.read("fail_retry", as_probability, "0.1",
                           "the failure probability of every later attempt"),
-        fix_days=t.read("fix_days", _as_distribution, _DIST_EXAMPLE,
+        fix_days=t.read("fix_days", as_distribution, DIST_EXAMPLE,
                         "days to fix a unit after a failed attempt"),
-        rma_after_failures=t.read("rma_after_failures", _as_integer, "3",
+        rma_after_failures=t.read("rma_after_failures", as_integer, "3",
                                   "failures in a row after which the unit is replaced",
                                   at_least=1, at_most=_RMA_AFTER),
-        rma_days=t.read("rma_days", _as_distribution, _DIST_EXAMPLE,
+        rma_days=t.read("rma_days", as_distribution, DIST_EXAMPLE,
                         "days to replace a unit (RMA)"))
     if _check_burn_in_ends(t, burn_in):
         _check_burn_in_attempts(t, burn_in)
     return burn_in
 
 
-def _check_burn_in_ends(t: _Table, b: BurnIn) -> bool:
+def _check_burn_in_ends(t: Table, b: BurnIn) -> bool:
     """Burn-in ends with probability 1 unless a whole round (first attempt, then retries until
     the RMA) fails surely: fail_first = 1 and (no retries, or fail_retry = 1). Whether it can
     end (reports if not)."""
@@ -490,7 +490,7 @@ def _check_burn_in_ends(t: _Table, b: BurnIn) -> bool:
     return False
 
 
-def _check_burn_in_attempts(t: _Table, b: BurnIn) -> None:
+def _check_burn_in_attempts(t: Table, b: BurnIn) -> None:
     """A unit's expected number of attempts stays within MAX_BURN_IN_ATTEMPTS: burn-in that
     fails almost surely ends in theory but not in a run's time (every attempt is drawn)."""
     if None in (b.fail_first, b.fail_retry, b.rma_after_failures):
@@ -498,7 +498,7 @@ def _check_burn_in_attempts(t: _Table, b: BurnIn) -> None:
     expected = expected_burn_in_attempts(b.fail_first, b.fail_retry, b.rma_after_failures)
     if expected > MAX_BURN_IN_ATTEMPTS:
         t.r.report(t.key, NO_VALUE, f"a unit needs {expected:,.0f} attempts on average "
-                   f"(fail_first = {_fmt(b.fail_first)}, fail_retry = {_fmt(b.fail_retry)}, "
+                   f"(fail_first = {format_number(b.fail_first)}, fail_retry = {format_number(b.fail_retry)}, "
                    f"rma_after_failures = {b.rma_after_failures}), more than "
                    f"{MAX_BURN_IN_ATTEMPTS:,}", "lower fail_first or fail_retry: every attempt "
                    "is drawn in every scenario")
@@ -514,15 +514,15 @@ def expected_burn_in_attempts(fail_first: float, fail_retry: float, rma_after: i
     return math.inf if round_fails >= 1 else per_round / (1 - round_fails)
 
 
-def _read_halls(root: _Table):
+def read_halls(root: Table):
     seen_rows: dict[str, str] = {}
-    halls, registry = _read_entries(
+    halls, registry = read_entries(
         root, "halls", ("id", "description", "power_cap_kw", "energized", "rows"),
         lambda t: _read_hall(t, seen_rows), "hall id", "one per data hall")
     rows = [row for hall in halls or () for row in hall.rows or ()]
     complete = registry is not None and all(hall.rows is not None for hall in halls) \
         and all(row.id is not None for row in rows)
-    complete = _count_ok(root.r, "halls", len(rows), MAX_ENTRIES, "rows in all halls") \
+    complete = count_ok(root.r, "halls", len(rows), MAX_ENTRIES, "rows in all halls") \
         and complete
     rows_by_id: dict[str, Row] = {}
     for row in rows:                   # in file order; a duplicate id keeps its first row
@@ -532,13 +532,13 @@ def _read_halls(root: _Table):
     return halls
 
 
-def _read_hall(t: _Table, seen_rows: dict[str, str]) -> Hall:
+def _read_hall(t: Table, seen_rows: dict[str, str]) -> Hall:
     """A hall: IT power cap (kW), when it is energized (day 0 if absent), and its rows."""
-    hall_id = _read_id(t, '"A"', "the hall's name")
-    description = _read_description(t)
-    power_cap_kw = t.read("power_cap_kw", _as_number, "3000", "the hall's IT power cap in kW",
+    hall_id = read_id(t, '"A"', "the hall's name")
+    description = read_description(t)
+    power_cap_kw = t.read("power_cap_kw", as_number, "3000", "the hall's IT power cap in kW",
                           above=0, at_most=TOTAL_KW)
-    energized = t.read("energized", _as_date, "{ day = 120 }", "when the hall has power",
+    energized = t.read("energized", as_date, "{ day = 120 }", "when the hall has power",
                        default=None)
     tables = t.tables("rows", ("id", "cooling", "positions"),
                       '[{ id = "A1", cooling = "air", positions = 2 }]', "the hall's rows")
@@ -547,28 +547,28 @@ def _read_hall(t: _Table, seen_rows: dict[str, str]) -> Hall:
     return Hall(hall_id, power_cap_kw, rows if complete else None, energized, description)
 
 
-def _read_row(t: _Table, hall_id, seen_rows: dict[str, str]) -> Row:
-    row_id = _read_id(t, '"A1"', "the name fleets and strategies give in row")
-    _check_unique(t.r, seen_rows, row_id, t.at("id"), "row id")
+def _read_row(t: Table, hall_id, seen_rows: dict[str, str]) -> Row:
+    row_id = read_id(t, '"A1"', "the name fleets and strategies give in row")
+    check_unique(t.r, seen_rows, row_id, t.at("id"), "row id")
     return Row(
         id=row_id, hall=hall_id,
-        cooling=t.read("cooling", _as_choice, '"air"', "the cooling the row has now",
+        cooling=t.read("cooling", as_choice, '"air"', "the cooling the row has now",
                        options=COOLINGS),
-        positions=t.read("positions", _as_integer, "2",
+        positions=t.read("positions", as_integer, "2",
                          "how many new units the row holds once empty", at_least=0,
-                         at_most=_Limit(MAX_UNITS, "no scenario has more units")))
+                         at_most=Limit(MAX_UNITS, "no scenario has more units")))
 
 
-def _read_retrofit(root: _Table) -> Retrofit:
+def read_retrofit(root: Table) -> Retrofit:
     """[retrofit]: crews (default 1) and days per row; NO_RETROFIT when absent."""
     root.r.has_retrofit = "retrofit" in root.data
     t = root.table("retrofit", ("crews", "days"), "", default=None)
     if t is None:
         return NO_RETROFIT
     rows = MAX_ENTRIES if root.r.rows is None else max(1, len(root.r.rows))
-    crews = _Limit(rows, f"one crew per row, {_count(rows, 'row')}: more crews than rows never "
+    crews = Limit(rows, f"one crew per row, {count_text(rows, 'row')}: more crews than rows never "
                    "work at once")
     return Retrofit(
-        crews=t.read("crews", _as_integer, "1", "rows retrofitted at the same time", default=1,
+        crews=t.read("crews", as_integer, "1", "rows retrofitted at the same time", default=1,
                      at_least=1, at_most=crews),
-        days=t.read("days", _as_distribution, _DIST_EXAMPLE, "days to retrofit one empty row"))
+        days=t.read("days", as_distribution, DIST_EXAMPLE, "days to retrofit one empty row"))

@@ -13,13 +13,13 @@ from dataclasses import dataclass
 from mcrisk.core.errors import NO_VALUE
 from mcrisk.core.model import Row, Strategy, Trigger
 
-from .costs import _read_reservation_steps
+from .costs import read_reservation_steps
 from .failures import ACCEPTANCE_KEYS, check_acceptance, read_acceptance
-from .fleets import _check_fleet
-from .limits import DAYS, MAX_ENTRIES, MAX_STRATEGIES, _Limit
-from .reader import (_Reader, _Spec, _Table, _as_ids, _as_integer, _as_name, _as_number,
-                     _as_string, _check_ref, _check_unique, _count, _count_ok)
-from .sections import _read_description
+from .fleets import check_fleet
+from .limits import DAYS, MAX_ENTRIES, MAX_STRATEGIES, Limit
+from .reader import (Reader, Spec, Table, as_ids, as_integer, as_name, as_number,
+                     as_string, check_ref, check_unique, count_text, count_ok)
+from .sections import read_description
 
 RESERVED_STRATEGY_NAMES = ("any", "all")   # --fail-if targets meaning every strategy
 
@@ -42,7 +42,7 @@ class _Drain:
     trigger: Trigger | None
 
 
-def _read_strategies(root: _Table):
+def read_strategies(root: Table):
     """[[strategies]] name, description, place, drain: at least one, names unique."""
     tables = root.tables("strategies", ("name", "description", "place", "drain", "keep",
                                         "reservations", "crews", "acceptance"), "",
@@ -50,26 +50,26 @@ def _read_strategies(root: _Table):
     if tables == []:
         root.r.report("strategies", [], "must have at least one strategy",
                       "add [[strategies]] tables, the plans to compare")
-    if tables and not _count_ok(root.r, "strategies", len(tables), MAX_STRATEGIES,
+    if tables and not count_ok(root.r, "strategies", len(tables), MAX_STRATEGIES,
                                 "strategies", "every strategy is simulated in every scenario "
                                 "and keeps its own capacity bands; compare fewer at a time"):
         return None
     seen: dict[str, str] = {}
     strategies = []
     for t in filter(None, tables or ()):
-        strategies.append(_read_strategy(t))
-        _check_unique(root.r, seen, strategies[-1].name, t.at("name"), "strategy name")
+        strategies.append(read_strategy(t))
+        check_unique(root.r, seen, strategies[-1].name, t.at("name"), "strategy name")
     return None if tables is None else tuple(strategies)
 
 
-def _read_strategy(t: _Table) -> Strategy:
+def read_strategy(t: Table) -> Strategy:
     name = t.read("name", _as_strategy_name, '"big-bang"', "the strategy's name in reports")
-    description = _read_description(t)
+    description = read_description(t)
     place = _read_list(t, "place", _PLACE_KEYS, _read_place, '[{ units = "N01..N02", row = '
                        '"A1" }]', "where each incoming unit goes")
     drain = _read_list(t, "drain", _DRAIN_KEYS, _read_drain, '[{ units = "SU1", day = 60 }]',
                        "when each existing unit starts to drain")
-    keep = t.read("keep", _as_ids, '["SU1..SU2"]', "existing units the strategy keeps in "
+    keep = t.read("keep", as_ids, '["SU1..SU2"]', "existing units the strategy keeps in "
                   "service (never drained)", default=())
     label = name if name is not None else t.key
     if place is not None:
@@ -90,7 +90,7 @@ def _read_strategy(t: _Table) -> Strategy:
                     keep or (), acceptance)
 
 
-def _read_crews(t: _Table) -> int | None:
+def _read_crews(t: Table) -> int | None:
     """`crews`: the retrofit crews this strategy hires (hiring is a plan's choice), an integer
     from 1 to one per row; None when absent (the scenario's [retrofit] crews). Needs a
     [retrofit] section, which says how long a crew takes per row."""
@@ -102,13 +102,13 @@ def _read_crews(t: _Table) -> int | None:
                    "add a [retrofit] table with crews and days, or remove crews")
         return None
     rows = MAX_ENTRIES if t.r.rows is None else max(1, len(t.r.rows))
-    most = _Limit(rows, f"one crew per row, {_count(rows, 'row')}: more crews than rows never "
+    most = Limit(rows, f"one crew per row, {count_text(rows, 'row')}: more crews than rows never "
                   "work at once")
-    return t.read("crews", _as_integer, "2", "the retrofit crews this strategy hires "
+    return t.read("crews", as_integer, "2", "the retrofit crews this strategy hires "
                   "(default: [retrofit] crews)", at_least=1, at_most=most)
 
 
-def _read_strategy_reservations(t: _Table):
+def _read_strategy_reservations(t: Table):
     """`reservations = [{ hall, day, kw }, ...]`: the strategy's own reservation steps, hall
     by hall, each hall's replacing its [[costs.power]] reservations for this strategy and
     checked against that contract's notice and minimum term. () when absent; None if bad."""
@@ -117,11 +117,11 @@ def _read_strategy_reservations(t: _Table):
     if tables is None or None in tables:
         return None
     key = t.at("reservations")
-    by_hall: dict[str, list[tuple[str, _Table]]] = {}
+    by_hall: dict[str, list[tuple[str, Table]]] = {}
     ok = True
     for i, step in enumerate(tables):
-        hall = step.read("hall", _as_string, '"B"', "the hall the step reserves power in")
-        if hall is None or not _check_ref(t.r, step.at("hall"), hall, t.r.halls, "hall"):
+        hall = step.read("hall", as_string, '"B"', "the hall the step reserves power in")
+        if hall is None or not check_ref(t.r, step.at("hall"), hall, t.r.halls, "hall"):
             ok = False
             continue
         if t.r.power_contracts is not None and hall not in t.r.power_contracts:
@@ -136,19 +136,19 @@ def _read_strategy_reservations(t: _Table):
         contract = (t.r.power_contracts or {}).get(hall)
         terms = contract and {"notice_days": contract.notice_days,
                               "minimum_term_days": contract.minimum_term_days}
-        read = _read_reservation_steps(t.r, key, [step for _, step in steps], terms,
+        read = read_reservation_steps(t.r, key, [step for _, step in steps], terms,
                                        [step_key for step_key, _ in steps])
         ok = ok and read is not None
         reservations.append((hall, read))
     return tuple(reservations) if ok else None
 
 
-def _as_strategy_name(r, key, value, spec: _Spec):
-    """A name (see _as_name) that --fail-if can target: not `any` or `all`, which mean every
+def _as_strategy_name(r, key, value, spec: Spec):
+    """A name (see as_name) that --fail-if can target: not `any` or `all`, which mean every
     strategy there. (--fail-if reads the last two dotted parts as metric and statistic, so
-    dots and operators in a name are fine; spaces at either end are not, and _as_name refuses
+    dots and operators in a name are fine; spaces at either end are not, and as_name refuses
     them.)"""
-    name = _as_name(r, key, value, spec)
+    name = as_name(r, key, value, spec)
     if name in RESERVED_STRATEGY_NAMES:
         r.report(key, name, f"is reserved: --fail-if reads '{name}' as every strategy",
                  f'give the strategy another name, for example "{name}-units"')
@@ -156,7 +156,7 @@ def _as_strategy_name(r, key, value, spec: _Spec):
     return name
 
 
-def _read_list(t: _Table, name, allowed, read_entry, example, why):
+def _read_list(t: Table, name, allowed, read_entry, example, why):
     """The entries of an inline array of tables; None unless all of them are tables."""
     tables = t.tables(name, allowed, example, why)
     entries = tuple(read_entry(entry) for entry in filter(None, tables or ()))
@@ -167,33 +167,33 @@ _PLACE_KEYS = ("units", "row")
 _DRAIN_KEYS = ("units", "day", "on_arrival", "on_accepted", "lag_days")
 
 
-def _read_place(t: _Table) -> _Place:
-    units = t.read("units", _as_ids, '"N01..N02"', "the incoming units to place")
-    row = t.read("row", _as_string, '"A1"', "the row they go in")
-    if row is not None and not _check_ref(t.r, t.at("row"), row, t.r.rows, "row"):
+def _read_place(t: Table) -> _Place:
+    units = t.read("units", as_ids, '"N01..N02"', "the incoming units to place")
+    row = t.read("row", as_string, '"A1"', "the row they go in")
+    if row is not None and not check_ref(t.r, t.at("row"), row, t.r.rows, "row"):
         row = None
     return _Place(t.key, units, row)
 
 
-def _read_drain(t: _Table) -> _Drain:
-    units = t.read("units", _as_ids, '"SU1..SU2"', "the existing units to drain")
+def _read_drain(t: Table) -> _Drain:
+    units = t.read("units", as_ids, '"SU1..SU2"', "the existing units to drain")
     return _Drain(t.key, units, _read_trigger(t))
 
 
-def _read_trigger(t: _Table) -> Trigger | None:
+def _read_trigger(t: Table) -> Trigger | None:
     """When a drain starts: the latest of day, on_arrival and on_accepted given, + lag_days."""
-    day = t.read("day", _as_number, "60", "the earliest day the drain starts", default=None,
+    day = t.read("day", as_number, "60", "the earliest day the drain starts", default=None,
                  at_least=0, at_most=DAYS)
-    on_arrival = t.read("on_arrival", _as_ids, '"S1"', "shipments whose arrival starts it",
+    on_arrival = t.read("on_arrival", as_ids, '"S1"', "shipments whose arrival starts it",
                         default=())
-    on_accepted = t.read("on_accepted", _as_ids, '"N01..N02"',
+    on_accepted = t.read("on_accepted", as_ids, '"N01..N02"',
                          "incoming units whose acceptance starts it", default=())
-    lag_days = t.read("lag_days", _as_number, "0", "days to wait after the conditions",
+    lag_days = t.read("lag_days", as_number, "0", "days to wait after the conditions",
                       default=0.0, at_least=0, at_most=DAYS)
     for shipment in on_arrival or ():
-        _check_ref(t.r, t.at("on_arrival"), shipment, t.r.shipments, "shipment")
+        check_ref(t.r, t.at("on_arrival"), shipment, t.r.shipments, "shipment")
     for unit in on_accepted or ():
-        _check_fleet(t.r, t.at("on_accepted"), unit, "incoming",
+        check_fleet(t.r, t.at("on_accepted"), unit, "incoming",
                      "on_accepted waits for incoming units", "name new units, or use day")
     if not any(name in t.data for name in ("day", "on_arrival", "on_accepted")):
         t.r.report(t.key, NO_VALUE, "no trigger: a drain needs day, on_arrival or on_accepted",
@@ -204,14 +204,14 @@ def _read_trigger(t: _Table) -> Trigger | None:
     return Trigger(day, on_arrival, on_accepted, lag_days)
 
 
-def _check_placement(t: _Table, name: str, place: tuple[_Place, ...]) -> None:
+def _check_placement(t: Table, name: str, place: tuple[_Place, ...]) -> None:
     """Each incoming unit placed exactly once; rows hold what they can, cooled as needed."""
     r, placed_at = t.r, {}
     units_by_row: dict[str, list[tuple[_Place, str]]] = defaultdict(list)
     for entry in place:
         key = f"{entry.key}.units"
         for unit in entry.units or ():
-            if not _check_fleet(r, key, unit, "incoming", "place takes incoming units",
+            if not check_fleet(r, key, unit, "incoming", "place takes incoming units",
                                 "list existing units under drain"):
                 continue
             if unit in placed_at:
@@ -233,19 +233,19 @@ def _check_placement(t: _Table, name: str, place: tuple[_Place, ...]) -> None:
             retrofit_reported = retrofit_reported or _needs_retrofit(r, r.rows[row_id], entries)
 
 
-def _check_row_fits(r: _Reader, row: Row, entries: list[tuple[_Place, str]]) -> None:
+def _check_row_fits(r: Reader, row: Row, entries: list[tuple[_Place, str]]) -> None:
     """At most `positions` new units in a row; reported on the entry that overfills it."""
     if row.positions is None or len(entries) <= row.positions:
         return
     entry = entries[row.positions][0]
-    placed = f"{_count(len(entries), 'new unit')} {'is' if len(entries) == 1 else 'are'}"
+    placed = f"{count_text(len(entries), 'new unit')} {'is' if len(entries) == 1 else 'are'}"
     r.report(f"{entry.key}.row", row.id, f"{placed} placed in row {row.id}, which has "
-             f"{_count(row.positions, 'position')}",
+             f"{count_text(row.positions, 'position')}",
              f"place {len(entries) - row.positions} of them in another row, or raise positions "
              f"of row {row.id}")
 
 
-def _needs_retrofit(r: _Reader, row: Row, entries: list[tuple[_Place, str]]) -> bool:
+def _needs_retrofit(r: Reader, row: Row, entries: list[tuple[_Place, str]]) -> bool:
     """Whether a liquid unit is placed in air row `row` while there is no [retrofit] (which
     converts empty air rows to liquid); reports it on the first such entry. An air unit in a
     liquid row needs nothing."""
@@ -261,18 +261,18 @@ def _needs_retrofit(r: _Reader, row: Row, entries: list[tuple[_Place, str]]) -> 
     return False
 
 
-def _cooling_of(r: _Reader, unit: str) -> str | None:
+def _cooling_of(r: Reader, unit: str) -> str | None:
     incoming = (r.incoming or {}).get(unit)
     unit_type = incoming and (r.unit_types or {}).get(incoming.type)
     return unit_type.cooling if unit_type else None
 
 
-def _check_kept(t: _Table, name: str, keep: tuple[str, ...], place: tuple[_Place, ...],
+def _check_kept(t: Table, name: str, keep: tuple[str, ...], place: tuple[_Place, ...],
                 drain: tuple[_Drain, ...]) -> None:
     """Kept units are existing units, not drained too, and in rows that take no new unit of
     the strategy (a kept unit never leaves its row, so the row is never ready)."""
     r, key = t.r, t.at("keep")
-    kept = [unit for unit in keep if _check_fleet(r, key, unit, "existing", "keep takes "
+    kept = [unit for unit in keep if check_fleet(r, key, unit, "existing", "keep takes "
                                                   "existing units", "place incoming units")]
     drained_at = {unit: f"{entry.key}.units" for entry in drain for unit in entry.units or ()}
     for unit in kept:
@@ -291,14 +291,14 @@ def _check_kept(t: _Table, name: str, keep: tuple[str, ...], place: tuple[_Place
                      f"place them in another row, or drain {units} instead of keeping")
 
 
-def _check_drains(t: _Table, name: str, drain: tuple[_Drain, ...],
+def _check_drains(t: Table, name: str, drain: tuple[_Drain, ...],
                   keep: tuple[str, ...] = ()) -> None:
     """Each existing unit drained exactly once, or kept."""
     r, drained_at = t.r, {}
     for entry in drain:
         key = f"{entry.key}.units"
         for unit in entry.units or ():
-            if not _check_fleet(r, key, unit, "existing", "drain takes existing units",
+            if not check_fleet(r, key, unit, "existing", "drain takes existing units",
                                 "list incoming units under place"):
                 continue
             if unit in drained_at:
@@ -313,7 +313,7 @@ def _check_drains(t: _Table, name: str, drain: tuple[_Drain, ...],
                          f'keep = ["{unit}"] to keep it in service')
 
 
-def _check_deadlocks(r: _Reader, place: tuple[_Place, ...], drain: tuple[_Drain, ...]) -> None:
+def _check_deadlocks(r: Reader, place: tuple[_Place, ...], drain: tuple[_Drain, ...]) -> None:
     """Report each cycle of waits, once, on the drain entry of its first unit.
 
     Wait-for graph: drain(u) waits on accepted(n) for n in u's on_accepted; accepted(n) on

@@ -16,7 +16,7 @@ import numpy as np
 
 from ...core.definitions import COST, METRICS, N_COSTS, N_METRICS
 from ...core.jit import jit, jit_inline
-from .metrics import _sort_events
+from .metrics import sort_events
 
 # The cost columns the kernel fills itself, after the metrics: the total, power over the
 # reservation, the shortfall and the crews (the spans and one-offs name their own).
@@ -52,7 +52,7 @@ def hall_power_events(power_event_node, power_event_hall, s, h, node_time, n, ti
                 order[count, l] = p
                 times[count, l] = node_time[v, l]
             count += 1
-    _sort_events(times, order, np.int64(count), n)     # one compiled signature
+    sort_events(times, order, np.int64(count), n)     # one compiled signature
     return count
 
 

@@ -17,7 +17,7 @@ from ...core.jit import jit, jit_inline
 
 
 @jit
-def _sort_events(times, order, count, n):
+def sort_events(times, order, count, n):
     """Sort times[0:count, l] with order[0:count, l] by (time, event) in every lane l < n:
     the order a stable sort of the events by time gives, since order starts as the same
     events in every lane. Batcher's odd-even merge sort, its comparators enumerated for any
@@ -117,7 +117,7 @@ def sorted_events(event_node, event_order, s, count, node_time, n, times, order)
         for l in range(n):
             order[j, l] = k
             times[j, l] = node_time[v, l]
-    _sort_events(times, order, np.int64(count), n)     # one compiled signature
+    sort_events(times, order, np.int64(count), n)     # one compiled signature
 
 
 @jit_inline

@@ -16,7 +16,7 @@ from matplotlib.ticker import FuncFormatter
 
 from . import layout
 from .data import ParetoData, ParetoPanel, pareto_data  # noqa: F401 (theirs)
-from .charts import _figure, _literal_text, _png, _short
+from .charts import new_figure, literal_text, to_png, short_name
 
 _FRONTIER_STYLE = dict(color="#5b6470", linewidth=1.2, linestyle="-", zorder=1)
 _Y_LABELS = {"trough_depth": "P90 trough depth (H100-eq below baseline)",
@@ -88,7 +88,7 @@ def _panel(ax, panel: ParetoPanel, currency: str, colors: dict[str, str]) -> Non
                    facecolors="white" if hollow else colors[name])
     ax.margins(x=0.12, y=0.18)
     (x0, x1), (y0, y1) = ax.get_xlim(), ax.get_ylim()
-    labels = [_short(name, 28) for name in names]
+    labels = [short_name(name, 28) for name in names]
     points = [((x - x0) / ((x1 - x0) or 1.0), (y - y0) / ((y1 - y0) or 1.0))
               for x, y in zip(xs, ys)]
     spots = _label_spots(points, [len(label) * _CHAR for label in labels])
@@ -108,10 +108,10 @@ def pareto_chart(report, summary: dict, colors: dict[str, str]) -> bytes:
     return pareto_of(pareto_data(report, summary), colors)
 
 
-@_literal_text
+@literal_text
 def pareto_of(chart: ParetoData, colors: dict[str, str]) -> bytes:
     """pareto_chart from its numbers (pareto_data)."""
-    fig, grid = _figure(1, len(chart.panels), 12, 4.4)
+    fig, grid = new_figure(1, len(chart.panels), 12, 4.4)
     for ax, panel in zip(grid.flat, chart.panels):
         _panel(ax, panel, chart.currency, colors)
     names = list(chart.legend_names)
@@ -119,7 +119,7 @@ def pareto_of(chart: ParetoData, colors: dict[str, str]) -> bytes:
                Line2D([], [], **_FRONTIER_STYLE),
                Line2D([], [], marker="o", linestyle="none", markerfacecolor="white",
                       markeredgecolor="#5b6470")]
-    labels = [*(_short(n, 28) for n in names), "the frontier", "dominated (hollow)"]
+    labels = [*(short_name(n, 28) for n in names), "the frontier", "dominated (hollow)"]
 
     def legend(ncol: int):
         return fig.legend(handles, labels, loc="upper center", ncol=ncol, fontsize=9,
@@ -129,4 +129,4 @@ def pareto_of(chart: ParetoData, colors: dict[str, str]) -> bytes:
     top = layout.header(fig, measure, "Trough against cost: the Pareto frontier", 12, legend,
                         ncol=min(len(labels), 6))
     layout.arrange(fig, grid, measure, top)
-    return _png(fig)
+    return to_png(fig)

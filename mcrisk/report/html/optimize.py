@@ -18,7 +18,7 @@ import datetime as _dt
 from ...results.compare import money_text
 from ...results.costs import COST_LABELS
 from ..findings.sentences import fmt
-from .page import _CSS as PAGE_STYLE
+from .page import PAGE_CSS as PAGE_STYLE
 from .parts import interval_text
 from ..text import html_text
 

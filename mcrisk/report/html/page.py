@@ -31,7 +31,7 @@ __all__ = [   # the page, and the sections that callers and tests take from here
     "alerts_html", "definitions_html", "diff_html", "drivers_table", "paired_table",
     "power_table", "ranking_table", "render_report", "trend_html"]
 
-_CSS = """
+PAGE_CSS = """
 :root { --ink: #1b1f24; --muted: #5b6470; --line: #d8dde3; --band: #f5f7f9; }
 * { box-sizing: border-box; }
 body { margin: 0; font: 15px/1.5 -apple-system, "Segoe UI", Roboto, Helvetica, Arial, sans-serif;
@@ -191,5 +191,5 @@ def render_report(run, figures: dict[str, bytes], paragraphs: list[str], colors:
              f"{', '.join(METRICS)}.</p>"]
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
-            f"<title>{html_text(title)}</title><style>{_CSS}</style></head>"
+            f"<title>{html_text(title)}</title><style>{PAGE_CSS}</style></head>"
             f"<body><main>{''.join(body)}</main></body></html>\n")
