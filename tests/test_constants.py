@@ -4,7 +4,7 @@ mcrisk/core/definitions.py (and distributions.py) define the columns of the metr
 kinds of quantity, node and distribution, and the tolerance; kernels/constants.cuh is generated
 from them (mcrisk.backends.cuda.constants_header()). Checked here: the header is the generator's
 text, every metric and cost has its named column, no other file defines one of those constants
-again, and no kernel indexes the metrics axis by a literal column. The kernel's own
+again, and no driver or stage indexes the metrics axis by a literal column. The kernel's own
 algorithm constants (Philox, Acklam's coefficients) stay in their stage files, held to Python
 by tests/test_cuda_host.py.
 """
@@ -88,8 +88,34 @@ def test_no_python_module_defines_a_shared_constant_again():
                 f"{sorted(names & set(SHARED))}: import it from mcrisk.core"
 
 
-# The arrays that hold the metrics axis in the kernels.
+# The arrays that hold the metrics axis (or a run's costs or job columns), by where they do.
+PYTHON_COLUMN_ARRAYS = {"metrics", "costs", "by_metric"}
+BACKEND_COLUMN_ARRAYS = {"rows", "out"}          # a row of metrics, in numpy/ and numba/
 C_COLUMN_ARRAYS = {"metrics", "rows"}            # and `out` in metrics.cuh
+
+
+def _literal_column(index: ast.AST) -> bool:
+    """A column index that is a number: an int in it, and no named constant to count from
+    (N_METRICS + COST_TOTAL + 1 counts from a name)."""
+    nodes = list(ast.walk(index))
+    return (any(isinstance(n, ast.Constant) and type(n.value) is int for n in nodes)
+            and not any(isinstance(n, ast.Name) and n.id.isupper() for n in nodes))
+
+
+def test_no_python_code_indexes_a_column_by_a_number():
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        relative = path.relative_to(ROOT).as_posix()
+        arrays = PYTHON_COLUMN_ARRAYS | (BACKEND_COLUMN_ARRAYS if relative.startswith(
+            ("mcrisk/backends/numpy/", "mcrisk/backends/numba/")) else set())
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) \
+                    and node.value.id in arrays:
+                index = node.slice
+                column = index.elts[-1] if isinstance(index, ast.Tuple) else index
+                if _literal_column(column):
+                    found.append(f"{relative}:{node.lineno}: {ast.unparse(node)}")
+    assert not found, "name the column (definitions.TROUGH_DEPTH, COST_TOTAL, ...)"
 
 
 def test_no_kernel_indexes_a_column_by_a_number():
