@@ -2,7 +2,8 @@
 
 simulate.cu (the driver and the entry points) includes one header per stage (random.cuh,
 distributions.cuh, world.cuh, schedule.cuh, metrics.cuh, costs.cuh), plan.cuh (generated from
-the plan interface, mcrisk/plan/record.py) and compat.cuh. mcrisk.backends.cuda.kernel_source() reads
-them with importlib.resources and hands the text to cupy.RawModule, and mcrisk.backends.cuda_host
-compiles the same text with g++.
+the plan interface, mcrisk/plan/record.py), constants.cuh (generated from mcrisk/core: the
+metrics axis's columns, the kinds, the tolerance) and compat.cuh.
+mcrisk.backends.cuda.kernel_source() reads them with importlib.resources and hands the text to
+cupy.RawModule, and mcrisk.backends.cuda_host compiles the same text with g++.
 """

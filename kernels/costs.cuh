@@ -8,21 +8,11 @@
 #define MCRISK_COSTS_CUH
 
 #include "compat.cuh"
+#include "constants.cuh"
 #include "metrics.cuh"
 #include "plan.cuh"
 
 namespace mcrisk {
-
-// mcrisk.core.definitions: the metrics axis holds N_METRICS metrics, then (with costs) N_COSTS cost
-// columns. The cost columns the kernel fills itself (definitions.COST): the total, power over
-// the reservation, the shortfall and the crews; and the metric the shortfall cost prices.
-static constexpr int N_METRICS = 6;
-static constexpr int N_COSTS = 9;
-static constexpr int TOTAL = N_METRICS + 0;
-static constexpr int POWER_OVER = N_METRICS + 2;
-static constexpr int SHORTFALL = N_METRICS + 6;
-static constexpr int CREWS = N_METRICS + 7;
-static constexpr int SHORTFALL_METRIC = 2;
 
 // The price factor of lane l: world[q] for a drawn price (q >= 0), else 1.0.
 MCRISK_HD double price(int q, const double* world, int l) {
@@ -94,8 +84,9 @@ MCRISK_HD double over_area(const Plan& p, int s, int h, int l, const double* tim
     return area;
 }
 
-// rows[l * row_stride + N_METRICS + k] = the costs of strategy s in lane l < n, from its
-// node times, its world and its shortfall metric (in the same row); times and order are scratch.
+// rows[l * row_stride + N_METRICS + k] = the costs of strategy s in lane l < n (k: COST_*, the
+// columns of constants.cuh), from its node times, its world and its shortfall metric (in the same
+// row); times and order are scratch.
 MCRISK_HD void strategy_costs(const Plan& p, int s, const double* world,
                               const double* node_time, int n, double* times, int* order,
                               double* rows, long long row_stride) {
@@ -130,16 +121,16 @@ MCRISK_HD void strategy_costs(const Plan& p, int s, const double* world,
         int count = hall_power_events(p, s, h, node_time, n, times, order);
         for (int l = 0; l < n; ++l) {
             double area = over_area(p, s, h, l, times, order, count);
-            rows[l * row_stride + POWER_OVER] +=
+            rows[l * row_stride + N_METRICS + COST_POWER_OVER] +=
                 (p.over_rate[h] * price(p.over_price_q[h], world, l)) * area;
         }
     }
     // 3. Shortfall: the shortfall metric (H100-eq x days) priced.
     if (p.shortfall_rate != 0.0) {
         for (int l = 0; l < n; ++l) {
-            rows[l * row_stride + SHORTFALL] =
+            rows[l * row_stride + N_METRICS + COST_SHORTFALL] =
                 (p.shortfall_rate * price(p.shortfall_price_q, world, l))
-                * rows[l * row_stride + SHORTFALL_METRIC];
+                * rows[l * row_stride + SHORTFALL_GPU_DAYS];
         }
     }
     // 4. Crews: engaged from the first crew row's start to the last one's finish.
@@ -164,7 +155,7 @@ MCRISK_HD void strategy_costs(const Plan& p, int s, const double* world,
                 first = min(first, start);
                 last = max(last, finish);
             }
-            rows[l * row_stride + CREWS] =
+            rows[l * row_stride + N_METRICS + COST_CREWS] =
                 (p.crew_rate[s] * price(p.crew_price_q, world, l))
                 * max(0.0, clip(last, horizon) - clip(first, horizon));
         }
@@ -183,11 +174,11 @@ MCRISK_HD void strategy_costs(const Plan& p, int s, const double* world,
     }
     // 6. The total: the columns after it, added in order.
     for (int l = 0; l < n; ++l) {
-        double total = rows[l * row_stride + TOTAL + 1];
-        for (int k = TOTAL + 2; k < N_METRICS + N_COSTS; ++k) {
+        double total = rows[l * row_stride + N_METRICS + COST_TOTAL + 1];
+        for (int k = N_METRICS + COST_TOTAL + 2; k < N_METRICS + N_COSTS; ++k) {
             total += rows[l * row_stride + k];
         }
-        rows[l * row_stride + TOTAL] = total;
+        rows[l * row_stride + N_METRICS + COST_TOTAL] = total;
     }
 }
 

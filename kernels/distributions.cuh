@@ -5,17 +5,10 @@
 #define MCRISK_DISTRIBUTIONS_CUH
 
 #include "compat.cuh"
+#include "constants.cuh"
 #include "random.cuh"
 
 namespace mcrisk {
-
-// mcrisk.core.distributions codes.
-static constexpr int KIND_FIXED = 0;
-static constexpr int KIND_UNIFORM = 1;
-static constexpr int KIND_TRIANGULAR = 2;
-static constexpr int KIND_PERT = 3;
-static constexpr int KIND_LOGNORMAL = 4;
-static constexpr int PERT_TABLE_SIZE = 4097;
 
 static constexpr double PI = 3.141592653589793;
 

@@ -8,12 +8,10 @@
 #define MCRISK_METRICS_CUH
 
 #include "compat.cuh"
+#include "constants.cuh"
 #include "plan.cuh"
 
 namespace mcrisk {
-
-// mcrisk.core.definitions: the tolerance of "below baseline" and "above cap".
-static constexpr double REL_EPS = 1e-9;
 
 // Sort times[0:count] with order[0:count] (times LANES + l) by (time, event) in every lane l < n:
 // the order a stable sort of the events by time gives, since order starts as the same events in
@@ -124,8 +122,8 @@ MCRISK_HD void sorted_events(const int* event_node, const int* event_order, int 
     sort_events(times, order, count, n);
 }
 
-// out[0:4] = trough_depth, trough_days, shortfall_gpu_days, homeless_days of lane l, from its
-// sorted capacity events (sorted_events).
+// The capacity metrics of lane l into its row of metrics, out[TROUGH_DEPTH], out[TROUGH_DAYS],
+// out[SHORTFALL_GPU_DAYS] and out[HOMELESS_DAYS], from its sorted capacity events (sorted_events).
 MCRISK_HD void capacity_metrics(const Plan& p, const double* world, int l, const double* times,
                                 const int* order, double* island_cap, double* out) {
     int n_events = p.n_cap_events;
@@ -177,10 +175,10 @@ MCRISK_HD void capacity_metrics(const Plan& p, const double* world, int l, const
             capacity += island_cap[i];
         }
     }
-    out[0] = depth > REL_EPS * baseline ? depth : 0.0;
-    out[1] = trough_days;
-    out[2] = shortfall;
-    out[3] = homeless_days;
+    out[TROUGH_DEPTH] = depth > REL_EPS * baseline ? depth : 0.0;
+    out[TROUGH_DAYS] = trough_days;
+    out[SHORTFALL_GPU_DAYS] = shortfall;
+    out[HOMELESS_DAYS] = homeless_days;
 }
 
 // H100-eq of `demand` the packing rule places into islands of capacities island_cap: classes in
@@ -220,10 +218,11 @@ MCRISK_HD double pack_jobs(const Plan& p, double demand, const double* island_ca
     return placed;
 }
 
-// out[0] = unservable_gpu_days, out[1 + j] = homeless_days of job class j, in lane l, from its
-// sorted capacity events (sorted_events): homeless days exact over the capacity intervals,
-// unservable demand the midpoint rule on cells of job_step days, each cell's midpoint taken in
-// the interval that holds it.
+// out[UNSERVABLE_GPU_DAYS] = unservable_gpu_days, out[JOB_HOMELESS_DAYS + j] = homeless_days of
+// job class j (out: the job columns of lane l's row), from its sorted capacity events
+// (sorted_events): homeless days exact over the capacity intervals, unservable demand the
+// midpoint rule on cells of job_step days, each cell's midpoint taken in the interval that
+// holds it.
 MCRISK_HD void job_metrics(const Plan& p, const double* world, int l, const double* times,
                            const int* order, double* island_cap, double* free_cap,
                            bool* visited, double* out) {
@@ -235,7 +234,7 @@ MCRISK_HD void job_metrics(const Plan& p, const double* world, int l, const doub
     for (int i = 0; i < n_islands; ++i) {
         island_cap[i] = p.island_cap0[i];
     }
-    for (int c = 0; c < 1 + n_jobs; ++c) {
+    for (int c = 0; c < JOB_HOMELESS_DAYS + n_jobs; ++c) {
         out[c] = 0.0;
     }
     double lo = 0.0;
@@ -253,7 +252,7 @@ MCRISK_HD void job_metrics(const Plan& p, const double* world, int l, const doub
             }
             for (int k = 0; k < n_jobs; ++k) {
                 if (largest < p.job_size[k] - REL_EPS * max(p.job_size[k], 1.0)) {
-                    out[1 + k] += width;
+                    out[JOB_HOMELESS_DAYS + k] += width;
                 }
             }
             double packed = -1.0;  // performance: the demand last packed on these capacities
@@ -273,7 +272,8 @@ MCRISK_HD void job_metrics(const Plan& p, const double* world, int l, const doub
                     placed = pack_jobs(p, demand, island_cap, free_cap, visited);
                     packed = demand;
                 }
-                out[0] += max(0.0, min(demand, capacity) - placed) * (cell_hi - cell_lo);
+                out[UNSERVABLE_GPU_DAYS] +=
+                    max(0.0, min(demand, capacity) - placed) * (cell_hi - cell_lo);
                 cell += 1;
             }
             lo = hi;

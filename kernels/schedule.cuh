@@ -6,12 +6,10 @@
 #define MCRISK_SCHEDULE_CUH
 
 #include "compat.cuh"
+#include "constants.cuh"
 #include "plan.cuh"
 
 namespace mcrisk {
-
-// mcrisk.core.definitions: a node that also waits for a free crew (a row's retrofit).
-static constexpr int NODE_CREW = 1;
 
 // The day node v can start in lane l: its base day, base quantity and deps' times.
 MCRISK_HD double _node_start(const Plan& p, int s, int v, const double* world,

@@ -13,6 +13,7 @@
 //     metrics.cuh        the six metrics, the job columns  numba/metrics.py
 //     costs.cuh          the cost columns (with [costs])   numba/costs.py
 //     plan.cuh           the Plan struct (generated from the plan interface, mcrisk/plan/record.py)
+//     constants.cuh      the metrics axis's columns, the kinds (generated from mcrisk/core)
 //
 // Differences of form, not of arithmetic: the plan's arrays travel in one struct `Plan` (Numba
 // takes them one by one), 2-D arrays are indexed by hand (row * width + column), the scratch
@@ -22,6 +23,7 @@
 // Arguments: the plan's (MCRISK_PLAN_PARAMS, plan.cuh), then the chunk's
 // (mcrisk/backends/cuda.py CHUNK_PARAMETERS; tests/test_plan_interface.py checks them).
 #include "compat.cuh"
+#include "constants.cuh"
 #include "costs.cuh"
 #include "distributions.cuh"
 #include "metrics.cuh"
@@ -98,12 +100,12 @@ MCRISK_HD void simulate_scenario(const Plan& p, u32 seed_lo, u32 seed_hi, u32 fi
         }
         completion_day(p, x.node_time, n, x.lane_out);
         for (int l = 0; l < n; ++l) {
-            metrics[((i + l) * p.n_strategies + s) * width + 4] = x.lane_out[l];
+            metrics[((i + l) * p.n_strategies + s) * width + COMPLETION_DAY] = x.lane_out[l];
         }
         sorted_events(p.power_event_node, p.power_event_order, p.n_power_events, s,
                       p.n_power_checked[s], x.node_time, n, x.times, x.order);
         for (int l = 0; l < n; ++l) {
-            metrics[((i + l) * p.n_strategies + s) * width + 5] =
+            metrics[((i + l) * p.n_strategies + s) * width + POWER_VIOLATION] =
                 power_violation(p, s, l, x.times, x.order, x.draw_kw);
         }
         if (p.n_costs > 0) {

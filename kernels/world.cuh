@@ -6,21 +6,12 @@
 #define MCRISK_WORLD_CUH
 
 #include "compat.cuh"
+#include "constants.cuh"
 #include "distributions.cuh"
 #include "plan.cuh"
 #include "random.cuh"
 
 namespace mcrisk {
-
-// mcrisk.core.definitions: kinds of world quantity, and the burn-in guard.
-static constexpr int Q_SAMPLE = 0;
-static constexpr int Q_SUM = 1;
-static constexpr int Q_BURNIN = 2;
-static constexpr int Q_ATTEMPTS = 3;
-static constexpr int Q_EARLY = 4;
-static constexpr int Q_SOAK = 5;
-static constexpr int Q_OUT = 6;
-static constexpr int MAX_BURNIN_ATTEMPTS = 100000;
 
 // Days from install end to a passed burn-in; its number of attempts goes to `attempts`.
 MCRISK_HD double burn_in_days(const Plan& p, int q, u32 seed_lo, u32 seed_hi, u32 scenario,

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mcrisk.core import definitions, distributions, rng
+from mcrisk.core import rng
 from mcrisk.core.definitions import NODE_CREW
 from mcrisk.core.risks import select_risks
 from mcrisk.backends import cuda, cuda_host
@@ -53,20 +53,14 @@ def constants(text: str) -> dict[str, float]:
 
 
 def test_kernel_constants_are_the_python_ones():
+    # What NVRTC reads: the stages' own constants (the random stream's, Acklam's) and those
+    # generated from mcrisk/core (kernels/constants.cuh, tests/test_constants.py), each parsed
+    # back to Python's value.
     got = constants(cuda.kernel_source())      # every kernel file, includes inlined
     expected = {
         "PHILOX_M0": rng.PHILOX_M0, "PHILOX_M1": rng.PHILOX_M1, "PHILOX_W0": rng.PHILOX_W0,
         "PHILOX_W1": rng.PHILOX_W1, "PHILOX_ROUNDS": rng.PHILOX_ROUNDS,
-        "TWO_POW_M52": rng.TWO_POW_M52,
-        "KIND_FIXED": distributions.KIND_FIXED, "KIND_UNIFORM": distributions.KIND_UNIFORM,
-        "KIND_TRIANGULAR": distributions.KIND_TRIANGULAR,
-        "KIND_PERT": distributions.KIND_PERT, "KIND_LOGNORMAL": distributions.KIND_LOGNORMAL,
-        "PERT_TABLE_SIZE": distributions.PERT_TABLE_SIZE, "PI": np.pi,
-        "Q_SAMPLE": definitions.Q_SAMPLE, "Q_SUM": definitions.Q_SUM, "Q_BURNIN": definitions.Q_BURNIN,
-        "Q_ATTEMPTS": definitions.Q_ATTEMPTS, "Q_EARLY": definitions.Q_EARLY,
-        "Q_SOAK": definitions.Q_SOAK, "Q_OUT": definitions.Q_OUT, "NODE_CREW": definitions.NODE_CREW,
-        "REL_EPS": definitions.REL_EPS, "MAX_BURNIN_ATTEMPTS": definitions.MAX_BURNIN_ATTEMPTS,
-        "N_METRICS": definitions.N_METRICS, "N_COSTS": definitions.N_COSTS,
+        "TWO_POW_M52": rng.TWO_POW_M52, "PI": np.pi, **cuda.shared_constants(),
     }
     for letter, values in (("A", numba_distributions._A), ("B", numba_distributions._B),
                           ("C", numba_distributions._C), ("D", numba_distributions._D)):
@@ -110,7 +104,8 @@ def test_kernel_functions_have_the_cpu_names(stage):
 
 def test_every_stage_file_is_paired():
     assert {p.stem for p in NUMBA_SOURCES} - {"__init__"} == set(STAGE_FILES)
-    assert {p.name for p in KERNEL_DIR.glob("*.cu*")} - {"compat.cuh", "plan.cuh"} == \
+    generated = {cuda.PLAN_HEADER, cuda.CONSTANTS_HEADER}
+    assert {p.name for p in KERNEL_DIR.glob("*.cu*")} - {"compat.cuh", *generated} == \
         set(STAGE_FILES.values())
 
 

@@ -111,7 +111,7 @@ def test_axis_lengths(minimal_plan):
 # ---- the CUDA sources -------------------------------------------------------------------------
 
 def test_plan_header_is_generated_from_the_table():
-    # If this fails after a change to mcrisk/plan/record.py: python tests/regen_plan_header.py
+    # If this fails after a change to mcrisk/plan/record.py: python tests/regen_headers.py
     assert (KERNELS / cuda.PLAN_HEADER).read_text() == cuda.plan_header()
 
 

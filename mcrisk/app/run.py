@@ -31,7 +31,7 @@ from ..plan.compile import compile_scenario
 from ..core.risks import select_risks
 from ..results.costs import costs_block, summarize_costs
 from ..backends.dask import dask_entry, dask_session
-from ..core.definitions import METRICS, N_METRICS
+from ..core.definitions import COMPLETION_DAY, N_METRICS
 from ..core.errors import McriskError
 from ..results.jobs import summary_keys as job_summary_keys
 from .mitigation import mitigation_entry
@@ -135,9 +135,8 @@ def _summary(scenario, backend, result, chunk_size, precision, risks, mitigation
     from ..results.milestones import day_date  # lazily, as in completion_dates
 
     strategies = summarize(result.metrics, result.plan.strategy_names)
-    completion = METRICS.index("completion_day")
     for k, name in enumerate(result.plan.strategy_names):
-        strategies[name]["beyond_horizon"] = beyond_horizon(result.metrics[:, k, completion],
+        strategies[name]["beyond_horizon"] = beyond_horizon(result.metrics[:, k, COMPLETION_DAY],
                                                             result.plan.horizon)
         if scenario.start_date is not None:
             strategies[name]["completion_date"] = completion_dates(

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..core import definitions, distributions
 from ..core.definitions import N_METRICS
 from ..plan.record import AXES, KERNEL_FIELDS, PLAN_GROUPS, CompiledScenario
 from ..core.rng import check_scenarios, split_seed
@@ -114,8 +115,8 @@ def plan_header() -> str:
                   "(`const Plan& p`) and the plan parameters of the kernel's entry points. "
                   "GENERATED from the plan interface (mcrisk/plan/record.py) by "
                   "mcrisk.backends.cuda.plan_header(): do not edit. Change the table, then run "
-                  "`python tests/regen_plan_header.py`; tests/test_plan_interface.py fails "
-                  "until then."),
+                  "`python tests/regen_headers.py`; tests/test_plan_interface.py fails until "
+                  "then."),
         "//",
         "// Axes (2-D arrays are indexed by hand: row * width + column):",
         *[f"//   {a.symbol:<8}{a.meaning}" for a in AXES],
@@ -130,6 +131,69 @@ def plan_header() -> str:
                     + [f"    {param}," for param in params[:-1]] + [f"    {params[-1]}"]), "",
         *_continued(["#define MCRISK_PLAN_VALUES"] + values), "",
         "#endif  // MCRISK_PLAN_CUH", ""])
+
+
+# The constants the kernels share with Python, in the groups kernels/constants.cuh declares
+# them in: (what they are, the module that defines them, their names). Every value is read
+# from its module by name, so the header cannot drift from Python; a metric's or a cost's
+# constant is its name in upper case (definitions.TROUGH_DEPTH, definitions.COST_TOTAL).
+SHARED_CONSTANTS = (
+    ("The metrics axis (definitions): N_METRICS metrics, then N_COSTS cost columns in a plan "
+     "with [costs], then the job columns in a plan with a job mix", definitions,
+     ("N_METRICS", "N_COSTS")),
+    ("Each metric's column (definitions.METRICS)", definitions,
+     tuple(name.upper() for name in definitions.METRICS)),
+    ("Each cost's column counted from the first cost column, so at N_METRICS + COST_* on the "
+     "metrics axis (definitions.COSTS: cost_total first, the sum of the columns after it)",
+     definitions, tuple(name.upper() for name in definitions.COSTS)),
+    ("Each job column counted from the first job column (definitions.job_columns): job class "
+     "j's homeless days at JOB_HOMELESS_DAYS + j", definitions,
+     ("UNSERVABLE_GPU_DAYS", "JOB_HOMELESS_DAYS")),
+    ("Kinds of world quantity, q_kind (definitions)", definitions,
+     ("Q_SAMPLE", "Q_SUM", "Q_BURNIN", "Q_ATTEMPTS", "Q_EARLY", "Q_SOAK", "Q_OUT")),
+    ("Kinds of plan node, node_kind (definitions)", definitions, ("NODE_MAX", "NODE_CREW")),
+    ('The tolerance of "below baseline" and "above cap", and the burn-in guard (definitions)',
+     definitions, ("REL_EPS", "MAX_BURNIN_ATTEMPTS")),
+    ("Distribution codes, dist_kind, and the knots of a PERT table (distributions)",
+     distributions, ("KIND_FIXED", "KIND_UNIFORM", "KIND_TRIANGULAR", "KIND_PERT",
+                     "KIND_LOGNORMAL", "PERT_TABLE_SIZE")),
+)
+CONSTANTS_HEADER = "constants.cuh"
+
+
+def shared_constants() -> dict[str, int | float]:
+    """Every constant of SHARED_CONSTANTS by name, with its module's value."""
+    return {name: getattr(module, name) for _, module, names in SHARED_CONSTANTS
+            for name in names}
+
+
+def constants_header() -> str:
+    """Text of kernels/constants.cuh, generated from SHARED_CONSTANTS: every constant the
+    kernels share with Python, under Python's name and with its value (a float as repr writes
+    it, which C reads back as the same double). tests/test_constants.py holds the file to
+    this text."""
+    body = []
+    for doc, module, names in SHARED_CONSTANTS:
+        body += ["", *_comment(f"{doc}.")]
+        for name in names:
+            value = getattr(module, name)
+            if type(value) not in (int, float):
+                raise TypeError(f"{module.__name__}.{name} is {value!r}: the kernels' constants "
+                                f"are ints and floats")
+            c_type = "int" if type(value) is int else "double"
+            body.append(f"inline constexpr {c_type} {name} = {value!r};")
+    return "\n".join([
+        *_comment("The constants the kernels share with Python: the columns of the metrics "
+                  "axis, the kinds of quantity, node and distribution, the tolerance. "
+                  "GENERATED from mcrisk/core (definitions.py, distributions.py) by "
+                  "mcrisk.backends.cuda.constants_header(): do not edit. Change the Python "
+                  "constant, then run `python tests/regen_headers.py`; tests/test_constants.py "
+                  "fails until then. `inline constexpr` (C++17), not `static`: nvcc warns of a "
+                  "static constant no stage reads, and CI compiles with -Werror."),
+        "#ifndef MCRISK_CONSTANTS_CUH", "#define MCRISK_CONSTANTS_CUH", "",
+        "namespace mcrisk {", *body, "",
+        "}  // namespace mcrisk", "",
+        "#endif  // MCRISK_CONSTANTS_CUH", ""])
 
 
 def _c_type(dtype: str, array: bool, namespace: str = "") -> str:

@@ -3,7 +3,10 @@ and the two formulas the report shares with the kernels (demand and capacity-eve
 
 This module sits at the bottom of the house: it imports nothing from mcrisk, and everything
 above it (compile, the backends, analysis, report) takes these definitions from here rather
-than from each other. docs/metrics.md defines the metrics in words.
+than from each other. docs/metrics.md defines the metrics in words. The CUDA kernels read the
+same names from kernels/constants.cuh, which is generated from this module
+(mcrisk.backends.cuda.constants_header): a column or a kind is a name everywhere, never a
+number.
 """
 from __future__ import annotations
 
@@ -14,6 +17,15 @@ import numpy as np
 METRICS = ("trough_depth", "trough_days", "shortfall_gpu_days", "homeless_days",
            "completion_day", "power_violation")
 N_METRICS = len(METRICS)
+METRIC = {name: i for i, name in enumerate(METRICS)}  # column of each metric, 0 .. N_METRICS - 1
+# Each metric's column by name, for code that reads or writes one metric (the name is the
+# metric's, upper case: tests/test_constants.py holds every one to METRICS).
+TROUGH_DEPTH = METRIC["trough_depth"]
+TROUGH_DAYS = METRIC["trough_days"]
+SHORTFALL_GPU_DAYS = METRIC["shortfall_gpu_days"]
+HOMELESS_DAYS = METRIC["homeless_days"]
+COMPLETION_DAY = METRIC["completion_day"]
+POWER_VIOLATION = METRIC["power_violation"]
 
 # Relative tolerance for "capacity below baseline" and "draw above cap": capacities are sums
 # of floats (72 x 2.5 ...), so exact comparisons would turn rounding into phantom troughs.
@@ -29,6 +41,21 @@ COSTS = ("cost_total", "cost_power_reserved", "cost_power_over", "cost_energy",
          "cost_mitigation")
 N_COSTS = len(COSTS)
 COST = {name: i for i, name in enumerate(COSTS)}     # column of each cost, 0 .. N_COSTS - 1
+# Each cost's column by name (the cost's name, upper case), counted from the first cost column:
+# the metrics axis holds it at N_METRICS + COST_*, a run's costs array at COST_*.
+COST_TOTAL = COST["cost_total"]
+COST_POWER_RESERVED = COST["cost_power_reserved"]
+COST_POWER_OVER = COST["cost_power_over"]
+COST_ENERGY = COST["cost_energy"]
+COST_OLD_FLEET = COST["cost_old_fleet"]
+COST_NEW_WAITING = COST["cost_new_waiting"]
+COST_SHORTFALL = COST["cost_shortfall"]
+COST_CREWS = COST["cost_crews"]
+COST_MITIGATION = COST["cost_mitigation"]
+# The total comes first, and every backend adds the columns after it, in order.
+assert COST_TOTAL == 0, "cost_total is the first cost column (the kernels sum the rest)"
+COST_COMPONENTS = COSTS[COST_TOTAL + 1:]     # what cost_total adds, in that order
+
 DAYS_PER_MONTH = 365.25 / 12     # a kW-month of reserved power is this many kW-days
 HOURS_PER_DAY = 24.0
 
@@ -61,10 +88,18 @@ def event_deltas(plan, world: np.ndarray) -> np.ndarray:
     return plan.cap_event_delta * scale
 
 
+# The job columns before the per-class ones (job_columns), and each job column's place counted
+# from the first job column: unservable_gpu_days, then homeless_days.<id> of job class j at
+# JOB_HOMELESS_DAYS + j.
+JOB_MIX_COLUMNS = ("unservable_gpu_days",)
+UNSERVABLE_GPU_DAYS = JOB_MIX_COLUMNS.index("unservable_gpu_days")
+JOB_HOMELESS_DAYS = len(JOB_MIX_COLUMNS)
+
+
 def job_columns(job_ids) -> tuple[str, ...]:
     """The columns a scenario with a job mix ([[demand.jobs]]) adds after the metrics and the
     cost columns, in this order: unservable_gpu_days (demand that fitted in total capacity
     but could not be packed into the islands, H100-eq-days), then homeless_days.<id> for every
     job class in file order (days on which no island could hold one job of the class).
     docs/metrics.md defines both."""
-    return ("unservable_gpu_days", *(f"homeless_days.{job}" for job in job_ids))
+    return (*JOB_MIX_COLUMNS, *(f"homeless_days.{job}" for job in job_ids))

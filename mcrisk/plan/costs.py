@@ -31,7 +31,7 @@ import math
 
 import numpy as np
 
-from ..core.definitions import COST, DAYS_PER_MONTH, HOURS_PER_DAY, N_COSTS
+from ..core.definitions import COST, COST_MITIGATION, DAYS_PER_MONTH, HOURS_PER_DAY, N_COSTS
 from ..core.model import Distribution, Scenario
 from .world import mitigations_in_effect
 
@@ -251,4 +251,4 @@ def _lumps(scenario: Scenario, prices: dict) -> dict:
         return {}
     return dict(lump_amount=np.array([amount for amount, _ in lumps], dtype=np.float64),
                 lump_price_q=np.array([q for _, q in lumps], dtype=np.int32),
-                lump_cost=np.full(len(lumps), COST["cost_mitigation"], dtype=np.int32))
+                lump_cost=np.full(len(lumps), COST_MITIGATION, dtype=np.int32))

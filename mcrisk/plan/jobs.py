@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core.definitions import job_columns
 from ..core.model import Scenario
 
 
@@ -23,7 +24,7 @@ def job_arrays(scenario: Scenario) -> dict:
     sizes = [job.size for job in jobs]
     # largest first; sorted() is stable, so equal sizes keep their file order
     order = sorted(range(len(jobs)), key=lambda j: -sizes[j])
-    return dict(n_job_cols=1 + len(jobs),
+    return dict(n_job_cols=len(job_columns(job.id for job in jobs)),
                 job_size=np.array(sizes, dtype=np.float64),
                 job_share=np.array([job.share for job in jobs], dtype=np.float64),
                 job_order=np.array(order, dtype=np.int32),

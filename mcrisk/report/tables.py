@@ -30,7 +30,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..plan.record import CompiledScenario
-from ..core.definitions import COSTS, METRICS, N_METRICS, Q_ATTEMPTS
+from ..core.definitions import COSTS, METRICS, N_METRICS, POWER_VIOLATION, Q_ATTEMPTS
 from ..results.jobs import check_job_columns, column_unit
 from ..core.outputs import default_mode, write_atomic
 from ..results.bands import CapacityBands
@@ -69,8 +69,9 @@ def metrics_schema(plan: CompiledScenario, job_columns: tuple[str, ...] = ()) ->
     """The columns of metrics.parquet; `job_columns` names the plan's job columns
     (job_summary.scenario_job_columns; () without a job mix)."""
     fields = [pa.field("scenario", pa.int64()), pa.field("strategy", pa.string())]
-    fields += [pa.field(m, pa.float64()) for m in METRICS[:-1]]
-    fields.append(pa.field("power_violation", pa.bool_()))
+    # power_violation is a bool column (0.0 or 1.0 per scenario), the other metrics float64
+    fields += [pa.field(m, pa.bool_() if k == POWER_VIOLATION else pa.float64())
+               for k, m in enumerate(METRICS)]
     fields += [pa.field(c, pa.float64()) for c in COSTS[:plan.n_costs]]
     fields += [pa.field(c, pa.float64(), metadata={"unit": column_unit(c)})
                for c in check_job_columns(plan, job_columns)]
@@ -96,8 +97,8 @@ def metrics_batch(plan: CompiledScenario, first: int, metrics: np.ndarray,
     by_metric = np.ascontiguousarray(np.moveaxis(metrics, 2, 0)).reshape(metrics.shape[2], rows)
     columns = [pa.array(np.repeat(np.arange(first, first + c, dtype=np.int64), n_strategies)),
                strategy_column(plan.strategy_names, c)]
-    columns += [pa.array(by_metric[k]) for k in range(N_METRICS - 1)]
-    columns.append(pa.array(by_metric[N_METRICS - 1] > 0.5))
+    columns += [pa.array(by_metric[k] > 0.5 if k == POWER_VIOLATION else by_metric[k])
+                for k in range(N_METRICS)]
     columns += [pa.array(by_metric[N_METRICS + k]) for k in range(plan.n_costs)]
     columns += [pa.array(by_metric[N_METRICS + plan.n_costs + k])
                 for k in range(plan.n_job_cols)]

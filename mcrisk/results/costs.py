@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .statistics import summarize_columns
-from ..core.definitions import COSTS
+from ..core.definitions import COST_COMPONENTS, COSTS
 
 DEFAULT_CURRENCY = "USD"
 
@@ -39,8 +39,7 @@ COST_LABELS = {"cost_total": "total", "cost_power_reserved": "reserved power",
                "cost_shortfall": "shortfall (backfill)", "cost_crews": "retrofit crews",
                "cost_mitigation": "mitigation"}
 assert tuple(COST_LABELS) == COSTS, "one label per cost column, in COSTS order"
-COMPONENT_LABELS = {c: COST_LABELS[c] for c in COSTS[1:]}     # the components, without the total
-assert tuple(COMPONENT_LABELS) == COSTS[1:], "one label per component, in COSTS order"
+COMPONENT_LABELS = {c: COST_LABELS[c] for c in COST_COMPONENTS}     # without the total
 LARGEST = 3                 # components named beside a strategy's total
 
 
@@ -63,6 +62,6 @@ def largest_components(per_cost: dict, top: int = LARGEST) -> list[tuple[str, fl
     """The `top` components of one strategy's `costs` (summary.json) with the largest mean,
     largest first, as (label, mean); components whose mean is 0 or not a number are left out,
     ties keep COSTS order."""
-    means = [(COMPONENT_LABELS[c], per_cost[c]["mean"]) for c in COSTS[1:]
+    means = [(COMPONENT_LABELS[c], per_cost[c]["mean"]) for c in COST_COMPONENTS
              if per_cost.get(c) and per_cost[c]["mean"] is not None and per_cost[c]["mean"] > 0]
     return sorted(means, key=lambda pair: -pair[1])[:top]

@@ -36,7 +36,7 @@ import numpy as np
 
 from .statistics import CI_CONFIDENCE, metric_summary
 from ..core.risks import select_risks, with_mitigation
-from ..core.definitions import COST, METRICS
+from ..core.definitions import COST_MITIGATION, COST_TOTAL, METRICS
 from ..core.model import Distribution, Scenario
 from .compare import COMPARE_METRICS, money_text, paired_difference
 from .pareto import p90_lower
@@ -273,7 +273,7 @@ def risk_value(pre: np.ndarray, mitigated: np.ndarray, pre_costs: np.ndarray | N
                                    mitigated[:, s, METRICS.index(metric)])
                  for metric in EACH_RISK_METRICS}
         if pre_costs is not None:
-            total, own = COST["cost_total"], COST["cost_mitigation"]
+            total, own = COST_TOTAL, COST_MITIGATION
             entry["cost_total"] = reduction(pre_costs[:, s, total], mitigated_costs[:, s, total])
             entry["mitigation_cost"] = metric_summary(mitigated_costs[:, s, own]
                                                       - pre_costs[:, s, own], overwrite=True)

@@ -38,14 +38,14 @@ from typing import Sequence
 import numpy as np
 
 from .statistics import finite_mean
-from ..core.definitions import COST, METRICS
+from ..core.definitions import COST_TOTAL, METRICS
 from .compare import mean_ci
 from .paired import paired_quantile_test, pooled_quantile
 from .ranking import FAMILY_ALPHA, RANK_QUANTILE, atom_check, per_test_alpha
 
 RISK_AXES = ("trough_depth", "shortfall_gpu_days")      # the P90 of each, from metrics
 COST_AXES = ("mean", "p90")                              # of cost_total, from costs
-COST_COLUMN = COST["cost_total"]
+COST_COLUMN = COST_TOTAL
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ import numpy as np
 
 from .statistics import (CONTINUOUS_METRICS, finite_or_none, p90_ci_min_samples,
                          p90_ci_unavailable_reason, p90_confidence_interval)
+from ..core.definitions import METRIC
 from ..core.errors import McriskError
 
 START_SAMPLES = 10_000           # a --precision run's first size, unless --samples is smaller
@@ -62,8 +63,8 @@ def worst_shortfall(metrics: np.ndarray, strategy_names, target: PrecisionTarget
     """
     worst = None
     for s, strategy in enumerate(strategy_names):
-        for k, metric in enumerate(CONTINUOUS_METRICS):
-            candidate = _shortfall(metrics[:, s, k], target)
+        for metric in CONTINUOUS_METRICS:
+            candidate = _shortfall(metrics[:, s, METRIC[metric]], target)
             if worst is None or candidate["ratio"] > worst["ratio"]:
                 worst = {"strategy": strategy, "metric": metric, **candidate}
     worst["met"] = worst["ratio"] <= 1.0

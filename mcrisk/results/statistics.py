@@ -16,11 +16,12 @@ import math
 import numpy as np
 
 from . import binomial
-from ..core.definitions import METRICS
+from ..core.definitions import METRIC, METRICS, POWER_VIOLATION
 from .quantiles import lerp, quantile_position
 
 PERCENTILES = (("p50", 0.50), ("p90", 0.90), ("p99", 0.99))
-CONTINUOUS_METRICS = METRICS[:-1]           # all but power_violation (a probability)
+# All but power_violation (a probability), in METRICS order; METRIC[name] is each one's column.
+CONTINUOUS_METRICS = tuple(m for m in METRICS if METRIC[m] != POWER_VIOLATION)
 CI_CONFIDENCE = 0.95
 
 
@@ -185,7 +186,8 @@ def summarize(metrics: np.ndarray, strategy_names: tuple[str, ...]) -> dict:
     the whole array (2 GB at 10^7 scenarios x 5 strategies)."""
     out = {}
     for s, name in enumerate(strategy_names):
-        per = {m: metric_summary(metrics[:, s, k]) for k, m in enumerate(CONTINUOUS_METRICS)}
-        per["power_violation"] = {"probability": float(np.mean(metrics[:, s, -1] > 0.5))}
+        per = {m: metric_summary(metrics[:, s, METRIC[m]]) for m in CONTINUOUS_METRICS}
+        per["power_violation"] = {"probability": float(np.mean(metrics[:, s, POWER_VIOLATION]
+                                                               > 0.5))}
         out[name] = per
     return out

@@ -14,17 +14,10 @@ import math
 
 import numpy as np
 
-from ...core.definitions import COST, METRICS, N_COSTS, N_METRICS
+from ...core.definitions import (COST_CREWS, COST_POWER_OVER, COST_SHORTFALL, COST_TOTAL, N_COSTS,
+                                 N_METRICS, SHORTFALL_GPU_DAYS)
 from ...core.jit import jit, jit_inline
 from .metrics import sort_events
-
-# The cost columns the kernel fills itself, after the metrics: the total, power over the
-# reservation, the shortfall and the crews (the spans and one-offs name their own).
-TOTAL = N_METRICS + COST["cost_total"]
-POWER_OVER = N_METRICS + COST["cost_power_over"]
-SHORTFALL = N_METRICS + COST["cost_shortfall"]
-CREWS = N_METRICS + COST["cost_crews"]
-SHORTFALL_METRIC = METRICS.index("shortfall_gpu_days")
 
 
 @jit_inline
@@ -95,8 +88,9 @@ def strategy_costs(span_start_node, span_start_day, span_end_node, span_end_day,
                    lump_price_q, lump_cost, node_add_q, node_add_const, crew_node, n_crew_rows,
                    power_event_node, power_event_hall, power_event_delta, hall_draw0, horizon,
                    s, world, node_time, n, times, order, rows):
-    """rows[l, N_METRICS:N_METRICS + N_COSTS] = the costs of strategy s in lane l < n, from its
-    node times, its world and its shortfall metric (in rows[l]); times and order are scratch."""
+    """rows[l, N_METRICS + k] = the costs of strategy s in lane l < n (k: definitions.COST_*),
+    from its node times, its world and its shortfall metric (in rows[l]); times and order are
+    scratch."""
     for l in range(n):
         for k in range(N_COSTS):
             rows[l, N_METRICS + k] = 0.0
@@ -123,12 +117,14 @@ def strategy_costs(span_start_node, span_start_day, span_end_node, span_end_day,
         for l in range(n):
             area = over_area(power_event_delta, hall_draw0, res_ptr, res_day, res_kw, horizon, s,
                              h, l, times, order, count)
-            rows[l, POWER_OVER] += (over_rate[h] * price(over_price_q[h], world, l)) * area
+            rows[l, N_METRICS + COST_POWER_OVER] += \
+                (over_rate[h] * price(over_price_q[h], world, l)) * area
     # 3. Shortfall: the shortfall metric (H100-eq x days) priced.
     if shortfall_rate != 0.0:
         for l in range(n):
-            rows[l, SHORTFALL] = \
-                (shortfall_rate * price(shortfall_price_q, world, l)) * rows[l, SHORTFALL_METRIC]
+            rows[l, N_METRICS + COST_SHORTFALL] = \
+                (shortfall_rate * price(shortfall_price_q, world, l)) \
+                * rows[l, SHORTFALL_GPU_DAYS]
     # 4. Crews: engaged from the first crew row's start to the last one's finish.
     rows_of_s = n_crew_rows[s]
     if crew_rate[s] != 0.0 and rows_of_s > 0:
@@ -147,7 +143,7 @@ def strategy_costs(span_start_node, span_start_day, span_end_node, span_end_day,
                 start = finish - d
                 first = min(first, start)
                 last = max(last, finish)
-            rows[l, CREWS] = \
+            rows[l, N_METRICS + COST_CREWS] = \
                 (crew_rate[s] * price(crew_price_q, world, l)) \
                 * max(0.0, clip(last, horizon) - clip(first, horizon))
     # 5. One-offs.
@@ -161,7 +157,7 @@ def strategy_costs(span_start_node, span_start_day, span_end_node, span_end_day,
             rows[l, column] += amount * price(q, world, l)
     # 6. The total: the columns after it, added in order.
     for l in range(n):
-        total = rows[l, TOTAL + 1]
-        for k in range(TOTAL + 2, N_METRICS + N_COSTS):
+        total = rows[l, N_METRICS + COST_TOTAL + 1]
+        for k in range(N_METRICS + COST_TOTAL + 2, N_METRICS + N_COSTS):
             total += rows[l, k]
-        rows[l, TOTAL] = total
+        rows[l, N_METRICS + COST_TOTAL] = total

@@ -15,7 +15,7 @@ import numba as nb
 import numpy as np
 
 from ...core import definitions, distributions, rng
-from ...core.definitions import N_METRICS
+from ...core.definitions import COMPLETION_DAY, N_METRICS, POWER_VIOLATION
 from ...plan.record import CompiledScenario
 from ...core.rng import check_scenarios, split_seed
 from ...core.jit import entry, entry_digest
@@ -94,14 +94,13 @@ def simulate_block(
                                 visited, metrics[group + l, s, first_job:])
             completion_day(completion_node, node_time, n, lane_out)
             for l in range(n):
-                metrics[group + l, s, 4] = lane_out[l]
+                metrics[group + l, s, COMPLETION_DAY] = lane_out[l]
             sorted_events(power_event_node, power_event_order, s, n_power_checked[s],
                           node_time, n, times, order)
             for l in range(n):
-                metrics[group + l, s, 5] = power_violation(power_event_hall, power_event_delta,
-                                                           n_power_checked, hall_draw0,
-                                                           hall_cap, s, l, times, order,
-                                                           draw_kw)
+                metrics[group + l, s, POWER_VIOLATION] = power_violation(
+                    power_event_hall, power_event_delta, n_power_checked, hall_draw0, hall_cap,
+                    s, l, times, order, draw_kw)
             if n_costs > 0:
                 strategy_costs(span_start_node, span_start_day, span_end_node, span_end_day,
                                span_rate, span_price_q, span_cost, res_ptr, res_day, res_kw,

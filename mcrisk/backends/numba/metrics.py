@@ -12,7 +12,8 @@ import math
 
 import numpy as np
 
-from ...core.definitions import REL_EPS
+from ...core.definitions import (HOMELESS_DAYS, JOB_HOMELESS_DAYS, REL_EPS, SHORTFALL_GPU_DAYS,
+                                 TROUGH_DAYS, TROUGH_DEPTH, UNSERVABLE_GPU_DAYS)
 from ...core.jit import jit, jit_inline
 
 
@@ -124,8 +125,9 @@ def sorted_events(event_node, event_order, s, count, node_time, n, times, order)
 def capacity_metrics(cap_event_node, cap_event_island, cap_event_delta, cap_event_scale_q,
                      island_cap0, baseline, horizon, largest_job, demand_day, demand_value,
                      demand_growth_q, world, l, times, order, island_cap, out):
-    """out[0:4] = trough_depth, trough_days, shortfall_gpu_days, homeless_days of lane l, from
-    its sorted capacity events (sorted_events)."""
+    """The capacity metrics of lane l into its row of metrics, out[TROUGH_DEPTH],
+    out[TROUGH_DAYS], out[SHORTFALL_GPU_DAYS] and out[HOMELESS_DAYS], from its sorted capacity
+    events (sorted_events)."""
     n_events = cap_event_node.shape[0]
     n_islands = island_cap0.shape[0]
     capacity = 0.0
@@ -166,10 +168,10 @@ def capacity_metrics(cap_event_node, cap_event_island, cap_event_delta, cap_even
         capacity = 0.0
         for i in range(n_islands):
             capacity += island_cap[i]
-    out[0] = depth if depth > REL_EPS * baseline else 0.0
-    out[1] = trough_days
-    out[2] = shortfall
-    out[3] = homeless_days
+    out[TROUGH_DEPTH] = depth if depth > REL_EPS * baseline else 0.0
+    out[TROUGH_DAYS] = trough_days
+    out[SHORTFALL_GPU_DAYS] = shortfall
+    out[HOMELESS_DAYS] = homeless_days
 
 
 @jit_inline
@@ -208,17 +210,18 @@ def job_metrics(cap_event_node, cap_event_island, cap_event_delta, cap_event_sca
                 island_cap0, horizon, demand_day, demand_value, demand_growth_q, job_size,
                 job_share, job_order, job_step, world, l, times, order, island_cap, free_cap,
                 visited, out):
-    """out[0] = unservable_gpu_days, out[1 + j] = homeless_days of job class j, in lane l,
-    from its sorted capacity events (sorted_events): homeless days exact over the capacity
-    intervals, unservable demand the midpoint rule on cells of job_step days, each cell's
-    midpoint taken in the interval that holds it."""
+    """out[UNSERVABLE_GPU_DAYS] = unservable_gpu_days, out[JOB_HOMELESS_DAYS + j] =
+    homeless_days of job class j (out: the job columns of lane l's row), from its sorted
+    capacity events (sorted_events): homeless days exact over the capacity intervals,
+    unservable demand the midpoint rule on cells of job_step days, each cell's midpoint taken
+    in the interval that holds it."""
     n_events = cap_event_node.shape[0]
     n_islands = island_cap0.shape[0]
     n_jobs = job_size.shape[0]
     n_demand = demand_day.shape[0]
     for i in range(n_islands):
         island_cap[i] = island_cap0[i]
-    for c in range(1 + n_jobs):
+    for c in range(JOB_HOMELESS_DAYS + n_jobs):
         out[c] = 0.0
     lo = 0.0
     cell = 0
@@ -234,7 +237,7 @@ def job_metrics(cap_event_node, cap_event_island, cap_event_delta, cap_event_sca
                 capacity += island_cap[i]
             for k in range(n_jobs):
                 if largest < job_size[k] - REL_EPS * max(job_size[k], 1.0):
-                    out[1 + k] += width
+                    out[JOB_HOMELESS_DAYS + k] += width
             packed = -1.0       # performance: the demand last packed on these capacities
             placed = 0.0
             while cell * job_step < horizon:
@@ -251,7 +254,8 @@ def job_metrics(cap_event_node, cap_event_island, cap_event_delta, cap_event_sca
                     placed = pack_jobs(job_size, job_share, job_order, demand, island_cap,
                                        free_cap, visited)
                     packed = demand
-                out[0] += max(0.0, min(demand, capacity) - placed) * (cell_hi - cell_lo)
+                out[UNSERVABLE_GPU_DAYS] += \
+                    max(0.0, min(demand, capacity) - placed) * (cell_hi - cell_lo)
                 cell += 1
             lo = hi
         if hi >= horizon:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...core.definitions import COST, N_COSTS
+from ...core.definitions import COST_CREWS, COST_POWER_OVER, COST_SHORTFALL, COST_TOTAL, N_COSTS
 from ...plan.record import CompiledScenario
 
 
@@ -109,7 +109,7 @@ def add_power_over(plan: CompiledScenario, s: int, node_time: np.ndarray, world:
         if rate == 0.0:
             continue
         area = over_reservation_area(plan, s, h, node_time)
-        costs[:, COST["cost_power_over"]] += (rate * price(world, plan.over_price_q[h])) * area
+        costs[:, COST_POWER_OVER] += (rate * price(world, plan.over_price_q[h])) * area
 
 
 def crew_days(plan: CompiledScenario, s: int, node_time: np.ndarray,
@@ -141,17 +141,17 @@ def strategy_costs(plan: CompiledScenario, s: int, node_time: np.ndarray, world:
     add_spans(plan, s, node_time, world, costs)
     add_power_over(plan, s, node_time, world, costs)
     if plan.shortfall_rate != 0.0:
-        costs[:, COST["cost_shortfall"]] = (
+        costs[:, COST_SHORTFALL] = (
             (plan.shortfall_rate * price(world, plan.shortfall_price_q)) * shortfall)
     if plan.crew_rate[s] != 0.0 and plan.n_crew_rows[s] > 0:
-        costs[:, COST["cost_crews"]] = (
+        costs[:, COST_CREWS] = (
             (plan.crew_rate[s] * price(world, plan.crew_price_q)) * crew_days(plan, s, node_time,
                                                                            world))
     for u in range(plan.lump_amount.shape[0]):
         amount = plan.lump_amount[u]
         if amount != 0.0:
             costs[:, plan.lump_cost[u]] += amount * price(world, plan.lump_price_q[u])
-    costs[:, COST["cost_total"]] = costs[:, 1]
-    for k in range(2, N_COSTS):
-        costs[:, COST["cost_total"]] += costs[:, k]
+    costs[:, COST_TOTAL] = costs[:, COST_TOTAL + 1]     # the total: the columns after it, in order
+    for k in range(COST_TOTAL + 2, N_COSTS):
+        costs[:, COST_TOTAL] += costs[:, k]
     return costs

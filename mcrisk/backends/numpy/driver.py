@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...core import rng
-from ...core.definitions import N_METRICS
+from ...core.definitions import COMPLETION_DAY, N_METRICS, POWER_VIOLATION, SHORTFALL_GPU_DAYS
 from ...plan.record import CompiledScenario
 from .costs import strategy_costs
 from .metrics import capacity_metrics, island_capacity, job_metrics, power_violation
@@ -31,12 +31,13 @@ def simulate_chunk(plan: CompiledScenario, seed: int, first: int, count: int,
     for s in range(plan.n_strategies):
         node_time = schedule_nodes(plan, s, world)
         islands = island_capacity(plan, node_time, world)   # read by both below
-        metrics[:, s, 0:4] = np.stack(capacity_metrics(plan, islands, world), axis=1)
-        metrics[:, s, 4] = node_time[:, plan.completion_node].max(axis=1)
-        metrics[:, s, 5] = power_violation(plan, s, node_time)
+        for column, values in capacity_metrics(plan, islands, world).items():
+            metrics[:, s, column] = values
+        metrics[:, s, COMPLETION_DAY] = node_time[:, plan.completion_node].max(axis=1)
+        metrics[:, s, POWER_VIOLATION] = power_violation(plan, s, node_time)
         if plan.n_costs:
             metrics[:, s, N_METRICS:N_METRICS + plan.n_costs] = strategy_costs(
-                plan, s, node_time, world, metrics[:, s, 2])
+                plan, s, node_time, world, metrics[:, s, SHORTFALL_GPU_DAYS])
         if plan.n_job_cols:
             metrics[:, s, N_METRICS + plan.n_costs:] = job_metrics(plan, islands, world)
         if keep_nodes:

@@ -10,7 +10,8 @@ import math
 
 import numpy as np
 
-from ...core.definitions import REL_EPS, event_deltas
+from ...core.definitions import (HOMELESS_DAYS, JOB_HOMELESS_DAYS, REL_EPS, SHORTFALL_GPU_DAYS,
+                                 TROUGH_DAYS, TROUGH_DEPTH, UNSERVABLE_GPU_DAYS, event_deltas)
 from ...plan.record import CompiledScenario
 from .sums import sum_in_order
 
@@ -70,9 +71,9 @@ def shortfall_area(plan: CompiledScenario, value: np.ndarray, lo, hi, capacity):
     return total
 
 
-def capacity_metrics(plan: CompiledScenario, islands: tuple, world: np.ndarray) -> tuple:
-    """trough_depth, trough_days, shortfall_gpu_days, homeless_days per scenario, from the
-    islands' capacities over time (island_capacity's result).
+def capacity_metrics(plan: CompiledScenario, islands: tuple, world: np.ndarray) -> dict:
+    """{metric column: value per scenario} of trough_depth, trough_days, shortfall_gpu_days and
+    homeless_days, from the islands' capacities over time (island_capacity's result).
 
     Capacity is piecewise constant between events; events at one instant apply together
     because the interval between them has zero length.
@@ -91,7 +92,8 @@ def capacity_metrics(plan: CompiledScenario, islands: tuple, world: np.ndarray) 
     job = plan.largest_job
     homeless = island_cap.max(axis=2) < job - REL_EPS * max(job, 1.0)
     homeless_days = sum_in_order(np.where(homeless, width, 0.0))
-    return depth, trough_days, shortfall, homeless_days
+    return {TROUGH_DEPTH: depth, TROUGH_DAYS: trough_days, SHORTFALL_GPU_DAYS: shortfall,
+            HOMELESS_DAYS: homeless_days}
 
 
 def island_capacity(plan: CompiledScenario, node_time: np.ndarray, world: np.ndarray):
@@ -119,7 +121,8 @@ def island_capacity(plan: CompiledScenario, node_time: np.ndarray, world: np.nda
 
 
 def job_metrics(plan: CompiledScenario, islands: tuple, world: np.ndarray):
-    """[n, 1 + J]: unservable_gpu_days, then homeless_days of each job class (file order).
+    """[n, n_job_cols]: unservable_gpu_days, then homeless_days of each job class (file order;
+    definitions.job_columns).
 
     Homeless days are exact over the capacity intervals, as homeless_days; unservable demand
     is the midpoint rule on cells of plan.job_step days (docs/metrics.md); `islands` is
@@ -130,8 +133,8 @@ def job_metrics(plan: CompiledScenario, islands: tuple, world: np.ndarray):
     out = np.zeros((island_cap.shape[0], plan.n_job_cols))
     for j, size in enumerate(plan.job_size):
         homeless = largest < size - REL_EPS * max(size, 1.0)
-        out[:, 1 + j] = sum_in_order(np.where(homeless, width, 0.0))
-    out[:, 0] = unservable_gpu_days(plan, island_cap, bounds[:, 1:-1], world)
+        out[:, JOB_HOMELESS_DAYS + j] = sum_in_order(np.where(homeless, width, 0.0))
+    out[:, UNSERVABLE_GPU_DAYS] = unservable_gpu_days(plan, island_cap, bounds[:, 1:-1], world)
     return out
 
 

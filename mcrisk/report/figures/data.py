@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...core.definitions import METRICS
+from ...core.definitions import COMPLETION_DAY, METRICS
 
 LEVELS = np.linspace(0.0, 1.0, 401)     # the quantile levels a distribution is drawn from
 
@@ -181,8 +181,7 @@ def completion_axis(metrics: np.ndarray, names: tuple[str, ...],
                     horizon: float) -> CompletionAxis:
     """The day axis of the completion chart: up to the largest P99.9 of any strategy (and at
     least to the horizon), so that a few extreme scenarios do not squeeze the curves."""
-    k = METRICS.index("completion_day")
-    days = metrics[:, :, k]
+    days = metrics[:, :, COMPLETION_DAY]
     p999 = {name: float(np.quantile(days[:, s], 0.999, method="inverted_cdf"))
             for s, name in enumerate(names)}
     finite = days[np.isfinite(days)]

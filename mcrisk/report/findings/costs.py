@@ -32,10 +32,9 @@ from ...results.compare import paired_difference
 from ...results.horizon import BEYOND_HORIZON_NOTABLE
 from ...results.pareto import p90_estimate, p90_lower, pair_test_level
 from ...results.ranking import per_test_alpha
-from ...core.definitions import COST, METRICS
+from ...core.definitions import COMPLETION_DAY, COST_TOTAL, TROUGH_DEPTH
 from .sentences import fmt, share
 
-_DEPTH, _COMPLETION = METRICS.index("trough_depth"), METRICS.index("completion_day")
 
 
 def pairs_that_matter(report, ranking: list[str],
@@ -67,7 +66,7 @@ def depth_ties(run, ranking: list[str]) -> list[str]:
         return []
     rule = run.summary.get("ranking_rule") or {}
     level = rule.get("test_alpha") or per_test_alpha(len(names))
-    depth = {n: run.result.metrics[:, s, _DEPTH] for s, n in enumerate(names)}
+    depth = {n: run.result.metrics[:, s, TROUGH_DEPTH] for s, n in enumerate(names)}
     p90 = {n: p90_estimate(values) for n, values in depth.items()}
     top = ranking[0]
 
@@ -158,15 +157,15 @@ def trade_sentence(a: str, b: str, run, report) -> str:
     names = list(run.plan.strategy_names)
     sa, sb = names.index(a), names.index(b)
     metrics, costs = run.result.metrics, run.result.costs
-    total = costs[:, :, COST["cost_total"]]
+    total = costs[:, :, COST_TOTAL]
     frontier = report.frontier()
     level = pair_test_level(len(names))
     parts = [cost_clause(a, b, total[:, sa], total[:, sb], report.money),
-             depth_clause(metrics[:, sa, _DEPTH], metrics[:, sb, _DEPTH],
+             depth_clause(metrics[:, sa, TROUGH_DEPTH], metrics[:, sb, TROUGH_DEPTH],
                           frontier.risk_values[a], frontier.risk_values[b], level)]
-    completion = completion_clause(metrics[:, sa, _COMPLETION], metrics[:, sb, _COMPLETION])
+    completion = completion_clause(metrics[:, sa, COMPLETION_DAY], metrics[:, sb, COMPLETION_DAY])
     text = ", ".join(parts + ([completion] if completion else []))
-    text += horizon_clause((a, b), (metrics[:, sa, _COMPLETION], metrics[:, sb, _COMPLETION]),
+    text += horizon_clause((a, b), (metrics[:, sa, COMPLETION_DAY], metrics[:, sb, COMPLETION_DAY]),
                            report.horizon)
     return text + "."
 

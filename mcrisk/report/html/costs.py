@@ -23,7 +23,7 @@ import numpy as np
 from ...results.compare import mean_ci, money_text
 from ...results.pareto import COST_AXES, RISK_AXES, Frontier, frontier_of, pareto_frontiers
 from ...results.costs import COST_LABELS
-from ...core.definitions import COST, COSTS
+from ...core.definitions import COST_TOTAL, COSTS
 from ..findings.sentences import fmt
 from .parts import METRIC_LABELS, figure_html, interval_text, swatch
 from ..text import html_text
@@ -69,7 +69,7 @@ def cost_report(run) -> CostReport | None:
         return None
     names = list(run.plan.strategy_names)
     block = run.summary.get("costs") or {}
-    total = costs[:, :, COST["cost_total"]]
+    total = costs[:, :, COST_TOTAL]
     return CostReport(currency=block.get("currency", "USD"), horizon=float(run.plan.horizon),
                       frontiers=pareto_frontiers(run.result.metrics, costs, names),
                       mean_cost_ci={name: mean_ci(total[:, s]) for s, name in enumerate(names)},

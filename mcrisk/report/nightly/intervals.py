@@ -15,7 +15,7 @@ import math
 import numpy as np
 
 from ...results.statistics import finite_or_none, quantile_ci
-from ...core.definitions import METRICS
+from ...core.definitions import METRICS, POWER_VIOLATION
 from ..text import visible
 
 INTERVALS_FILE = "intervals.json"
@@ -49,8 +49,8 @@ def night_intervals(per_strategy: dict[str, np.ndarray]) -> dict:
     out = {}
     for name, values in per_strategy.items():
         per = {metric: metric_intervals(values[:, k]) for k, metric in enumerate(METRICS)
-               if metric != "power_violation"}
-        power = values[:, METRICS.index("power_violation")]
+               if k != POWER_VIOLATION}
+        power = values[:, POWER_VIOLATION]
         per["power_violation"] = {"n": int(power.size), "count": int(np.sum(power > 0.5))}
         out[name] = per
     return out
