@@ -16,8 +16,11 @@ import math
 
 import numpy as np
 
+from ..core.labels import label
+
 BEYOND_HORIZON_NOTABLE = 0.01       # warn when P(completion > H) exceeds this
 HORIZON_STEP = 30                   # a suggested horizon is a multiple of this many days
+CUT_AT_HORIZON = ("trough_days", "shortfall_gpu_days", "homeless_days")   # the warning names
 
 
 def beyond_horizon(completion: np.ndarray, horizon: float) -> dict:
@@ -58,8 +61,8 @@ def horizon_warnings(summary: dict) -> list[str]:
     out: list[str] = []
     if horizon is None:                 # a document without a horizon has nothing to cut
         return out
-    cut = ("trough days, shortfall, homeless time and costs" if "costs" in summary
-           else "trough days, shortfall and homeless time")
+    cut = [label(m) for m in CUT_AT_HORIZON] + (["costs"] if "costs" in summary else [])
+    cut = ", ".join(cut[:-1]) + " and " + cut[-1]
     for name in summary.get("ranking") or list(summary["strategies"]):
         beyond = summary["strategies"][name].get("beyond_horizon")
         if not beyond or not beyond["probability"] > BEYOND_HORIZON_NOTABLE:
