@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...core.definitions import METRICS
+from ...core.definitions import METRICS, REL_EPS
 from ...core.labels import label, unit
 from ...core.model import Scenario, Strategy
 from ...results.bands import HallPower
@@ -36,7 +36,6 @@ from .pairs import acceptance_pairs, gating_pairs  # noqa: F401 (gating_pairs: r
 
 HORIZON_NOTE_SHARE = 0.01      # a strategy's own paragraph names the horizon from 1% up
 DRIVER_Z = 3.0                 # a driver is named when |rank corr| x sqrt(n - 1) exceeds this
-TOLERANCE = 1e-9               # relative, as the metrics' own comparisons (docs/metrics.md)
 # The metrics a sentence names by their label and unit (core.labels).
 _NAMED = ("trough_depth", "trough_days", "shortfall_gpu_days", "homeless_days", "completion_day")
 
@@ -54,7 +53,7 @@ def floor_shown(value: float) -> float:
     """`value` rounded down to what fmt shows (a whole number from 100 up, else 0.1), so that
     "at least fmt(floor_shown(v))" is true of v. A value a float rounding below a shown step
     (2047.9999999999998) counts as that step."""
-    value = float(value) + TOLERANCE * max(abs(float(value)), 1.0)
+    value = float(value) + REL_EPS * max(abs(float(value)), 1.0)
     if value >= 100:
         return float(math.floor(value))
     return math.floor(value * 10) / 10
@@ -145,9 +144,9 @@ def joint_trough(depth: np.ndarray, days: np.ndarray, one_in: int = 10) -> Joint
     x = floor_shown(np.sort(depth)[::-1][k - 1])
     if not x > 0:
         return None
-    deep = depth >= x - TOLERANCE * max(x, 1.0)
+    deep = depth >= x - REL_EPS * max(x, 1.0)
     y = floor_shown(np.sort(days[deep])[::-1][k - 1])          # deep holds >= k scenarios
-    both = deep & (days >= y - TOLERANCE * max(y, 1.0))
+    both = deep & (days >= y - REL_EPS * max(y, 1.0))
     return JointTrough(x, y, int(both.sum()), n)
 
 
