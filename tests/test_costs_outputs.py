@@ -223,9 +223,9 @@ def _late(costs: bool) -> dict:
 
 
 def test_the_horizon_warning_says_costs_are_cut_too():
-    assert ("its trough days, shortfall, homeless time and costs count only what happens "
+    assert ("its trough days, shortfall, homeless days and costs count only what happens "
             "before day 540") in horizon_warnings(_late(costs=True))[0]
-    assert ("its trough days, shortfall and homeless time count only what happens before "
+    assert ("its trough days, shortfall and homeless days count only what happens before "
             "day 540") in horizon_warnings(_late(costs=False))[0]
 
 
@@ -234,14 +234,14 @@ def test_the_horizon_warning_says_costs_are_cut_too():
 def _expected_rows(run) -> dict[str, tuple[list[float], list[tuple[str, float]]]]:
     """Per strategy: cost_total's mean, P50, P90, P99 and the three components with the
     largest mean, from the synthetic arrays with numpy."""
-    from mcrisk.results.costs import COMPONENT_LABELS
+    from mcrisk.core.labels import label
 
     costs = synthetic_costs(0, SAMPLES, run.plan.n_strategies)
     rows = {}
     for s, name in enumerate(run.plan.strategy_names):
         total = costs[:, s, 0]
         stats_ = [float(np.mean(total)), *(float(np.percentile(total, q)) for q in (50, 90, 99))]
-        means = [(COMPONENT_LABELS[c], float(np.mean(costs[:, s, k])))
+        means = [(label(c), float(np.mean(costs[:, s, k])))
                  for k, c in enumerate(COSTS) if k > 0]
         rows[name] = stats_, sorted(means, key=lambda pair: -pair[1])[:3]
     return rows

@@ -321,7 +321,7 @@ def test_the_leader_sentence_follows_the_ranks_when_present(minimal):
     text = _two(minimal, decided)
     assert ("It ranks ahead of drain-on-day on P90 shortfall (90 against 500 H100-eq x days), "
             "a difference beyond Monte Carlo noise by a paired test") in text
-    assert "Their P90 trough depth (both 0) and days below baseline (both 0) are equal." in text
+    assert "Their P90 trough depth (both 0) and trough days (both 0) are equal." in text
 
 
 def test_without_ranks_overlapping_intervals_claim_neither_lead_nor_tie(minimal):

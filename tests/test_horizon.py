@@ -61,7 +61,7 @@ def test_warnings_only_above_one_percent_in_ranking_order():
     assert len(warnings) == 2
     assert warnings[0] == (
         "late completes after the 540-day horizon in 98.9% of scenarios: its trough days, "
-        "shortfall and homeless time count only what happens before day 540, and so does its "
+        "shortfall and homeless days count only what happens before day 540, and so does its "
         "rank. Its P99 completion is day 899; a horizon of 900 days would cover it.")
     assert warnings[1].startswith("just completes after the 540-day horizon in 1.0% of")
 

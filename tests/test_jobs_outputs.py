@@ -237,8 +237,8 @@ def test_the_terminal_table_shows_the_same_numbers_under_a_two_line_header():
     from mcrisk.cli.text import format_jobs
     lines = format_jobs(report_summary()).splitlines()
     assert "a job never spans two islands" in lines[0]
-    assert lines[1].split() == ["unservable", "GPU-days", "homeless", "frontier", "(1,024)",
-                                *lines[1].split()[5:]]
+    assert lines[1].split() == ["unservable", "GPU-days", "homeless", "days", "frontier",
+                                "(1,024)", *lines[1].split()[6:]]
     assert lines[2].split() == ["strategy"] + ["P50", "P90"] * (1 + len(CLASSES))
     assert [line.split()[0] for line in lines[3:]] == ["alpha", "beta"]   # ranking order
     for line, s in zip(lines[3:], (1, 0)):

@@ -151,7 +151,7 @@ def test_words_of_statistics_and_verdicts():
     assert statistic_label("p90:trough_depth") == "P90 trough depth (H100-eq)"
     assert statistic_label("p90:shortfall_gpu_days") == "P90 shortfall (H100-eq x days)"
     assert statistic_label("mean:cost_total") == "mean total cost"
-    assert statistic_label("p:trough_days") == "P(days below baseline > 0)"
+    assert statistic_label("p:trough_days") == "P(trough days > 0)"
     assert verdict_text(None) == "(best written)"
     assert verdict_text({"verdict": "within noise"}) == "within noise"
 

@@ -36,6 +36,7 @@ import threading
 from pathlib import Path
 
 from .. import __version__
+from ..core.labels import label, unit
 from ..results.mitigation import risk_mode_text
 from ..results.precision import PrecisionTarget, precision_target
 from ..plan.compile import compile_scenario
@@ -73,7 +74,7 @@ def _print_run(run: RunResult) -> None:
               f"{s['horizon_days']:,.0f} = {weekday(s.get('horizon_date'))} {s.get('horizon_date') or 'n/a'}; "
               f"dates are the day each instant falls in (day 0 + floor(day))")
     print(f"baseline {s['baseline_h100_eq']:,.0f} H100-eq, horizon {s['horizon_days']:,.0f} days; "
-          f"ranked by P90 trough depth, then trough days, then shortfall, then homeless days; "
+          f"ranked by P90 {', then '.join(label(k) for k in s['ranking_rule']['criteria'])}; "
           f"a difference within Monte Carlo noise (paired test on the same worlds, at most "
           f"{s['ranking_rule']['family_alpha']:.0%} family-wise error) is a tie, shown as 3=")
     if "risks" in s:
@@ -183,8 +184,8 @@ def _cmd_compare(args: argparse.Namespace) -> int:
                                      compared.currency))
     if compared.job_differences:
         print()
-        print("job mix: A - B per scenario (unservable in H100-eq x days, homeless in days); "
-              "positive = A worse")
+        print(f"job mix: A - B per scenario (unservable in {unit('unservable_gpu_days')}, "
+              f"homeless in {unit('homeless_days')}); positive = A worse")
         print(format_comparison(args.a, args.b, compared.job_differences, args.samples,
                                 label="job column"))
     if compared.mitigation is not None:

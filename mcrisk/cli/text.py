@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Callable
 
+from ..core.labels import heading, label
 from ..results.statistics import p90_ci_min_samples
 from ..results.compare import MEAN_CI_MIN_SAMPLES, money_text
 from ..results.mitigation import mitigation_sentences
@@ -22,11 +23,12 @@ def format_table(summary: dict) -> str:
     """The ranked side-by-side table of the run's summary: a shared rank shows as '3=', and
     'decided by' names the criterion that separated the strategy from the one above (for the
     first, from the one below; '-' where no criterion separates any)."""
-    from ..results.ranking import RANK_LABELS, rank_label
+    from ..results.ranking import rank_label
     from ..report.text import visible
 
-    header1 = (f"{'':4} {'strategy':24} {'trough depth (H100-eq)':>24} {'trough days':>22} "
-               f"{'shortfall (H100-eq x d)':>26} {'homeless days':>15} {'completion day':>15} "
+    header1 = (f"{'':4} {'strategy':24} {heading('trough_depth'):>24} "
+               f"{heading('trough_days'):>22} {heading('shortfall_gpu_days'):>26} "
+               f"{heading('homeless_days'):>15} {heading('completion_day'):>15} "
                f"{'power':>7}  {'decided by'}")
     header2 = (f"{'rank':4} {'':24} {'P50':>7} {'P90':>8} {'P99':>7}  {'P50':>6} {'P90':>7} "
                f"{'P99':>7}  {'P50':>8} {'P90':>8} {'P99':>8}  {'P50':>7} {'P90':>7} "
@@ -45,7 +47,7 @@ def format_table(summary: dict) -> str:
         cells.append(f"{_fmt(m['homeless_days']['p50']):>7} {_fmt(m['homeless_days']['p90']):>7}")
         cells.append(f"{_fmt(m['completion_day']['p50']):>7} {_fmt(m['completion_day']['p90']):>7}")
         cells.append(f"{m['power_violation']['probability']:>7.1%} ")
-        cells.append(RANK_LABELS.get(decided, str(decided)) if decided else "-")
+        cells.append(label(decided) if decided else "-")
         lines.append(" ".join(cells))
         if summary.get("start_date") and m.get("completion_date"):
             lines.append(f"{'':4} {'':24} completion " + ", ".join(
@@ -82,7 +84,7 @@ def format_drivers(summary: dict, top: int = 3) -> str:
             continue
         parts = [f"{d['label']} (rank corr {d['spearman']:+.2f}, {d['shift']:+,.1f} near P90)"
                  for d in per_metric[metric][:top]]
-        lines.append(f"  {name} [{metric.replace('_', ' ')}]: " + "; ".join(parts))
+        lines.append(f"  {name} [{label(metric)}]: " + "; ".join(parts))
     return "\n".join(lines)
 
 
@@ -175,8 +177,8 @@ def format_each_mitigation(each: dict) -> str:
              "helps or hurts, only beyond Monte Carlo noise (95%)"
              + ("; worth it only where the mitigation, its own cost included, lowers the mean "
                 "total cost beyond noise" if currency else "")]
-    header = (f"    {'strategy':24} {'P90 trough depth (H100-eq)':>30} "
-              f"{'mean shortfall reduction [95% CI]':>40}")
+    header = (f"    {'strategy':24} {'P90 ' + heading('trough_depth'):>30} "
+              f"{'mean ' + label('shortfall_gpu_days') + ' reduction [95% CI]':>40}")
     if currency:
         header += (f" {'mean cost reduction [95% CI]':>32} {'P90 cost':>33} "
                    f"{'it costs':>9}  verdict")
@@ -268,7 +270,7 @@ def format_costs(summary: dict) -> str:
         entry = ranks.get(name)
         per_cost = summary["strategies"][name]["costs"]
         total = per_cost["cost_total"]
-        parts = ", ".join(f"{label} {money(mean)}" for label, mean in largest_components(per_cost))
+        parts = ", ".join(f"{part} {money(mean)}" for part, mean in largest_components(per_cost))
         lines.append(f"{rank_label(entry) if entry else position:<4} {visible(name)[:24]:24} "
                      + " ".join(f"{money(total[key]):>9}" for key in ("mean", "p50", "p90", "p99"))
                      + f"  {parts or '-'}")
@@ -283,10 +285,9 @@ def format_jobs(summary: dict) -> str:
     from ..report.jobs import STATISTICS, definition_text, job_rows
     from ..report.text import visible
 
-    labels, rows = job_rows(summary)
+    groups, rows = job_rows(summary)
     if not rows:
         return ""
-    groups = [label.replace("homeless days ", "homeless ") for label in labels]
     cell = max(8, *(len(c) for _, cells in rows for c in cells))
     width = [max(len(g), len(STATISTICS) * (cell + 1) - 1) for g in groups]
     top = " ".join(f"{g:>{w}}" for g, w in zip(groups, width))

@@ -2,7 +2,8 @@
 
     definitions  the metrics, cost columns, quantity and node kinds, tolerances, and the
                  formulas the kernels share with the report (demand, event sizes)
-    labels       each metric's and cost's words and unit, for every place that shows them
+    labels       every column's label and unit (metrics, costs, job columns): the one table
+                 the terminal, the report, the findings and optimize read
     errors       errors a user can act on (the CLI prints them)
     rng          the random stream: Philox4x32-10 with every draw at an address
     distributions  distributions as functions of uniforms: encoding and the NumPy reference

@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 
+from ..core.labels import axis_label
 from ..core.outputs import write_atomic
 from .figures.worker import FigurePool, worker_wanted
 
@@ -30,12 +31,13 @@ if TYPE_CHECKING:        # diff brings scipy.stats (~1.5 s): a plain run writes 
     from .nightly.diff import NightDiff
 
 FIGURE_ORDER = ("fan", "island", "trough", "completion", "homeless", "power", "pareto")
+# The exceedance figures: their panels (a metric and its x-axis, core.labels' axis_label)
+# and their titles.
 _EXCEEDANCE = {
-    "trough": ((("trough_depth", "trough depth (H100-eq below baseline)"),
-                ("trough_days", "days below baseline"),
-                ("shortfall_gpu_days", "shortfall against demand (H100-eq × days)")),
+    "trough": (tuple((m, axis_label(m)) for m in ("trough_depth", "trough_days",
+                                                  "shortfall_gpu_days")),
                "Trough depth, duration and shortfall: probability of exceeding"),
-    "homeless": ((("homeless_days", "days with no island big enough"),),
+    "homeless": ((("homeless_days", axis_label("homeless_days")),),
                  "Homeless time of the largest job ({largest_job:,.0f} H100-eq)"),
 }
 

@@ -10,6 +10,7 @@ report's Ranking section).
 """
 from __future__ import annotations
 
+from ..core.labels import label
 from ..results.jobs import HOMELESS_PREFIX, UNSERVABLE
 from .findings.sentences import fmt
 from .html.parts import swatch
@@ -29,8 +30,8 @@ def job_rows(summary: dict) -> tuple[list[str], list[tuple[str, list[str]]]]:
     block = summary.get("jobs")
     if not block:
         return [], []
-    columns = [(UNSERVABLE, "unservable GPU-days")] + [
-        (f"{HOMELESS_PREFIX}{c['id']}", f"homeless days {c['id']} ({fmt(c['size'])})")
+    columns = [(UNSERVABLE, label(UNSERVABLE))] + [
+        (f"{HOMELESS_PREFIX}{c['id']}", f"{label(HOMELESS_PREFIX + c['id'])} ({fmt(c['size'])})")
         for c in block["classes"]]
     order = summary.get("ranking") or list(summary["strategies"])
     rows = []

@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING
 
 from ..results.mitigation import risk_mode_text
 from ..results.horizon import horizon_warnings
-from ..results.ranking import RANK_LABELS, rank_label, rule_text
+from ..core.labels import heading, label, share_label
+from ..results.ranking import rank_label, rule_text
 from .findings.sentences import fmt
 from .jobs import jobs_markdown
 from .text import md_code, md_paragraph, md_text
@@ -72,9 +73,10 @@ def ranking_markdown(s: dict) -> list[str]:
     ranking rule in one paragraph, and a WARNING paragraph for every strategy whose
     completion often lies beyond the horizon; ends with a blank line."""
     ranks = s.get("ranks") or {}
-    lines = ["| rank | strategy | trough depth P90 (H100-eq) | trough days P90 | "
-             "shortfall P90 (H100-eq x d) | homeless days P90 | completion day P50 / P90 | "
-             "P(power over cap) | decided by |",
+    headers = [*(f"{heading(m)} P90" for m in ("trough_depth", "trough_days",
+                                               "shortfall_gpu_days", "homeless_days")),
+               f"{heading('completion_day')} P50 / P90", share_label("power_violation")]
+    lines = ["| rank | strategy | " + " | ".join(headers) + " | decided by |",
              "|---:|---|---:|---:|---:|---:|---:|---:|---|"]
     for position, name in enumerate(s["ranking"], start=1):
         m = s["strategies"][name]
@@ -87,7 +89,7 @@ def ranking_markdown(s: dict) -> list[str]:
             f"{fmt(m['trough_days']['p90'])} | {fmt(m['shortfall_gpu_days']['p90'])} | "
             f"{fmt(m['homeless_days']['p90'])} | {_dated(m, 'p50')} / "
             f"{_dated(m, 'p90')} | {m['power_violation']['probability']:.1%} | "
-            + (md_text(RANK_LABELS.get(decided, decided)) if decided else "-")
+            + (md_text(label(decided)) if decided else "-")
             + (f" (tied with {md_text(', '.join(tied))})" if tied else "") + " |")
     lines.append("")
     if s.get("ranking_rule"):

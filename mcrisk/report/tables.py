@@ -9,7 +9,7 @@ i, then i + 1), with columns
     with a [costs] section the cost columns cost_total .. cost_mitigation (float64, in the
     scenario's currency; definitions.COSTS, docs/costs.md),
     with a job mix the job columns unservable_gpu_days, homeless_days.<id> .. (float64, each
-    field's metadata `unit`: H100-eq x days, days; mcrisk.results.jobs, docs/metrics.md),
+    field's metadata `unit`: H100-eq x days, days; mcrisk.core.labels, docs/metrics.md),
     then the key drawn inputs of that scenario (the same for every strategy), named as the
     compiled world quantities: see `input_quantities`. Days are float32 (0.1 ms precision
     over a few years is plenty for analysis), burn-in attempts int32.
@@ -31,7 +31,8 @@ import pyarrow.parquet as pq
 
 from ..plan.record import CompiledScenario
 from ..core.definitions import COSTS, METRICS, N_METRICS, POWER_VIOLATION, Q_ATTEMPTS
-from ..results.jobs import check_job_columns, column_unit
+from ..core.labels import unit
+from ..results.jobs import check_job_columns
 from ..core.outputs import default_mode, write_atomic
 from ..results.bands import CapacityBands
 
@@ -73,7 +74,7 @@ def metrics_schema(plan: CompiledScenario, job_columns: tuple[str, ...] = ()) ->
     fields += [pa.field(m, pa.bool_() if k == POWER_VIOLATION else pa.float64())
                for k, m in enumerate(METRICS)]
     fields += [pa.field(c, pa.float64()) for c in COSTS[:plan.n_costs]]
-    fields += [pa.field(c, pa.float64(), metadata={"unit": column_unit(c)})
+    fields += [pa.field(c, pa.float64(), metadata={"unit": unit(c)})
                for c in check_job_columns(plan, job_columns)]
     for q in input_quantities(plan):
         kind = pa.int32() if _input_dtype(plan, q) == np.int32 else pa.float32()

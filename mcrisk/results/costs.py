@@ -12,34 +12,13 @@ import numpy as np
 
 from .statistics import summarize_columns
 from ..core.definitions import COST_COMPONENTS, COSTS
+from ..core.labels import label, meaning
 
 DEFAULT_CURRENCY = "USD"
 
-# One line per cost column: what it counts (docs/costs.md defines each exactly).
-COST_MEANINGS = {
-    "cost_total": "every cost below, added up",
-    "cost_power_reserved": "reserved power: each reservation step's kW for its days, at the "
-                           "price per kW-month",
-    "cost_power_over": "drawing above the reservation: the excess kW for its days, at the "
-                       "price per kW-month of excess",
-    "cost_energy": "metered energy: the halls' draw x load factor x PUE, at the price per kWh",
-    "cost_old_fleet": "running the old fleet: each existing unit from day 0 until its removal",
-    "cost_new_waiting": "new units waiting: each new unit from its shipment's arrival until "
-                        "its acceptance",
-    "cost_shortfall": "the shortfall against demand (H100-eq x days), priced as backfill per "
-                      "H100-eq-hour",
-    "cost_crews": "the retrofit crews, from the first retrofit's start to the last one's end",
-    "cost_mitigation": "what the mitigations in effect cost, once each",
-}
-assert tuple(COST_MEANINGS) == COSTS, "one meaning per cost column, in COSTS order"
-# Each cost column in a few words: the one wording of the terminal, summary.md and the report.
-COST_LABELS = {"cost_total": "total", "cost_power_reserved": "reserved power",
-               "cost_power_over": "power over the reservation", "cost_energy": "energy",
-               "cost_old_fleet": "old fleet running", "cost_new_waiting": "new units waiting",
-               "cost_shortfall": "shortfall (backfill)", "cost_crews": "retrofit crews",
-               "cost_mitigation": "mitigation"}
-assert tuple(COST_LABELS) == COSTS, "one label per cost column, in COSTS order"
-COMPONENT_LABELS = {c: COST_LABELS[c] for c in COST_COMPONENTS}     # without the total
+# One line per cost column: what it counts (core.labels' meaning; docs/costs.md defines each
+# exactly), as summary.json's costs.columns lists them.
+COST_MEANINGS = {c: meaning(c) for c in COSTS}
 LARGEST = 3                 # components named beside a strategy's total
 
 
@@ -62,6 +41,6 @@ def largest_components(per_cost: dict, top: int = LARGEST) -> list[tuple[str, fl
     """The `top` components of one strategy's `costs` (summary.json) with the largest mean,
     largest first, as (label, mean); components whose mean is 0 or not a number are left out,
     ties keep COSTS order."""
-    means = [(COMPONENT_LABELS[c], per_cost[c]["mean"]) for c in COST_COMPONENTS
+    means = [(label(c), per_cost[c]["mean"]) for c in COST_COMPONENTS
              if per_cost.get(c) and per_cost[c]["mean"] is not None and per_cost[c]["mean"] > 0]
     return sorted(means, key=lambda pair: -pair[1])[:top]

@@ -1,14 +1,15 @@
 """Horizon warnings: which strategies often complete after the horizon, so that their
-trough, shortfall, homeless time and (with a [costs] section) costs are cut there, and what
-horizon would cover them. The horizon is never cut silently.
+trough days, shortfall, homeless days and (with a [costs] section) costs are cut there, and
+what horizon would cover them (the metrics named by their labels, core.labels). The horizon
+is never cut silently.
 
 trough_days, shortfall_gpu_days and homeless_days count only what happens in [0, H), and
 every cost column only what happens in [0, H] (docs/costs.md), while completion_day is not
-cut at H. A strategy that often completes after H has part of its trough, shortfall, homeless
-time and costs left out of its numbers (and so of its rank). Per strategy the run reports
-the probability that completion lies beyond H and the P99 completion day, and warns where that
-probability is over BEYOND_HORIZON_NOTABLE (1%), naming a horizon that would cover the P99
-completion (rounded up to whole HORIZON_STEP days).
+cut at H. A strategy that often completes after H has part of its trough days, shortfall,
+homeless days and costs left out of its numbers (and so of its rank). Per strategy the run
+reports the probability that completion lies beyond H and the P99 completion day, and warns
+where that probability is over BEYOND_HORIZON_NOTABLE (1%), naming a horizon that would cover
+the P99 completion (rounded up to whole HORIZON_STEP days).
 """
 from __future__ import annotations
 
@@ -16,8 +17,11 @@ import math
 
 import numpy as np
 
+from ..core.labels import label
+
 BEYOND_HORIZON_NOTABLE = 0.01       # warn when P(completion > H) exceeds this
 HORIZON_STEP = 30                   # a suggested horizon is a multiple of this many days
+CUT_AT_HORIZON = ("trough_days", "shortfall_gpu_days", "homeless_days")   # the warning names
 
 
 def beyond_horizon(completion: np.ndarray, horizon: float) -> dict:
@@ -58,8 +62,8 @@ def horizon_warnings(summary: dict) -> list[str]:
     out: list[str] = []
     if horizon is None:                 # a document without a horizon has nothing to cut
         return out
-    cut = ("trough days, shortfall, homeless time and costs" if "costs" in summary
-           else "trough days, shortfall and homeless time")
+    cut = [label(m) for m in CUT_AT_HORIZON] + (["costs"] if "costs" in summary else [])
+    cut = ", ".join(cut[:-1]) + " and " + cut[-1]
     for name in summary.get("ranking") or list(summary["strategies"]):
         beyond = summary["strategies"][name].get("beyond_horizon")
         if not beyond or not beyond["probability"] > BEYOND_HORIZON_NOTABLE:

@@ -5,10 +5,11 @@ A scenario with a job mix ([[demand.jobs]]) gets, after the metrics and the cost
 the columns definitions.job_columns(ids): `unservable_gpu_days` (demand that fitted in total
 capacity but could not be packed into the islands, a job never spanning two) and
 `homeless_days.<id>` per class in file order (days on which no island holds one job of the
-class); docs/metrics.md defines both and the packing rule. The statistics are the metrics'
-own (aggregate.metric_summary: numpy's percentiles to the bit, the distribution-free P90
-interval), taken from the run's kept job columns [scenario, strategy, column]
-(SimulationResult.jobs). A run without a mix has none of these keys.
+class); docs/metrics.md defines both and the packing rule, core.labels holds each column's
+unit and one-line meaning. The statistics are the metrics' own (aggregate.metric_summary:
+numpy's percentiles to the bit, the distribution-free P90 interval), taken from the run's
+kept job columns [scenario, strategy, column] (SimulationResult.jobs). A run without a mix
+has none of these keys.
 
 The class ids, sizes and shares are the scenario's (JobMix.of_scenario; the plan holds the
 numbers but not the ids), checked against the plan's column count where both meet
@@ -22,17 +23,11 @@ import numpy as np
 
 from .statistics import summarize_columns
 from ..core.definitions import job_columns
+from ..core.labels import meaning, unit
 
 UNSERVABLE = "unservable_gpu_days"
 HOMELESS_PREFIX = "homeless_days."
-# Each kind of job column: its unit and what it counts (docs/metrics.md defines it exactly).
-UNSERVABLE_UNIT = "H100-eq x days"
-HOMELESS_UNIT = "days"
-UNSERVABLE_MEANING = ("demand that total capacity could hold but the islands could not pack "
-                      "(a job never spans two islands), integrated over [0, H) by the "
-                      "midpoint rule on cells of packing_step_days")
-HOMELESS_MEANING = ("time in [0, H) during which no island's capacity holds one job of class "
-                    "{id}")
+# Each job column's unit and what it counts: core.labels (docs/metrics.md defines them exactly).
 
 
 @dataclass(frozen=True)
@@ -78,18 +73,6 @@ def check_job_columns(plan, columns: tuple[str, ...]) -> tuple[str, ...]:
     return columns
 
 
-def column_unit(column: str) -> str:
-    """The unit of one job column."""
-    return UNSERVABLE_UNIT if column == UNSERVABLE else HOMELESS_UNIT
-
-
-def column_meaning(column: str) -> str:
-    """What one job column counts, in one line."""
-    if column == UNSERVABLE:
-        return UNSERVABLE_MEANING
-    return HOMELESS_MEANING.format(id=column[len(HOMELESS_PREFIX):])
-
-
 def summarize_jobs(jobs: np.ndarray, strategy_names: tuple[str, ...],
                    columns: tuple[str, ...]) -> dict:
     """{strategy: {job column: summary}} from jobs[scenario, strategy, column]: each summary
@@ -106,7 +89,7 @@ def jobs_block(mix: JobMix, horizon: float) -> dict:
                         for i, size, share in zip(mix.ids, mix.sizes, mix.shares)],
             "packing_step_days": mix.step_days,
             "window_days": [0.0, float(horizon)],
-            "columns": {c: {"unit": column_unit(c), "meaning": column_meaning(c)}
+            "columns": {c: {"unit": unit(c), "meaning": meaning(c)}
                         for c in mix.columns}}
 
 

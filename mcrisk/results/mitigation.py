@@ -36,7 +36,9 @@ import numpy as np
 
 from .statistics import CI_CONFIDENCE, metric_summary
 from ..core.risks import select_risks, with_mitigation
+from ..core import labels
 from ..core.definitions import COST_MITIGATION, COST_TOTAL, METRICS
+from ..core.labels import label
 from ..core.model import Distribution, Scenario
 from .compare import COMPARE_METRICS, money_text, paired_difference
 from .pareto import p90_lower
@@ -55,11 +57,6 @@ P90_CHANGES = ("lower", "higher", "within_noise", "unchanged")
 # mean shortfall) always, cost_total with [costs].
 EACH_RISK_METRICS = ("trough_depth", "shortfall_gpu_days")
 EACH_RISK_DIFFERENCE = "pre - pre with only this risk mitigated"
-
-# The metric's name and unit for sentences.
-_WORDS = {"trough_depth": ("trough depth", "H100-eq"), "trough_days": ("trough days", "days"),
-          "shortfall_gpu_days": ("shortfall", "H100-eq x days"),
-          "homeless_days": ("homeless days", "days"), "completion_day": ("completion day", "days")}
 
 _PARAM_NAMES = {"fixed": ("value",), "uniform": ("min", "max"),
                 "triangular": ("min", "mode", "max"), "pert": ("min", "mode", "max", "lambda"),
@@ -308,7 +305,7 @@ def mitigation_sentences(mitigation: dict, order=None) -> list[str]:
         per_metric = mitigation["strategies"][name]
         helps, hurts = [], []
         for metric, d in per_metric.items():
-            words, unit = _WORDS.get(metric, (metric, ""))
+            words, unit = label(metric), labels.unit(metric)
             if d["verdict"] == "helps":
                 low, high = d["mean_ci"]
                 helps.append(f"the mean {words} by {_num(d['mean'])} {unit} "
@@ -344,7 +341,8 @@ _P90_WORDS = {"lower": "lower", "higher": "higher", "within_noise": "within nois
 
 def each_risk_headers(costs: bool) -> list[str]:
     """The column names of a table of the value of each mitigation (risk_value_cells)."""
-    return (["P90 trough depth (H100-eq)", "mean shortfall reduction [95% CI]"]
+    return ([f"P90 {labels.heading('trough_depth')}",
+             f"mean {label('shortfall_gpu_days')} reduction [95% CI]"]
             + (["mean cost reduction [95% CI]", "P90 cost", "it costs (mean)", "verdict"]
                if costs else []))
 
@@ -393,9 +391,10 @@ def each_risk_sentences(each: dict, order=None) -> list[str]:
                              f"{'; '.join(parts)}.")
             continue
         parts = []
-        for words, measure, key, good, bad in (
-                ("P90 trough depth", "trough_depth", "p90_change", "lower", "higher"),
-                ("mean shortfall", "shortfall_gpu_days", "verdict", "helps", "hurts")):
+        for statistic, measure, key, good, bad in (
+                ("P90", "trough_depth", "p90_change", "lower", "higher"),
+                ("mean", "shortfall_gpu_days", "verdict", "helps", "hurts")):
+            words = f"{statistic} {label(measure)}"
             lower = [n for n, e in entries if e[measure][key] == good]
             higher = [n for n, e in entries if e[measure][key] == bad]
             parts += [f"lowers the {words} of {_join(lower)}"] if lower else []

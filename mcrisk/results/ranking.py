@@ -41,11 +41,10 @@ import numpy as np
 
 from . import binomial
 from ..core.definitions import METRICS
+from ..core.labels import label
 from .paired import paired_quantile_test, pooled_quantile
 
 RANK_KEYS = ("trough_depth", "trough_days", "shortfall_gpu_days", "homeless_days")
-RANK_LABELS = {"trough_depth": "trough depth", "trough_days": "trough days",
-               "shortfall_gpu_days": "shortfall", "homeless_days": "homeless days"}
 FAMILY_ALPHA = 0.05
 RANK_QUANTILE = 0.9
 
@@ -183,7 +182,7 @@ def rank_label(entry: dict) -> str:
 
 def rule_text(rule: dict) -> str:
     """The ranking rule and its error rate in one paragraph of plain text."""
-    names = [f"P90 {RANK_LABELS.get(c, c.replace('_', ' '))}" for c in rule["criteria"]]
+    names = [f"P90 {label(c)}" for c in rule["criteria"]]
     order = ", then ".join(names)
     return (f"Best first by {order}. Two strategies are told apart on a criterion only when "
             "a paired test on the same sampled worlds (McNemar at their pooled P90) finds "

@@ -30,6 +30,7 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, PercentFormatter
 
 from ...core.definitions import demand_at, demand_label
+from ...core.labels import axis_label, label as column_label
 from . import data
 from . import layout
 from .data import (CompletionAxis, Figures, completion_axis,  # noqa: F401 (theirs)
@@ -104,8 +105,6 @@ def short_name(name: str, limit: int = 40) -> str:
 
 _P50_PATH = dict(linewidth=2.2)                              # in the strategy's colour
 _P90_PATH = dict(color="#1b1f24", linewidth=1.1)
-_SEVERITY_WORDS = {"shortfall_gpu_days": "shortfall", "homeless_days": "homeless days",
-                   "trough_depth": "trough depth", "trough_days": "trough days"}
 
 
 def _draw_paths(ax, paths: list[ScenarioPath] | None, which: str, color: str) -> None:
@@ -122,7 +121,7 @@ def _path_keys(paths: dict[str, list[ScenarioPath]] | None) -> tuple[list, list[
     first = next(iter(paths.values()), None) if paths else None
     if not first:
         return [], []
-    words = _SEVERITY_WORDS.get(first[0].severity, first[0].severity)
+    words = column_label(first[0].severity)
     handles = [Line2D([], [], color="#555555", **_P50_PATH),
                Line2D([], [], **_P90_PATH)][:len(first)]
     labels = [f"scenario at the {p.label} of {words}" + (" (strategy colour)" if j == 0 else
@@ -357,7 +356,7 @@ def completion_of(curves: data.MetricCurves, names: tuple[str, ...], colors: dic
     left = min(lo, horizon)
     ax.set_xlim(left - max(1.0, 0.02 * (axis.right - left)), axis.right)
     date_axis(ax, start, left - max(1.0, 0.02 * (axis.right - left)), axis.right)
-    label = "completion day (last old unit removed and last new unit accepted)"
+    label = axis_label("completion_day")
     if start is not None:
         label += f"; top: dates, day 0 = {start.isoformat()}"
     if axis.cut:

@@ -14,13 +14,12 @@ import numpy as np
 from matplotlib.lines import Line2D
 from matplotlib.ticker import FuncFormatter
 
+from ...core.labels import heading
 from . import layout
 from .data import ParetoData, ParetoPanel, pareto_data  # noqa: F401 (theirs)
 from .charts import new_figure, literal_text, to_png, short_name
 
 _FRONTIER_STYLE = dict(color="#5b6470", linewidth=1.2, linestyle="-", zorder=1)
-_Y_LABELS = {"trough_depth": "P90 trough depth (H100-eq below baseline)",
-             "shortfall_gpu_days": "P90 shortfall (H100-eq × days)"}
 
 
 # Label placement in axes fractions, for a panel about 5 x 3.2 inches and 8-point labels:
@@ -96,7 +95,7 @@ def _panel(ax, panel: ParetoPanel, currency: str, colors: dict[str, str]) -> Non
         ax.annotate(label, (x, y), xytext=spot, textcoords="offset points", fontsize=8,
                     color=colors[name], ha="left" if spot[0] > 0 else "right")
     ax.set_xlabel(f"mean total cost ({currency})")
-    ax.set_ylabel(_Y_LABELS[panel.risk])
+    ax.set_ylabel(f"P90 {heading(panel.risk, typeset=True)}")
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: money_text(v, currency)))
     ax.yaxis.set_major_formatter(FuncFormatter(_tick))
     ax.grid(alpha=0.3)

@@ -28,20 +28,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...core.definitions import METRICS
+from ...core.definitions import METRICS, REL_EPS
+from ...core.labels import label, unit
 from ...core.model import Scenario, Strategy
 from ...results.bands import HallPower
 from .pairs import acceptance_pairs, gating_pairs  # noqa: F401 (gating_pairs: re-exported)
 
 HORIZON_NOTE_SHARE = 0.01      # a strategy's own paragraph names the horizon from 1% up
 DRIVER_Z = 3.0                 # a driver is named when |rank corr| x sqrt(n - 1) exceeds this
-TOLERANCE = 1e-9               # relative, as the metrics' own comparisons (docs/metrics.md)
-
-_LABELS = {"trough_depth": ("trough depth", "H100-eq"),
-           "trough_days": ("days below baseline", "days"),
-           "shortfall_gpu_days": ("shortfall", "H100-eq x days"),
-           "homeless_days": ("homeless days", "days"),
-           "completion_day": ("completion day", "days")}
+# The metrics a sentence names by their label and unit (core.labels).
+_NAMED = ("trough_depth", "trough_days", "shortfall_gpu_days", "homeless_days", "completion_day")
 
 
 def fmt(value: float) -> str:
@@ -57,7 +53,7 @@ def floor_shown(value: float) -> float:
     """`value` rounded down to what fmt shows (a whole number from 100 up, else 0.1), so that
     "at least fmt(floor_shown(v))" is true of v. A value a float rounding below a shown step
     (2047.9999999999998) counts as that step."""
-    value = float(value) + TOLERANCE * max(abs(float(value)), 1.0)
+    value = float(value) + REL_EPS * max(abs(float(value)), 1.0)
     if value >= 100:
         return float(math.floor(value))
     return math.floor(value * 10) / 10
@@ -148,9 +144,9 @@ def joint_trough(depth: np.ndarray, days: np.ndarray, one_in: int = 10) -> Joint
     x = floor_shown(np.sort(depth)[::-1][k - 1])
     if not x > 0:
         return None
-    deep = depth >= x - TOLERANCE * max(x, 1.0)
+    deep = depth >= x - REL_EPS * max(x, 1.0)
     y = floor_shown(np.sort(days[deep])[::-1][k - 1])          # deep holds >= k scenarios
-    both = deep & (days >= y - TOLERANCE * max(y, 1.0))
+    both = deep & (days >= y - REL_EPS * max(y, 1.0))
     return JointTrough(x, y, int(both.sum()), n)
 
 
@@ -181,10 +177,10 @@ def _beyond_noise(d: dict) -> bool:
     return ci is not None and (ci[0] > 0 or ci[1] < 0)
 
 
-_GATING_WORDS = {   # metric: (what, if gating lowers it, if gating raises it, unit)
-    "trough_depth": ("the trough is", "shallower", "deeper", "H100-eq"),
-    "trough_days": ("the time below baseline is", "shorter", "longer", "days"),
-    "shortfall_gpu_days": ("the shortfall against demand is", "smaller", "larger", "H100-eq x days"),
+_GATING_WORDS = {   # metric: (what, if gating lowers it, if gating raises it)
+    "trough_depth": ("the trough is", "shallower", "deeper"),
+    "trough_days": ("the time below baseline is", "shorter", "longer"),
+    "shortfall_gpu_days": ("the shortfall against demand is", "smaller", "larger"),
 }
 
 
@@ -196,7 +192,7 @@ def _head_to_head(base: str, other: str, metrics: np.ndarray, names, change: str
     n = metrics.shape[0]
     col = lambda s, m: _column(metrics, names, s, m)          # noqa: E731
     buys = []
-    for metric, (what, less, more, unit) in _GATING_WORDS.items():
+    for metric, (what, less, more) in _GATING_WORDS.items():
         a, b = col(base, metric), col(other, metric)
         d = _paired(a, b)
         if np.all(a == b):
@@ -204,13 +200,13 @@ def _head_to_head(base: str, other: str, metrics: np.ndarray, names, change: str
         elif _beyond_noise(d):
             better, worse = int(np.sum(a > b)), int(np.sum(a < b))
             buys.append(f"{what} {less if d['mean'] > 0 else more} by {fmt(abs(d['mean']))} "
-                        f"{unit} on average ({_interval(_of_size(d))}; better in "
+                        f"{unit(metric)} on average ({_interval(_of_size(d))}; better in "
                         f"{better:,} worlds, " + (f"worse in {worse:,})" if worse else
                                                   "never worse)"))
         else:
             ci = d["mean_ci"]
-            buys.append(f"{_LABELS[metric][0]} show no difference beyond Monte Carlo noise (mean "
-                        f"{fmt(d['mean'])} {unit}" + (f", {_interval(ci)})" if ci else ")"))
+            buys.append(f"{label(metric)} show no difference beyond Monte Carlo noise (mean "
+                        f"{fmt(d['mean'])} {unit(metric)}" + (f", {_interval(ci)})" if ci else ")"))
     late_other, late_base = col(other, "completion_day"), col(base, "completion_day")
     cost = _paired(late_other, late_base)
     later, earlier = int(np.sum(late_other > late_base)), int(np.sum(late_other < late_base))
@@ -300,11 +296,11 @@ def _rank_words(summary: dict, name: str) -> str:
         return (f" (rank {entry['rank']}=, tied with {_and(entry['tied_with'])}: no criterion "
                 "of the ranking separates them beyond Monte Carlo noise)")
     key = entry.get("decided_by")
-    if entry["rank"] == 1 or key not in _LABELS:
+    if entry["rank"] == 1 or key not in _NAMED:
         return f" (rank {entry['rank']})"
-    level = [_LABELS[k][0] for k in RANK_ORDER[:RANK_ORDER.index(key)]] \
+    level = [label(k) for k in RANK_ORDER[:RANK_ORDER.index(key)]] \
         if key in RANK_ORDER else []
-    return (f" (rank {entry['rank']}; behind the rank above on P90 {_LABELS[key][0]} beyond "
+    return (f" (rank {entry['rank']}; behind the rank above on P90 {label(key)} beyond "
             "Monte Carlo noise" + (f", level on P90 {_and(level)}" if level else "") + ")")
 
 
@@ -355,7 +351,8 @@ def _horizon_note(col, name: str, n: int, horizon: float, start: _dt.date | None
     days = f"P50 completion day {fmt(p50)}{_on(p50, start)}, P99 {fmt(p99)}{_on(p99, start)}"
     return (f" It completes after the {fmt(horizon)}-day horizon{_on(horizon, start, 'until ')} in "
             f"{_count(late, n, extra=days)}; time after the horizon is not "
-            "counted, so there its days below baseline and shortfall are lower bounds.")
+            f"counted, so there its {label('trough_days')} and {label('shortfall_gpu_days')} are "
+            "lower bounds.")
 
 
 def _leader(summary: dict, leader: str, col, n: int, baseline: float, horizon: float,
@@ -370,7 +367,8 @@ def _leader(summary: dict, leader: str, col, n: int, baseline: float, horizon: f
         text += " It never falls short of demand within the horizon, in any scenario."
     else:
         text += (f" It falls short of demand in {_count(short_of, n)}; its P90 shortfall is "
-                 f"{fmt(short['p90'])} H100-eq x days" + (f" ({_interval(ci)})" if ci else "")
+                 f"{fmt(short['p90'])} {unit('shortfall_gpu_days')}"
+                 + (f" ({_interval(ci)})" if ci else "")
                  + ".")
     text += _horizon_note(col, leader, n, horizon, start)
     if len(summary["ranking"]) > 1:
@@ -393,14 +391,13 @@ def _runner_up(summary: dict) -> str:
                     "of the ranking separates them beyond Monte Carlo noise (paired test on "
                     "the same worlds).")
         key = ranks[second].get("decided_by") or top.get("decided_by")
-        if key in st[leader] and key in _LABELS:
-            label, unit = _LABELS[key]
+        if key in st[leader] and key in _NAMED:
             a, b = st[leader][key]["p90"], st[second][key]["p90"]
             before = [k for k in order[:order.index(key)] if k in st[leader]] if key in order \
                 else []
-            equal = [f"{_LABELS[k][0]} (both {fmt(st[leader][k]['p90'])})" for k in before
+            equal = [f"{label(k)} (both {fmt(st[leader][k]['p90'])})" for k in before
                      if st[leader][k]["p90"] == st[second][k]["p90"]]
-            within = [_LABELS[k][0] for k in before if st[leader][k]["p90"] != st[second][k]["p90"]]
+            within = [label(k) for k in before if st[leader][k]["p90"] != st[second][k]["p90"]]
             tied = ""
             if equal:
                 tied += f" Their P90 {' and '.join(equal)} are equal"
@@ -408,14 +405,13 @@ def _runner_up(summary: dict) -> str:
                 tied += (" and" if equal else " Their P90") + \
                     f" {' and '.join(within)} differ within Monte Carlo noise"
             tied += "." if tied else ""
-            return (f"It ranks ahead of {second} on P90 {label} ({fmt(a)} against {fmt(b)} "
-                    f"{unit}), a difference beyond Monte Carlo noise by a paired test on the "
+            return (f"It ranks ahead of {second} on P90 {label(key)} ({fmt(a)} against {fmt(b)} "
+                    f"{unit(key)}), a difference beyond Monte Carlo noise by a paired test on the "
                     f"same worlds.{tied}")
     m, s2 = st[leader], st[second]
     key = next((k for k in order[:3] if s2[k]["p90"] != m[k]["p90"]), "shortfall_gpu_days")
-    label, unit = _LABELS[key]
-    base = (f"The runner-up, {second}, has P90 {label} {fmt(s2[key]['p90'])} {unit} against "
-            f"{fmt(m[key]['p90'])}")
+    base = (f"The runner-up, {second}, has P90 {label(key)} {fmt(s2[key]['p90'])} {unit(key)} "
+            f"against {fmt(m[key]['p90'])}")
     if not _overlap(m[key]["p90_ci"], s2[key]["p90_ci"]):
         return base + "; their 95% intervals do not overlap, so the lead is beyond Monte Carlo noise."
     return (base + "; their 95% intervals overlap, so this run does not show the lead to be "
@@ -431,8 +427,8 @@ def _other(scenario: Scenario, summary: dict, name: str, leader: str, col, n: in
     if _beyond_noise(short):
         more = "more" if short["mean"] > 0 else "less"
         text += (f" Over the same worlds it falls short of demand by "
-                 f"{fmt(abs(short['mean']))} H100-eq x days {more} than {leader} on average "
-                 f"({_interval(short['mean_ci'])}).")
+                 f"{fmt(abs(short['mean']))} {unit('shortfall_gpu_days')} {more} than {leader} "
+                 f"on average ({_interval(short['mean_ci'])}).")
     done = _paired(col(name, "completion_day"), col(leader, "completion_day"))
     if _beyond_noise(done) and not np.any(col(name, "trough_depth") > 0):
         text += (f" It completes {fmt(abs(done['mean']))} days "
@@ -457,12 +453,12 @@ def kept_units(scenario: Scenario, strategy: Strategy) -> str:
     capacity: dict[str, float] = {}
     power: dict[str, float] = {}
     hall_of_row = {row.id: row.hall for row in scenario.rows()}
-    existing = {unit.id: unit for unit in scenario.existing}
+    existing = {old.id: old for old in scenario.existing}
     for unit_id in strategy.keep:
-        unit = existing[unit_id]
-        kind = scenario.unit_type(unit.type)
+        kept_unit = existing[unit_id]        # not `unit`: that is core.labels' unit here
+        kind = scenario.unit_type(kept_unit.type)
         capacity[kind.island] = capacity.get(kind.island, 0.0) + kind.capacity
-        hall = hall_of_row[unit.row]
+        hall = hall_of_row[kept_unit.row]
         power[hall] = power.get(hall, 0.0) + kind.power_kw
     kept = _and([f"+{fmt(h100)} H100-eq in island {island}" for island, h100 in capacity.items()])
     draw = _and([f"{fmt(kw)} kW in hall {hall}" for hall, kw in power.items()])
@@ -473,7 +469,7 @@ def kept_units(scenario: Scenario, strategy: Strategy) -> str:
 
 
 def _driven_by(summary: dict, name: str, metric: str) -> str:
-    """' Its days below baseline rise most with X (rank correlation +0.55), then Y.' from
+    """' Its trough days rise most with X (rank correlation +0.55), then Y.' from
     the run's drivers: those that raise the metric, with a rank correlation beyond noise."""
     drivers = summary.get("drivers", {})
     used = drivers.get("scenarios", 0)
@@ -487,7 +483,7 @@ def _driven_by(summary: dict, name: str, metric: str) -> str:
     parts = [d["label"][:-1] + f"; rank correlation {d['spearman']:+.2f})"
              if d["label"].endswith(")") else
              f"{d['label']} (rank correlation {d['spearman']:+.2f})" for d in rising]
-    return (f" Its {_LABELS[metric][0]} rise most with {', then '.join(parts)}.")
+    return (f" Its {label(metric)} rise most with {', then '.join(parts)}.")
 
 
 def _horizon_rest(ranking: list[str], col, n: int, horizon: float,
@@ -552,11 +548,11 @@ def _from_summary(scenario: Scenario, summary: dict, largest_job, hall_power) ->
     out = []
     for i, name in enumerate(ranking):
         m = st[name]
+        depth, days, short = "trough_depth", "trough_days", "shortfall_gpu_days"
         text = (f"{name}{' ranks first' if i == 0 else ''}{_rank_words(summary, name)}: P90 "
-                f"trough depth {fmt(m['trough_depth']['p90'])} H100-eq; P90 days below "
-                f"baseline {fmt(m['trough_days']['p90'])}; P90 shortfall "
-                f"{fmt(m['shortfall_gpu_days']['p90'])} H100-eq x days (separate percentiles, "
-                "not one scenario).")
+                f"{label(depth)} {fmt(m[depth]['p90'])} {unit(depth)}; P90 {label(days)} "
+                f"{fmt(m[days]['p90'])}; P90 {label(short)} {fmt(m[short]['p90'])} "
+                f"{unit(short)} (separate percentiles, not one scenario).")
         if i == 0 and len(ranking) > 1:
             text += " " + _runner_up(summary)
         out.append(text)

@@ -22,13 +22,14 @@ import numpy as np
 
 from ...results.compare import mean_ci, money_text
 from ...results.pareto import COST_AXES, RISK_AXES, Frontier, frontier_of, pareto_frontiers
-from ...results.costs import COST_LABELS
 from ...core.definitions import COST_TOTAL, COSTS
+from ...core.labels import heading, label
 from ..findings.sentences import fmt
-from .parts import METRIC_LABELS, figure_html, interval_text, swatch
+from .parts import figure_html, interval_text, swatch
 from ..text import html_text
 
-AXIS_LABELS = {"trough_depth": "P90 trough depth", "shortfall_gpu_days": "P90 shortfall",
+# The Pareto table's axes: a risk's P90 (its label, core.labels) and a statistic of cost.
+AXIS_LABELS = {**{risk: f"P90 {label(risk)}" for risk in RISK_AXES},
                "mean": "mean cost", "p90": "P90 cost"}
 
 
@@ -112,7 +113,7 @@ def cost_table(summary: dict, report: CostReport, colors: dict[str, str]) -> str
     """Cost beside trough, per strategy (ranking order): P90 trough depth and shortfall, the
     mean of cost_total and its P90, each with its 95% interval."""
     head = ("<tr><th>strategy</th>"
-            + "".join(f"<th class='n'>{html_text(METRIC_LABELS[m])}<br>P90 [95% CI]</th>"
+            + "".join(f"<th class='n'>{html_text(heading(m, typeset=True))}<br>P90 [95% CI]</th>"
                       for m in RISK_AXES)
             + "<th class='n'>total cost<br>mean [95% CI]</th>"
               "<th class='n'>total cost<br>P90 [95% CI]</th></tr>")
@@ -139,9 +140,9 @@ def component_table(summary: dict, report: CostReport, colors: dict[str, str]) -
     """What the total is made of, per strategy (ranking order): cost_total and each component
     that is ever non-zero, the mean (bold) and the P90 under it."""
     columns = shown_components(summary)
-    left_out = [COST_LABELS[c] for c in COSTS if c not in columns]
+    left_out = [label(c) for c in COSTS if c not in columns]
     head = ("<tr><th>strategy</th>"
-            + "".join(f"<th class='n'>{html_text(COST_LABELS[c])}<br>mean · P90</th>"
+            + "".join(f"<th class='n'>{html_text(label(c))}<br>mean · P90</th>"
                       for c in columns) + "</tr>")
     rows = []
     for name in _order(summary):

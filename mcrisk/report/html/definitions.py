@@ -3,6 +3,7 @@ means, in the words of docs/metrics.md, with this run's values) and "Provenance"
 numbers come from: scenario file and hash, seed, samples, backend, version, times)."""
 from __future__ import annotations
 
+from ...core.labels import unit
 from ...results.mitigation import risk_mode_text
 from ..findings.sentences import fmt
 from .parts import horizon_date_text
@@ -94,27 +95,29 @@ def definitions_html(run) -> str:
                     "fraction of its capacity that rises in steps (a software-maturity ramp); "
                     "the steps never overstate capacity.")
     metrics = [
-        ("trough_depth", "H100-eq",
+        ("trough_depth",
          "the deepest fall below the baseline: the largest B − C(t) over t in [0, H), over "
          "intervals of positive length (0 when C never falls below B)"),
-        ("trough_days", "days", "the total time in [0, H) during which C(t) is below B"),
-        ("shortfall_gpu_days", "H100-eq × days",
+        ("trough_days", "the total time in [0, H) during which C(t) is below B"),
+        ("shortfall_gpu_days",
          "the integral over [0, H) of max(0, D(t) − C(t)): capacity missing against demand, "
          "computed exactly (no day grid)"),
-        ("homeless_days", "days",
+        ("homeless_days",
          f"the total time in [0, H) during which no single fabric island holds the largest "
          f"job (J = {job} H100-eq; jobs never span islands)"),
-        ("completion_day", "day",
+        ("completion_day",
          "the later of the last old unit's removal end and the last new unit's acceptance; "
          "<b>not cut at H</b>: it can lie after the horizon"),
-        ("power_violation", "share of scenarios",
+        ("power_violation",
          "whether some hall's draw exceeds its power cap at any time, after the horizon too "
          "(old units draw until removed, new units from install start)"),
     ]
+    # the unit as core.labels sets it; a metric without one (power) is reported as a share
     table = ("<table><tr><th>metric</th><th>definition (per scenario and strategy)</th>"
              "<th>unit</th></tr>" + "".join(
-                 f"<tr><td><code>{k}</code></td><td>{d}</td><td>{u}</td></tr>"
-                 for k, u, d in metrics) + "</table>")
+                 f"<tr><td><code>{k}</code></td><td>{d}</td>"
+                 f"<td>{html_text(unit(k, typeset=True) or 'share of scenarios')}</td></tr>"
+                 for k, d in metrics) + "</table>")
     items = [
         "<b>Capacity in service</b> C(t): the sum over the units in service of GPUs × "
         "per-GPU performance relative to one H100 (H100-eq). An old unit counts from day 0 "

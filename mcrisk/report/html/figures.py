@@ -3,6 +3,7 @@ where its axis is cut, and for the band charts a table of the whole scenarios dr
 bands (which scenario each line is, and its own numbers)."""
 from __future__ import annotations
 
+from ...core.labels import heading, label
 from ..findings.sentences import fmt
 from .parts import figure_html, swatch
 from ..text import html_text
@@ -37,6 +38,11 @@ def _paths_table(paths: dict, colors: dict[str, str], columns: list) -> str:
             f"<th class='n'>scenario index</th>{head}</tr>" + "".join(rows) + "</table></div>")
 
 
+def _heading(metric: str) -> str:
+    """A metric's column in a table of drawn scenarios, as the page sets it (core.labels)."""
+    return heading(metric, typeset=True)
+
+
 def _band_caption(what: str, samples: int, severity: str, reason: str, ends: str) -> str:
     """How to read a band chart: the shaded band, the whole scenarios drawn over it, why they
     were picked (`reason`) and what the chart's lines are (`ends`)."""
@@ -66,10 +72,10 @@ def fan_figure(figures, s: dict, plan, colors: dict[str, str]) -> str:
         "only.", f"Dashed: baseline B = {fmt(plan.baseline)} H100-eq; dotted: demand."
         + _horizon_note(plan))
     columns = [
-        ("shortfall (H100-eq × d)", lambda p: fmt(p.metrics["shortfall_gpu_days"])),
-        ("trough depth (H100-eq)", lambda p: fmt(p.metrics["trough_depth"])),
+        (_heading("shortfall_gpu_days"), lambda p: fmt(p.metrics["shortfall_gpu_days"])),
+        (_heading("trough_depth"), lambda p: fmt(p.metrics["trough_depth"])),
         ("lowest capacity (H100-eq)", lambda p: fmt(p.total.minimum())),
-        ("days below baseline", lambda p: fmt(p.metrics["trough_days"]))]
+        (_heading("trough_days"), lambda p: fmt(p.metrics["trough_days"]))]
     table = _paths_table(getattr(figures, "paths", {}).get("fan"), colors, columns)
     return figure_html(figures["fan"], "fan charts of capacity over time per strategy", caption,
                        table)
@@ -78,12 +84,12 @@ def fan_figure(figures, s: dict, plan, colors: dict[str, str]) -> str:
 def island_figure(figures, s: dict, plan, colors: dict[str, str]) -> str:
     """The largest island's capacity over time, with the table of its drawn scenarios."""
     caption = _band_caption(
-        "the largest island's capacity", s["samples"], "homeless days",
+        "the largest island's capacity", s["samples"], label("homeless_days"),
         "Homeless days (the time the largest job has no island big enough) pick them, since "
         "this chart is about the largest job.",
         f"Red dashed: the largest job ({fmt(plan.largest_job)} H100-eq)." + _horizon_note(plan))
     columns = [
-        ("homeless days", lambda p: fmt(p.metrics["homeless_days"])),
+        (_heading("homeless_days"), lambda p: fmt(p.metrics["homeless_days"])),
         ("lowest largest island (H100-eq)", lambda p: fmt(p.largest.minimum()))]
     table = _paths_table(getattr(figures, "paths", {}).get("island"), colors, columns)
     return figure_html(figures["island"], "largest island capacity over time", caption, table)

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import datetime as _dt
 
+from ...core.definitions import COSTS, METRICS
+from ...core.labels import heading, label, share_label
 from ...results.compare import money_text
-from ...results.costs import COST_LABELS
 from ..findings.sentences import fmt
 from .page import PAGE_CSS as PAGE_STYLE
 from .parts import interval_text
@@ -25,11 +26,6 @@ from ..text import html_text
 STATISTIC_WORDS = {"p50": "P50", "p90": "P90", "p99": "P99", "mean": "mean", "p": "P"}
 OBJECTIVE_WORDS = {"minimize": "minimize", "weights": "minimize the weighted sum",
                    "pareto": "Pareto set of"}
-# a column as the run's report names it (findings' and html_parts' words, "x" for the terminal)
-COLUMN_WORDS = {"trough_depth": "trough depth (H100-eq)", "trough_days": "days below baseline",
-                "shortfall_gpu_days": "shortfall (H100-eq x days)",
-                "homeless_days": "homeless days", "completion_day": "completion day",
-                "power_violation": "power over cap"}
 EXTRA_STYLE = """
 pre.toml { background: var(--band); padding: 8px 12px; font-size: 12.5px;
            white-space: pre-wrap; overflow-wrap: anywhere; }
@@ -42,11 +38,11 @@ tr.written td { background: #f3f6f9; }
 
 
 def column_words(column: str) -> str:
-    """A metric or cost column in words: 'shortfall (H100-eq x days)', 'total cost',
-    'retrofit crews cost'."""
-    if column in COST_LABELS:
-        return f"{COST_LABELS[column]} cost"
-    return COLUMN_WORDS.get(column, column)
+    """A metric or cost column in words (core.labels' heading, plain text, for the terminal
+    too): 'shortfall (H100-eq x days)', 'total cost', 'retrofit crews cost'."""
+    if column in COSTS:
+        return f"{label(column)} cost"
+    return heading(column) if column in METRICS else column
 
 
 def statistic_label(statistic: str) -> str:
@@ -55,7 +51,7 @@ def statistic_label(statistic: str) -> str:
     'P(trough depth (H100-eq) > 0)': the share of scenarios where the column is above 0."""
     kind, _, column = statistic.partition(":")
     if kind == "p":
-        return ("P(power over cap)" if column == "power_violation"
+        return (share_label(column) if column == "power_violation"
                 else f"P({column_words(column)} > 0)")
     return f"{STATISTIC_WORDS.get(kind, kind)} {column_words(column)}"
 
@@ -63,7 +59,7 @@ def statistic_label(statistic: str) -> str:
 def is_money(statistic: str) -> bool:
     """Whether a statistic is an amount of money (a cost column's, not a share)."""
     kind, _, column = statistic.partition(":")
-    return kind != "p" and column in COST_LABELS
+    return kind != "p" and column in COSTS
 
 
 def statistic_value(statistic: str, value: float | None, currency: str = "USD") -> str:

@@ -1,5 +1,5 @@
 """Small pieces of report.html that every section uses: a strategy's colour swatch with its
-name, an interval in brackets, a figure with its caption, the metrics' column labels, the
+name, an interval in brackets, a figure with its caption, the
 horizon's date, and a box of nightly remarks. User strings are written through
 text.html_text (escaped, invisible characters shown)."""
 from __future__ import annotations
@@ -8,12 +8,6 @@ import base64
 
 from ..findings.sentences import fmt
 from ..text import html_text
-
-METRIC_LABELS = {"trough_depth": "trough depth (H100-eq)", "trough_days": "trough days",
-                 "shortfall_gpu_days": "shortfall (H100-eq × days)",
-                 "homeless_days": "homeless days", "completion_day": "completion day",
-                 "power_violation": "P(power over cap)"}
-
 
 def figure_html(png: bytes, alt: str, caption: str, extra: str = "") -> str:
     """A figure with its caption (plain text, escaped here) and `extra`, HTML built by the

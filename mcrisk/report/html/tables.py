@@ -6,10 +6,16 @@ from __future__ import annotations
 from ...results.horizon import horizon_warnings
 from ...results.mitigation import (each_risk_headers, each_risk_sentences, mitigation_sentences,
                                    risk_value_cells)
-from ...results.ranking import RANK_LABELS, rank_label, rule_text
+from ...core import labels
+from ...results.ranking import rank_label, rule_text
 from ..findings.sentences import fmt
-from .parts import METRIC_LABELS, interval_text, swatch
+from .parts import interval_text, swatch
 from ..text import html_text
+
+
+def _heading(metric: str) -> str:
+    """A metric's heading as the page sets it: 'shortfall (H100-eq × days)' (core.labels)."""
+    return labels.heading(metric, typeset=True)
 
 
 def _dated_cell(m: dict, key: str) -> str:
@@ -29,11 +35,11 @@ def ranking_table(summary: dict, colors: dict[str, str]) -> str:
     horizon (mcrisk.results.horizon)."""
     ranked = ("trough_depth", "trough_days", "shortfall_gpu_days")
     head = ("<tr><th class='n' rowspan='2'>rank</th><th rowspan='2'>strategy</th>"
-            + "".join(f'<th class="g" colspan="3">{html_text(METRIC_LABELS[m])}</th>'
+            + "".join(f'<th class="g" colspan="3">{html_text(_heading(m))}</th>'
                       for m in ranked)
-            + f'<th class="g">{METRIC_LABELS["homeless_days"]}</th>'
-            f'<th class="g" colspan="2">{METRIC_LABELS["completion_day"]}</th>'
-            f'<th class="n" rowspan="2">{METRIC_LABELS["power_violation"]}</th>'
+            + f'<th class="g">{html_text(_heading("homeless_days"))}</th>'
+            f'<th class="g" colspan="2">{html_text(_heading("completion_day"))}</th>'
+            f'<th class="n" rowspan="2">{html_text(labels.share_label("power_violation"))}</th>'
             "<th rowspan='2'>decided by</th></tr><tr>"
             + '<th class="n">P50</th><th class="n">P90 [95% CI]</th><th class="n">P99</th>' * 3
             + '<th class="n">P90 [95% CI]</th><th class="n">P50</th><th class="n">P90</th></tr>')
@@ -58,7 +64,7 @@ def ranking_table(summary: dict, colors: dict[str, str]) -> str:
         cells.append(f'<td class="n{" yes" if p > 0 else ""}">{p:.1%}</td>')
         decided = entry.get("decided_by") if entry else None
         tied = entry.get("tied_with") if entry else []
-        cells.append("<td>" + (html_text(RANK_LABELS.get(decided, decided)) if decided else "–")
+        cells.append("<td>" + (html_text(labels.label(decided)) if decided else "–")
                      + (f'<br><span class="ci">tied with {html_text(", ".join(tied))}</span>'
                         if tied else "") + "</td>")
         rows.append("<tr>" + "".join(cells) + "</tr>")
@@ -136,7 +142,7 @@ def drivers_table(summary: dict, colors: dict[str, str], top: int = 3) -> str:
             f"<td>{html_text(d['label'])}<br><span class='ci'>rank corr {d['spearman']:+.2f}; "
             f"{d['shift']:+,.1f} vs mean near P90</span></td>" for d in drivers)
         cells += "<td></td>" * (top - len(drivers))
-        label = html_text(METRIC_LABELS[metric]) if metric else "no metric varies"
+        label = html_text(_heading(metric)) if metric else "no metric varies"
         rows.append(f"<tr><td class='name'>{swatch(name, colors)}</td><td>{label}</td>{cells}</tr>")
     head = "".join(f"<th>driver {k + 1}</th>" for k in range(top))
     return (f"<div class='scroll'><table><tr><th>strategy</th><th>metric</th>{head}</tr>"
@@ -151,7 +157,8 @@ def paired_table(summary: dict, colors: dict[str, str]) -> str:
         for metric in ("trough_depth", "trough_days", "shortfall_gpu_days"):
             d = per_metric[metric]
             rows.append(
-                f"<tr><td class='name'>{swatch(name, colors)}</td><td>{html_text(METRIC_LABELS[metric])}</td>"
+                f"<tr><td class='name'>{swatch(name, colors)}</td>"
+                f"<td>{html_text(_heading(metric))}</td>"
                 f"<td class='n'>{fmt(d['mean'])} "
                 f"<span class='ci'>{interval_text(d, 'mean_ci')}</span></td>"
                 f"<td class='n'>{fmt(d['p90'])} <span class='ci'>{interval_text(d)}</span></td>"
@@ -228,7 +235,7 @@ def mitigation_section(s: dict, colors: dict[str, str]) -> list[str]:
                 f"<span class='ci'>P90 {fmt(d['p90'])} {interval_text(d)}<br>lower in "
                 f"{d['p_a_worse']:.1%}, higher in {d['p_a_better']:.1%}</span></td>")
         rows.append(f"<tr><td class='name'>{swatch(name, colors)}</td>{''.join(cells)}</tr>")
-    header = "".join(f"<th class='n'>{html_text(METRIC_LABELS.get(k, k))}</th>" for k in metrics)
+    header = "".join(f"<th class='n'>{html_text(_heading(k))}</th>" for k in metrics)
     table = (f"<div class='scroll'><table><tr><th>strategy</th>{header}</tr>"
              + "".join(rows) + "</table></div>")
     each = each_mitigation_section(m["each_risk"], order, colors) if "each_risk" in m else []

@@ -28,14 +28,14 @@ from .input_changes import (InputChange, key_changes, render_value, run_settings
                             toml_changes)
 from .intervals import (INTERVALS_FILE, INTERVALS_SCHEMA, intervals_document, is_number,
                         metric_intervals, night_intervals)
-from .materiality import DEFAULT_FLOORS, DEFAULT_RELATIVE, UNITS, Materiality, parse_materiality
+from .materiality import DEFAULT_FLOORS, DEFAULT_RELATIVE, Materiality, parse_materiality
 from .metric_changes import ALPHA, COMPARED_STATS, MetricChange, NightDiff
 from .night import Night, NightUnreadable, load_per_scenario, read_night, read_summary
 from .significance import judge_paired, judge_unpaired, pairing
 
 __all__ = [   # compare_nights, and what the nightly, the report, the CLI and tests take from here
     "ALPHA", "COMPARED_STATS", "DEFAULT_FLOORS", "DEFAULT_RELATIVE", "INTERVALS_FILE",
-    "INTERVALS_SCHEMA", "UNITS", "InputChange", "Materiality", "MetricChange", "Night",
+    "INTERVALS_SCHEMA", "InputChange", "Materiality", "MetricChange", "Night",
     "NightDiff", "NightUnreadable", "change_line", "compare_nights", "diff_markdown",
     "input_change_line", "intervals_document", "judged_by", "key_changes", "load_per_scenario",
     "metric_intervals", "night_intervals", "parse_materiality", "percent_change", "read_night",

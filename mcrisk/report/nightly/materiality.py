@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from ...core.labels import unit
 from ..text import visible
 
 # The defaults: relative to the larger of the two values, with a floor of one unit of the
@@ -18,8 +19,6 @@ from ..text import visible
 DEFAULT_RELATIVE = 0.01
 DEFAULT_FLOORS = {"trough_depth": 1.0, "trough_days": 1.0, "shortfall_gpu_days": 1.0,
                   "homeless_days": 1.0, "completion_day": 1.0, "power_violation": 0.001}
-UNITS = {"trough_depth": "H100-eq", "trough_days": "days", "shortfall_gpu_days": "H100-eq x days",
-         "homeless_days": "days", "completion_day": "days", "power_violation": ""}
 
 
 @dataclass(frozen=True)
@@ -44,7 +43,7 @@ class Materiality:
         return delta > 0 and delta >= self.threshold(metric, old, new)
 
     def describe(self) -> str:
-        floors = ", ".join(f"{metric} {value:g}{' ' + _unit(metric, value) if UNITS.get(metric) else ''}"
+        floors = ", ".join(f"{metric} {value:g}{' ' + _unit(metric, value) if unit(metric) else ''}"
                            for metric, value in self.floors)
         relative = (f"at least {100 * self.relative:g}% of the larger of the two nights' "
                     "values and ") if self.relative > 0 else ""
@@ -52,8 +51,9 @@ class Materiality:
 
 
 def _unit(metric: str, value: float) -> str:
-    unit = UNITS[metric]
-    return unit[:-1] if value == 1 and unit.endswith("days") else unit
+    """The metric's unit (core.labels) after an amount: 'day' after 1, else 'days'."""
+    words = unit(metric)
+    return words[:-1] if value == 1 and words.endswith("days") else words
 
 
 def parse_materiality(specs) -> Materiality:

@@ -25,14 +25,15 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.ticker import FuncFormatter
 
+from ...core.labels import heading
 from ..figures import layout
 from .diff import NightUnreadable, read_summary
 from ..text import visible
 
-TREND_METRICS = (("trough_depth", "P90 trough depth (H100-eq)"),
-                 ("trough_days", "P90 trough days"),
-                 ("shortfall_gpu_days", "P90 shortfall (H100-eq × days)"),
-                 ("completion_day", "P90 completion day"))
+# Each panel's metric and its title (the P90 of the metric's heading, core.labels).
+TREND_METRICS = tuple((m, f"P90 {heading(m, typeset=True)}")
+                      for m in ("trough_depth", "trough_days", "shortfall_gpu_days",
+                                "completion_day"))
 MAX_NIGHTS = 90
 _CHANGED_STYLE = dict(color="#888888", linewidth=0.9, linestyle=":")
 _COMPACT = FuncFormatter(lambda x, _: (f"{x / 1e6:,.3g}M" if abs(x) >= 1e6 else
