@@ -65,26 +65,31 @@ def inputs(samples: int, backend: str):
 
 
 def calls(figures, run, paths) -> dict:
-    """The six figure calls of report_parts, as argument-less functions, by figure name."""
+    """The six figure calls of report_parts, as argument-less functions, by figure name (the
+    curve charts from data.curve_table's quantiles, as the report submits them)."""
+    from mcrisk.core.labels import axis_label
+    from mcrisk.report.figures import data
+
     plan, metrics, detail = run.plan, run.result.metrics, run.detail
     names = plan.strategy_names
-    colors = figures.strategy_colors(names)
-    completion = figures.completion_axis(metrics, names, plan.horizon)
+    colors = data.strategy_colors(names)
+    completion = data.completion_axis(metrics, names, plan.horizon)
+    curves = data.curve_table(metrics, ["trough_depth", "trough_days", "shortfall_gpu_days",
+                                        "homeless_days", "completion_day"])
     start = run.scenario.start_date
+    trough = tuple((m, axis_label(m)) for m in ("trough_depth", "trough_days",
+                                                 "shortfall_gpu_days"))
     return {
         "fan": lambda: figures.fan_chart(plan, detail.bands, colors, paths["fan"], start),
         "island": lambda: figures.largest_island_chart(plan, detail.bands, colors,
                                                        paths["island"], start),
-        "trough": lambda: figures.exceedance_chart(
-            metrics, names, colors,
-            (("trough_depth", "trough depth (H100-eq below baseline)"),
-             ("trough_days", "days below baseline"),
-             ("shortfall_gpu_days", "shortfall against demand (H100-eq × days)")),
+        "trough": lambda: figures.exceedance_of(
+            curves, names, colors, trough,
             "Trough depth, duration and shortfall: probability of exceeding"),
-        "completion": lambda: figures.completion_chart(metrics, names, colors, plan.horizon,
-                                                       completion, start),
-        "homeless": lambda: figures.exceedance_chart(
-            metrics, names, colors, (("homeless_days", "days with no island big enough"),),
+        "completion": lambda: figures.completion_of(curves["completion_day"], names, colors,
+                                                    plan.horizon, completion, start),
+        "homeless": lambda: figures.exceedance_of(
+            curves, names, colors, (("homeless_days", axis_label("homeless_days")),),
             f"Homeless time of the largest job ({plan.largest_job:,.0f} H100-eq)"),
         "power": lambda: figures.power_chart(detail.hall_power, colors),
     }

@@ -72,3 +72,23 @@ def schema_errors(document) -> list[str]:
         summary_schema(), format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
     return [f"{'/'.join(map(str, e.absolute_path))}: {e.message}"
             for e in validator.iter_errors(document)]
+
+
+def exceedance_chart(metrics, names, colors, panels, title) -> bytes:
+    """The report's exceedance chart of metrics[n, s, m], as the report submits it: each
+    panel's curves from data.curve_table."""
+    from mcrisk.report.figures import charts, data
+
+    return charts.exceedance_of(data.curve_table(metrics, [m for m, _ in panels]), names,
+                                colors, panels, title)
+
+
+def completion_chart(metrics, names, colors, horizon, axis=None, start=None) -> bytes:
+    """The report's completion chart of metrics[n, s, m], its axis from data.completion_axis
+    unless given."""
+    from mcrisk.report.figures import charts, data
+
+    axis = data.completion_axis(metrics, names, horizon) if axis is None else axis
+    return charts.completion_of(data.curve_table(metrics, ["completion_day"])["completion_day"],
+                                names, colors, horizon, axis, start)
+

@@ -16,12 +16,12 @@ from mcrisk.results.compare import money_text
 from mcrisk.core.definitions import COST, COSTS, METRICS, N_COSTS, N_METRICS
 from mcrisk.report import _cost_parts
 from mcrisk.report.figures.worker import FigurePool
-from mcrisk.report.figures.costs import pareto_chart
+from mcrisk.report.figures.costs import pareto_of
 from mcrisk.report.findings.costs import (completion_clause, cost_clause, cost_findings,
                                          depth_ties, pairs_that_matter)
 from mcrisk.report.html.costs import (component_table, cost_report, cost_section, cost_table,
                                  pareto_table)
-from mcrisk.report.figures.charts import Figures, strategy_colors
+from mcrisk.report.figures.data import Figures, pareto_data, strategy_colors
 
 N = 4000
 H = 540.0
@@ -126,7 +126,7 @@ def test_pareto_chart_is_a_png_with_a_dollar_in_a_name():
     run.summary["strategies"] = dict(zip(names, run.summary["strategies"].values()))
     run.summary["ranking"] = list(names)
     report = cost_report(run)
-    png = pareto_chart(report, run.summary, strategy_colors(names))
+    png = pareto_of(pareto_data(report, run.summary), strategy_colors(names))
     assert png.startswith(b"\x89PNG")
 
 

@@ -22,7 +22,6 @@ def _numpy_and_numba(dist, u1, u2=None):
     kind, params, chance, table = _encoded(dist)
     u2 = u1 if u2 is None else u2
     ours = sample(kind, params, chance, table, u1, u2)
-    dist_kind = np.array([kind], dtype=np.int32)
     dist_param = params.reshape(1, 4)
     numba = (np.array([numba_distributions.ppf(kind, dist_param, 0, table, u) for u in u1])
              if chance >= 1 else None)

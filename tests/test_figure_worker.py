@@ -50,7 +50,7 @@ def small_run(reference_plan, reference_scenario):
 def jobs(pool: FigurePool, run) -> None:
     """Every figure report_parts submits for `run` (its costs aside)."""
     plan, metrics, detail = run.plan, run.result.metrics, run.detail
-    colors = figures.strategy_colors(plan.strategy_names)
+    colors = data.strategy_colors(plan.strategy_names)
     submit_metric_figures(pool, plan, metrics, None)
     paths = {chart: representative_paths(plan, run.replay, metrics, severity)
              for chart, severity in SEVERITY.items()}
@@ -71,7 +71,7 @@ def drawn_here(small_run):
 
 def test_the_stand_ins_draw_the_figures_of_the_objects_they_stand_for(small_run):
     plan, metrics, detail = small_run.plan, small_run.result.metrics, small_run.detail
-    colors = figures.strategy_colors(plan.strategy_names)
+    colors = data.strategy_colors(plan.strategy_names)
     paths = representative_paths(plan, small_run.replay, metrics, SEVERITY["fan"])
     assert (figures.fan_chart(plan, detail.bands, colors, paths)
             == figures.fan_chart(data.plan_lines(plan), data.band_arrays(detail.bands), colors,

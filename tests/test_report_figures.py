@@ -19,6 +19,7 @@ from mcrisk.backends import select_backend
 from mcrisk.plan.compile import compile_scenario
 from mcrisk.core.definitions import METRICS, N_METRICS
 from mcrisk.report.figures import charts as figures_module
+from mcrisk.report.figures import data
 from mcrisk.results.bands import BandCollector, HallPower
 from mcrisk.report.findings.sentences import fmt
 from mcrisk.report.html.figures import completion_caption, fan_figure, island_figure
@@ -27,6 +28,13 @@ from mcrisk.report.figures.paths import (SEVERITY, ReplayMismatch, capacity_path
                                  nearest_rank_scenario, representative_paths)
 from mcrisk.scenario import load_scenario
 from mcrisk.backends.chunks import simulate
+
+from .helpers import completion_chart, exceedance_chart
+
+
+def time_below(path, level: float) -> float:
+    """Total length of a capacity path's pieces with value < level."""
+    return float(path.width[path.value < level].sum())
 
 M = {name: k for k, name in enumerate(METRICS)}
 CPU = select_backend("cpu")
@@ -120,9 +128,9 @@ def check_path_against_metrics(plan, path):
     baseline, job = plan.baseline, plan.largest_job
     lowest = path.total.minimum()
     assert max(0.0, baseline - lowest) == pytest.approx(m["trough_depth"], abs=1e-9 * baseline)
-    assert path.total.time_below(baseline * (1 - 1e-9)) == pytest.approx(m["trough_days"],
+    assert time_below(path.total, baseline * (1 - 1e-9)) == pytest.approx(m["trough_days"],
                                                                        abs=1e-9)
-    assert path.largest.time_below(job - 1e-9 * max(job, 1)) == pytest.approx(
+    assert time_below(path.largest, job - 1e-9 * max(job, 1)) == pytest.approx(
         m["homeless_days"], abs=1e-9)
     assert shortfall_by_hand(plan, path.total) == pytest.approx(m["shortfall_gpu_days"],
                                                                 rel=1e-9, abs=1e-9)
@@ -195,7 +203,7 @@ def step_lines(ax):
 def test_fan_and_island_charts_draw_the_replayed_paths_not_a_p50_line(reference_run, drawn):
     plan, metrics, collector = reference_run
     bands = collector.bands()
-    colors = figures_module.strategy_colors(plan.strategy_names)
+    colors = data.strategy_colors(plan.strategy_names)
     for chart, which, band in ((figures_module.fan_chart, "total", bands.total),
                                (figures_module.largest_island_chart, "largest", bands.largest)):
         severity = SEVERITY["fan" if which == "total" else "island"]
@@ -218,8 +226,8 @@ def test_fan_and_island_charts_draw_the_replayed_paths_not_a_p50_line(reference_
 
 def test_the_1_in_10_label_is_in_the_legend_not_over_the_curves(reference_run, drawn):
     plan, metrics, _ = reference_run
-    colors = figures_module.strategy_colors(plan.strategy_names)
-    figures_module.exceedance_chart(metrics, plan.strategy_names, colors,
+    colors = data.strategy_colors(plan.strategy_names)
+    exceedance_chart(metrics, plan.strategy_names, colors,
                                     (("trough_depth", "depth"), ("trough_days", "days")), "t")
     fig = drawn[-1]
     for ax in fig.axes:
@@ -231,8 +239,8 @@ def test_the_1_in_10_label_is_in_the_legend_not_over_the_curves(reference_run, d
 def test_strategies_at_one_value_in_every_scenario_are_named_and_dashed(reference_run, drawn):
     plan, metrics, _ = reference_run
     names = plan.strategy_names
-    colors = figures_module.strategy_colors(names)
-    figures_module.exceedance_chart(metrics, names, colors, (("trough_depth", "depth"),), "t")
+    colors = data.strategy_colors(names)
+    exceedance_chart(metrics, names, colors, (("trough_depth", "depth"),), "t")
     ax = drawn[-1].axes[0]
     at_zero = [n for s, n in enumerate(names) if (metrics[:, s, M["trough_depth"]] == 0).all()]
     assert at_zero == ["swing-gated", "hybrid-gated"]            # from the metrics themselves
@@ -261,7 +269,7 @@ def synthetic_completion(n=10_000):
 def test_completion_axis_is_cut_at_the_largest_p999_and_the_caption_says_so(drawn):
     metrics = synthetic_completion()
     names = ("A", "B")
-    axis = figures_module.completion_axis(metrics, names, horizon=540.0)
+    axis = data.completion_axis(metrics, names, horizon=540.0)
     # P99.9 by nearest rank: position ceil(10,000 x 0.999) - 1 = 9,989 of the sorted days;
     # B's sorted days: 9,995 values 300..399, then 5 x 5,000: position 9,989 is 399
     assert axis.p999 == {"A": 399.0, "B": 399.0}
@@ -269,7 +277,7 @@ def test_completion_axis_is_cut_at_the_largest_p999_and_the_caption_says_so(draw
     assert 540.0 < axis.right < 560.0
     assert axis.cut and axis.latest == 5000.0 and axis.latest_strategy == "B"
     assert axis.beyond == {"A": 0.0, "B": 5 / 10_000}
-    figures_module.completion_chart(metrics, names, {"A": "#000000", "B": "#111111"}, 540.0, axis)
+    completion_chart(metrics, names, {"A": "#000000", "B": "#111111"}, 540.0, axis)
     ax = drawn[-1].axes[0]
     assert ax.get_xlim()[1] == axis.right
     assert "axis cut at day" in ax.get_xlabel() and "5,000" in ax.get_xlabel()
@@ -279,7 +287,7 @@ def test_completion_axis_is_cut_at_the_largest_p999_and_the_caption_says_so(draw
         in caption
 
     metrics[:, 1, M["completion_day"]] += 700          # B: days 1,000..1,099 and 5,700
-    axis = figures_module.completion_axis(metrics, names, horizon=540.0)
+    axis = data.completion_axis(metrics, names, horizon=540.0)
     assert axis.widest == "B" and axis.p999["B"] == 1099.0
     assert 1099.0 < axis.right < 1099.0 + 0.02 * (1099 - 300) + 1e-9
     assert "just past the largest P99.9 of any strategy (B: day 1,099)" in completion_caption(axis)
@@ -288,11 +296,11 @@ def test_completion_axis_is_cut_at_the_largest_p999_and_the_caption_says_so(draw
 def test_completion_axis_without_a_tail_and_with_scenarios_that_never_complete():
     metrics = synthetic_completion()
     metrics[:5, 1, M["completion_day"]] = 350.0
-    axis = figures_module.completion_axis(metrics, ("A", "B"), horizon=540.0)
+    axis = data.completion_axis(metrics, ("A", "B"), horizon=540.0)
     assert not axis.cut and axis.latest == 399.0
     assert "Every completion lies on the axis (the latest: day 399)" in completion_caption(axis)
     metrics[0, 0, M["completion_day"]] = np.inf
-    axis = figures_module.completion_axis(metrics, ("A", "B"), horizon=540.0)
+    axis = data.completion_axis(metrics, ("A", "B"), horizon=540.0)
     assert axis.never == {"A": 1, "B": 0}
     assert "Never complete (a burn-in that never passes): A in 1 scenario." in \
         completion_caption(axis)
@@ -302,10 +310,10 @@ def test_completion_axis_without_a_tail_and_with_scenarios_that_never_complete()
 
 def test_captions_name_each_drawn_scenario_with_its_own_numbers(reference_run):
     plan, metrics, _ = reference_run
-    colors = figures_module.strategy_colors(plan.strategy_names)
+    colors = data.strategy_colors(plan.strategy_names)
     paths = {chart: representative_paths(plan, replayer(plan, SEED), metrics, severity)
              for chart, severity in SEVERITY.items()}
-    figures = figures_module.Figures({"fan": b"png", "island": b"png"}, paths=paths)
+    figures = data.Figures({"fan": b"png", "island": b"png"}, paths=paths)
     summary = {"samples": 400}
     fan = fan_figure(figures, summary, plan, colors)
     assert "per-day" not in fan and "percentiles taken day by day, not scenarios" in fan
@@ -334,7 +342,7 @@ def test_captions_name_each_drawn_scenario_with_its_own_numbers(reference_run):
 def test_power_table_merges_equal_statistics_and_shows_headroom(reference_run):
     plan, _, collector = reference_run
     power = collector.hall_power()
-    colors = figures_module.strategy_colors(plan.strategy_names)
+    colors = data.strategy_colors(plan.strategy_names)
     html = power_table(power, colors)
     rows = re.findall(r"<tr>(.*?)</tr>", html)[2:]
     by_row = {}
@@ -437,17 +445,17 @@ def report_figures(plan, metrics, bands, power, paths, start=None) -> list:
     """The six figures as report_parts makes them, kept as Figure objects (no PNG)."""
     kept = []
     names = plan.strategy_names
-    colors = figures_module.strategy_colors(names)
+    colors = data.strategy_colors(names)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(figures_module, "to_png", lambda fig: kept.append(fig) or b"")
         figures_module.fan_chart(plan, bands, colors, paths["fan"], start)
         figures_module.largest_island_chart(plan, bands, colors, paths["island"], start)
-        figures_module.exceedance_chart(metrics, names, colors, (
+        exceedance_chart(metrics, names, colors, (
             ("trough_depth", "trough depth (H100-eq below baseline)"),
             ("trough_days", "days below baseline"),
             ("shortfall_gpu_days", "shortfall against demand (H100-eq × days)")), "Trough")
-        figures_module.completion_chart(metrics, names, colors, plan.horizon, None, start)
-        figures_module.exceedance_chart(metrics, names, colors, (
+        completion_chart(metrics, names, colors, plan.horizon, None, start)
+        exceedance_chart(metrics, names, colors, (
             ("homeless_days", "days with no island big enough"),), "Homeless time")
         figures_module.power_chart(power, colors)
     return kept
@@ -483,7 +491,7 @@ def test_a_figure_is_drawn_once_at_its_own_size(reference_run, monkeypatch):
     monkeypatch.setattr(matplotlib.figure.Figure, "draw",
                         lambda self, renderer: draws.append(self) or draw(self, renderer))
     names = plan.strategy_names
-    png = figures_module.completion_chart(metrics, names, figures_module.strategy_colors(names),
+    png = completion_chart(metrics, names, data.strategy_colors(names),
                                           plan.horizon)
     assert len(draws) == 1
     pixels = matplotlib.image.imread(io.BytesIO(png), format="png")
@@ -500,11 +508,11 @@ def test_long_names_fold_the_legend_and_long_labels_wrap_inside_the_canvas(monke
     names = tuple(f"strategy number {i} with $x^2$ <b>" for i in range(8))
     metrics = rng.gamma(2.0, 50.0, (5000, len(names), len(METRICS)))
     metrics[:3, 0, M["completion_day"]] = 9000.0
-    colors = figures_module.strategy_colors(names)
+    colors = data.strategy_colors(names)
     kept = []
     monkeypatch.setattr(figures_module, "to_png", lambda fig: kept.append(fig) or b"")
-    figures_module.completion_chart(metrics, names, colors, 200.0, None, dt.date(2027, 1, 4))
-    figures_module.exceedance_chart(metrics, names, colors,
+    completion_chart(metrics, names, colors, 200.0, None, dt.date(2027, 1, 4))
+    exceedance_chart(metrics, names, colors,
                                     (("trough_depth", "depth " * 30), ("trough_days", "days")),
                                     "t")
     try:
@@ -537,7 +545,7 @@ def test_the_trend_chart_keeps_rotated_night_labels_and_its_legend_inside(monkey
                                               "a" if i < 20 else "b", stats))
     trend = trend_module.Trend(tuple(nights), ())
     with matplotlib.rc_context(trend_module.LITERAL_TEXT):
-        fig = trend_module.trend_figure(trend, names, figures_module.strategy_colors(names))
+        fig = trend_module.trend_figure(trend, names, data.strategy_colors(names))
         try:
             assert layout_problems(fig, monkeypatch) == []
         finally:

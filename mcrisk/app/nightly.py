@@ -49,7 +49,7 @@ from ..report import write_report
 from ..report.nightly.alerts import AlertOutcome, Breach, Condition, check_strategies, evaluate
 from ..report.nightly.diff import (INTERVALS_FILE, Materiality, NightDiff, NightUnreadable,
                                    compare_nights, diff_markdown, intervals_document, read_night)
-from ..report.figures.charts import strategy_colors
+from ..report.figures.data import strategy_colors
 from ..report.text import visible
 from ..report.nightly.trend import read_trend, trend_chart
 from .run import RiskRun, RunResult, run_scenario, set_risks

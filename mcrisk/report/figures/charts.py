@@ -9,9 +9,9 @@ Each figure is laid out once, before it is drawn (figure_layout: room for titles
 legends measured from their font metrics), and drawn once, when saved: tight_layout and
 savefig(bbox_inches="tight") drew the figures two to three times, most of the report's time.
 Figures are plain matplotlib.figure.Figure objects, not pyplot's: nothing global to close.
-Every figure can also be drawn from figure_data's plain stand-ins (the curve charts from
-curve_table's quantiles: exceedance_of, completion_of), which is how figure_worker draws them
-in a second process; this module imports neither Numba nor SciPy for that reason.
+Every figure is drawn from data's plain stand-ins (the curve charts from data.curve_table's
+quantiles: exceedance_of, completion_of), which is how the worker draws them in a second
+process; this module imports neither Numba nor SciPy for that reason.
 """
 from __future__ import annotations
 
@@ -33,8 +33,7 @@ from ...core.definitions import demand_at, demand_label
 from ...core.labels import axis_label, label as column_label
 from . import data
 from . import layout
-from .data import (CompletionAxis, Figures, completion_axis,  # noqa: F401 (theirs)
-                   curve_table, strategy_colors)
+from .data import CompletionAxis
 from ..text import visible
 
 if TYPE_CHECKING:      # not imported: the figure worker draws without Numba or SciPy
@@ -292,18 +291,12 @@ def _strategy_handles(names: tuple[str, ...], colors: dict[str, str]) -> list:
             for name, width in zip(names, _widths(len(names)))]
 
 
-def exceedance_chart(metrics: np.ndarray, names: tuple[str, ...], colors: dict[str, str],
-                     panels: tuple[tuple[str, str], ...], title: str) -> bytes:
-    """P(metric > x) per strategy, one panel per (metric, x-axis label)."""
-    return exceedance_of(curve_table(metrics, [metric for metric, _ in panels]), names,
-                         colors, panels, title)
-
-
 @literal_text
 def exceedance_of(table: dict[str, data.MetricCurves], names: tuple[str, ...],
                   colors: dict[str, str], panels: tuple[tuple[str, str], ...],
                   title: str) -> bytes:
-    """exceedance_chart from each panel's curves (curve_table)."""
+    """P(metric > x) per strategy, one panel per (metric, x-axis label), from each panel's
+    curves (data.curve_table of the metrics)."""
     fig, grid = new_figure(1, len(panels), 12, 3.8)
     width = 150 // len(panels)
     for ax, (metric, xlabel) in zip(grid.flat, panels):
@@ -334,18 +327,11 @@ def _strategy_legend(fig, grid, title: str, handles: list, labels: list[str]) ->
     layout.arrange(fig, grid, measure, top)
 
 
-def completion_chart(metrics: np.ndarray, names: tuple[str, ...], colors: dict[str, str],
-                     horizon: float, axis: CompletionAxis | None = None, start=None) -> bytes:
-    """S-curves: P(completion_day <= x) per strategy, the day axis cut as `axis` says."""
-    axis = completion_axis(metrics, names, horizon) if axis is None else axis
-    return completion_of(curve_table(metrics, ["completion_day"])["completion_day"], names,
-                         colors, horizon, axis, start)
-
-
 @literal_text
 def completion_of(curves: data.MetricCurves, names: tuple[str, ...], colors: dict[str, str],
                   horizon: float, axis: CompletionAxis, start=None) -> bytes:
-    """completion_chart from completion_day's curves (curve_table) and its axis."""
+    """S-curves: P(completion_day <= x) per strategy, from completion_day's curves
+    (data.curve_table), the day axis cut as `axis` (data.completion_axis) says."""
     fig, grid = new_figure(1, 1, 12, 3.8)
     ax = grid[0, 0]
     lo = curves.lo

@@ -4,7 +4,7 @@ dominated strategies hollow, every point named (labels placed clear of each othe
 bytes, drawn as mcrisk.report.figures.charts draws (Agg, laid out once by figure_layout, mathtext off
 so a `$` in a name is a dollar sign).
 
-figure_data.pareto_data takes what the chart draws out of the cost report (ParetoData: plain
+data.pareto_data takes what the chart draws out of the cost report (ParetoData: plain
 numbers), and pareto_of draws it, so that figure_worker can draw it in a second process that
 never imports the statistics behind the frontiers.
 """
@@ -16,7 +16,7 @@ from matplotlib.ticker import FuncFormatter
 
 from ...core.labels import heading
 from . import layout
-from .data import ParetoData, ParetoPanel, pareto_data  # noqa: F401 (theirs)
+from .data import ParetoData, ParetoPanel
 from .charts import new_figure, literal_text, to_png, short_name
 
 _FRONTIER_STYLE = dict(color="#5b6470", linewidth=1.2, linestyle="-", zorder=1)
@@ -101,15 +101,10 @@ def _panel(ax, panel: ParetoPanel, currency: str, colors: dict[str, str]) -> Non
     ax.grid(alpha=0.3)
 
 
-def pareto_chart(report, summary: dict, colors: dict[str, str]) -> bytes:
-    """The frontier chart of a cost report (mcrisk.report.html.costs.CostReport): one panel per
-    risk axis (P90 trough depth, P90 shortfall) against the mean total cost."""
-    return pareto_of(pareto_data(report, summary), colors)
-
-
 @literal_text
 def pareto_of(chart: ParetoData, colors: dict[str, str]) -> bytes:
-    """pareto_chart from its numbers (pareto_data)."""
+    """The frontier chart of a cost report: one panel per risk axis (P90 trough depth, P90
+    shortfall) against the mean total cost, from its numbers (data.pareto_data)."""
     fig, grid = new_figure(1, len(chart.panels), 12, 4.4)
     for ax, panel in zip(grid.flat, chart.panels):
         _panel(ax, panel, chart.currency, colors)

@@ -219,7 +219,7 @@ class ParetoPanel:
 
 @dataclass(frozen=True)
 class ParetoData:
-    """What pareto_chart draws: a panel per risk axis, the legend's strategies, the currency."""
+    """What costs.pareto_of draws: a panel per risk axis, the legend's strategies, the currency."""
 
     currency: str
     panels: tuple[ParetoPanel, ...]

@@ -67,10 +67,6 @@ class StepPath:
     def minimum(self) -> float:
         return float(self.value.min())
 
-    def time_below(self, level: float) -> float:
-        """Total length of the pieces with value < level."""
-        return float(self.width[self.value < level].sum())
-
     def xy(self) -> tuple[np.ndarray, np.ndarray]:
         """Points for a step plot with where='post', running to `end`."""
         return np.append(self.start, self.end), np.append(self.value, self.value[-1])
