@@ -55,10 +55,10 @@ EOF
 
 echo "== pytest -m gpu"
 set +e
-"$PYTHON" -m pytest -q -m gpu -p no:cacheprovider tests/test_gpu_parity.py \
-    tests/test_engine_closed_forms.py tests/test_backends.py tests/test_full_scenario.py \
-    tests/test_early_failures.py tests/test_keep.py tests/test_forecast.py \
-    tests/test_strategy_crews.py tests/test_costs_parity.py 2>&1 \
+"$PYTHON" -m pytest -q -m gpu -p no:cacheprovider tests/backends/test_cuda.py \
+    tests/backends/test_closed_forms.py tests/backends/test_backends.py tests/backends/test_full_scenario.py \
+    tests/backends/test_early_failures.py tests/plan/test_keep.py tests/plan/test_forecast.py \
+    tests/plan/test_crews.py tests/backends/test_costs_parity.py 2>&1 \
     | tee "$OUT/pytest-gpu.txt"
 tests=${PIPESTATUS[0]}
 set -e

@@ -15,7 +15,7 @@ second reading of the definitions.
 With --compare N it also runs the Numba backend on N scenarios and prints, per strategy and
 metric, P50 and P90 of both with the 95% intervals (binomial order statistics) and whether they
 overlap, then the means (z of the difference) and a two-sample Kolmogorov-Smirnov p-value.
-tests/test_simpy_peer.py asserts that the intervals overlap.
+tests/backends/test_simpy_peer.py asserts that the intervals overlap.
 """
 from __future__ import annotations
 

@@ -1,9 +1,9 @@
 // The constants the kernels share with Python: the columns of the metrics axis, the kinds of
 // quantity, node and distribution, the tolerance. GENERATED from mcrisk/core (definitions.py,
 // distributions.py) by mcrisk.backends.cuda.constants_header(): do not edit. Change the Python
-// constant, then run `python tests/regen_headers.py`; tests/test_constants.py fails until then.
-// `inline constexpr` (C++17), not `static`: nvcc warns of a static constant no stage reads, and CI
-// compiles with -Werror.
+// constant, then run `python tests/regen_headers.py`; tests/core/test_constants.py fails until
+// then. `inline constexpr` (C++17), not `static`: nvcc warns of a static constant no stage reads,
+// and CI compiles with -Werror.
 #ifndef MCRISK_CONSTANTS_CUH
 #define MCRISK_CONSTANTS_CUH
 

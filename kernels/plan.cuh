@@ -1,7 +1,7 @@
 // The compiled plan as the kernels see it: the struct every stage reads (`const Plan& p`) and the
 // plan parameters of the kernel's entry points. GENERATED from the plan interface
 // (mcrisk/plan/record.py) by mcrisk.backends.cuda.plan_header(): do not edit. Change the table,
-// then run `python tests/regen_headers.py`; tests/test_plan_interface.py fails until then.
+// then run `python tests/regen_headers.py`; tests/plan/test_record.py fails until then.
 //
 // Axes (2-D arrays are indexed by hand: row * width + column):
 //   d       distribution (at least 1: a placeholder when the scenario draws nothing)

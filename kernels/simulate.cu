@@ -21,7 +21,7 @@
 // lane group holds LANES scenarios (compat.cuh: 1 on the GPU, whose threads are the lanes).
 //
 // Arguments: the plan's (MCRISK_PLAN_PARAMS, plan.cuh), then the chunk's
-// (mcrisk/backends/cuda.py CHUNK_PARAMETERS; tests/test_plan_interface.py checks them).
+// (mcrisk/backends/cuda.py CHUNK_PARAMETERS; tests/plan/test_record.py checks them).
 #include "compat.cuh"
 #include "constants.cuh"
 #include "costs.cuh"

@@ -15,7 +15,8 @@ from mcrisk.core.errors import ScenarioError
 from mcrisk.scenario import load_scenario
 from mcrisk.schema import summary_schema
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parent.parent          # the repository
+DATA = ROOT / "tests" / "data"                          # inputs of the tests
 SCENARIOS = ROOT / "scenarios"
 REFERENCE = SCENARIOS / "reference-2048.toml"
 MINIMAL = SCENARIOS / "minimal.toml"

@@ -54,7 +54,7 @@ NUMPY_MATH = Tolerance(1e-12, exact_without=(KIND_LOGNORMAL, KIND_PERT))
 # --fmad=false) or, off x86-64/glibc, the host's libm may differ from glibc by an ulp or two;
 # the algorithms (ndtri included) are the same, so an order of magnitude under NUMPY_MATH,
 # whose larger differences measure under 2e-15. Not yet measured on a device
-# (tests/test_gpu_parity.py, marked gpu). Tightened from metrics within 1e-9 relative plus 1e-6
+# (tests/backends/test_cuda.py, marked gpu). Tightened from metrics within 1e-9 relative plus 1e-6
 # absolute (and world within 1e-12 for the host build elsewhere): at a metric of 0 the bound is
 # now 1e-13 x its scale, under 1e-6 for scales up to 1e7 (the reference's shortfall: 1.5e6).
 KERNEL_MATH = Tolerance(1e-13)

@@ -5,7 +5,7 @@
 kernels/plan.cuh comes from the plan interface (mcrisk/plan/record.py), kernels/constants.cuh
 from the constants the kernels share with Python (mcrisk/core/definitions.py and
 distributions.py); both are generated text (mcrisk.backends.cuda.plan_header() and
-constants_header()), and tests/test_plan_interface.py and tests/test_constants.py fail while a
+constants_header()), and tests/plan/test_record.py and tests/core/test_constants.py fail while a
 file and its source differ.
 """
 from pathlib import Path

@@ -7,7 +7,7 @@ numbers). Only metrics[i, s, 6 + n_costs + n_job_cols] (the metrics, then the co
 scenario with [costs], then the job columns of one with a job mix) and world[i, q] leave the
 kernel (and node_times[i, s, v] when asked for). The same sources compile for the host with
 g++, which is how CI proves them equal to the Numba backend without a GPU (cuda_host.py, the
-`cuda-host` backend; tests/test_cuda_host.py).
+`cuda-host` backend; tests/backends/test_cuda_host.py).
 
 Importing this module does not import CuPy: the kernel's interface (argument list, compile
 options, source text) is plain NumPy, shared with the host build and testable anywhere. CuPy is
@@ -46,7 +46,7 @@ LIMIT_NAMES = ("MAX_QUANTITIES", "MAX_NODES", "MAX_EVENTS", "MAX_ISLANDS", "MAX_
 # --maxrregcount=96: a ceiling just above what ptxas allocates unasked (95 registers for sm_90
 # on the reference since crews per strategy and forecast demand; 80 before the costs). Held
 # at 80 the kernel now spills (40 bytes stored, 52 loaded), at 88 it still spills; at 96 it
-# does not. The ceiling keeps the count from growing unnoticed (tests/test_kernel_costs.py);
+# does not. The ceiling keeps the count from growing unnoticed (tests/backends/test_kernel_costs.py);
 # which of 80-with-spills and 96 (5 blocks of BLOCK_SIZE per SM instead of 6) runs faster on a
 # device is not measured yet.
 NVRTC_OPTIONS = ("-std=c++17", "--fmad=false", "--maxrregcount=96")
@@ -96,7 +96,7 @@ PLAN_HEADER = "plan.cuh"
 def plan_header() -> str:
     """Text of kernels/plan.cuh, generated from the plan interface (mcrisk/plan/record.py): the Plan
     struct every stage reads and the two macros that declare the kernel's plan parameters
-    and gather them into a Plan. tests/test_plan_interface.py holds the file to this text."""
+    and gather them into a Plan. tests/plan/test_record.py holds the file to this text."""
     struct = []
     for group in PLAN_GROUPS:
         struct += _comment(f"{group.name}: {group.doc}", "    ")
@@ -115,7 +115,7 @@ def plan_header() -> str:
                   "(`const Plan& p`) and the plan parameters of the kernel's entry points. "
                   "GENERATED from the plan interface (mcrisk/plan/record.py) by "
                   "mcrisk.backends.cuda.plan_header(): do not edit. Change the table, then run "
-                  "`python tests/regen_headers.py`; tests/test_plan_interface.py fails until "
+                  "`python tests/regen_headers.py`; tests/plan/test_record.py fails until "
                   "then."),
         "//",
         "// Axes (2-D arrays are indexed by hand: row * width + column):",
@@ -170,7 +170,7 @@ def shared_constants() -> dict[str, int | float]:
 def constants_header() -> str:
     """Text of kernels/constants.cuh, generated from SHARED_CONSTANTS: every constant the
     kernels share with Python, under Python's name and with its value (a float as repr writes
-    it, which C reads back as the same double). tests/test_constants.py holds the file to
+    it, which C reads back as the same double). tests/core/test_constants.py holds the file to
     this text."""
     body = []
     for doc, module, names in SHARED_CONSTANTS:
@@ -187,7 +187,7 @@ def constants_header() -> str:
                   "axis, the kinds of quantity, node and distribution, the tolerance. "
                   "GENERATED from mcrisk/core (definitions.py, distributions.py) by "
                   "mcrisk.backends.cuda.constants_header(): do not edit. Change the Python "
-                  "constant, then run `python tests/regen_headers.py`; tests/test_constants.py "
+                  "constant, then run `python tests/regen_headers.py`; tests/core/test_constants.py "
                   "fails until then. `inline constexpr` (C++17), not `static`: nvcc warns of a "
                   "static constant no stage reads, and CI compiles with -Werror."),
         "#ifndef MCRISK_CONSTANTS_CUH", "#define MCRISK_CONSTANTS_CUH", "",

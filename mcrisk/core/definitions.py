@@ -19,7 +19,7 @@ METRICS = ("trough_depth", "trough_days", "shortfall_gpu_days", "homeless_days",
 N_METRICS = len(METRICS)
 METRIC = {name: i for i, name in enumerate(METRICS)}  # column of each metric, 0 .. N_METRICS - 1
 # Each metric's column by name, for code that reads or writes one metric (the name is the
-# metric's, upper case: tests/test_constants.py holds every one to METRICS).
+# metric's, upper case: tests/core/test_constants.py holds every one to METRICS).
 TROUGH_DEPTH = METRIC["trough_depth"]
 TROUGH_DAYS = METRIC["trough_days"]
 SHORTFALL_GPU_DAYS = METRIC["shortfall_gpu_days"]

@@ -20,7 +20,7 @@ from the Beta quantile (scipy.special.betaincinv: what scipy.stats.beta.ppf give
 bit, without importing scipy.stats) on PERT_TABLE_SIZE evenly spaced probabilities and
 interpolated linearly, except in the outermost interval at each end, where the Beta
 quantile's power-law asymptote (u^(1/alpha) at 0, (1-u)^(1/beta) at 1) is scaled to the
-knot. Measured error (tests/test_distributions.py): under 1e-5 of the range for u in
+knot. Measured error (tests/core/test_distributions.py): under 1e-5 of the range for u in
 [0.01, 0.99], under 3e-3 of the range elsewhere. A table is PERT_TABLE_SIZE knots followed
 by 1/alpha and 1/beta.
 """

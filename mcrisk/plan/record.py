@@ -8,10 +8,10 @@ record every backend uses, and every other listing is derived from it:
 * `CompiledScenario`'s array fields (a dataclass built from the table) and `kernel_args()`;
 * the CUDA backend's `PLAN_PARAMETERS` (mcrisk/backends/cuda.py), hence the host build's
   ctypes argument list, and kernels/plan.cuh (the `Plan` struct and its two macros), which
-  is generated from the table and checked against it by tests/test_plan_interface.py;
+  is generated from the table and checked against it by tests/plan/test_record.py;
 * the shape parameters the CUDA kernel takes (`AXES` with a `parameter`), read off the plan;
 * the Numba kernel's signatures and calls, which Python cannot derive without hiding them
-  from Numba's cache: tests/test_plan_interface.py parses them against the table.
+  from Numba's cache: tests/plan/test_record.py parses them against the table.
 
 Every plan is checked against the table when it is built (`check_plan`): dtype, C order,
 number of axes, and one length per axis across all fields, so a wrong array names itself

@@ -23,7 +23,7 @@ kernels' too, so this backend's numbers are theirs bit for bit, except where a d
 through a transcendental function that NumPy and SciPy compute with their own routines: the
 lognormal's exp(mu + sigma * ndtri(u)) and the power law of PERT's outermost table intervals.
 Those differ from the kernels' libm and Acklam ndtri by an ulp or so, which moves metrics by
-about 1e-15 of their scale (tests/test_backends.py holds them to 1e-12).
+about 1e-15 of their scale (tests/backends/test_backends.py holds them to 1e-12).
 """
 from .driver import simulate_chunk
 

@@ -1,0 +1,177 @@
+"""Calendar dates in every output when the scenario sets start_date (issue 10).
+
+The rule (docs/metrics.md): day 0 is all of start_date, so day t falls on start_date +
+floor(t) days. The minimal scenario's copy below starts on Monday 2027-01-04, so its
+200-day horizon falls on Friday 2027-07-23 (Jan 4 + 27 = Jan 31, + 28 = Feb 28, + 31, + 30,
++ 31, + 30 = Jun 30 at day 177; + 23 = Jul 23 at day 200; 200 = 28 weeks + 4 days: Monday +
+4 = Friday)."""
+import contextlib
+import datetime as dt
+import io
+import json
+import re
+
+import pytest
+
+from mcrisk.cli import main
+from mcrisk.results.milestones import day_date
+from mcrisk.report.figures import charts as figures
+
+from ..conftest import MINIMAL
+
+START = dt.date(2027, 1, 4)
+HORIZON_DATE = "Fri 2027-07-23"
+ISO = re.compile(r"\b20\d\d-\d\d-\d\d\b")
+
+
+def _by_hand(day: float) -> str:
+    """start + floor(day), counted here with integer division, not the package's helper."""
+    whole = int(day // 1)
+    date = START + dt.timedelta(days=whole)
+    return date.isoformat()
+
+
+def test_the_rule_by_hand():
+    assert day_date(START, 0.0) == "2027-01-04"
+    assert day_date(START, 0.99) == "2027-01-04"      # an instant late on day 0 is still day 0
+    assert day_date(START, 1.0) == "2027-01-05"
+    assert day_date(START, 27.5) == "2027-01-31"
+    assert day_date(START, 28.0) == "2027-02-01"
+    assert day_date(START, 200.0) == "2027-07-23"
+    assert day_date(START, float("inf")) is None
+    assert day_date(None, 3.0) is None
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """The minimal scenario with and without start_date, the same seed and samples."""
+    base = tmp_path_factory.mktemp("dates")
+    text = MINIMAL.read_text()
+    assert "start_date" not in text
+    dated = base / "dated.toml"
+    dated.write_text(text.replace("horizon_days = 200\n",
+                                  "horizon_days = 200\nstart_date = 2027-01-04\n", 1))
+    assert "start_date" in dated.read_text()
+    out = {}
+    for key, path in (("dated", dated), ("plain", MINIMAL)):
+        folder = base / key
+        buffer = io.StringIO()
+        axes = []                             # (start, lo, hi) of every date-axis request
+
+        def spy(ax, start, lo, hi, real=figures.date_axis):
+            axes.append((start, lo, hi))
+            return real(ax, start, lo, hi)
+
+        with contextlib.redirect_stdout(buffer), pytest.MonkeyPatch.context() as mp:
+            mp.setattr(figures, "date_axis", spy)
+            assert main(["run", str(path), "--samples", "200", "--seed", "5", "--out",
+                         str(folder), "--quiet"]) == 0
+        out[key] = {"terminal": buffer.getvalue(), "date_axes": axes,
+                    "summary": json.loads((folder / "summary.json").read_text()),
+                    "md": (folder / "summary.md").read_text(),
+                    "html": (folder / "report.html").read_text()}
+    return out
+
+
+def test_summary_json_has_the_dates(runs):
+    s = runs["dated"]["summary"]
+    assert s["start_date"] == "2027-01-04"
+    assert s["horizon_date"] == "2027-07-23"
+    for name, m in s["strategies"].items():
+        for key in ("p50", "p90", "p99"):
+            assert m["completion_date"][key] == _by_hand(m["completion_day"][key]), (name, key)
+    plain = runs["plain"]["summary"]
+    assert "start_date" not in plain and "horizon_date" not in plain
+    assert all("completion_date" not in m for m in plain["strategies"].values())
+
+
+def test_terminal_shows_day_0_and_completion_dates(runs):
+    text = runs["dated"]["terminal"]
+    s = runs["dated"]["summary"]
+    assert "day 0 = Mon 2027-01-04" in text
+    assert "horizon day 200 = " + HORIZON_DATE in text
+    for m in s["strategies"].values():
+        for key in ("p50", "p90"):
+            iso = _by_hand(m["completion_day"][key])
+            weekday = dt.date.fromisoformat(iso).strftime("%a")
+            assert f"{key.upper()} {m['completion_day'][key]:.1f} ({weekday} {iso})" in text
+    assert not ISO.search(runs["plain"]["terminal"])
+
+
+def test_summary_md_and_report_show_the_dates(runs):
+    s = runs["dated"]["summary"]
+    md, page = runs["dated"]["md"], runs["dated"]["html"]
+    assert "Day 0 is Mon 2027-01-04; the horizon, day 200, falls on " + HORIZON_DATE in md
+    assert "day 0 = Mon 2027-01-04" in page
+    assert "horizon 200 days (" + HORIZON_DATE + ")" in page
+    for m in s["strategies"].values():
+        for key in ("p50", "p90"):
+            iso = _by_hand(m["completion_day"][key])
+            weekday = dt.date.fromisoformat(iso).strftime("%a")
+            assert f"({weekday} {iso})" in md
+            assert f"<small>{weekday} {iso}</small>" in page
+    # findings name the horizon with its date
+    assert f"200-day horizon (until {HORIZON_DATE})" in md
+    assert f"200-day horizon (until {HORIZON_DATE})" in page
+    assert not ISO.search(runs["plain"]["md"])
+    plain_page = runs["plain"]["html"]
+    assert "day 0 =" not in plain_page and "(until " not in plain_page
+    # the only date in the undated report is the run's creation time
+    assert set(ISO.findall(plain_page)) <= {runs["plain"]["summary"]["created_utc"][:10]}
+
+
+def test_findings_date_a_late_completion():
+    """A strategy completing after the horizon: its P50 and P99 completion days get dates
+    (numpy's linear quantile of 10 days 50..59 is 54.5 -> day 54; P99 58.91 -> day 58)."""
+    import numpy as np
+
+    from mcrisk.report.findings.sentences import _horizon_note
+
+    done = np.arange(50.0, 60.0)
+    col = lambda name, metric: done                      # noqa: E731
+    text = _horizon_note(col, "s", 10, 55.0, START)
+    # Jan 4 + 55 = Feb 28 (Sun); + 54 = Feb 27 (Sat); + 58 = Mar 3 (Wed)
+    assert "55-day horizon (until Sun 2027-02-28)" in text
+    assert "P50 completion day 54.5 (Sat 2027-02-27)" in text
+    assert "P99 58.9 (Wed 2027-03-03)" in text
+    assert "2027" not in _horizon_note(col, "s", 10, 55.0)
+
+
+def test_dated_summary_fits_the_schema(runs):
+    from ..helpers import schema_errors as errors
+
+    assert errors(runs["dated"]["summary"]) == []
+    broken = json.loads(json.dumps(runs["dated"]["summary"]))
+    broken["strategies"][next(iter(broken["strategies"]))]["completion_date"]["p50"] = 305
+    assert errors(broken)                  # a date must be a string (or null)
+
+
+def test_date_axis_ticks_fall_on_the_first_of_each_month():
+    """Jan 4 + 28 = Feb 1, + 28 = Mar 1, + 31 = Apr 1, + 30 = May 1, + 31 = Jun 1, + 30 = Jul 1."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots()
+    ax.set_xlim(0, 200)
+    figures.date_axis(ax, START, 0, 200)
+    top = [child for child in ax.get_children() if type(child).__name__ == "SecondaryAxis"]
+    assert len(top) == 1
+    assert list(top[0].get_xticks()) == [28, 56, 87, 117, 148, 178]
+    assert [t.get_text() for t in top[0].get_xticklabels()] == [
+        "Feb 2027", "Mar", "Apr", "May", "Jun", "Jul"]
+    fig2, ax2 = plt.subplots()
+    figures.date_axis(ax2, None, 0, 200)
+    assert not [c for c in ax2.get_children() if type(c).__name__ == "SecondaryAxis"]
+    plt.close(fig)
+    plt.close(fig2)
+
+
+def test_charts_get_a_date_axis_only_with_start_date(runs):
+    """Fan and largest-island charts (one panel per strategy, 0..H) and the completion chart."""
+    dated = runs["dated"]["date_axes"]
+    strategies = len(runs["dated"]["summary"]["strategies"])
+    assert [a for a in dated if a[1:] == (0, 200)] == [(START, 0, 200)] * (2 * strategies)
+    assert len(dated) == 2 * strategies + 1 and all(a[0] == START for a in dated)
+    plain = runs["plain"]["date_axes"]
+    assert len(plain) == 2 * strategies + 1 and all(a[0] is None for a in plain)
