@@ -1,5 +1,7 @@
 """Shared fixtures: the shipped scenarios compiled once, a builder for tiny scenarios, and every
-backend (`backend`: numpy, numba, the host build of the CUDA sources, the GPU when present).
+backend (`backend`: numpy, numba, the host build of the CUDA sources, the GPU when present);
+and `--quick`, the loop to run while editing: every test but the expensive kinds (EXPENSIVE,
+each a marker declared in pyproject.toml).
 
 Plain helpers (paths, scenario edits, the schema check, known answers) are in tests/helpers.py,
 backend tolerances in tests/parity.py, the random scenario generator in
@@ -18,6 +20,23 @@ from mcrisk.plan.compile import compile_scenario
 from mcrisk.scenario import load_scenario
 
 from .helpers import MINIMAL, REFERENCE, ROOT, SCENARIOS  # noqa: F401 (imported from here too)
+
+EXPENSIVE = ("slow", "compile", "nvcc", "dask", "browser", "gpu")
+
+
+def pytest_addoption(parser):
+    parser.addoption("--quick", action="store_true",
+                     help="leave out the expensive kinds of test: " + ", ".join(EXPENSIVE))
+
+
+def pytest_collection_modifyitems(config, items):
+    if not config.getoption("--quick"):
+        return
+    expensive = [item for item in items if any(item.get_closest_marker(m) for m in EXPENSIVE)]
+    if expensive:
+        config.hook.pytest_deselected(items=expensive)
+        dropped = set(expensive)
+        items[:] = [item for item in items if item not in dropped]
 
 # A tiny migration with fixed durations, so that every metric can be worked out by hand.
 # Two air-cooled units E1, E2 (128 H100-eq each) in rows R1, R2; two liquid racks N1, N2

@@ -81,6 +81,7 @@ def test_a_run_without_files_loads_neither_pyarrow_nor_matplotlib():
                               "matplotlib": False, "tqdm": False}
 
 
+@pytest.mark.slow
 def test_pert_tables_are_scipy_stats_beta_quantiles_bit_for_bit():
     # distributions.pert_table takes the Beta quantile from scipy.special.betaincinv so that
     # compiling a scenario needs no scipy.stats; it must be beta.ppf's numbers exactly (the

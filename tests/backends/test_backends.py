@@ -106,6 +106,7 @@ def test_the_numba_path_really_ran(reference_plan):
     assert numba_driver.simulate_chunk_kernel.signatures, "the Numba kernel was never compiled"
 
 
+@pytest.mark.slow                  # chunks of one scenario: 4-5 s on Numba
 @pytest.mark.parametrize("chunk_size", [1, 7, 1000, 4096])
 def test_results_do_not_depend_on_chunk_size(reference_plan, backend, chunk_size):
     samples = 1500 if backend.compiled else 8        # numpy: chunks of 1 and 7 still cut it

@@ -121,7 +121,7 @@ def test_device_code_needs_no_standard_header():
 @pytest.mark.skipif(shutil.which("nvcc") is None,
                     reason="nvcc is not installed: the device compile of kernels/simulate.cu "
                            "is not checked here (CI has CUDA 13's nvcc)")
-@pytest.mark.slow
+@pytest.mark.nvcc
 def test_kernel_compiles_for_the_device(tmp_path, reference_plan):
     # The exact text and options that cuda.py hands NVRTC, through nvcc and ptxas for sm_90.
     source = tmp_path / "simulate.cu"

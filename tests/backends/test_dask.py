@@ -19,6 +19,7 @@ from mcrisk.core.errors import McriskError
 from ..helpers import schema_errors
 
 distributed = pytest.importorskip("distributed")
+pytestmark = pytest.mark.dask
 
 from mcrisk.backends import select_backend  # noqa: E402
 from mcrisk.plan.compile import compile_scenario  # noqa: E402
@@ -34,7 +35,6 @@ def _without_clock(summary: dict) -> dict:
     return {key: value for key, value in summary.items() if key not in VARYING}
 
 
-@pytest.mark.slow
 def test_a_local_cluster_gives_the_files_of_one_process(tmp_path):
     # two task sizes; each against the one-process run at that chunk size (every output is
     # also independent of the chunk size: tests/backends/test_chunks.py)
@@ -75,7 +75,6 @@ def _kill_once_plugin(flag: str, at: str = "-400"):
     return KillOnce()
 
 
-@pytest.mark.slow
 def test_a_worker_killed_mid_run_is_survived_and_the_retry_counted(tmp_path):
     flag = str(tmp_path / "killed")
     plan = compile_scenario(load_for_run(SCENARIO).scenario)
@@ -89,7 +88,6 @@ def test_a_worker_killed_mid_run_is_survived_and_the_retry_counted(tmp_path):
     assert np.array_equal(remote.world, alone.world)
 
 
-@pytest.mark.slow
 def test_the_cli_prints_the_retries_even_quiet_and_summary_json_records_them(
         tmp_path, monkeypatch, capsys):
     import mcrisk.app.run
@@ -140,7 +138,6 @@ def test_local_workers_share_the_cores_among_their_numba_threads(workers, cores,
     assert worker_threads(workers, cores) == threads
 
 
-@pytest.mark.slow
 def test_a_local_clusters_workers_get_their_share_of_numba_threads():
     def threads():                            # by value: run on each worker
         import numba
@@ -207,7 +204,6 @@ def _without_clocks(document):
     return document
 
 
-@pytest.mark.slow
 def test_nightly_on_a_local_cluster_writes_the_summary_of_one_process(tmp_path):
     from mcrisk.app.nightly import run_nightly
 
@@ -223,7 +219,6 @@ def test_nightly_on_a_local_cluster_writes_the_summary_of_one_process(tmp_path):
     assert np.array_equal(remote.run.result.metrics, alone.run.result.metrics)
 
 
-@pytest.mark.slow
 def test_optimize_on_a_local_cluster_finds_the_numbers_of_one_process(tmp_path):
     from mcrisk.optimize.run import run_optimize
 
@@ -244,7 +239,6 @@ def test_optimize_on_a_local_cluster_finds_the_numbers_of_one_process(tmp_path):
         (alone.out_dir / "strategies.toml").read_text()
 
 
-@pytest.mark.slow
 def test_schedule_on_a_local_cluster_gives_the_milestones_of_one_process():
     from mcrisk.app.schedule import run_schedule
 
@@ -257,7 +251,6 @@ def test_schedule_on_a_local_cluster_gives_the_milestones_of_one_process():
     assert remote.milestones["strategies"]["swap-gated"]   # there is something to compare
 
 
-@pytest.mark.slow
 def test_schedule_survives_a_lost_worker_and_the_cli_prints_the_retries(
         tmp_path, monkeypatch, capsys):
     import mcrisk.app.schedule
@@ -311,7 +304,6 @@ def test_optimize_json_schema_takes_the_dask_key_of_summary_json_and_nothing_els
         assert list(jsonschema.Draft202012Validator(dask).iter_errors(bad)), bad
 
 
-@pytest.mark.slow
 def test_precision_on_a_local_cluster_grows_to_the_summary_of_one_process(tmp_path):
     # a target that cannot be met: the run grows 500 -> ... -> 3000 scenarios in several
     # steps, each step's chunks starting where the last stopped (not at a chunk boundary)
@@ -334,7 +326,6 @@ def test_precision_on_a_local_cluster_grows_to_the_summary_of_one_process(tmp_pa
         pq.read_table(alone.out_dir / "metrics.parquet"))
 
 
-@pytest.mark.slow
 def test_compare_survives_a_lost_worker_with_the_numbers_of_one_process(
         tmp_path, monkeypatch, capsys):
     import mcrisk.app.compare

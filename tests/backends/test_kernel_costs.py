@@ -131,7 +131,7 @@ def test_parity_holds_cost_columns_to_their_scale(priced_reference):
 
 @pytest.mark.skipif(shutil.which("nvcc") is None,
                     reason="nvcc is not installed: the kernel's registers are not checked here")
-@pytest.mark.slow
+@pytest.mark.nvcc
 def test_the_device_kernel_keeps_its_registers_with_costs(tmp_path, priced_reference):
     # cuda.NVRTC_OPTIONS hold the kernel to at most 96 registers (what ptxas allocates unasked
     # is 95 on the reference), without spilling: a feature that needs more shows here.

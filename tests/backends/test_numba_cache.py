@@ -80,7 +80,7 @@ def _prepare_in(root, cache, scenario):
     return seen
 
 
-@pytest.mark.slow
+@pytest.mark.compile
 def test_a_second_install_of_the_same_code_loads_the_kernel_the_first_compiled(tmp_path):
     # The first install compiles (and says so through prepare's on_compile); a second one
     # elsewhere, say a wheel in another environment, finds the kernel in the user's cache

@@ -186,6 +186,7 @@ def _run(monkeypatch, tmp_path, stderr, *extra):
     return re.sub(r", [0-9.]+ s\n", ", T s\n", stdout.getvalue())
 
 
+@pytest.mark.slow
 def test_the_terminal_shows_each_phase_on_stderr_and_stdout_is_unchanged(monkeypatch, tmp_path):
     terminal, plain, quiet = FakeTerminal(), io.StringIO(), FakeTerminal()
     shown = _run(monkeypatch, tmp_path, terminal)

@@ -34,8 +34,8 @@ def find_chromium() -> str | None:
 
 
 CHROMIUM = find_chromium()
-pytestmark = pytest.mark.skipif(
-    CHROMIUM is None, reason="no headless Chromium here (apt-get install chromium; CI has it)")
+pytestmark = [pytest.mark.browser, pytest.mark.skipif(
+    CHROMIUM is None, reason="no headless Chromium here (apt-get install chromium; CI has it)")]
 
 
 def chromium(tmp_path: Path, page: Path, *extra: str) -> subprocess.CompletedProcess:
@@ -68,7 +68,6 @@ def report(tmp_path_factory) -> Path:
     return out / "report.html"
 
 
-@pytest.mark.slow
 def test_report_loads_without_console_errors_and_renders(report, tmp_path):
     shot = tmp_path / "report.png"
     result = chromium(tmp_path, report, f"--screenshot={shot}", "--window-size=1400,3000")
@@ -78,20 +77,17 @@ def test_report_loads_without_console_errors_and_renders(report, tmp_path):
     assert pixels.std() > 0.05                      # not a blank page
 
 
-@pytest.mark.slow
 def test_every_image_decodes(report, tmp_path):
     result = image_probe(tmp_path, report.read_text(), "probe.html")
     assert result == "IMAGES:6:BROKEN:0"
 
 
-@pytest.mark.slow
 def test_the_image_probe_catches_a_broken_image(tmp_path):
     page = ('<!DOCTYPE html><html><head><title>x</title></head><body>'
             '<img src="data:image/png;base64,iVBORw0KGgoAAAAN"></body></html>')
     assert image_probe(tmp_path, page, "broken.html") == "IMAGES:1:BROKEN:1"
 
 
-@pytest.mark.slow
 def test_the_console_check_catches_an_error(tmp_path):
     page = tmp_path / "noisy.html"
     page.write_text('<!DOCTYPE html><html><body><script>console.error("boom")</script></body></html>')
@@ -123,7 +119,6 @@ def priced_report(tmp_path_factory) -> Path:
     return out / "report.html"
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("width", [1400, 1000])
 def test_every_cost_table_fits_the_page(priced_report, tmp_path, width):
     """The cost tables (cost beside trough, the components, the Pareto table) fit the page's

@@ -123,6 +123,7 @@ def stalls() -> None:
     worker.draw = lambda *job: time.sleep(3600)
 
 
+@pytest.mark.slow                  # a worker process each: about 2 s, the stall 6 s
 @pytest.mark.parametrize("start", [never_starts, dies_at_once, fails_a_figure,
                                    draws_one_then_dies, stalls],
                          ids=["no start", "dies", "fails", "draws one, dies", "stalls"])
