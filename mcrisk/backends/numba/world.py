@@ -14,12 +14,14 @@ import numpy as np
 from ...core.definitions import (MAX_BURNIN_ATTEMPTS, Q_ATTEMPTS, Q_BURNIN, Q_EARLY, Q_OUT,
                                  Q_SAMPLE, Q_SOAK, Q_SUM)
 from .distributions import draw, draw_lanes
-from .jit import jit
+from .jit import jit, jit_inline
 from .random import uniforms, uniforms_lanes
 
 
-@jit
+@jit_inline
 def burn_in_days(p, q, seed_lo, seed_hi, scenario):
+    """The burn-in days and attempts of quantity q in one scenario (inlined: called lane by
+    lane, and a call would pass the record p by value: jit.py)."""
     b = p.q_burnin[q]
     attempt_dist, fix_dist = p.burnin_dist[b, 0], p.burnin_dist[b, 1]
     rma_dist = p.burnin_dist[b, 2]
