@@ -2,7 +2,7 @@
 as argument lists, measured in one run, interleaved: throughput and cold compile time.
 
     python benchmarks/bench_plan_record.py [--lists REF] [--record REF]
-        [--scenario FILE --samples N ...] [--repeats 9] [--threads 1] [--compile-repeats 2]
+        [--scenario FILE --samples N ...] [--repeats 21] [--threads 1] [--compile-repeats 2]
         [--json FILE]
 
 --lists defaults to 35a7c49, the last commit whose Numba stages take the plan's fields one by
@@ -15,18 +15,22 @@ XDG_CACHE_HOME in a fresh folder) and times its first simulate_chunk call, the k
 compile; --compile-repeats rounds, the variants' order alternating. Then one worker per
 variant starts on the cache the last round filled (the time to load the kernel from it, and
 whether it was a cache hit; with --compile-repeats 0 the user's own cache, compiling there
-if need be) and the two take turns: each repeat times one simulate_chunk call
-of each scenario in each worker, the order alternating (A, B, B, A, ...), on the same fresh
-scenarios. One thread is timed in process time (the worker's CPU seconds, which a neighbour on
-the other core disturbs less), more threads in wall time. Reported: the median rate of each
-variant (scenario-strategies/s), the record's cost (1 - record / lists, of the medians, and
-the median of the per-repeat ratios), and whether the two kernels agree bit for bit on one
-fixed chunk (metrics, world and node times of 1,000 scenarios).
+if need be) and the two take turns, scenario by scenario: an untimed call in each worker,
+then each repeat times one simulate_chunk call in each worker, the order alternating (A, B,
+B, A, ...), on the same fresh scenarios. (Alternating scenarios from call to call instead
+made whichever worker went first in a pair ~30% slower: a bimodal spread no median settles.)
+One thread is timed in process time (the worker's CPU seconds, which a neighbour on the other
+core disturbs less), more threads in wall time. Reported: the median rate of each variant
+(scenario-strategies/s), the record's cost (1 - record / lists, of the medians), the time
+ratio record / lists (median per repeat, and per two repeats in both orders, which cancels
+an advantage of going first), the medians by which variant went first, and whether the two
+kernels agree bit for bit on one fixed chunk (metrics, world and node times of 1,000
+scenarios).
 
-Defaults: scenarios/reference-2048.toml at 262,144 scenarios per call and
-scenarios/reference-2048-full.toml (every feature; ~30x slower per scenario) at 8,192, about
-1.5-2.5 s of one core per call each. Machines here are shared and noisy: quote numbers from
-one run, with this command.
+Defaults: scenarios/reference-2048.toml at 65,536 scenarios per call (~0.4 s of one core)
+and scenarios/reference-2048-full.toml (every feature; ~30x slower per scenario) at 8,192
+(~2.4 s). Machines here are shared and noisy: quote numbers from one run, with this command;
+many short repeats, interleaved, give steadier medians than a few long ones.
 """
 from __future__ import annotations
 
@@ -41,7 +45,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 LISTS_REF = "35a7c49"
-DEFAULT_SCENARIOS = {"scenarios/reference-2048.toml": 262_144,
+DEFAULT_SCENARIOS = {"scenarios/reference-2048.toml": 65_536,
                      "scenarios/reference-2048-full.toml": 8_192}
 
 # A worker: the kernel of the mcrisk on its PYTHONPATH, timed on request.
@@ -123,7 +127,7 @@ def main(argv=None) -> int:
     parser.add_argument("--scenario", action="append", help="repeatable")
     parser.add_argument("--samples", action="append", type=int,
                         help="scenarios per call, one per --scenario")
-    parser.add_argument("--repeats", type=int, default=9)
+    parser.add_argument("--repeats", type=int, default=21)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--compile-repeats", type=int, default=2)
     parser.add_argument("--json", type=Path, default=None, help="also write results here")
@@ -150,10 +154,11 @@ def main(argv=None) -> int:
                       flush=True)
         workers = {v: Worker(sources[v], caches[v], scenarios, args.threads) for v in variants}
         seconds = {v: [[] for _ in scenarios] for v in variants}
-        for r in range(args.repeats):
-            for i, count in enumerate(samples):
-                order = list(variants) if (r + i) % 2 == 0 else list(variants)[::-1]
-                for v in order:
+        for i, count in enumerate(samples):
+            for v in variants:                              # untimed: each worker's first call
+                workers[v].time(i, 1 << 30, count)          # of this scenario
+            for r in range(args.repeats):
+                for v in (list(variants) if r % 2 == 0 else list(variants)[::-1]):
                     seconds[v][i].append(workers[v].time(i, r * count, count))
         for worker in workers.values():
             worker.close()
@@ -168,8 +173,12 @@ def main(argv=None) -> int:
     for i, (name, count) in enumerate(zip(names, samples)):
         work = count * lists["strategies"][i]
         rate = {v: work / statistics.median(seconds[v][i]) for v in variants}
-        paired = statistics.median(b / a for a, b in zip(seconds["lists"][i],
-                                                         seconds["record"][i]))
+        ratios = [b / a for a, b in zip(seconds["lists"][i], seconds["record"][i])]
+        paired = statistics.median(ratios)
+        # Each two repeats in turn (lists first, then record first): the geometric mean of
+        # their ratios cancels an advantage of going first or second.
+        crossed = statistics.median((ratios[r] * ratios[r + 1]) ** 0.5
+                                    for r in range(0, len(ratios) - 1, 2))
         cost = 1 - rate["record"] / rate["lists"]
         same = lists["digests"][i] == record["digests"][i]
         print(f"{name}: {count:,} scenarios x {lists['strategies'][i]} strategies per call")
@@ -177,13 +186,18 @@ def main(argv=None) -> int:
             spread = [work / s for s in (max(seconds[v][i]), min(seconds[v][i]))]
             print(f"  {v:>6}: {rate[v]:>12,.0f} scenario-strategies/s "
                   f"(range {spread[0]:,.0f} - {spread[1]:,.0f})")
-        print(f"  record cost: {100 * cost:+.1f}% (medians); median per-repeat time ratio "
-              f"record / lists {paired:.3f}")
+        print(f"  record cost: {100 * cost:+.1f}% (medians); time ratio record / lists, median "
+              f"per repeat {paired:.3f}, per two repeats in both orders {crossed:.3f}")
+        for first in variants:
+            at = 0 if first == "lists" else 1          # the repeats where `first` went first
+            print(f"    repeats with {first} first: median rate lists "
+                  f"{work / statistics.median(seconds['lists'][i][at::2]):,.0f}, record "
+                  f"{work / statistics.median(seconds['record'][i][at::2]):,.0f}")
         print(f"  bit-identical: {'yes' if same else 'NO'}")
         results["scenarios"].append({
             "scenario": name, "samples": count, "strategies": lists["strategies"][i],
             "lists_rate": rate["lists"], "record_rate": rate["record"], "record_cost": cost,
-            "paired_time_ratio": paired, "bit_identical": same,
+            "paired_time_ratio": paired, "crossed_time_ratio": crossed, "bit_identical": same,
             "lists_seconds": seconds["lists"][i], "record_seconds": seconds["record"][i]})
     for v in variants:
         started = workers[v].started
