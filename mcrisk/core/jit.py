@@ -47,6 +47,13 @@ jit = nb.njit(nogil=True, _nrt=False, error_model="numpy")
 # they are called (Numba IR inlining; LLVM left them as calls, each passing every array as a
 # dozen words): sample_world took 35% less time, the metrics 15% less.
 jit_inline = nb.njit(nogil=True, _nrt=False, error_model="numpy", inline="always")
+# Performance: the Numba stages take the plan as one record, `p` (a namedtuple: KernelPlan in
+# mcrisk/plan/record.py), which a call passes by value, every array of it flattened into
+# arguments (~600 words). A stage called per block or per lane therefore is a jit_inline:
+# with schedule._time_block and world.burn_in_days as calls the record cost 9.6% of
+# reference-2048's throughput against argument lists, inlined ~1% (within the noise); the
+# stages called once per lane group or strategy stay calls (benchmarks/bench_plan_record.py,
+# benchmarks/RESULTS.md).
 
 
 def sources_digest(files: Iterable[Path]) -> str:

@@ -5,13 +5,15 @@ the kernels take them, grouped into the sub-records a reader thinks in: distribu
 network, crew schedule, events, metric definitions. Like numpy's `bitgen_t`, it is the one
 record every backend uses, and every other listing is derived from it:
 
-* `CompiledScenario`'s array fields (a dataclass built from the table) and `kernel_args()`;
+* `CompiledScenario`'s array fields (a dataclass built from the table), `kernel_args()` and
+  `KernelPlan`, the kernel fields as one record (the Numba stages take it as `p`);
 * the CUDA backend's `PLAN_PARAMETERS` (mcrisk/backends/cuda.py), hence the host build's
   ctypes argument list, and kernels/plan.cuh (the `Plan` struct and its two macros), which
   is generated from the table and checked against it by tests/plan/test_record.py;
 * the shape parameters the CUDA kernel takes (`AXES` with a `parameter`), read off the plan;
-* the Numba kernel's signatures and calls, which Python cannot derive without hiding them
-  from Numba's cache: tests/plan/test_record.py parses them against the table.
+* the Numba stages read the plan from a `KernelPlan` (`p.dist_kind`), as the CUDA stages
+  read `const Plan& p`; the distribution helpers of both take a few arrays by name, and
+  tests/plan/test_record.py parses the Numba calls against the table.
 
 Every plan is checked against the table when it is built (`check_plan`): dtype, C order,
 number of axes, and one length per axis across all fields, so a wrong array names itself
@@ -22,6 +24,7 @@ y reservation step, u one-off cost, j job class.
 """
 from __future__ import annotations
 
+import collections
 import dataclasses
 import re
 from dataclasses import dataclass
@@ -216,6 +219,12 @@ PLAN_FIELDS = tuple(f for group in PLAN_GROUPS for f in group.fields)
 KERNEL_FIELDS = tuple(f for f in PLAN_FIELDS if f.kernel)
 FIELD = {f.name: f for f in PLAN_FIELDS}
 
+# The kernel fields as one record, in table order: what the Numba kernel and its stages take
+# (`p`, read as p.dist_kind). A namedtuple of arrays and scalars, which Numba passes by value
+# and caches (kernel_cache.py).
+KernelPlan = collections.namedtuple("KernelPlan", [f.name for f in KERNEL_FIELDS],
+                                    module=__name__)
+
 
 def _scalar_type(f: Field) -> type:
     return int if f.dtype.startswith(("int", "uint")) else float
@@ -260,6 +269,10 @@ class CompiledScenario(_PlanArrays):
     def kernel_args(self) -> tuple:
         """The kernel fields' values in the order every backend's kernel takes them."""
         return tuple(getattr(self, f.name) for f in KERNEL_FIELDS)
+
+    def kernel_record(self) -> KernelPlan:
+        """The kernel fields as one record (the Numba kernel's `p`)."""
+        return KernelPlan(*self.kernel_args())
 
     def axis_lengths(self) -> dict[str, int]:
         """Length of every axis symbol of AXES in this plan."""

@@ -9,6 +9,7 @@ rule, or arithmetic by hand on scenarios whose capacity is known day by day.
 """
 from __future__ import annotations
 
+import collections
 import itertools
 import random
 from types import SimpleNamespace
@@ -116,6 +117,11 @@ def test_rule_can_miss_the_optimum_without_divisibility():
     assert packed(sizes, counts, caps) == 5
 
 
+# The fields of the plan that pack_jobs reads, as a record: both backends' pack_jobs take it
+# (the Numba one as its plan record p, mcrisk/plan/record.py's KernelPlan).
+JobFields = collections.namedtuple("JobFields", ["job_size", "job_share", "job_order"])
+
+
 def test_numba_pack_jobs_equals_the_reference_bit_for_bit():
     rng = random.Random(17)
     for _ in range(200):
@@ -123,14 +129,12 @@ def test_numba_pack_jobs_equals_the_reference_bit_for_bit():
         caps = [c * 1.37 for c in caps]          # non-integer capacities and demand
         demand = sum(g * k for g, k in zip(sizes, counts)) * 0.91
         shares = np.array([g * k for g, k in zip(sizes, counts)], dtype=float)
-        plan = SimpleNamespace(job_size=np.array(sizes, dtype=float),
-                               job_share=shares / shares.sum(),
-                               job_order=np.array(sorted(range(len(sizes)),
-                                                         key=lambda j: -sizes[j]),
-                                                  dtype=np.int32))
+        plan = JobFields(job_size=np.array(sizes, dtype=float),
+                         job_share=shares / shares.sum(),
+                         job_order=np.array(sorted(range(len(sizes)), key=lambda j: -sizes[j]),
+                                            dtype=np.int32))
         want = pack_jobs(plan, np.array([caps]), np.array([demand]))[0]
-        got = numba_pack_jobs(plan.job_size, plan.job_share, plan.job_order, demand,
-                              np.array(caps), np.empty(len(caps)),
+        got = numba_pack_jobs(plan, demand, np.array(caps), np.empty(len(caps)),
                               np.empty(len(caps), dtype=np.bool_))
         assert got == want
 

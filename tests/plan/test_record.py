@@ -1,10 +1,12 @@
 """The plan interface (mcrisk/plan/record.py) is the one listing of the compiled plan's arrays.
 
 Everything Python can derive from the table is derived (CompiledScenario's fields,
-kernel_args, PLAN_PARAMETERS and so the ctypes list, the kernel's shape parameters); what it
-cannot is checked here against the table, by name, order and type: kernels/plan.cuh (generated
-from the table), the Numba kernel's signatures, and every Numba call that passes plan fields.
-And every plan is checked against the table when it is built.
+kernel_args, the Numba kernel's record KernelPlan, PLAN_PARAMETERS and so the ctypes list, the
+kernel's shape parameters); what it cannot is checked here against the table, by name, order
+and type: kernels/plan.cuh (generated from the table), the record as Numba types it, the Numba
+kernel's signatures, every Numba call that passes the record or plan fields, and every field
+the Numba stages read from the record. And every plan is checked against the table when it is
+built.
 """
 from __future__ import annotations
 
@@ -14,18 +16,21 @@ import inspect
 import re
 from pathlib import Path
 
+import numba as nb
 import numpy as np
 import pytest
 
 from mcrisk.plan import record as plan_interface
 from mcrisk.backends.numba import driver as numba_driver
 from mcrisk.backends import cuda
-from mcrisk.plan.record import AXES, FIELD, KERNEL_FIELDS, PLAN_FIELDS, PlanInterfaceError
+from mcrisk.plan.record import (AXES, FIELD, KERNEL_FIELDS, PLAN_FIELDS, KernelPlan,
+                                PlanInterfaceError)
+
 from ..helpers import ROOT
 
 KERNELS = ROOT / "kernels"
 NUMBA_SOURCES = sorted(Path(numba_driver.__file__).parent.glob("*.py"))
-# The Numba kernel's parameters after the plan's (simulate_chunk_kernel, then simulate_block).
+# The Numba kernel's parameters after the plan record p (simulate_chunk_kernel, simulate_block).
 NUMBA_CHUNK_PARAMETERS = ["seed_lo", "seed_hi", "first", "n_blocks", "metrics", "world",
                           "node_times", "keep_nodes", "status"]
 NUMBA_BLOCK_PARAMETERS = ["seed_lo", "seed_hi", "first", "begin", "end", "metrics", "world",
@@ -160,12 +165,31 @@ def test_kernel_parameters_are_the_ones_python_passes():
 
 # ---- the Numba kernel ---------------------------------------------------------------------------
 
-def test_numba_kernel_signatures_are_the_table():
-    names = [f.name for f in KERNEL_FIELDS]
+def test_the_kernel_record_is_the_table(minimal_plan):
+    # The record the Numba kernel takes: every kernel field of the table, in order, holding the
+    # plan's own array or scalar, of the type the table says as Numba sees it.
+    record = minimal_plan.kernel_record()
+    assert type(record) is KernelPlan
+    assert list(record._fields) == [f.name for f in KERNEL_FIELDS]
+    for f, value in zip(KERNEL_FIELDS, record):
+        assert value is getattr(minimal_plan, f.name), f.name
+    numba_type = nb.typeof(record)
+    assert list(numba_type.fields) == [f.name for f in KERNEL_FIELDS]
+    for f, member in zip(KERNEL_FIELDS, numba_type.types):
+        if f.axes:
+            assert member == nb.types.Array(nb.from_dtype(np.dtype(f.dtype)), len(f.axes), "C",
+                                            readonly=False), f.name
+        else:
+            kind = nb.types.Integer if f.dtype.startswith(("int", "uint")) else nb.types.Float
+            assert isinstance(member, kind), f.name
+
+
+def test_the_numba_kernel_takes_the_record():
     kernel = list(inspect.signature(numba_driver.simulate_chunk_kernel.py_func).parameters)
-    assert kernel == names + NUMBA_CHUNK_PARAMETERS
+    assert kernel == ["p"] + NUMBA_CHUNK_PARAMETERS
     block = list(inspect.signature(numba_driver.simulate_block.py_func).parameters)
-    assert block == names + NUMBA_BLOCK_PARAMETERS
+    assert block == ["p"] + NUMBA_BLOCK_PARAMETERS
+    assert "simulate_chunk_kernel(plan.kernel_record()," in inspect.getsource(numba_driver)
 
 
 def jitted_functions(trees: list[ast.Module]) -> dict[str, ast.FunctionDef]:
@@ -175,13 +199,22 @@ def jitted_functions(trees: list[ast.Module]) -> dict[str, ast.FunctionDef]:
             and any(ast.unparse(d).startswith(("jit", "entry(")) for d in node.decorator_list)}
 
 
-def test_numba_calls_pass_each_plan_field_under_its_own_name():
+def takes_the_record(function: ast.FunctionDef) -> bool:
+    """Whether a Numba function reads the plan record (its parameter p, ndtri's p is not)."""
+    return any(isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+               and node.value.id == "p" for node in ast.walk(function))
+
+
+def test_numba_calls_pass_the_record_and_each_plan_field_under_its_own_name():
     # Python cannot derive the Numba listings, so every call between Numba functions must hand
-    # a plan field to the parameter of the same name: a swapped or shifted argument fails here.
+    # the record to a parameter p, and a plan field (the distribution helpers and clip take a
+    # few, as in CUDA) to the parameter of the same name, read from p or passed on under that
+    # name: a swapped or shifted argument fails here.
     functions = jitted_functions([ast.parse(path.read_text()) for path in NUMBA_SOURCES])
     assert {"simulate_chunk_kernel", "simulate_block", "sample_world", "schedule_nodes",
-            "capacity_metrics", "power_violation", "draw", "ppf"} <= set(functions)
-    checked = 0
+            "capacity_metrics", "power_violation", "strategy_costs", "draw", "ppf"} \
+        <= set(functions)
+    records = fields = 0
     for caller in functions.values():
         for call in (n for n in ast.walk(caller) if isinstance(n, ast.Call)):
             callee = call.func.id if isinstance(call.func, ast.Name) else None
@@ -190,8 +223,30 @@ def test_numba_calls_pass_each_plan_field_under_its_own_name():
             params = [a.arg for a in functions[callee].args.args]
             assert len(call.args) == len(params) and not call.keywords, ast.unparse(call)
             for param, arg in zip(params, call.args):
-                if param in FIELD:
-                    assert isinstance(arg, ast.Name) and arg.id == param, \
-                        f"{caller.name}: {callee}(...) gets {ast.unparse(arg)} for {param}"
-                    checked += 1
-    assert checked > 150
+                passed = ast.unparse(arg)
+                if param == "p" and takes_the_record(functions[callee]):
+                    assert passed == "p", f"{caller.name}: {callee}(...) gets {passed} for p"
+                    records += 1
+                elif param in FIELD:
+                    assert passed in (param, f"p.{param}"), \
+                        f"{caller.name}: {callee}(...) gets {passed} for {param}"
+                    fields += 1
+    assert records > 30 and fields > 20
+
+
+def test_numba_stages_read_kernel_fields_from_the_record():
+    # What a stage reads from p is a field the kernel gets (not one only the NumPy reference
+    # reads, such as topo), and the record is p wherever a Numba function takes it.
+    kernel_fields = {f.name for f in KERNEL_FIELDS}
+    functions = jitted_functions([ast.parse(path.read_text()) for path in NUMBA_SOURCES])
+    reads = set()
+    for function in functions.values():
+        params = [a.arg for a in function.args.args]
+        for node in ast.walk(function):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
+                    and node.value.id == "p":
+                assert params[0] == "p", function.name
+                assert node.attr in kernel_fields, f"{function.name} reads p.{node.attr}"
+                reads.add(node.attr)
+        assert not set(params[1:]) & {"p", "plan", "record"}, function.name
+    assert len(reads) > 60

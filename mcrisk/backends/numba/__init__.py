@@ -13,10 +13,11 @@ One file per stage, each read side by side with the NumPy reference's file of th
 
 The stages compile with mcrisk.core.jit's options (the one compile policy) into the one
 cached entry point, driver.simulate_chunk_kernel. Same stage names and constants as the
-reference; the plan's arrays are passed one by one under their names in the plan interface
-(mcrisk/plan/record.py). Each stage takes up to driver.LANES
-scenarios at once (arrays [row, lane]): the plan's control flow is decided once for all of
-them and the loops over lanes vectorize (driver.py).
+reference; the stages take the plan as one record, `p` (a KernelPlan: the kernel fields of
+the plan interface, mcrisk/plan/record.py), and read p.dist_kind and so on, as the CUDA
+stages read `const Plan& p`. Each stage takes up to driver.LANES scenarios at once (arrays
+[row, lane]): the plan's control flow is decided once for all of them and the loops over
+lanes vectorize (driver.py).
 """
 from .driver import prepare, simulate_chunk
 

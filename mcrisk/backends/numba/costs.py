@@ -33,16 +33,16 @@ def clip(t, horizon):
 
 
 @jit_inline
-def hall_power_events(power_event_node, power_event_hall, s, h, node_time, n, times, order):
+def hall_power_events(p, s, h, node_time, n, times, order):
     """times[j, l], order[j, l]: the power events of hall h in strategy s in lane l < n,
     sorted by (time, event); returns how many (power_event_order lists only the checked
     events: metrics.sorted_events)."""
     count = 0
-    for p in range(power_event_node.shape[0]):
-        if power_event_hall[s, p] == h:
-            v = power_event_node[p]
+    for e in range(p.power_event_node.shape[0]):
+        if p.power_event_hall[s, e] == h:
+            v = p.power_event_node[e]
             for l in range(n):
-                order[count, l] = p
+                order[count, l] = e
                 times[count, l] = node_time[v, l]
             count += 1
     sort_events(times, order, np.int64(count), n)     # one compiled signature
@@ -50,44 +50,38 @@ def hall_power_events(power_event_node, power_event_hall, s, h, node_time, n, ti
 
 
 @jit_inline
-def over_area(power_event_delta, hall_draw0, res_ptr, res_day, res_kw, horizon, s, h, l, times,
-              order, count):
+def over_area(p, s, h, l, times, order, count):
     """The integral over [0, horizon] of max(0, draw - reserved) in hall h, lane l (kW-days):
     the hall's power events (sorted, hall_power_events) merged with its reservation steps."""
-    end = res_ptr[s, h + 1]
+    end = p.res_ptr[s, h + 1]
     t = 0.0
-    draw = hall_draw0[h]
+    draw = p.hall_draw0[h]
     res = 0.0
     area = 0.0
-    j = res_ptr[s, h]
-    while j < end and res_day[s, j] <= 0.0:
-        res = res_kw[s, j]
+    j = p.res_ptr[s, h]
+    while j < end and p.res_day[s, j] <= 0.0:
+        res = p.res_kw[s, j]
         j += 1
     i = 0
     while True:
-        te = min(max(times[i, l], 0.0), horizon) if i < count else horizon
-        tr = min(res_day[s, j], horizon) if j < end else horizon
+        te = min(max(times[i, l], 0.0), p.horizon) if i < count else p.horizon
+        tr = min(p.res_day[s, j], p.horizon) if j < end else p.horizon
         nxt = min(te, tr)
         area += max(0.0, draw - res) * (nxt - t)
         t = nxt
-        if t >= horizon:
+        if t >= p.horizon:
             break
         if te <= tr:
-            draw += power_event_delta[order[i, l]]
+            draw += p.power_event_delta[order[i, l]]
             i += 1
         else:
-            res = res_kw[s, j]
+            res = p.res_kw[s, j]
             j += 1
     return area
 
 
 @jit
-def strategy_costs(span_start_node, span_start_day, span_end_node, span_end_day, span_rate,
-                   span_price_q, span_cost, res_ptr, res_day, res_kw, over_rate, over_price_q,
-                   shortfall_rate, shortfall_price_q, crew_rate, crew_price_q, lump_amount,
-                   lump_price_q, lump_cost, node_add_q, node_add_const, crew_node, n_crew_rows,
-                   power_event_node, power_event_hall, power_event_delta, hall_draw0, horizon,
-                   s, world, node_time, n, times, order, rows):
+def strategy_costs(p, s, world, node_time, n, times, order, rows):
     """rows[l, N_METRICS + k] = the costs of strategy s in lane l < n (k: definitions.COST_*),
     from its node times, its world and its shortfall metric (in rows[l]); times and order are
     scratch."""
@@ -95,64 +89,62 @@ def strategy_costs(span_start_node, span_start_day, span_end_node, span_end_day,
         for k in range(N_COSTS):
             rows[l, N_METRICS + k] = 0.0
     # 1. Spans: rate x price x the days of [start, end] inside the window.
-    for z in range(span_cost.shape[0]):
-        rate = span_rate[s, z]
+    for z in range(p.span_cost.shape[0]):
+        rate = p.span_rate[s, z]
         if rate == 0.0:
             continue
-        column = N_METRICS + span_cost[z]
-        q = span_price_q[s, z]
-        start_node, end_node = span_start_node[z], span_end_node[z]
+        column = N_METRICS + p.span_cost[z]
+        q = p.span_price_q[s, z]
+        start_node, end_node = p.span_start_node[z], p.span_end_node[z]
         for l in range(n):
-            a = node_time[start_node, l] if start_node >= 0 else span_start_day[z]
-            b = node_time[end_node, l] if end_node >= 0 else span_end_day[z]
-            width = max(0.0, clip(b, horizon) - clip(a, horizon))
+            a = node_time[start_node, l] if start_node >= 0 else p.span_start_day[z]
+            b = node_time[end_node, l] if end_node >= 0 else p.span_end_day[z]
+            width = max(0.0, clip(b, p.horizon) - clip(a, p.horizon))
             rows[l, column] += (rate * price(q, world, l)) * width
     # 2. Power over the reservation, hall by hall: the hall's power events sorted by (time,
     # event), merged with its reservation steps.
-    for h in range(over_rate.shape[0]):
-        if over_rate[h] == 0.0:
+    for h in range(p.over_rate.shape[0]):
+        if p.over_rate[h] == 0.0:
             continue
-        count = hall_power_events(power_event_node, power_event_hall, s, h, node_time, n, times,
-                                  order)
+        count = hall_power_events(p, s, h, node_time, n, times, order)
         for l in range(n):
-            area = over_area(power_event_delta, hall_draw0, res_ptr, res_day, res_kw, horizon, s,
-                             h, l, times, order, count)
+            area = over_area(p, s, h, l, times, order, count)
             rows[l, N_METRICS + COST_POWER_OVER] += \
-                (over_rate[h] * price(over_price_q[h], world, l)) * area
+                (p.over_rate[h] * price(p.over_price_q[h], world, l)) * area
     # 3. Shortfall: the shortfall metric (H100-eq x days) priced.
-    if shortfall_rate != 0.0:
+    if p.shortfall_rate != 0.0:
         for l in range(n):
             rows[l, N_METRICS + COST_SHORTFALL] = \
-                (shortfall_rate * price(shortfall_price_q, world, l)) \
+                (p.shortfall_rate * price(p.shortfall_price_q, world, l)) \
                 * rows[l, SHORTFALL_GPU_DAYS]
     # 4. Crews: engaged from the first crew row's start to the last one's finish.
-    rows_of_s = n_crew_rows[s]
-    if crew_rate[s] != 0.0 and rows_of_s > 0:
+    rows_of_s = p.n_crew_rows[s]
+    if p.crew_rate[s] != 0.0 and rows_of_s > 0:
         for l in range(n):
             first = math.inf
             last = -math.inf
             for r in range(rows_of_s):
-                v = crew_node[s, r]
+                v = p.crew_node[s, r]
                 finish = node_time[v, l]
                 d = 0.0
-                if node_add_q[s, v, 0] >= 0:
-                    d += world[node_add_q[s, v, 0], l]
-                if node_add_q[s, v, 1] >= 0:
-                    d += world[node_add_q[s, v, 1], l]
-                d += node_add_const[s, v]
+                if p.node_add_q[s, v, 0] >= 0:
+                    d += world[p.node_add_q[s, v, 0], l]
+                if p.node_add_q[s, v, 1] >= 0:
+                    d += world[p.node_add_q[s, v, 1], l]
+                d += p.node_add_const[s, v]
                 start = finish - d
                 first = min(first, start)
                 last = max(last, finish)
             rows[l, N_METRICS + COST_CREWS] = \
-                (crew_rate[s] * price(crew_price_q, world, l)) \
-                * max(0.0, clip(last, horizon) - clip(first, horizon))
+                (p.crew_rate[s] * price(p.crew_price_q, world, l)) \
+                * max(0.0, clip(last, p.horizon) - clip(first, p.horizon))
     # 5. One-offs.
-    for u in range(lump_amount.shape[0]):
-        amount = lump_amount[u]
+    for u in range(p.lump_amount.shape[0]):
+        amount = p.lump_amount[u]
         if amount == 0.0:
             continue
-        column = N_METRICS + lump_cost[u]
-        q = lump_price_q[u]
+        column = N_METRICS + p.lump_cost[u]
+        q = p.lump_price_q[u]
         for l in range(n):
             rows[l, column] += amount * price(q, world, l)
     # 6. The total: the columns after it, added in order.

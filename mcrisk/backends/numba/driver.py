@@ -36,80 +36,47 @@ LANES = 64
 
 @jit
 def simulate_block(
-        dist_kind, dist_param, dist_chance, pert_table, q_kind, q_dist, q_address, q_const,
-        q_terms_ptr, q_terms, q_burnin, burnin_dist, burnin_fail, burnin_rma_after,
-        node_base_q, node_kind, node_base_const, node_add_q, node_add_const, dep_ptr,
-        dep_idx, n_crews, block_ptr, block_node, block_wait, n_ready_blocks, block_feeds_crew,
-        crew_node, n_crew_rows, unlock_ptr, unlock_block, cap_event_node, cap_event_island,
-        cap_event_delta, cap_event_scale_q, island_cap0, power_event_node, power_event_hall,
-        power_event_delta, cap_event_order, power_event_order, n_power_checked, hall_draw0,
-        hall_cap, completion_node, baseline, horizon, largest_job, demand_day, demand_value,
-        demand_growth_q, n_costs, span_start_node, span_start_day, span_end_node, span_end_day,
-        span_rate, span_price_q, span_cost, res_ptr, res_day, res_kw, over_rate, over_price_q,
-        shortfall_rate, shortfall_price_q, crew_rate, crew_price_q, lump_amount, lump_price_q,
-        lump_cost, n_job_cols, job_size, job_share, job_order, job_step, seed_lo, seed_hi,
-        first, begin, end, metrics, world, node_times, keep_nodes, status, world_lanes,
-        node_time, waiting, crew_ready_at, crew_free, times, order, island_cap, draw_kw,
-        lane_scratch, row_ready, lane_waiting, deadlock, free_cap, visited):
+        p, seed_lo, seed_hi, first, begin, end, metrics, world, node_times, keep_nodes, status,
+        world_lanes, node_time, waiting, crew_ready_at, crew_free, times, order, island_cap,
+        draw_kw, lane_scratch, row_ready, lane_waiting, deadlock, free_cap, visited):
     """Scenarios begin .. end - 1 of the chunk, every strategy, with the given scratch: lane
     groups of up to LANES scenarios, each stage run for a whole group at once
     (world_lanes[q, l], node_time[v, l], ... hold scenario first + begin + l of a group)."""
-    n_strategies = node_kind.shape[0]
+    n_strategies = p.node_kind.shape[0]
     u1, u2, lane_out = lane_scratch[0], lane_scratch[1], lane_scratch[2]
     for group in range(begin, end, LANES):
         n = min(LANES, end - group)
         scenario0 = first + np.uint64(group)
-        sample_world(dist_kind, dist_param, dist_chance, pert_table, q_kind, q_dist,
-                     q_address, q_const, q_terms_ptr, q_terms, q_burnin, burnin_dist,
-                     burnin_fail, burnin_rma_after, seed_lo, seed_hi, scenario0, n,
-                     world_lanes, u1, u2)
+        sample_world(p, seed_lo, seed_hi, scenario0, n, world_lanes, u1, u2)
         for l in range(n):
-            for q in range(q_kind.shape[0]):
+            for q in range(p.q_kind.shape[0]):
                 world[group + l, q] = world_lanes[q, l]
         for s in range(n_strategies):
-            ok = schedule_nodes(node_base_q, node_kind, node_base_const, node_add_q,
-                                node_add_const, dep_ptr, dep_idx, n_crews, block_ptr,
-                                block_node, block_wait, n_ready_blocks, block_feeds_crew,
-                                crew_node, n_crew_rows, unlock_ptr, unlock_block, s,
-                                world_lanes, node_time, n, waiting, crew_ready_at, crew_free,
+            ok = schedule_nodes(p, s, world_lanes, node_time, n, waiting, crew_ready_at, crew_free,
                                 row_ready, lane_waiting, deadlock)
             if not ok:
                 for l in range(n):
                     status[group + l] = 1
-            sorted_events(cap_event_node, cap_event_order, s, cap_event_node.shape[0],
+            sorted_events(p.cap_event_node, p.cap_event_order, s, p.cap_event_node.shape[0],
                           node_time, n, times, order)
             for l in range(n):
-                capacity_metrics(cap_event_node, cap_event_island, cap_event_delta,
-                                 cap_event_scale_q, island_cap0, baseline, horizon,
-                                 largest_job, demand_day, demand_value, demand_growth_q,
-                                 world_lanes, l, times,
-                                 order, island_cap, metrics[group + l, s])
-            if n_job_cols > 0:
-                first_job = metrics.shape[2] - n_job_cols
+                capacity_metrics(p, world_lanes, l, times, order, island_cap, metrics[group + l, s])
+            if p.n_job_cols > 0:
+                first_job = metrics.shape[2] - p.n_job_cols
                 for l in range(n):
-                    job_metrics(cap_event_node, cap_event_island, cap_event_delta,
-                                cap_event_scale_q, island_cap0, horizon, demand_day,
-                                demand_value, demand_growth_q, job_size, job_share, job_order,
-                                job_step, world_lanes, l, times, order, island_cap, free_cap,
-                                visited, metrics[group + l, s, first_job:])
-            completion_day(completion_node, node_time, n, lane_out)
+                    job_metrics(p, world_lanes, l, times, order, island_cap, free_cap, visited,
+                                metrics[group + l, s, first_job:])
+            completion_day(p, node_time, n, lane_out)
             for l in range(n):
                 metrics[group + l, s, COMPLETION_DAY] = lane_out[l]
-            sorted_events(power_event_node, power_event_order, s, n_power_checked[s],
+            sorted_events(p.power_event_node, p.power_event_order, s, p.n_power_checked[s],
                           node_time, n, times, order)
             for l in range(n):
-                metrics[group + l, s, POWER_VIOLATION] = power_violation(
-                    power_event_hall, power_event_delta, n_power_checked, hall_draw0, hall_cap,
-                    s, l, times, order, draw_kw)
-            if n_costs > 0:
-                strategy_costs(span_start_node, span_start_day, span_end_node, span_end_day,
-                               span_rate, span_price_q, span_cost, res_ptr, res_day, res_kw,
-                               over_rate, over_price_q, shortfall_rate, shortfall_price_q,
-                               crew_rate, crew_price_q, lump_amount, lump_price_q, lump_cost,
-                               node_add_q, node_add_const, crew_node, n_crew_rows,
-                               power_event_node, power_event_hall, power_event_delta,
-                               hall_draw0, horizon, s, world_lanes, node_time, n, times,
-                               order, metrics[group:group + n, s])
+                metrics[group + l, s, POWER_VIOLATION] = power_violation(p, s, l, times, order,
+                                                                         draw_kw)
+            if p.n_costs > 0:
+                strategy_costs(p, s, world_lanes, node_time, n, times, order,
+                               metrics[group:group + n, s])
             if keep_nodes:
                 for l in range(n):
                     for v in range(node_time.shape[0]):
@@ -131,20 +98,7 @@ def _kernel(sources: str):
     """
     @entry(SOURCE_FILES, parallel=True)
     def simulate_chunk_kernel(
-            dist_kind, dist_param, dist_chance, pert_table, q_kind, q_dist, q_address, q_const,
-            q_terms_ptr, q_terms, q_burnin, burnin_dist, burnin_fail, burnin_rma_after,
-            node_base_q, node_kind, node_base_const, node_add_q, node_add_const, dep_ptr,
-            dep_idx, n_crews, block_ptr, block_node, block_wait, n_ready_blocks,
-            block_feeds_crew, crew_node, n_crew_rows, unlock_ptr, unlock_block, cap_event_node,
-            cap_event_island, cap_event_delta, cap_event_scale_q, island_cap0, power_event_node,
-            power_event_hall, power_event_delta, cap_event_order, power_event_order,
-            n_power_checked, hall_draw0, hall_cap, completion_node, baseline, horizon,
-            largest_job, demand_day, demand_value, demand_growth_q, n_costs, span_start_node,
-            span_start_day, span_end_node, span_end_day, span_rate, span_price_q, span_cost,
-            res_ptr, res_day, res_kw, over_rate, over_price_q, shortfall_rate, shortfall_price_q,
-            crew_rate, crew_price_q, lump_amount, lump_price_q, lump_cost, n_job_cols, job_size,
-            job_share, job_order, job_step, seed_lo, seed_hi, first, n_blocks, metrics, world,
-            node_times, keep_nodes, status):
+            p, seed_lo, seed_hi, first, n_blocks, metrics, world, node_times, keep_nodes, status):
         """Fill metrics[i, s, m] (the metrics, n_costs cost columns, n_job_cols job columns)
         and world[i, q] (node_times[i, s, v] if keep_nodes).
 
@@ -153,36 +107,22 @@ def _kernel(sources: str):
         """
         sources  # noqa: B018 -- a closure cell, so part of Numba's cache key (_kernel)
         count = metrics.shape[0]
-        n_nodes = node_base_q.shape[0]
-        n_events = max(cap_event_node.shape[0], power_event_node.shape[0])
+        n_nodes = p.node_base_q.shape[0]
+        n_events = max(p.cap_event_node.shape[0], p.power_event_node.shape[0])
         # Blocks of whole lane groups, so that a group is cut only at the chunk's end.
         block = ((count + n_blocks - 1) // n_blocks + LANES - 1) // LANES * LANES
         for b in nb.prange(n_blocks):
             simulate_block(
-                dist_kind, dist_param, dist_chance, pert_table, q_kind, q_dist, q_address,
-                q_const, q_terms_ptr, q_terms, q_burnin, burnin_dist, burnin_fail,
-                burnin_rma_after, node_base_q, node_kind, node_base_const, node_add_q,
-                node_add_const, dep_ptr, dep_idx, n_crews, block_ptr, block_node, block_wait,
-                n_ready_blocks, block_feeds_crew, crew_node, n_crew_rows, unlock_ptr,
-                unlock_block, cap_event_node, cap_event_island, cap_event_delta,
-                cap_event_scale_q, island_cap0, power_event_node, power_event_hall,
-                power_event_delta, cap_event_order, power_event_order, n_power_checked,
-                hall_draw0, hall_cap, completion_node, baseline, horizon, largest_job,
-                demand_day, demand_value, demand_growth_q, n_costs, span_start_node,
-                span_start_day, span_end_node, span_end_day, span_rate, span_price_q,
-                span_cost, res_ptr, res_day, res_kw, over_rate, over_price_q, shortfall_rate,
-                shortfall_price_q, crew_rate, crew_price_q, lump_amount, lump_price_q, lump_cost,
-                n_job_cols, job_size, job_share, job_order, job_step,
-                seed_lo, seed_hi, first, min(count, b * block),
+                p, seed_lo, seed_hi, first, min(count, b * block),
                 min(count, (b + 1) * block), metrics, world, node_times, keep_nodes, status,
-                np.empty((q_kind.shape[0], LANES)), np.empty((n_nodes, LANES)),
+                np.empty((p.q_kind.shape[0], LANES)), np.empty((n_nodes, LANES)),
                 np.empty(n_nodes, dtype=np.int32), np.empty((n_nodes, LANES)),
-                np.empty((max(n_crews.max(), 1), LANES)), np.empty((n_events, LANES)),
-                np.empty((n_events, LANES), dtype=np.int64), np.empty(island_cap0.shape[0]),
-                np.empty(hall_cap.shape[0]), np.empty((3, LANES)),
+                np.empty((max(p.n_crews.max(), 1), LANES)), np.empty((n_events, LANES)),
+                np.empty((n_events, LANES), dtype=np.int64), np.empty(p.island_cap0.shape[0]),
+                np.empty(p.hall_cap.shape[0]), np.empty((3, LANES)),
                 np.empty(n_nodes, dtype=np.bool_), np.empty(n_nodes, dtype=np.int32),
-                np.empty(LANES, dtype=np.bool_), np.empty(island_cap0.shape[0]),
-                np.empty(island_cap0.shape[0], dtype=np.bool_))
+                np.empty(LANES, dtype=np.bool_), np.empty(p.island_cap0.shape[0]),
+                np.empty(p.island_cap0.shape[0], dtype=np.bool_))
     return simulate_chunk_kernel
 
 
@@ -207,7 +147,7 @@ def simulate_chunk(plan: CompiledScenario, seed: int, first: int, count: int,
     node_times = np.zeros((count if keep_nodes else 1, plan.n_strategies, plan.n_nodes))
     status = np.zeros(count, dtype=np.int8)
     n_blocks = max(1, min(count, nb.get_num_threads() * 8))
-    simulate_chunk_kernel(*plan.kernel_args(), np.uint64(seed_lo), np.uint64(seed_hi),
+    simulate_chunk_kernel(plan.kernel_record(), np.uint64(seed_lo), np.uint64(seed_hi),
                           np.uint64(first), n_blocks, metrics, world, node_times,
                           keep_nodes, status)
     if status.any():

@@ -59,48 +59,46 @@ def positive_area(lo, hi, f_lo, f_hi):
 
 
 @jit_inline
-def demand_point(demand_day, demand_value, demand_growth_q, world, l, k):
+def demand_point(p, world, l, k):
     """Demand point k's H100-eq in lane l: demand_value[k] where its growth quantity is -1,
     else demand_value[k] x (1 + g)^(day / 365) for the lane's growth g (libm's pow)."""
-    q = demand_growth_q[k]
+    q = p.demand_growth_q[k]
     if q < 0:
-        return demand_value[k]
-    return demand_value[k] * math.pow(1.0 + world[q, l], demand_day[k] / 365.0)
+        return p.demand_value[k]
+    return p.demand_value[k] * math.pow(1.0 + world[q, l], p.demand_day[k] / 365.0)
 
 
 @jit_inline
-def demand_on_segment(demand_day, demand_value, demand_growth_q, world, l, k, t):
+def demand_on_segment(p, world, l, k, t):
     """D(t) in lane l for t in demand segment k: k = 0 before the first point, k = n after
     the last, else the line from point k - 1 to point k."""
-    n = demand_day.shape[0]
+    n = p.demand_day.shape[0]
     if k == 0:
-        return demand_point(demand_day, demand_value, demand_growth_q, world, l, 0)
+        return demand_point(p, world, l, 0)
     if k == n:
-        return demand_point(demand_day, demand_value, demand_growth_q, world, l, n - 1)
-    left = demand_point(demand_day, demand_value, demand_growth_q, world, l, k - 1)
-    right = demand_point(demand_day, demand_value, demand_growth_q, world, l, k)
-    slope = (right - left) / (demand_day[k] - demand_day[k - 1])
-    return left + (t - demand_day[k - 1]) * slope
+        return demand_point(p, world, l, n - 1)
+    left = demand_point(p, world, l, k - 1)
+    right = demand_point(p, world, l, k)
+    slope = (right - left) / (p.demand_day[k] - p.demand_day[k - 1])
+    return left + (t - p.demand_day[k - 1]) * slope
 
 
 @jit_inline
-def shortfall_area(demand_day, demand_value, demand_growth_q, world, l, lo, hi, capacity, k):
+def shortfall_area(p, world, l, lo, hi, capacity, k):
     """Integral over [lo, hi] of max(0, D(t) - capacity) in lane l, splitting at demand knots.
 
     k is the demand segment holding lo or before it; returns (area, segment holding hi).
     Performance shortcut: intervals arrive in time order, so the segment only moves forward.
     """
-    n = demand_day.shape[0]
-    while k < n and demand_day[k] <= lo:
+    n = p.demand_day.shape[0]
+    while k < n and p.demand_day[k] <= lo:
         k += 1
     total = 0.0
     a = lo
     while True:
-        b = hi if k == n else min(hi, demand_day[k])
-        f_a = demand_on_segment(demand_day, demand_value, demand_growth_q, world, l, k,
-                                a) - capacity
-        f_b = demand_on_segment(demand_day, demand_value, demand_growth_q, world, l, k,
-                                b) - capacity
+        b = hi if k == n else min(hi, p.demand_day[k])
+        f_a = demand_on_segment(p, world, l, k, a) - capacity
+        f_b = demand_on_segment(p, world, l, k, b) - capacity
         total += positive_area(a, b, f_a, f_b)
         if b >= hi:
             return total, k
@@ -122,35 +120,32 @@ def sorted_events(event_node, event_order, s, count, node_time, n, times, order)
 
 
 @jit_inline
-def capacity_metrics(cap_event_node, cap_event_island, cap_event_delta, cap_event_scale_q,
-                     island_cap0, baseline, horizon, largest_job, demand_day, demand_value,
-                     demand_growth_q, world, l, times, order, island_cap, out):
+def capacity_metrics(p, world, l, times, order, island_cap, out):
     """The capacity metrics of lane l into its row of metrics, out[TROUGH_DEPTH],
     out[TROUGH_DAYS], out[SHORTFALL_GPU_DAYS] and out[HOMELESS_DAYS], from its sorted capacity
     events (sorted_events)."""
-    n_events = cap_event_node.shape[0]
-    n_islands = island_cap0.shape[0]
+    n_events = p.cap_event_node.shape[0]
+    n_islands = p.island_cap0.shape[0]
     capacity = 0.0
     for i in range(n_islands):
-        island_cap[i] = island_cap0[i]
-        capacity += island_cap0[i]
+        island_cap[i] = p.island_cap0[i]
+        capacity += p.island_cap0[i]
     depth = 0.0
     trough_days = 0.0
     shortfall = 0.0
     homeless_days = 0.0
     lo = 0.0
     segment = 0
-    below_limit = baseline - REL_EPS * baseline
-    job_limit = largest_job - REL_EPS * max(largest_job, 1.0)
+    below_limit = p.baseline - REL_EPS * p.baseline
+    job_limit = p.largest_job - REL_EPS * max(p.largest_job, 1.0)
     for j in range(n_events + 1):
-        hi = horizon if j == n_events else min(max(times[j, l], 0.0), horizon)
+        hi = p.horizon if j == n_events else min(max(times[j, l], 0.0), p.horizon)
         width = hi - lo
         if width > 0.0:
-            depth = max(depth, baseline - capacity)
+            depth = max(depth, p.baseline - capacity)
             if capacity < below_limit:
                 trough_days += width
-            area, segment = shortfall_area(demand_day, demand_value, demand_growth_q, world,
-                                           l, lo, hi, capacity, segment)
+            area, segment = shortfall_area(p, world, l, lo, hi, capacity, segment)
             shortfall += area
             largest = -math.inf
             for i in range(n_islands):
@@ -158,24 +153,24 @@ def capacity_metrics(cap_event_node, cap_event_island, cap_event_delta, cap_even
             if largest < job_limit:
                 homeless_days += width
             lo = hi
-        if hi >= horizon:
+        if hi >= p.horizon:
             break       # performance: what later events change, no metric reads
         k = order[j, l]
-        delta = cap_event_delta[k]
-        if cap_event_scale_q[k] >= 0:
-            delta *= world[cap_event_scale_q[k], l]
-        island_cap[cap_event_island[k]] += delta
+        delta = p.cap_event_delta[k]
+        if p.cap_event_scale_q[k] >= 0:
+            delta *= world[p.cap_event_scale_q[k], l]
+        island_cap[p.cap_event_island[k]] += delta
         capacity = 0.0
         for i in range(n_islands):
             capacity += island_cap[i]
-    out[TROUGH_DEPTH] = depth if depth > REL_EPS * baseline else 0.0
+    out[TROUGH_DEPTH] = depth if depth > REL_EPS * p.baseline else 0.0
     out[TROUGH_DAYS] = trough_days
     out[SHORTFALL_GPU_DAYS] = shortfall
     out[HOMELESS_DAYS] = homeless_days
 
 
 @jit_inline
-def pack_jobs(job_size, job_share, job_order, demand, island_cap, free_cap, visited):
+def pack_jobs(p, demand, island_cap, free_cap, visited):
     """H100-eq of `demand` the packing rule places into islands of capacities island_cap:
     classes in job_order, each a fluid share x demand of jobs of its size; the islands
     visited by descending free capacity (ties: island order), each taking whole-job slots
@@ -184,11 +179,11 @@ def pack_jobs(job_size, job_share, job_order, demand, island_cap, free_cap, visi
     for i in range(n_islands):
         free_cap[i] = island_cap[i]
     placed = 0.0
-    for o in range(job_order.shape[0]):
-        j = job_order[o]
-        size = job_size[j]
+    for o in range(p.job_order.shape[0]):
+        j = p.job_order[o]
+        size = p.job_size[j]
         slack = REL_EPS * max(size, 1.0)
-        left = job_share[j] * demand
+        left = p.job_share[j] * demand
         for i in range(n_islands):
             visited[i] = False
         for _ in range(n_islands):
@@ -206,28 +201,25 @@ def pack_jobs(job_size, job_share, job_order, demand, island_cap, free_cap, visi
 
 
 @jit_inline
-def job_metrics(cap_event_node, cap_event_island, cap_event_delta, cap_event_scale_q,
-                island_cap0, horizon, demand_day, demand_value, demand_growth_q, job_size,
-                job_share, job_order, job_step, world, l, times, order, island_cap, free_cap,
-                visited, out):
+def job_metrics(p, world, l, times, order, island_cap, free_cap, visited, out):
     """out[UNSERVABLE_GPU_DAYS] = unservable_gpu_days, out[JOB_HOMELESS_DAYS + j] =
     homeless_days of job class j (out: the job columns of lane l's row), from its sorted
     capacity events (sorted_events): homeless days exact over the capacity intervals,
     unservable demand the midpoint rule on cells of job_step days, each cell's midpoint taken
     in the interval that holds it."""
-    n_events = cap_event_node.shape[0]
-    n_islands = island_cap0.shape[0]
-    n_jobs = job_size.shape[0]
-    n_demand = demand_day.shape[0]
+    n_events = p.cap_event_node.shape[0]
+    n_islands = p.island_cap0.shape[0]
+    n_jobs = p.job_size.shape[0]
+    n_demand = p.demand_day.shape[0]
     for i in range(n_islands):
-        island_cap[i] = island_cap0[i]
+        island_cap[i] = p.island_cap0[i]
     for c in range(JOB_HOMELESS_DAYS + n_jobs):
         out[c] = 0.0
     lo = 0.0
     cell = 0
     segment = 0
     for j in range(n_events + 1):
-        hi = horizon if j == n_events else min(max(times[j, l], 0.0), horizon)
+        hi = p.horizon if j == n_events else min(max(times[j, l], 0.0), p.horizon)
         width = hi - lo
         if width > 0.0:
             largest = -math.inf
@@ -236,65 +228,62 @@ def job_metrics(cap_event_node, cap_event_island, cap_event_delta, cap_event_sca
                 largest = max(largest, island_cap[i])
                 capacity += island_cap[i]
             for k in range(n_jobs):
-                if largest < job_size[k] - REL_EPS * max(job_size[k], 1.0):
+                if largest < p.job_size[k] - REL_EPS * max(p.job_size[k], 1.0):
                     out[JOB_HOMELESS_DAYS + k] += width
             packed = -1.0       # performance: the demand last packed on these capacities
             placed = 0.0
-            while cell * job_step < horizon:
-                cell_lo = cell * job_step
-                cell_hi = min((cell + 1) * job_step, horizon)
+            while cell * p.job_step < p.horizon:
+                cell_lo = cell * p.job_step
+                cell_hi = min((cell + 1) * p.job_step, p.horizon)
                 mid = 0.5 * (cell_lo + cell_hi)
                 if not mid < hi:
                     break
-                while segment < n_demand and demand_day[segment] <= mid:
+                while segment < n_demand and p.demand_day[segment] <= mid:
                     segment += 1
-                demand = demand_on_segment(demand_day, demand_value, demand_growth_q, world, l,
-                                           segment, mid)
+                demand = demand_on_segment(p, world, l, segment, mid)
                 if demand != packed:        # else the same packing as the cell before
-                    placed = pack_jobs(job_size, job_share, job_order, demand, island_cap,
-                                       free_cap, visited)
+                    placed = pack_jobs(p, demand, island_cap, free_cap, visited)
                     packed = demand
                 out[UNSERVABLE_GPU_DAYS] += \
                     max(0.0, min(demand, capacity) - placed) * (cell_hi - cell_lo)
                 cell += 1
             lo = hi
-        if hi >= horizon:
+        if hi >= p.horizon:
             break       # every cell's midpoint is below the horizon
         k = order[j, l]
-        delta = cap_event_delta[k]
-        if cap_event_scale_q[k] >= 0:
-            delta *= world[cap_event_scale_q[k], l]
-        island_cap[cap_event_island[k]] += delta
+        delta = p.cap_event_delta[k]
+        if p.cap_event_scale_q[k] >= 0:
+            delta *= world[p.cap_event_scale_q[k], l]
+        island_cap[p.cap_event_island[k]] += delta
 
 
 @jit_inline
-def power_violation(power_event_hall, power_event_delta, n_power_checked, hall_draw0,
-                    hall_cap, s, l, times, order, draw):
+def power_violation(p, s, l, times, order, draw):
     """1.0 if a hall's draw exceeds its cap at any time in lane l (its sorted power events,
     sorted_events; not only before the horizon), else 0.0."""
-    n_events = n_power_checked[s]
-    for h in range(hall_cap.shape[0]):
-        draw[h] = hall_draw0[h]
-        if draw[h] > hall_cap[h] + REL_EPS * hall_cap[h]:
+    n_events = p.n_power_checked[s]
+    for h in range(p.hall_cap.shape[0]):
+        draw[h] = p.hall_draw0[h]
+        if draw[h] > p.hall_cap[h] + REL_EPS * p.hall_cap[h]:
             return 1.0
     for j in range(n_events):
         k = order[j, l]
-        draw[power_event_hall[s, k]] += power_event_delta[k]
+        draw[p.power_event_hall[s, k]] += p.power_event_delta[k]
         group_end = j == n_events - 1 or times[j + 1, l] != times[j, l]
         if group_end:
-            for h in range(hall_cap.shape[0]):
-                if draw[h] > hall_cap[h] + REL_EPS * hall_cap[h]:
+            for h in range(p.hall_cap.shape[0]):
+                if draw[h] > p.hall_cap[h] + REL_EPS * p.hall_cap[h]:
                     return 1.0
     return 0.0
 
 
 @jit_inline
-def completion_day(completion_node, node_time, n, out):
+def completion_day(p, node_time, n, out):
     """out[l] = the latest time of the completion nodes in lane l, l < n."""
     for l in range(n):
         out[l] = -math.inf
-    for k in range(completion_node.shape[0]):
-        v = completion_node[k]
+    for k in range(p.completion_node.shape[0]):
+        v = p.completion_node[k]
         for l in range(n):
             x = node_time[v, l]
             out[l] = x if x > out[l] else out[l]    # max(out[l], x), as Numba's builtin

@@ -20,100 +20,92 @@ from ...core.jit import jit, jit_inline
 
 
 @jit_inline
-def _node_start(node_base_q, node_base_const, dep_ptr, dep_idx, s, v, world, node_time, l):
+def _node_start(p, s, v, world, node_time, l):
     """The day node v can start in lane l: its base day, base quantity and deps' times."""
-    start = node_base_const[s, v]
-    if node_base_q[v] >= 0:
-        start = max(start, world[node_base_q[v], l])
-    for j in range(dep_ptr[s, v], dep_ptr[s, v + 1]):
-        start = max(start, node_time[dep_idx[s, j], l])
+    start = p.node_base_const[s, v]
+    if p.node_base_q[v] >= 0:
+        start = max(start, world[p.node_base_q[v], l])
+    for j in range(p.dep_ptr[s, v], p.dep_ptr[s, v + 1]):
+        start = max(start, node_time[p.dep_idx[s, j], l])
     return start
 
 
 @jit_inline
-def _node_time(node_add_q, node_add_const, s, v, world, start, l):
-    t = start + node_add_const[s, v]
+def _node_time(p, s, v, world, start, l):
+    t = start + p.node_add_const[s, v]
     for j in range(2):
-        q = node_add_q[s, v, j]
+        q = p.node_add_q[s, v, j]
         if q >= 0:
             t += world[q, l]
     return t
 
 
 @jit_inline
-def _start_lanes(node_base_q, node_base_const, dep_ptr, dep_idx, s, v, world, node_time, n,
-                 out):
+def _start_lanes(p, s, v, world, node_time, n, out):
     """out[l] = _node_start(..., l) for l < n, in the same order of maxima."""
-    start = node_base_const[s, v]
+    start = p.node_base_const[s, v]
     for l in range(n):
         out[l] = start
-    q = node_base_q[v]
+    q = p.node_base_q[v]
     if q >= 0:
         for l in range(n):
             x = world[q, l]
             out[l] = x if x > out[l] else out[l]     # max(out[l], x), as Numba's builtin
-    for j in range(dep_ptr[s, v], dep_ptr[s, v + 1]):
-        d = dep_idx[s, j]
+    for j in range(p.dep_ptr[s, v], p.dep_ptr[s, v + 1]):
+        d = p.dep_idx[s, j]
         for l in range(n):
             x = node_time[d, l]
             out[l] = x if x > out[l] else out[l]
 
 
 @jit_inline
-def _time_lanes(node_add_q, node_add_const, s, v, world, n, t):
+def _time_lanes(p, s, v, world, n, t):
     """t[l] = _node_time(..., t[l], l) for l < n: the starts in t become the times."""
-    c = node_add_const[s, v]
+    c = p.node_add_const[s, v]
     for l in range(n):
         t[l] = t[l] + c
     for j in range(2):
-        q = node_add_q[s, v, j]
+        q = p.node_add_q[s, v, j]
         if q >= 0:
             for l in range(n):
                 t[l] += world[q, l]
 
 
-@jit
-def _time_block(node_base_q, node_kind, node_base_const, node_add_q, node_add_const, dep_ptr,
-                dep_idx, block_ptr, block_node, s, b, world, node_time, n, crew_ready_at):
+@jit_inline
+def _time_block(p, s, b, world, node_time, n, crew_ready_at):
     """Block b's deps are all timed in every lane: a crew row gets its ready times (fixed from
     now on) to compete for a crew; other nodes get their times, in order. Returns how many
-    nodes it timed. (Callers pass b as int64: one compiled signature.)"""
-    first = block_ptr[s, b]
-    v = block_node[s, first]
-    if node_kind[s, v] == NODE_CREW:
-        _start_lanes(node_base_q, node_base_const, dep_ptr, dep_idx, s, v, world, node_time,
-                     n, crew_ready_at[v])
+    nodes it timed. (Callers pass b as int64: one compiled signature. Inlined: called block
+    by block, and a call would pass the record p by value: jit.py.)"""
+    first = p.block_ptr[s, b]
+    v = p.block_node[s, first]
+    if p.node_kind[s, v] == NODE_CREW:
+        _start_lanes(p, s, v, world, node_time, n, crew_ready_at[v])
         return 0
-    for j in range(first, block_ptr[s, b + 1]):
-        v = block_node[s, j]
-        _start_lanes(node_base_q, node_base_const, dep_ptr, dep_idx, s, v, world, node_time,
-                     n, node_time[v])
-        _time_lanes(node_add_q, node_add_const, s, v, world, n, node_time[v])
-    return block_ptr[s, b + 1] - first
+    for j in range(first, p.block_ptr[s, b + 1]):
+        v = p.block_node[s, j]
+        _start_lanes(p, s, v, world, node_time, n, node_time[v])
+        _time_lanes(p, s, v, world, n, node_time[v])
+    return p.block_ptr[s, b + 1] - first
 
 
 @jit_inline
-def _time_block_lane(node_base_q, node_kind, node_base_const, node_add_q, node_add_const,
-                     dep_ptr, dep_idx, block_ptr, block_node, s, b, world, node_time,
-                     crew_ready_at, l):
+def _time_block_lane(p, s, b, world, node_time, crew_ready_at, l):
     """_time_block in lane l alone."""
-    first = block_ptr[s, b]
-    v = block_node[s, first]
-    if node_kind[s, v] == NODE_CREW:
-        crew_ready_at[v, l] = _node_start(node_base_q, node_base_const, dep_ptr, dep_idx, s,
-                                          v, world, node_time, l)
+    first = p.block_ptr[s, b]
+    v = p.block_node[s, first]
+    if p.node_kind[s, v] == NODE_CREW:
+        crew_ready_at[v, l] = _node_start(p, s, v, world, node_time, l)
         return 0
-    for j in range(first, block_ptr[s, b + 1]):
-        v = block_node[s, j]
-        start = _node_start(node_base_q, node_base_const, dep_ptr, dep_idx, s, v, world,
-                            node_time, l)
-        node_time[v, l] = _node_time(node_add_q, node_add_const, s, v, world, start, l)
-    return block_ptr[s, b + 1] - first
+    for j in range(first, p.block_ptr[s, b + 1]):
+        v = p.block_node[s, j]
+        start = _node_start(p, s, v, world, node_time, l)
+        node_time[v, l] = _node_time(p, s, v, world, start, l)
+    return p.block_ptr[s, b + 1] - first
 
 
 @jit_inline
-def _give_crew(node_add_q, node_add_const, crews, s, v, world, node_time, ready, crew_free,
-               l):
+def _give_crew(p, crews, s, v, world, node_time, ready, crew_free, l):
     """Crew row v, ready at `ready`, gets the crew free first in lane l (the lowest-numbered
     of equals; strategy s has `crews` of them): node_time[v, l] and that crew's next free
     day."""
@@ -122,56 +114,47 @@ def _give_crew(node_add_q, node_add_const, crews, s, v, world, node_time, ready,
         if crew_free[c, l] < crew_free[crew, l]:
             crew = c
     begin = max(ready, crew_free[crew, l])
-    node_time[v, l] = _node_time(node_add_q, node_add_const, s, v, world, begin, l)
+    node_time[v, l] = _node_time(p, s, v, world, begin, l)
     crew_free[crew, l] = node_time[v, l]
 
 
 @jit_inline
-def _crews_by_lane(node_base_q, node_kind, node_base_const, node_add_q, node_add_const,
-                   dep_ptr, dep_idx, crews, block_ptr, block_node, block_feeds_crew,
-                   crew_node, n_crew_rows, unlock_ptr, unlock_block, s, world, node_time,
-                   waiting, crew_ready_at, crew_free, lane_waiting, l, n_done):
+def _crews_by_lane(p, crews, s, world, node_time, waiting, crew_ready_at, crew_free, lane_waiting,
+                   l, n_done):
     """The reference's crew loop in lane l, from where the lanes parted: the earliest-ready
     row whose deps are all timed gets a crew, and the blocks waiting for it are timed once
     freed, except those no crew row waits for (left to schedule_nodes). Returns n_done plus
     the nodes lane l timed or freed."""
-    n_rows = n_crew_rows[s]
-    for j in range(unlock_ptr[s, 0], unlock_ptr[s, n_rows]):
-        lane_waiting[unlock_block[s, j]] = waiting[unlock_block[s, j]]
+    n_rows = p.n_crew_rows[s]
+    for j in range(p.unlock_ptr[s, 0], p.unlock_ptr[s, n_rows]):
+        lane_waiting[p.unlock_block[s, j]] = waiting[p.unlock_block[s, j]]
     while True:
         # The next row for a crew: the earliest-ready among rows whose deps are all timed.
         pick = -1
         picked_ready = math.inf
         for r in range(n_rows):
-            ready = crew_ready_at[crew_node[s, r], l]
+            ready = crew_ready_at[p.crew_node[s, r], l]
             if ready < picked_ready:
                 pick, picked_ready = r, ready
         if pick < 0:
             return n_done
-        v = crew_node[s, pick]
+        v = p.crew_node[s, pick]
         crew_ready_at[v, l] = math.inf
-        _give_crew(node_add_q, node_add_const, crews, s, v, world, node_time, picked_ready,
-                   crew_free, l)
+        _give_crew(p, crews, s, v, world, node_time, picked_ready, crew_free, l)
         n_done += 1
-        for j in range(unlock_ptr[s, pick], unlock_ptr[s, pick + 1]):
-            b = unlock_block[s, j]
+        for j in range(p.unlock_ptr[s, pick], p.unlock_ptr[s, pick + 1]):
+            b = p.unlock_block[s, j]
             lane_waiting[b] -= 1
             if lane_waiting[b] == 0:
-                if block_feeds_crew[s, b]:
-                    n_done += _time_block_lane(node_base_q, node_kind, node_base_const,
-                                               node_add_q, node_add_const, dep_ptr, dep_idx,
-                                               block_ptr, block_node, s, b, world, node_time,
-                                               crew_ready_at, l)
+                if p.block_feeds_crew[s, b]:
+                    n_done += _time_block_lane(p, s, b, world, node_time, crew_ready_at, l)
                 else:
-                    n_done += block_ptr[s, b + 1] - block_ptr[s, b]
+                    n_done += p.block_ptr[s, b + 1] - p.block_ptr[s, b]
 
 
 @jit
-def schedule_nodes(node_base_q, node_kind, node_base_const, node_add_q, node_add_const,
-                   dep_ptr, dep_idx, n_crews, block_ptr, block_node, block_wait,
-                   n_ready_blocks, block_feeds_crew, crew_node, n_crew_rows, unlock_ptr,
-                   unlock_block, s, world, node_time, n, waiting, crew_ready_at, crew_free,
-                   row_ready, lane_waiting, deadlock):
+def schedule_nodes(p, s, world, node_time, n, waiting, crew_ready_at, crew_free, row_ready,
+                   lane_waiting, deadlock):
     """node_time[v, l] of strategy s for l < n; False on a deadlock in some lane (ruled out by
     validation).
 
@@ -181,21 +164,19 @@ def schedule_nodes(node_base_q, node_kind, node_base_const, node_add_q, node_add
     it shares with s are in no block. row_ready[v] (crew row v has its ready times and no
     crew yet) and waiting[b] are the same in every lane until the lanes part.
     """
-    n_rows = n_crew_rows[s]
-    crews = n_crews[s]
+    n_rows = p.n_crew_rows[s]
+    crews = p.n_crews[s]
     for r in range(n_rows):
-        row_ready[crew_node[s, r]] = 0
+        row_ready[p.crew_node[s, r]] = 0
         for l in range(n):
-            crew_ready_at[crew_node[s, r], l] = math.inf
-    for j in range(unlock_ptr[s, 0], unlock_ptr[s, n_rows]):
-        waiting[unlock_block[s, j]] = block_wait[s, unlock_block[s, j]]
+            crew_ready_at[p.crew_node[s, r], l] = math.inf
+    for j in range(p.unlock_ptr[s, 0], p.unlock_ptr[s, n_rows]):
+        waiting[p.unlock_block[s, j]] = p.block_wait[s, p.unlock_block[s, j]]
     n_done = 0
-    for b in range(n_ready_blocks[s]):
-        n_done += _time_block(node_base_q, node_kind, node_base_const, node_add_q,
-                              node_add_const, dep_ptr, dep_idx, block_ptr, block_node, s,
-                              np.int64(b), world, node_time, n, crew_ready_at)
-        v = block_node[s, block_ptr[s, b]]
-        row_ready[v] = node_kind[s, v] == NODE_CREW
+    for b in range(p.n_ready_blocks[s]):
+        n_done += _time_block(p, s, np.int64(b), world, node_time, n, crew_ready_at)
+        v = p.block_node[s, p.block_ptr[s, b]]
+        row_ready[v] = p.node_kind[s, v] == NODE_CREW
     for l in range(n):
         deadlock[l] = False
         for c in range(crews):
@@ -205,49 +186,39 @@ def schedule_nodes(node_base_q, node_kind, node_base_const, node_add_q, node_add
         n_open = 0
         pick = -1
         for r in range(n_rows):
-            if row_ready[crew_node[s, r]]:
+            if row_ready[p.crew_node[s, r]]:
                 n_open += 1
                 pick = r
         if n_open != 1:
             break
-        v = crew_node[s, pick]
+        v = p.crew_node[s, pick]
         row_ready[v] = False
         for l in range(n):
             ready = crew_ready_at[v, l]
             crew_ready_at[v, l] = math.inf
             deadlock[l] |= not ready < math.inf     # the reference finds no row to pick
-            _give_crew(node_add_q, node_add_const, crews, s, v, world, node_time, ready,
-                       crew_free, l)
+            _give_crew(p, crews, s, v, world, node_time, ready, crew_free, l)
         n_done += 1
-        for j in range(unlock_ptr[s, pick], unlock_ptr[s, pick + 1]):
-            b = unlock_block[s, j]
+        for j in range(p.unlock_ptr[s, pick], p.unlock_ptr[s, pick + 1]):
+            b = p.unlock_block[s, j]
             waiting[b] -= 1
             if waiting[b] == 0:
-                n_done += _time_block(node_base_q, node_kind, node_base_const, node_add_q,
-                                      node_add_const, dep_ptr, dep_idx, block_ptr,
-                                      block_node, s, np.int64(b), world, node_time, n,
-                                      crew_ready_at)
-                w = block_node[s, block_ptr[s, b]]
-                row_ready[w] = node_kind[s, w] == NODE_CREW
-    total = block_ptr[s, block_ptr.shape[1] - 1]           # every node in a block
+                n_done += _time_block(p, s, np.int64(b), world, node_time, n, crew_ready_at)
+                w = p.block_node[s, p.block_ptr[s, b]]
+                row_ready[w] = p.node_kind[s, w] == NODE_CREW
+    total = p.block_ptr[s, p.block_ptr.shape[1] - 1]       # every node in a block
     ok = True
     for l in range(n):
         lane_done = n_done
         if n_open > 1:                                     # the lanes part
-            lane_done = _crews_by_lane(node_base_q, node_kind, node_base_const, node_add_q,
-                                       node_add_const, dep_ptr, dep_idx, crews, block_ptr,
-                                       block_node, block_feeds_crew, crew_node, n_crew_rows,
-                                       unlock_ptr, unlock_block, s, world, node_time,
-                                       waiting, crew_ready_at, crew_free, lane_waiting, l,
-                                       n_done)
+            lane_done = _crews_by_lane(p, crews, s, world, node_time, waiting, crew_ready_at,
+                                       crew_free, lane_waiting, l, n_done)
         ok &= lane_done == total and not deadlock[l]
     if n_open > 1:
         # The blocks no crew row waits for, freed in every lane by now, in dependency order.
-        for b in range(n_ready_blocks[s], block_ptr.shape[1] - 1):
-            if block_ptr[s, b] == block_ptr[s, b + 1]:
+        for b in range(p.n_ready_blocks[s], p.block_ptr.shape[1] - 1):
+            if p.block_ptr[s, b] == p.block_ptr[s, b + 1]:
                 break
-            if waiting[b] > 0 and not block_feeds_crew[s, b]:
-                _time_block(node_base_q, node_kind, node_base_const, node_add_q,
-                            node_add_const, dep_ptr, dep_idx, block_ptr, block_node, s,
-                            np.int64(b), world, node_time, n, crew_ready_at)
+            if waiting[b] > 0 and not p.block_feeds_crew[s, b]:
+                _time_block(p, s, np.int64(b), world, node_time, n, crew_ready_at)
     return ok

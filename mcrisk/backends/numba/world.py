@@ -14,24 +14,26 @@ import numpy as np
 from ...core.definitions import (MAX_BURNIN_ATTEMPTS, Q_ATTEMPTS, Q_BURNIN, Q_EARLY, Q_OUT,
                                  Q_SAMPLE, Q_SOAK, Q_SUM)
 from .distributions import draw, draw_lanes
-from ...core.jit import jit
+from ...core.jit import jit, jit_inline
 from .random import uniforms, uniforms_lanes
 
 
-@jit
-def burn_in_days(dist_kind, dist_param, dist_chance, pert_table, q_address, q_burnin,
-                 burnin_dist, burnin_fail, burnin_rma_after, q, seed_lo, seed_hi, scenario):
-    b = q_burnin[q]
-    attempt_dist, fix_dist, rma_dist = burnin_dist[b, 0], burnin_dist[b, 1], burnin_dist[b, 2]
-    fail_first, fail_retry = burnin_fail[b, 0], burnin_fail[b, 1]
-    rma_after = burnin_rma_after[b]
-    a_attempt, a_outcome = q_address[q, 0], q_address[q, 1]
-    a_fix, a_rma = q_address[q, 2], q_address[q, 3]
+@jit_inline
+def burn_in_days(p, q, seed_lo, seed_hi, scenario):
+    """The burn-in days and attempts of quantity q in one scenario (inlined: called lane by
+    lane, and a call would pass the record p by value: jit.py)."""
+    b = p.q_burnin[q]
+    attempt_dist, fix_dist = p.burnin_dist[b, 0], p.burnin_dist[b, 1]
+    rma_dist = p.burnin_dist[b, 2]
+    fail_first, fail_retry = p.burnin_fail[b, 0], p.burnin_fail[b, 1]
+    rma_after = p.burnin_rma_after[b]
+    a_attempt, a_outcome = p.q_address[q, 0], p.q_address[q, 1]
+    a_fix, a_rma = p.q_address[q, 2], p.q_address[q, 3]
     days = 0.0
     fails_in_row = 0
     rma_count = 0
     for k in range(MAX_BURNIN_ATTEMPTS):
-        days += draw(dist_kind, dist_param, dist_chance, pert_table, attempt_dist,
+        days += draw(p.dist_kind, p.dist_param, p.dist_chance, p.pert_table, attempt_dist,
                      seed_lo, seed_hi, scenario, a_attempt, k)
         u_outcome, _ = uniforms(seed_lo, seed_hi, scenario, a_outcome, k)
         p_fail = fail_first if fails_in_row == 0 else fail_retry
@@ -39,105 +41,96 @@ def burn_in_days(dist_kind, dist_param, dist_chance, pert_table, q_address, q_bu
             return days, k + 1.0
         fails_in_row += 1
         if fails_in_row == rma_after:
-            days += draw(dist_kind, dist_param, dist_chance, pert_table, rma_dist,
+            days += draw(p.dist_kind, p.dist_param, p.dist_chance, p.pert_table, rma_dist,
                          seed_lo, seed_hi, scenario, a_rma, rma_count)
             rma_count += 1
             fails_in_row = 0
         else:
-            days += draw(dist_kind, dist_param, dist_chance, pert_table, fix_dist,
+            days += draw(p.dist_kind, p.dist_param, p.dist_chance, p.pert_table, fix_dist,
                          seed_lo, seed_hi, scenario, a_fix, k)
     return math.inf, float(MAX_BURNIN_ATTEMPTS)
 
 
 @jit
-def burn_in_lanes(dist_kind, dist_param, dist_chance, pert_table, q_address, q_burnin,
-                  burnin_dist, burnin_fail, burnin_rma_after, q, seed_lo, seed_hi, scenario0,
-                  n, world, u1, u2):
+def burn_in_lanes(p, q, seed_lo, seed_hi, scenario0, n, world, u1, u2):
     """world[q, l], world[q + 1, l] = burn_in_days(..., scenario0 + l) for l < n.
 
     Performance: the first attempt, which passes in most scenarios, for every lane at once;
     a lane whose first attempt fails is redone by burn_in_days from the start (the same
     draws at the same addresses, so the same days).
     """
-    b = q_burnin[q]
-    draw_lanes(dist_kind, dist_param, dist_chance, pert_table, burnin_dist[b, 0], seed_lo,
-               seed_hi, scenario0, n, q_address[q, 0], 0, u1, u2, world[q])
+    b = p.q_burnin[q]
+    draw_lanes(p.dist_kind, p.dist_param, p.dist_chance, p.pert_table, p.burnin_dist[b, 0],
+               seed_lo, seed_hi, scenario0, n, p.q_address[q, 0], 0, u1, u2, world[q])
     for l in range(n):
         world[q, l] = 0.0 + world[q, l]         # burn_in_days' days = 0.0; days += draw
         world[q + 1, l] = 1.0
-    uniforms_lanes(seed_lo, seed_hi, scenario0, n, q_address[q, 1], 0, u1, u2)
-    fail_first = burnin_fail[b, 0]
+    uniforms_lanes(seed_lo, seed_hi, scenario0, n, p.q_address[q, 1], 0, u1, u2)
+    fail_first = p.burnin_fail[b, 0]
     for l in range(n):
         if u1[l] < fail_first:
-            world[q, l], world[q + 1, l] = burn_in_days(
-                dist_kind, dist_param, dist_chance, pert_table, q_address, q_burnin,
-                burnin_dist, burnin_fail, burnin_rma_after, q, seed_lo, seed_hi,
-                scenario0 + np.uint64(l))
+            world[q, l], world[q + 1, l] = burn_in_days(p, q, seed_lo, seed_hi,
+                                                        scenario0 + np.uint64(l))
 
 
 @jit
-def early_failure_lanes(dist_kind, dist_param, dist_chance, pert_table, q_dist, q_address,
-                        q_terms_ptr, q_terms, q, seed_lo, seed_hi, scenario0, n, world, u1, u2):
+def early_failure_lanes(p, q, seed_lo, seed_hi, scenario0, n, world, u1, u2):
     """world[q, l]: Q_EARLY, the service age at the unit's early failure, +inf when none
     (numpy/world.py's early_failure_age)."""
-    draw_lanes(dist_kind, dist_param, dist_chance, pert_table, q_dist[q], seed_lo, seed_hi,
-               scenario0, n, q_address[q, 1], 0, u1, u2, world[q])
-    uniforms_lanes(seed_lo, seed_hi, scenario0, n, q_address[q, 0], 0, u1, u2)
-    first = q_terms_ptr[q]
-    has_attempts = q_terms_ptr[q + 1] - first == 3
+    draw_lanes(p.dist_kind, p.dist_param, p.dist_chance, p.pert_table, p.q_dist[q], seed_lo,
+               seed_hi, scenario0, n, p.q_address[q, 1], 0, u1, u2, world[q])
+    uniforms_lanes(seed_lo, seed_hi, scenario0, n, p.q_address[q, 0], 0, u1, u2)
+    first = p.q_terms_ptr[q]
+    has_attempts = p.q_terms_ptr[q + 1] - first == 3
     for l in range(n):
-        failures = world[q_terms[first + 2], l] - 1.0 if has_attempts else 0.0
-        chance = world[q_terms[first], l] if failures == 0.0 else world[q_terms[first + 1], l]
+        failures = world[p.q_terms[first + 2], l] - 1.0 if has_attempts else 0.0
+        chance = world[p.q_terms[first], l] if failures == 0.0 \
+            else world[p.q_terms[first + 1], l]
         if not u1[l] < chance:
             world[q, l] = math.inf
 
 
 @jit
-def soak_and_out_lanes(q_kind, q_const, q_terms_ptr, q_terms, q, n, world):
+def soak_and_out_lanes(p, q, n, world):
     """world[q, l]: Q_SOAK or Q_OUT of a unit under an acceptance policy (numpy/world.py's
     soak_and_out)."""
-    first = q_terms_ptr[q]
-    n_terms = q_terms_ptr[q + 1] - first
+    first = p.q_terms_ptr[q]
+    n_terms = p.q_terms_ptr[q + 1] - first
     for l in range(n):
-        soaks = world[q_terms[first], l] - 1.0 >= q_const[q]
-        days = world[q_terms[first + 1], l]
-        early = world[q_terms[first + 2], l] if n_terms > 2 else math.inf
+        soaks = world[p.q_terms[first], l] - 1.0 >= p.q_const[q]
+        days = world[p.q_terms[first + 1], l]
+        early = world[p.q_terms[first + 2], l] if n_terms > 2 else math.inf
         in_soak = early < days
-        if q_kind[q] == Q_OUT:
+        if p.q_kind[q] == Q_OUT:
             world[q, l] = (math.inf if in_soak else early - days) if soaks else early
         elif soaks:
-            world[q, l] = days + world[q_terms[first + 3], l] if n_terms > 3 and in_soak else days
+            world[q, l] = days + world[p.q_terms[first + 3], l] if n_terms > 3 and in_soak \
+                else days
         else:
             world[q, l] = 0.0
 
 
 @jit
-def sample_world(dist_kind, dist_param, dist_chance, pert_table, q_kind, q_dist, q_address,
-                 q_const, q_terms_ptr, q_terms, q_burnin, burnin_dist, burnin_fail,
-                 burnin_rma_after, seed_lo, seed_hi, scenario0, n, world, u1, u2):
+def sample_world(p, seed_lo, seed_hi, scenario0, n, world, u1, u2):
     """world[q, l] of scenarios scenario0 + l, l < n (u1, u2: scratch of n uniforms)."""
-    for q in range(q_kind.shape[0]):
-        kind = q_kind[q]
+    for q in range(p.q_kind.shape[0]):
+        kind = p.q_kind[q]
         if kind == Q_SAMPLE:
-            draw_lanes(dist_kind, dist_param, dist_chance, pert_table, q_dist[q], seed_lo,
-                       seed_hi, scenario0, n, q_address[q, 0], 0, u1, u2, world[q])
+            draw_lanes(p.dist_kind, p.dist_param, p.dist_chance, p.pert_table, p.q_dist[q],
+                       seed_lo, seed_hi, scenario0, n, p.q_address[q, 0], 0, u1, u2, world[q])
         elif kind == Q_SUM:
             for l in range(n):
-                world[q, l] = q_const[q]
-            for j in range(q_terms_ptr[q], q_terms_ptr[q + 1]):
-                term = q_terms[j]
+                world[q, l] = p.q_const[q]
+            for j in range(p.q_terms_ptr[q], p.q_terms_ptr[q + 1]):
+                term = p.q_terms[j]
                 for l in range(n):
                     world[q, l] += world[term, l]
         elif kind == Q_BURNIN:
-            burn_in_lanes(dist_kind, dist_param, dist_chance, pert_table, q_address, q_burnin,
-                          burnin_dist, burnin_fail, burnin_rma_after, q, seed_lo, seed_hi,
-                          scenario0, n, world, u1, u2)
+            burn_in_lanes(p, q, seed_lo, seed_hi, scenario0, n, world, u1, u2)
         elif kind == Q_EARLY:
-            early_failure_lanes(dist_kind, dist_param, dist_chance, pert_table, q_dist,
-                                q_address, q_terms_ptr, q_terms, q, seed_lo, seed_hi, scenario0,
-                                n, world, u1, u2)
+            early_failure_lanes(p, q, seed_lo, seed_hi, scenario0, n, world, u1, u2)
         elif kind == Q_SOAK or kind == Q_OUT:
-            soak_and_out_lanes(q_kind, q_const, q_terms_ptr, q_terms, q, n, world)
+            soak_and_out_lanes(p, q, n, world)
         elif kind != Q_ATTEMPTS:
             for l in range(n):
                 world[q, l] = math.nan
