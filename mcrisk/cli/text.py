@@ -27,11 +27,11 @@ def format_table(summary: dict) -> str:
     from ..report.text import visible
 
     header1 = (f"{'':4} {'strategy':24} {heading('trough_depth'):>24} "
-               f"{heading('trough_days'):>22} {heading('shortfall_gpu_days'):>26} "
+               f"{heading('trough_days'):>22} {heading('shortfall_gpu_days'):>27} "
                f"{heading('homeless_days'):>15} {heading('completion_day'):>15} "
                f"{'power':>7}  {'decided by'}")
     header2 = (f"{'rank':4} {'':24} {'P50':>7} {'P90':>8} {'P99':>7}  {'P50':>6} {'P90':>7} "
-               f"{'P99':>7}  {'P50':>8} {'P90':>8} {'P99':>8}  {'P50':>7} {'P90':>7} "
+               f"{'P99':>7}  {'P50':>9} {'P90':>8} {'P99':>8}  {'P50':>7} {'P90':>7} "
                f"{'P50':>7} {'P90':>7} {'P(over)':>7}")
     lines = [header1, header2]
     ranks = summary.get("ranks") or {}
@@ -41,7 +41,7 @@ def format_table(summary: dict) -> str:
         decided = entry.get("decided_by") if entry else None
         cells = [f"{rank_label(entry) if entry else position:<4}", f"{visible(name)[:24]:24}"]
         for metric, width in (("trough_depth", (7, 8, 7)), ("trough_days", (6, 7, 7)),
-                              ("shortfall_gpu_days", (8, 8, 8))):
+                              ("shortfall_gpu_days", (9, 8, 8))):
             cells.append(" ".join(f"{_fmt(m[metric][k]):>{w}}"
                                   for k, w in zip(("p50", "p90", "p99"), width)) + " ")
         cells.append(f"{_fmt(m['homeless_days']['p50']):>7} {_fmt(m['homeless_days']['p90']):>7}")
