@@ -1,6 +1,6 @@
 """What a run streams while it simulates: metrics.parquet and the capacity/power reductions.
 
-Performance: one chunk hook runs them side by side on the threads of analysis.chunk_tasks
+Performance: one chunk hook runs them side by side on the threads of core.tasks
 (the Parquet writer, the bands and the milestones release the GIL in their heavy parts)."""
 from __future__ import annotations
 
