@@ -9,11 +9,11 @@ benchmarks/gpu_check.sh runs it after `pytest -m gpu`. Measures, on the scenario
                 cuda.simulate_chunk_device: output zeroing, the launch and the status check),
                 best of --repeats, for each N in --sizes
   * end to end  --e2e-samples scenarios x all strategies -> summary document:
-                device path (simulate_chunk_device, then the summary of its metrics copied
-                to the host),
-                the driver path the CLI takes (mcrisk.backends.chunks.simulate with the cuda backend, 65,536-scenario
-                chunks copied to the host, statistics.summarize), and the same driver with the
-                Numba backend on this machine's cores, for comparison
+                device path (simulate_chunk_device, then results.statistics.summarize of its
+                metrics copied to the host), the driver path the CLI takes
+                (mcrisk.backends.chunks.simulate with the cuda backend, 65,536-scenario
+                chunks copied to the host, statistics.summarize), and the same driver with
+                the Numba backend on this machine's cores, for comparison
   * parity      max relative difference GPU vs Numba on the first 20,000 scenarios
 Writes bench_gpu.json and bench_gpu.md (rows for benchmarks/RESULTS.md) into --out.
 """

@@ -1,12 +1,12 @@
 """What the report's figures cost: the reference run (20,000 scenarios by default) is simulated
-once without a report, its figure inputs are built as report/__init__.py's report_parts builds
-them (colours, replayed scenario paths, the completion axis), and then only the six figures are
-timed, each several times (the minimum counts: the machine is shared and noisy).
+once without a report, its figure inputs are built as mcrisk/report/__init__.py's report_parts
+builds them (colours, replayed scenario paths, the completion axis), and then only the six
+figures are timed, each several times (the minimum counts: the machine is shared and noisy).
 
-With --against REV (repeatable) the figures module as committed at REV (`git show REV:mcrisk/
-report/figures.py`, loaded beside the working copy as mcrisk.report._figures_at_REV; its
-imports resolve in the working copy) is timed in the same run, repetitions interleaved, so
-that the ratios compare like with like:
+With --against REV (repeatable) the charts module as committed at REV (`git show
+REV:mcrisk/report/figures/charts.py`, loaded beside the working copy as
+mcrisk.report._figures_at_REV; its imports resolve in the working copy) is timed in the same
+run, repetitions interleaved, so that the ratios compare like with like:
 
     .venv/bin/python benchmarks/bench_report.py --against REV1 [--against REV2] [--repeat 5]
 
@@ -36,8 +36,8 @@ FIGURE_NAMES = ("fan", "island", "trough", "completion", "homeless", "power")
 
 
 def module_at(rev: str) -> types.ModuleType:
-    """mcrisk/report/figures/charts.py as committed at `rev`, importable beside the working copy (its
-    relative imports resolve inside mcrisk.report, as the original's do)."""
+    """mcrisk/report/figures/charts.py as committed at `rev`, importable beside the working
+    copy (its relative imports resolve inside mcrisk.report, as the original's do)."""
     source = subprocess.run(["git", "show", f"{rev}:mcrisk/report/figures/charts.py"], cwd=ROOT,
                             check=True, capture_output=True, text=True).stdout
     name = "mcrisk.report._figures_at_" + "".join(c if c.isalnum() else "_" for c in rev)

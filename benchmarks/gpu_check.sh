@@ -2,10 +2,9 @@
 # The GPU checks and measurements, in one prepared run on a lent GPU machine (an H200 here):
 #   1. what the machine is (nvidia-smi, CuPy's view of the device)
 #   2. pytest -m gpu: the CuPy kernels against the Numba backend, bit-exact random stream,
-#      device summary against mcrisk.results.statistics, the GPU path really taken; the closed forms
-#      and the identities (chunking, replay, common random numbers) on the GPU too; costs,
-#      crews, kept units, forecast demand, failures after acceptance and the full reference
-#      (job mix included) against Numba
+#      the GPU path really taken; the closed forms and the identities (chunking, replay,
+#      common random numbers) on the GPU too; costs, crews, kept units, forecast demand,
+#      failures after acceptance and the full reference (job mix included) against Numba
 #   3. benchmarks/bench_gpu.py: kernel throughput at 1e6 and 1e7 scenarios on the reference,
 #      end-to-end 1e6 x 5 (sampling, metrics, percentiles, summary), GPU-vs-CPU differences
 # Everything it prints also goes to $OUT (the lent machine's folder that comes back), else to

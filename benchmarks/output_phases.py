@@ -18,10 +18,10 @@ every second to the innermost phase running, so nested phases are not counted tw
   metrics.parquet   the chunk hook writing metrics.parquet, and its commit
   bands             the capacity/power hook, the bands and hall power, capacity_bands.parquet
   milestones        the milestone hook, its summary, milestones.parquet
-  summaries         aggregate.summarize, beyond_horizon
+  summaries         results.statistics.summarize, results.horizon.beyond_horizon
   ranking           results.ranking.rank (the paired tests of the ranking)
-  drivers           analysis.drivers.drivers_summary
-  paired            analysis.compare.against_leader
+  drivers           results.drivers.drivers_summary
+  paired            results.compare.against_leader
   mitigation        mitigation_entry less its kernel time (its statistics)
   summary.json      write_json
   report            report.write_report less its replays (figures, report.html, summary.md)

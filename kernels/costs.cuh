@@ -1,8 +1,8 @@
 // The costs of one strategy on the worlds of a lane group, from their node times: the cost
-// columns (mcrisk.core.definitions.COSTS) after the metrics, exactly in the order of the design (the
-// bit-parity contract): the spans, power over the reservation hall by hall, the shortfall, the
-// crews, the one-offs, then the total, every cost over [0, horizon]. simulate_scenario calls
-// strategy_costs only when the plan has costs (n_costs > 0). Pairs:
+// columns (mcrisk.core.definitions.COSTS) after the metrics, exactly in the order of the design
+// (the bit-parity contract): the spans, power over the reservation hall by hall, the
+// shortfall, the crews, the one-offs, then the total, every cost over [0, horizon].
+// simulate_scenario calls strategy_costs only when the plan has costs (n_costs > 0). Pairs:
 // mcrisk/backends/numba/costs.py, line by line, and mcrisk/backends/numpy/costs.py.
 #ifndef MCRISK_COSTS_CUH
 #define MCRISK_COSTS_CUH

@@ -1,6 +1,6 @@
 // Node times of a lane group: max-plus propagation, crews taking rows by ready time, through the
-// blocks of the compiled crew schedule (mcrisk/plan/compile.py); node_time[v * LANES + l] is node v in
-// lane l. Pairs: mcrisk/backends/numba/schedule.py, line by line, and
+// blocks of the compiled crew schedule (mcrisk/plan/compile.py); node_time[v * LANES + l] is
+// node v in lane l. Pairs: mcrisk/backends/numba/schedule.py, line by line, and
 // mcrisk/backends/numpy/schedule.py.
 #ifndef MCRISK_SCHEDULE_CUH
 #define MCRISK_SCHEDULE_CUH

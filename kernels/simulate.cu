@@ -15,10 +15,11 @@
 //     plan.cuh           the Plan struct (generated from the plan interface, mcrisk/plan/record.py)
 //     constants.cuh      the metrics axis's columns, the kinds (generated from mcrisk/core)
 //
-// Differences of form, not of arithmetic: the plan's arrays travel in one struct `Plan` (Numba
-// takes them one by one), 2-D arrays are indexed by hand (row * width + column), the scratch
-// arrays have compile-time sizes MAX_* that mcrisk sets with -D from the plan's shape, and a
-// lane group holds LANES scenarios (compat.cuh: 1 on the GPU, whose threads are the lanes).
+// Differences of form, not of arithmetic: the plan's arrays travel in a struct `Plan` (the
+// Numba stages' `p` is a namedtuple, KernelPlan), 2-D arrays are indexed by hand
+// (row * width + column), the scratch arrays have compile-time sizes MAX_* that mcrisk sets
+// with -D from the plan's shape, and a lane group holds LANES scenarios (compat.cuh: 1 on the
+// GPU, whose threads are the lanes).
 //
 // Arguments: the plan's (MCRISK_PLAN_PARAMS, plan.cuh), then the chunk's
 // (mcrisk/backends/cuda.py CHUNK_PARAMETERS; tests/plan/test_record.py checks them).

@@ -5,7 +5,8 @@ or lower ones, and no import circles back (tests/test_layers.py):
 
     core      what every stage agrees on: metric and cost definitions, labels, errors, the
               random stream, distributions, the validated model, the risk register, progress,
-              safe file writing
+              safe file writing, the threads a chunk's reduction shares, the Numba compile
+              policy
     scenario  a TOML scenario file read and validated into core.model.Scenario
     plan      the scenario compiled to flat arrays, the only thing the kernels see
     backends  NumPy, Numba and CUDA simulate chunks of scenarios; the chunk loop; Dask

@@ -172,8 +172,8 @@ def in_tmp(tmp_path, monkeypatch):
 @pytest.fixture(scope="session")
 def host(tmp_path_factory) -> cuda_host.HostLibrary:
     """The CUDA sources built for the host, once per session. Fails, never skips, without a
-    C++ compiler: the bit-exact parity tests (tests/backends/test_cuda_host.py) are CI's proof of the
-    kernels."""
+    C++ compiler: the bit-exact parity tests (tests/backends/test_cuda_host.py) are CI's proof
+    of the kernels."""
     if cuda_host.host_compiler() is None:
         pytest.fail("no C++ compiler (g++ or $CXX): the CUDA kernel's parity cannot be checked")
     build = cuda_host.build_host_library(tmp_path_factory.mktemp("cuda_host"))

@@ -1,9 +1,9 @@
 """A generator of small random scenario files that validate and cannot deadlock.
 
-The parity tests (tests/backends/test_cuda_host.py, test_backends.py, test_gpu_parity.py) run every
-backend on these: crews chained through gated drains, several crews, ramps, risks, every
-distribution kind. tests/backends/test_cuda_host.py checks that, over its cases, the generator reaches
-every feature it is meant to exercise.
+The parity tests (tests/backends/test_cuda_host.py, test_backends.py, test_cuda.py, the
+cost parity tests) run every backend on these: crews chained through gated drains, several
+crews, ramps, risks, every distribution kind. tests/backends/test_cuda_host.py checks that,
+over its cases, the generator reaches every feature it is meant to exercise.
 """
 from __future__ import annotations
 

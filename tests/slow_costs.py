@@ -6,11 +6,11 @@ span days, reservation days), asks at the middle of each piece which spans run, 
 hall draws and reserves and whether the crews are engaged, and adds rate x price x width with
 math.fsum. It reads the node times a backend kept (keep_nodes=True), as the metrics see them.
 
-`with_costs` gives a compiled plan the cost fields of plan.py's `costs` group from readable
-rows (a span's ends as node names or days, reservations per strategy and hall), every field
-set by hand; `random_costs` draws such rows for the random scenarios of
-tests/random_scenarios.py. Until the scenario's [costs] is read, these are how tests get
-plans with costs.
+`with_costs` gives a compiled plan the cost fields of plan.record's `costs` group from
+readable rows (a span's ends as node names or days, reservations per strategy and hall),
+every field set by hand; `random_costs` draws such rows for the random scenarios of
+tests/random_scenarios.py. So a test chooses every cost field itself, without a [costs]
+section going through mcrisk/plan/costs.py.
 """
 from __future__ import annotations
 

@@ -4,8 +4,9 @@ uses, data flowing one way and no import circle anywhere.
 Every import of an mcrisk module is read from the source (ast, so imports inside functions and
 under TYPE_CHECKING count too). The floors, bottom to top, one package each:
 
-    core       what every stage agrees on: definitions, errors, rng, distributions, model,
-               risks, quantities, progress, outputs (plus mcrisk/schema, the outputs' contract)
+    core       what every stage agrees on: definitions, labels, errors, rng, distributions,
+               model, risks, quantities, progress, outputs, tasks, jit (plus mcrisk/schema,
+               the outputs' contract)
     scenario   the TOML reader and its validation
     plan       the scenario compiled to flat arrays: compile, world, costs, jobs, the record
     backends   NumPy, Numba, CUDA; the chunk loop; Dask

@@ -1,7 +1,8 @@
 """The application layer: what runs things end to end, for the CLI (and library callers).
 
     run         one run: load, compile, simulate, summarize, write every file
-    collect     what a run streams while it simulates: metrics.parquet, bands, hall power
+    collect     what a run streams while it simulates: metrics.parquet, bands and hall power,
+                milestones
     precision   runs that grow until a precision target is met
     mitigation  the value of mitigation: the other side of the risk register, simulated
     compare     `mcrisk compare`: two strategies paired on the same worlds

@@ -1,6 +1,7 @@
-"""What a run streams while it simulates: metrics.parquet and the capacity/power reductions.
+"""What a run streams while it simulates: metrics.parquet, the capacity/power reductions and
+the milestones.
 
-Performance: one chunk hook runs them side by side on the threads of analysis.chunk_tasks
+Performance: one chunk hook runs them side by side on the threads of core.tasks
 (the Parquet writer, the bands and the milestones release the GIL in their heavy parts)."""
 from __future__ import annotations
 
@@ -34,7 +35,7 @@ class RunCollector:
 
         with RunCollector(plan, out) as collect:
             simulate(..., chunk_hooks=collect.hooks)
-            paths = collect.commit()
+            paths, detail = collect.commit()
     """
 
     def __init__(self, plan: CompiledScenario, out_dir: Path, scenario=None):
@@ -75,7 +76,8 @@ class RunCollector:
             raise with_filename(error, self.metrics_path) from None
 
     def commit(self) -> tuple[list[Path], RunDetail]:
-        """Rename metrics.parquet into place, write capacity_bands.parquet."""
+        """Rename metrics.parquet into place, write capacity_bands.parquet (and
+        milestones.parquet when milestones were collected); the paths and the RunDetail."""
         detail = RunDetail(self.bands.bands(), self.bands.hall_power(),
                            self.milestones.summary() if self.milestones is not None else None)
         try:

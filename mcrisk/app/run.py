@@ -213,7 +213,7 @@ class RiskRun:
         return risks_entry(self.scenario, self.mode, self.disabled_by_cli)
 
     def counterpart(self):
-        """The other side for the value of mitigation (analysis.mitigation.counterpart)."""
+        """The other side for the value of mitigation (results.mitigation.counterpart)."""
         return counterpart(self.raw, self.mode, self.disabled_by_cli)
 
 

@@ -256,7 +256,7 @@ def chunk_output_bytes(plan: CompiledScenario, chunk: int) -> int:
 
 
 def _output_threads() -> int:
-    """The threads the chunk hooks reduce on: Numba's (analysis.chunk_tasks), or, where Numba
+    """The threads the chunk hooks reduce on: Numba's (core.tasks), or, where Numba
     cannot be imported (the NumPy backend needs none), the CPUs, as many as Numba would use."""
     try:
         import numba

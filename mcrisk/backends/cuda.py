@@ -46,9 +46,9 @@ LIMIT_NAMES = ("MAX_QUANTITIES", "MAX_NODES", "MAX_EVENTS", "MAX_ISLANDS", "MAX_
 # --maxrregcount=96: a ceiling just above what ptxas allocates unasked (95 registers for sm_90
 # on the reference since crews per strategy and forecast demand; 80 before the costs). Held
 # at 80 the kernel now spills (40 bytes stored, 52 loaded), at 88 it still spills; at 96 it
-# does not. The ceiling keeps the count from growing unnoticed (tests/backends/test_kernel_costs.py);
-# which of 80-with-spills and 96 (5 blocks of BLOCK_SIZE per SM instead of 6) runs faster on a
-# device is not measured yet.
+# does not. The ceiling keeps the count from growing unnoticed
+# (tests/backends/test_kernel_costs.py); which of 80-with-spills and 96 (5 blocks of
+# BLOCK_SIZE per SM instead of 6) runs faster on a device is not measured yet.
 NVRTC_OPTIONS = ("-std=c++17", "--fmad=false", "--maxrregcount=96")
 BLOCK_SIZE = 128
 KERNEL_NAME = "simulate_chunk_kernel"

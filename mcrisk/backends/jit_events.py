@@ -2,7 +2,7 @@
 
 Numba compiles a function the first time it is called with new argument types, unless its
 cache holds it: the simulation kernel (backends/numba/driver.py) and the compiled loops of the
-results (analysis/milestone_chunks.py, report/band_chunks.py), 15-60 s in all on two cores
+results (results/milestone_chunks.py, results/band_chunks.py), 15-60 s in all on two cores
 the first time, nothing after. Numba raises its `numba:compile` event when it starts and ends
 a compile, never for a load from its cache; numba_compiles turns that into two callbacks, so
 that the application layer can note it on the progress phase that is waiting.

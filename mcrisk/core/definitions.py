@@ -2,7 +2,7 @@
 and the two formulas the report shares with the kernels (demand and capacity-event size).
 
 This module sits at the bottom of the house: it imports nothing from mcrisk, and everything
-above it (compile, the backends, analysis, report) takes these definitions from here rather
+above it (the plan, the backends, results, report) takes these definitions from here rather
 than from each other. docs/metrics.md defines the metrics in words. The CUDA kernels read the
 same names from kernels/constants.cuh, which is generated from this module
 (mcrisk.backends.cuda.constants_header): a column or a kind is a name everywhere, never a

@@ -203,7 +203,7 @@ class Risk:
     mitigated_impact: Distribution | None = None
     description: str = ""
     mitigation_cost: Distribution | None = None   # what the mitigation costs, once, in money
-    mitigation_applied: bool = False   # the mitigated values are in effect (compile's
+    mitigation_applied: bool = False   # the mitigated values are in effect (core.risks.
                                        # with_mitigation): its cost counts when enabled
 
 

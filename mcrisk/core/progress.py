@@ -1,7 +1,7 @@
 """What a run says while it works: named phases, counted or not, for the command line to show.
 
-Only the CLI prints (tests/test_layers.py), so the layers below report through a Progress
-object that their caller hands down, phase by phase:
+Only the CLI prints (the top floor of tests/test_layers.py), so the layers below report
+through a Progress object that their caller hands down, phase by phase:
 
     with progress.phase(SIMULATE, total=samples, unit=SCENARIOS) as phase:
         ...

@@ -1,11 +1,11 @@
 """What each world quantity is about, as a record instead of a name to parse.
 
-compile's world builder gives every quantity a QuantityLabel: the scenario section it belongs
-to, the id of the thing there (its subject) and which attribute of it the quantity is (its
-part). The quantity's name is spelled from the label ("unit.SU1.burn_in",
+plan.world's builder (compile_world) gives every quantity a QuantityLabel: the scenario
+section it belongs to, the id of the thing there (its subject) and which attribute of it the
+quantity is (its part). The quantity's name is spelled from the label ("unit.SU1.burn_in",
 "shipment.S1.arrival.delay") and must stay exactly as it is: it is also the quantity's
 random-number address (rng.address_id(name)) and its metrics.parquet column. Whoever needs to
-know what a quantity is about (the drivers analysis, compile's collision messages) reads the
+know what a quantity is about (the drivers analysis, plan.world's collision messages) reads the
 label, never the name: ids may contain dots, so a name cannot be split back into its parts.
 """
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 A draw's address is (seed, scenario index, the uncertain thing's name, draw index). The name
 is hashed to a 64-bit `address_id` once, at compile time (wide enough that two names of one
-scenario share an id with probability about n**2 / 2**65; compile checks that none do). The
+scenario share an id with probability about n**2 / 2**65; plan.world checks that none do). The
 Philox counter is (scenario, address_lo, address_hi, draw_index) and the key is
 (seed_lo, seed_hi), so a draw is a pure function of its address: results do not depend on
 chunk size, thread count or which strategy is simulated, adding or renaming one uncertain

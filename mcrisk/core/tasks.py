@@ -14,10 +14,11 @@ from typing import Callable, Iterable
 
 import numba
 
-# Chunks of at least this many scenarios go through the compiled loops (milestone_chunks,
-# report.band_chunks); smaller ones through the NumPy specification, which costs less than
-# loading the loops from Numba's cache (~0.5 s) or, on a first run, compiling them (~8 s):
-# the default run (20,000 scenarios, one chunk) never waits for them.
+# Chunks of at least this many scenarios go through the compiled loops
+# (results.milestone_chunks, results.band_chunks); smaller ones through the NumPy
+# specification, which costs less than loading the loops from Numba's cache (~0.5 s) or, on a
+# first run, compiling them (~8 s): the default run (20,000 scenarios, one chunk) never waits
+# for them.
 COMPILED_FROM = 32_768
 
 

@@ -2,8 +2,8 @@
 sample of them, each checked before any simulation as `mcrisk run` would check it.
 
 A candidate is a strategy (the template with its drain groups' triggers and lags, its
-waves' rows and its orders' rows replaced) plus a retrofit crew count, which the strategy carries as its own
-`crews` where it differs from the scenario's `[retrofit] crews`.
+waves' rows and its orders' rows replaced) plus a retrofit crew count, which the strategy
+carries as its own `crews` where it differs from the scenario's `[retrofit] crews`.
 `generate` enumerates the knobs when they span at most `max_candidates` plans, else samples
 `max_candidates` of them with a scrambled Sobol sequence (scipy.stats.qmc, seeded by the
 search's seed): a low-discrepancy sample spreads over every knob's values, and over every pair
@@ -11,9 +11,9 @@ of knobs, more evenly than independent draws, and is the same on every machine f
 Each plan is written as the `[[strategies]]` block `strategy_toml` gives and read back with the
 scenario reader's own strategy validation (rows' positions and cooling, every unit placed and
 drained once, deadlocks), then checked against each hall's power cap once every new unit runs,
-and the plans are compiled together (compile's cycle check): a plan that fails is rejected and
-counted by reason. Plans equal in strategy and crews are generated once; the template is
-always the first candidate.
+and the plans are compiled together (plan.compile's cycle check): a plan that fails is
+rejected and counted by reason. Plans equal in strategy and crews are generated once; the
+template is always the first candidate.
 """
 from __future__ import annotations
 

@@ -1,10 +1,10 @@
 """The statistics a search scores plans by, their intervals, and elimination within noise.
 
-Pure statistics (the results floor): arrays in, numbers and candidate indices out; nothing
-here simulates, reads a file or formats a number. A search file names statistics by label
-(mcrisk.optimize.space keeps them so): `p50:`, `p90:`, `p99:` of a metric or cost column
-(numpy.quantile's default method, as summary.json), `mean:` (its mean) and `p:` (the share of
-scenarios where the column is > 0, e.g. `p:power_violation`).
+Pure statistics, built on mcrisk.results' rules: arrays in, numbers and candidate indices
+out; nothing here simulates, reads a file or formats a number. A search file names statistics
+by label (mcrisk.optimize.space keeps them so): `p50:`, `p90:`, `p99:` of a metric or cost
+column (numpy.quantile's default method, as summary.json), `mean:` (its mean) and `p:` (the
+share of scenarios where the column is > 0, e.g. `p:power_violation`).
 
 Noise, each time by the rule the rest of mcrisk already uses:
 

@@ -5,10 +5,10 @@ seed: the same worlds for every candidate (draws are addressed by scenario and q
 mcrisk.core.rng), so their differences are the plans' own. A candidate is a strategy plus a crew
 count, which a strategy carries (Strategy.crews): the candidates of a stage are compiled
 once as a scenario whose strategies are the candidates, each with its own crews, then
-simulated by the usual chunked driver (mcrisk.backends.chunks, after its memory check): one launch. A
-candidate's results on a world do not depend on which other strategies share its plan, so a
-stage simulates only the scenarios the previous stages did not (scenarios n_{k-1} .. n_k - 1)
-and appends them to what the survivors already have.
+simulated by the usual chunked driver (mcrisk.backends.chunks, after its memory check): one
+launch. A candidate's results on a world do not depend on which other strategies share its
+plan, so a stage simulates only the scenarios the previous stages did not (scenarios
+n_{k-1} .. n_k - 1) and appends them to what the survivors already have.
 
 After each stage mcrisk.optimize.objective.eliminate drops the candidates infeasible beyond
 noise and keeps the best `keep` fraction plus every one tied with the worst kept within

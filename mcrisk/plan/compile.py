@@ -74,7 +74,7 @@ from ..core.definitions import NODE_CREW, NODE_MAX
 from ..core.distributions import encode, median, ppf
 from .jobs import job_arrays
 from ..core.model import Distribution, Scenario, Strategy
-from .record import CompiledScenario  # noqa: F401 (re-exported: the plan interface is plan.py)
+from .record import CompiledScenario  # noqa: F401 (re-exported: the plan interface is record.py)
 from .world import World, acceptance_policies, compile_world
 
 

@@ -1,4 +1,4 @@
-"""The cost arrays of the compiled plan (plan.py's `costs` group) from a scenario's [costs].
+"""The cost arrays of the compiled plan (plan.record's `costs` group) from a scenario's [costs].
 
 Every cost the kernels compute is one of four shapes, each a price times an amount over the
 window [0, horizon] (clip(t) = min(max(t, 0), horizon)):

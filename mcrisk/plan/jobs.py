@@ -1,4 +1,4 @@
-"""The job-mix arrays of the compiled plan (plan.py's `jobs` group) from [[demand.jobs]].
+"""The job-mix arrays of the compiled plan (plan.record's `jobs` group) from [[demand.jobs]].
 
 A job mix adds 1 + J columns after the metrics and the cost columns
 (definitions.job_columns): unservable_gpu_days, then homeless_days.<id> per class in file

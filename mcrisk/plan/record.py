@@ -221,7 +221,7 @@ FIELD = {f.name: f for f in PLAN_FIELDS}
 
 # The kernel fields as one record, in table order: what the Numba kernel and its stages take
 # (`p`, read as p.dist_kind). A namedtuple of arrays and scalars, which Numba passes by value
-# and caches (kernel_cache.py).
+# and caches (mcrisk/core/jit.py).
 KernelPlan = collections.namedtuple("KernelPlan", [f.name for f in KERNEL_FIELDS],
                                     module=__name__)
 

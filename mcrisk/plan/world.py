@@ -3,8 +3,10 @@ every strategy (common random numbers), as the tables the plan's world group hol
 
 `compile_world` adds, in dependency order, the shared delays, risks, shipment arrivals, hall
 and island dates, drawn performance, and each unit's and retrofitted row's durations (with
-the risks that delay them), then the prices of [costs] given as distributions; mcrisk/plan/compile.py's docstring says what the kinds SAMPLE, SUM,
-BURNIN and ATTEMPTS compute. Each quantity has a name, which is its random-number address
+the risks that delay them), then the prices of [costs] given as distributions, the growth of
+a forecast's demand, and the early failures and acceptance soaks of incoming units;
+mcrisk/plan/compile.py's docstring says what the kinds SAMPLE, SUM, BURNIN, ATTEMPTS, EARLY,
+SOAK and OUT compute. Each quantity has a name, which is its random-number address
 (rng.address_id) and its metrics.parquet column, and a QuantityLabel saying what it is about.
 Two names hashing to one address are refused with a ScenarioError located in the file.
 """
@@ -252,7 +254,7 @@ def _failure_quantities(w: World, scenario: Scenario, attempts: dict[str, int]) 
 
 def mitigations_in_effect(scenario: Scenario) -> list:
     """The risks whose mitigation is in effect in this scenario and has a cost: enabled,
-    at their mitigated values (compile.with_mitigation), with `mitigated.cost`."""
+    at their mitigated values (core.risks.with_mitigation), with `mitigated.cost`."""
     return [risk for risk in scenario.risks
             if risk.enabled and risk.mitigation_applied and risk.mitigation_cost is not None]
 

@@ -48,7 +48,7 @@ SUMMARY_MD_FILE = "summary.md"
 @contextlib.contextmanager
 def figure_pool(report: bool = True) -> Iterator[FigurePool | None]:
     """The pool that draws a run's figures (None without a report): started before the
-    simulation, so that its worker process (figure_worker, where one helps) imports
+    simulation, so that its worker process (figures.worker, where one helps) imports
     matplotlib meanwhile; stopped on leaving, also on error."""
     if not report:
         yield None
@@ -60,8 +60,8 @@ def figure_pool(report: bool = True) -> Iterator[FigurePool | None]:
 def submit_metric_figures(pool: FigurePool, plan, metrics, start=None) -> None:
     """Queue the figures drawn from the metrics alone (exceedance and completion curves), as
     soon as the simulation is done: the worker draws them while the summaries run. The
-    metrics go as their curves (figure_data.MetricCurves), never whole."""
-    from .figures import data        # not figures: that imports matplotlib
+    metrics go as their curves (figures.data.MetricCurves), never whole."""
+    from .figures import data        # not charts: that imports matplotlib
 
     names = plan.strategy_names
     colors = data.strategy_colors(names)
@@ -80,9 +80,9 @@ def report_parts(run, pool: FigurePool | None = None
                  ) -> tuple[dict[str, bytes], list[str], dict[str, str]]:
     """(figures as PNG, findings paragraphs, strategy colours) of a RunResult with detail.
 
-    The figures come as a figures.Figures (a dict of PNG bytes) that also carries what the
-    captions state: the scenarios replayed and drawn as whole paths (mcrisk.report.figures.paths),
-    and where the completion chart's day axis is cut. `pool` (figure_pool) draws them, with
+    The figures come as a figures.data.Figures (a dict of PNG bytes) that also carries what
+    the captions state: the scenarios replayed and drawn as whole paths (figures.paths), and
+    where the completion chart's day axis is cut. `pool` (figure_pool) draws them, with
     the metric figures perhaps already submitted; without one they are drawn here.
     """
     with contextlib.ExitStack() as stack:
@@ -92,7 +92,7 @@ def report_parts(run, pool: FigurePool | None = None
 
 
 def _report_parts(run, pool: FigurePool):
-    from .figures import data        # not figures: the pool's worker imports that
+    from .figures import data        # not charts: the pool's worker imports that
     from .findings.sentences import findings
     from .figures.paths import SEVERITY, representative_paths
 

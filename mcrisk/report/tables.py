@@ -68,7 +68,7 @@ def input_quantities(plan: CompiledScenario) -> list[int]:
 
 def metrics_schema(plan: CompiledScenario, job_columns: tuple[str, ...] = ()) -> pa.Schema:
     """The columns of metrics.parquet; `job_columns` names the plan's job columns
-    (job_summary.scenario_job_columns; () without a job mix)."""
+    (results.jobs.scenario_job_columns; () without a job mix)."""
     fields = [pa.field("scenario", pa.int64()), pa.field("strategy", pa.string())]
     # power_violation is a bool column (0.0 or 1.0 per scenario), the other metrics float64
     fields += [pa.field(m, pa.bool_() if k == POWER_VIOLATION else pa.float64())

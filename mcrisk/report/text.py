@@ -12,7 +12,7 @@ written by users (or by whoever edited a history folder). Each output shows them
     md_paragraph  md_text for text that starts a line (no heading or list item either)
     md_code       for a Markdown code span: visible, fenced with more backticks than it holds
 
-Figures need visible only: they are drawn with mathtext off (see figures.py).
+Figures need visible only: they are drawn with mathtext off (see figures/charts.py).
 """
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""One chunk of capacity bands and hall power in compiled loops (Numba), for report.bands.
+"""One chunk of capacity bands and hall power in compiled loops (Numba), for results.bands.
 
-report.bands defines the bands (capacity as pieces over days, exact counts per value) and
+results.bands defines the bands (capacity as pieces over days, exact counts per value) and
 the hall peak draw; its NumPy functions (capacity_pieces, ExactHistogram.add_pieces,
 hall_peak_draw) stay the specification, and the tests hold these loops to them. Here a
 scenario at a time, straight from the kernel's node_times[c, s, v]:
@@ -15,7 +15,7 @@ scenario at a time, straight from the kernel's node_times[c, s, v]:
   read after the last event of an instant.
 
 Fixed performance only (every capacity an integer number of micro-units on the plan's
-grids); a plan with drawn performance goes through report.bands' NumPy path.
+grids); a plan with drawn performance goes through results.bands' NumPy path.
 """
 from __future__ import annotations
 
@@ -62,7 +62,7 @@ def capacity_blocks(node_times, s, event_node, delta, event_island, cap0, n_days
                     largest_block):
     """Add strategy s's capacity pieces of every scenario of the chunk to total_block and
     largest_block ([n_days + 1, bins] int64, difference form over days; bin of value v:
-    (v - lo) // step). delta and cap0 in integer micro-units (report.bands.to_units)."""
+    (v - lo) // step). delta and cap0 in integer micro-units (results.bands.to_units)."""
     c = node_times.shape[0]
     k = event_node.size
     islands = cap0.size
@@ -105,7 +105,7 @@ def capacity_blocks(node_times, s, event_node, delta, event_island, cap0, n_days
 @compiled
 def peak_draws(node_times, s, event_node, event_hall, event_delta, draw0, peak):
     """peak[i, h]: hall h's highest draw in kW at any time in scenario i under strategy s
-    (report.bands.hall_peak_draw: events at one instant apply together, so the draw is read
+    (results.bands.hall_peak_draw: events at one instant apply together, so the draw is read
     after the last event of each instant; never below the draw at day 0)."""
     c = node_times.shape[0]
     p = event_node.size

@@ -491,7 +491,7 @@ class BandCollector:
 
     def tasks(self, first: int, metrics: np.ndarray, world: np.ndarray,
               node_times: np.ndarray) -> list:
-        """One chunk as one task per strategy (analysis.chunk_tasks runs them side by side;
+        """One chunk as one task per strategy (core.tasks runs them side by side;
         each touches only its strategy's histograms and row of `over`)."""
         node_times = np.ascontiguousarray(node_times)
         return [functools.partial(self._add_strategy, s, world, node_times)

@@ -1,10 +1,10 @@
 """The binomial distribution's few functions mcrisk needs, without importing scipy.stats.
 
 A default `mcrisk run` needs binomial quantiles (the distribution-free interval of every P90,
-aggregate.quantile_ci_ranks) and exact binomial tests (McNemar's test of the ranking and the
-atom guard, analysis.paired and analysis.ranking). scipy.stats gives both but takes ~0.8 s to
-import (issue 12); this module gives the same numbers from scipy.special, which the
-distributions import anyway.
+results.statistics.quantile_ci_ranks) and exact binomial tests (McNemar's test of the
+ranking and the atom guard, results.paired and results.ranking). scipy.stats gives both but
+takes ~0.8 s to import (issue 12); this module gives the same numbers from scipy.special,
+which the distributions import anyway.
 
 Definitions are scipy.stats' (scipy.stats.binom and scipy.stats.binomtest), for B ~
 Binomial(n, p):

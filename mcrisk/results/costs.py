@@ -1,7 +1,7 @@
 """summary.json's costs (issue 13): per strategy, each cost column's mean, P50, P90, P99 and
 P90 interval, and the top-level `costs` block that says what the columns are.
 
-The statistics are the metrics' own (aggregate.metric_summary: one sort per column, numpy's
+The statistics are the metrics' own (statistics.metric_summary: one sort per column, numpy's
 percentiles to the bit, the distribution-free P90 interval), taken from the run's kept costs
 [scenario, strategy, cost] (SimulationResult.costs; columns in definitions.COSTS order). A run
 without a [costs] section has no costs and none of these keys.

@@ -6,7 +6,7 @@ the columns definitions.job_columns(ids): `unservable_gpu_days` (demand that fit
 capacity but could not be packed into the islands, a job never spanning two) and
 `homeless_days.<id>` per class in file order (days on which no island holds one job of the
 class); docs/metrics.md defines both and the packing rule, core.labels holds each column's
-unit and one-line meaning. The statistics are the metrics' own (aggregate.metric_summary:
+unit and one-line meaning. The statistics are the metrics' own (statistics.metric_summary:
 numpy's percentiles to the bit, the distribution-free P90 interval), taken from the run's
 kept job columns [scenario, strategy, column] (SimulationResult.jobs). A run without a mix
 has none of these keys.

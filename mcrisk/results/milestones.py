@@ -19,7 +19,7 @@ Per-unit nodes are level "unit"; shipments, halls, islands and rows are level "w
 Statistics per milestone over scenarios: mean, P10, P50, P90 (numpy.quantile's default,
 linear), the 95% interval of the P90 (binomial order statistics, as for the metrics) and the
 criticality index. The mean's sums are taken over fixed blocks of scenarios and added
-exactly (analysis.exact_sums), so that, like every other number here, it is the same for any
+exactly (results.exact_sums), so that, like every other number here, it is the same for any
 chunk size. Times are kept exactly for the first KEEP_EXACT scenarios; past that, they
 go into a histogram of BIN_DAYS-wide bins that also keeps each bin's smallest and largest
 time, so an order statistic is exact when it is the first or last of its bin and otherwise
@@ -155,7 +155,7 @@ def definitions(plan: CompiledScenario, scenario: Scenario) -> list[list[Milesto
 
 
 def _node_keys(scenario: Scenario) -> list[tuple]:
-    """The node keys in compile._Nodes order (node ids)."""
+    """The node keys in plan.compile._Nodes order (node ids)."""
     keys = [("arrival", s.id) for s in scenario.shipments]
     keys += [("energized", h.id) for h in scenario.halls]
     keys += [("island", i.id) for i in scenario.islands]
@@ -279,7 +279,7 @@ def _linear_quantiles(rows: np.ndarray, qs) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _ci_ranks(n: int, confidence: float = CI_CONFIDENCE) -> tuple[int, int]:
-    """0-based ranks (l, u) of the P90 interval's ends: aggregate.quantile_ci_ranks, the one
+    """0-based ranks (l, u) of the P90 interval's ends: statistics.quantile_ci_ranks, the one
     rule for every quantile interval; asked for only where the interval exists."""
     return quantile_ci_ranks(n, 0.9, confidence)
 
@@ -472,7 +472,7 @@ class MilestoneCollector:
 
     def tasks(self, first, metrics, world, node_times) -> list:
         """Every strategy's milestone times and critical-path counts of one chunk, as one
-        task per strategy (analysis.chunk_tasks runs them side by side), read from
+        task per strategy (core.tasks runs them side by side), read from
         node_times[c, s, v] as the kernel wrote it (milestone_chunks: compiled loops that
         follow _reduce and _critical_by_node, the specification)."""
         node_times = np.ascontiguousarray(node_times)

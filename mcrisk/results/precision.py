@@ -4,7 +4,7 @@ many scenarios to try next. (The loop that simulates until then is mcrisk.app.pr
 The target is met when, for every strategy and continuous metric, the P90's 95% interval
 half-width (the larger side) is at most `relative` x |P90| or at most `floor` (in the
 metric's own unit), so that metrics near zero do not demand infinite samples. It is never met
-without an interval: below 36 scenarios (aggregate.p90_ci_min_samples) none exists. Draws are
+without an interval: below 36 scenarios (statistics.p90_ci_min_samples) none exists. Draws are
 addressed by scenario index, so growing a run from n to 2n scenarios gives exactly the run
 of 2n scenarios.
 """

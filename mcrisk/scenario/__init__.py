@@ -1,4 +1,5 @@
-"""Load a scenario file (TOML), validate all of it in one pass, and build `mcrisk.core.model.Scenario`.
+"""Load a scenario file (TOML), validate all of it in one pass, and build
+`mcrisk.core.model.Scenario`.
 
     load_scenario(path) -> Scenario        raises ScenarioError carrying every Problem found
     read_scenario(path) -> (Scenario, bytes)   the same, with the bytes it was built from

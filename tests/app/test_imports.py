@@ -24,8 +24,8 @@ def _loaded_after(code: str) -> dict:
     """{module: loaded?} for HEAVY after running `code` in a fresh interpreter; `code` may
     set `phases`, a list of (phase name, [heavy modules loaded when it started]). The report's
     figures are drawn in this interpreter (MCRISK_FIGURE_WORKER=0): whether a run hands them
-    to a worker depends on the machine's load (tests/report/test_figure_worker.py covers the worker),
-    and this checks when each library is first needed, not who draws."""
+    to a worker depends on the machine's load (tests/report/test_figure_worker.py covers the
+    worker), and this checks when each library is first needed, not who draws."""
     probe = (f"import sys, json\nphases = []\n{code}\n"
              f"print(json.dumps({{'loaded': {{m: m in sys.modules for m in {HEAVY!r}}}, "
              f"'phases': phases}}))")

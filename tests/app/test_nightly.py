@@ -1,4 +1,5 @@
-"""Nightly runs (mcrisk.app.nightly, mcrisk.report.nightly.diff): history folders, the index, diffs, safety."""
+"""Nightly runs (mcrisk.app.nightly, mcrisk.report.nightly.diff): history folders, the index,
+diffs, safety."""
 from __future__ import annotations
 
 import builtins

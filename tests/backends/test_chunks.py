@@ -3,7 +3,7 @@ backend, chunk size and machine", held for the chunk size: `mcrisk run` (run_sce
 minimal scenario at chunk sizes 7, 64 and 1000 (the reference at 37, 64 and 1000) writes the
 same summary.json (but for the wall clock and the chunk size itself) and equal Parquet
 tables, with a fixed sample count and with --precision; and the milestones past keep_exact
-(binned). The sample counts span more than one of analysis.exact_sums' blocks, so a block
+(binned). The sample counts span more than one of results.exact_sums' blocks, so a block
 left unfinished by one chunk and completed by the next is exercised.
 
 Found by it: the milestones' mean was a streamed float sum whose last bits followed the

@@ -4,8 +4,8 @@ The tiny migration of tests/conftest.py has fixed durations, so every node time 
 can be worked out by hand: the arithmetic is written out in each test (kW x days /
 DAYS_PER_MONTH x price, ...). Its hall H draws 200 kW at day 0; a unit's removal frees its
 100 kW and a new rack's install start draws 100 kW (the plan's power events). Plans get their
-cost fields by hand (tests/slow_costs.with_costs), as cost_plan.py will compile them from a
-[costs] section. Then the reference against tests/slow_costs.py on random scenarios.
+cost fields by hand (tests/slow_costs.with_costs), as mcrisk/plan/costs.py compiles them
+from a [costs] section. Then the reference against tests/slow_costs.py on random scenarios.
 """
 from __future__ import annotations
 

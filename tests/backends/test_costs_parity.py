@@ -30,8 +30,8 @@ numpy_backend = select_backend("numpy")
 
 def without_exp_ndtri_or_pow(text: str) -> str:
     """A scenario file with every lognormal drawn as a uniform from its median to its P90 and
-    every PERT as a triangular (as tests/backends/test_backends.py does): the plan the table holds to
-    bit parity."""
+    every PERT as a triangular (as tests/backends/test_backends.py does): the plan the table
+    holds to bit parity."""
     text = re.sub(r'dist = "lognormal", median = ([\d.]+), p90 = ([\d.]+)',
                   r'dist = "uniform", min = \1, max = \2', text)
     pert = r'dist = "pert", (min = [\d.]+, mode = [\d.]+, max = [\d.]+)(, lambda = [\d.]+)?'

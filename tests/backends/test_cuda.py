@@ -141,8 +141,8 @@ def test_gpu_backend_plumbing_through_a_host_stand_in(monkeypatch, host, referen
 @pytest.mark.parametrize("keep_nodes", [False, True])
 def test_gpu_backend_with_zero_scenarios_launches_nothing(monkeypatch, host, minimal_plan,
                                                           keep_nodes):
-    # Same behaviour as every other backend (tests/backends/test_backends.py, which runs the GPU itself
-    # when there is one): arrays with no scenario.
+    # Same behaviour as every other backend (tests/backends/test_backends.py, which runs the
+    # GPU itself when there is one): arrays with no scenario.
     stand_in = HostStandInForCupy(host)
     monkeypatch.setattr(cuda, "_cupy", lambda: stand_in)
     monkeypatch.setattr(cuda, "_modules", {})

@@ -1,6 +1,7 @@
 """The memory estimate needs no Numba: where numba cannot be imported, `mcrisk run` died in
-simulate.chunk_output_bytes (ModuleNotFoundError) before anything ran, even with the NumPy
-backend. It now counts the hooks' threads as the CPUs there, as many as Numba would use."""
+chunk_output_bytes (mcrisk.backends.chunks; ModuleNotFoundError) before anything ran, even
+with the NumPy backend. It now counts the hooks' threads as the CPUs there, as many as Numba
+would use."""
 from __future__ import annotations
 
 import os

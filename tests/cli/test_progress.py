@@ -1,4 +1,5 @@
-"""Progress: the phases a run reports (mcrisk.core.progress) and what the command line shows of them.
+"""Progress: the phases a run reports (mcrisk.core.progress) and what the command line shows
+of them.
 
 The layers below the CLI only announce phases on the Progress object they are handed; the
 CLI draws them on stderr, on a terminal and without --quiet only, and stdout never changes.

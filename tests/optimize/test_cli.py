@@ -423,7 +423,7 @@ def planner_document() -> dict:
 
 
 def test_money_is_money_and_statistics_have_the_reports_names():
-    """A cost reads as $22.8M [$22.7M, $22.9M] (analysis.compare.money_text), not
+    """A cost reads as $22.8M [$22.7M, $22.9M] (results.compare.money_text), not
     22,785,492 [22,715,329, 22,855,656]; the difference as -$368k; headers in words."""
     document = planner_document()
     assert schema_errors(document) == []

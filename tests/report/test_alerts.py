@@ -1,4 +1,5 @@
-"""--fail-if conditions (mcrisk.report.nightly.alerts): parsing without eval, checks, exit codes 2 and 3."""
+"""--fail-if conditions (mcrisk.report.nightly.alerts): parsing without eval, checks, exit
+codes 2 and 3."""
 from __future__ import annotations
 
 import json

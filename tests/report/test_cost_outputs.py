@@ -304,7 +304,7 @@ def test_a_cost_scenario_end_to_end(tmp_path, backend):
     from mcrisk.plan.record import FIELD
 
     if backend != "numpy" and not FIELD["span_rate"].kernel:
-        pytest.skip("the kernels do not compute costs yet (plan.py's cost fields kernel=False)")
+        pytest.skip("the kernels do not compute costs yet (plan.record's cost fields kernel=False)")
     run = run_module.run_scenario(str(COSTS_SMALL), samples=400, seed=9, backend=backend,
                                   out_dir=tmp_path / "out", chunk_size=150, report=False,
                                   mitigation=False)

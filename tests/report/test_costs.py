@@ -1,8 +1,9 @@
-"""report.html's cost section and the cost findings (mcrisk.report.html.costs, cost_figures,
-cost_findings) on runs built by hand, where every number is known: money in the table
-against NumPy on the raw arrays, the dominated strategy named with its dominator, and the
-findings' claims only beyond noise (a paired median of completion, not P50 minus P50; the
-horizon cut said). Without costs: no section, no findings, the page unchanged."""
+"""report.html's cost section and the cost findings (mcrisk.report.html.costs,
+report.figures.costs, report.findings.costs) on runs built by hand, where every number is
+known: money in the table against NumPy on the raw arrays, the dominated strategy named with
+its dominator, and the findings' claims only beyond noise (a paired median of completion, not
+P50 minus P50; the horizon cut said). Without costs: no section, no findings, the page
+unchanged."""
 from __future__ import annotations
 
 import math

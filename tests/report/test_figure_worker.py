@@ -1,7 +1,7 @@
 """The report's figures drawn in a second process (mcrisk.report.figures.worker) are the figures
 drawn in this one, byte for byte; a worker that does not start, dies, or fails a figure loses
 nothing (this process draws what it did not); what a worker is sent does not grow with the
-number of scenarios (figure_data's stand-ins, the metrics as 401 quantiles)."""
+number of scenarios (report.figures.data's stand-ins, the metrics as 401 quantiles)."""
 from __future__ import annotations
 
 import os

@@ -1,7 +1,7 @@
 """The report's figures say what the data say: whole scenarios replayed as exact paths, the
 1-in-10 line's label off the curves, strategies at one value named instead of hidden, the
-completion axis cut with the cut stated, and a power table with headroom (mcrisk.report.figures.paths,
-figures, html).
+completion axis cut with the cut stated, and a power table with headroom
+(mcrisk.report.figures.paths and charts, report.html.figures and tables).
 
 Paths are checked against the metrics the kernel computed on its own: a replayed scenario's
 lowest capacity is B minus its trough depth, its time below B is its trough days, and so on.

@@ -1,5 +1,6 @@
-"""The nightly's intervals for unpaired comparisons (mcrisk.report.nightly.intervals, intervals.json)
-follow the one quantile-interval rule of mcrisk.results.statistics, the rule of summary.json's p90_ci."""
+"""The nightly's intervals for unpaired comparisons (mcrisk.report.nightly.intervals,
+intervals.json) follow the one quantile-interval rule of mcrisk.results.statistics, the rule of
+summary.json's p90_ci."""
 import numpy as np
 import pytest
 

@@ -360,7 +360,7 @@ def test_capacity_bands_parquet_records_the_resolution(tiny):
 @pytest.mark.parametrize("perturb", ["as simulated", "ties, infinities and NaN"])
 def test_compiled_chunks_give_the_numpy_specifications_numbers(reference_plan, monkeypatch,
                                                               perturb):
-    """Large chunks go through compiled loops (report.band_chunks); on the same node times
+    """Large chunks go through compiled loops (results.band_chunks); on the same node times
     they give exactly what capacity_pieces, add_pieces and hall_peak_draw give."""
     plan = reference_plan
     _, nodes = run_with_nodes(plan, samples=500, chunk_size=500)

@@ -417,7 +417,7 @@ def test_histogram_merges_chunks_and_keeps_every_order_statistic_within_half_a_b
 
 
 def test_the_compiled_chunk_reduction_follows_the_numpy_specification(monkeypatch):
-    """MilestoneCollector reduces a large chunk in compiled loops (analysis.milestone_chunks,
+    """MilestoneCollector reduces a large chunk in compiled loops (results.milestone_chunks,
     here for every chunk); each
     milestone's time and its criticality count equal milestone_times and critical_nodes, the
     NumPy specification, on simulated node times as they are and on ones given ties,

@@ -1,6 +1,6 @@
-"""Aggregation: numpy.quantile percentiles, the one quantile-interval rule (against an exact
-binomial computation and scipy), P90 CI coverage, strict JSON (the ranking:
-tests/results/test_ranking.py)."""
+"""Summary statistics (mcrisk.results.statistics): numpy.quantile percentiles, the one
+quantile-interval rule (against an exact binomial computation and scipy), P90 CI coverage,
+strict JSON (the ranking: tests/results/test_ranking.py)."""
 import json
 import math
 from fractions import Fraction

@@ -256,7 +256,7 @@ def test_span_arrays_field_by_field():
     arrival = node_of(plan, "shipment S1 arrives")
     energy_a = 0.75 * 1.25 * 24 * 0.125       # per kW-day in hall A: load x pue x 24 x price
     # (start node, start day, end node, end day, cost column, rate swap, rate hall-b,
-    #  q swap, q hall-b), one row per span, in the order cost_plan lists them
+    #  q swap, q hall-b), one row per span, in the order plan.costs lists them
     expected = [
         # reserved: hall A's 25 kW (price a quantity), hall B's 20 kW from day 30 (swap,
         # the hall's steps) and 40 kW from day 40 (hall-b's own steps); 0 kW steps have none

@@ -2,8 +2,8 @@
 or hang a run, or reach a terminal, HTML or Markdown raw: each is refused by validation with one
 located problem (`file: key.path = value: what is wrong (hint)`), never another exception.
 
-Like tests/scenario/test_validation.py, bad files are scenarios/minimal.toml with a textual edit, written
-to a temporary folder as x.toml.
+Like tests/scenario/test_validation.py, bad files are scenarios/minimal.toml with a textual
+edit, written to a temporary folder as x.toml.
 """
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 One file per stage, each read side by side with the NumPy reference's file of the same name
 (mcrisk/backends/numpy/) and the CUDA source (kernels/):
 
-    random.py         Philox4x32-10 at an address     mcrisk/core/rng.py            random.cuh
+    random.py         Philox4x32-10 at an address     core/rng.py              random.cuh
     distributions.py  inverse CDFs, the draw          numpy/distributions.py   distributions.cuh
     world.py          world[q, l] of a lane group     numpy/world.py           world.cuh
     schedule.py       node times of one strategy      numpy/schedule.py        schedule.cuh

@@ -1,9 +1,9 @@
 """The random stream of the Numba backend: Philox4x32-10 with every draw at an address.
 
-mcrisk/core/rng.py is the specification (NumPy) and kernels/random.cuh the CUDA twin; the three
-are read side by side and agree bit for bit (tests/core/test_rng.py, tests/backends/test_cuda_host.py).
-32-bit words are held in uint64 and masked. uniforms_lanes draws one address for every
-scenario of a lane group (driver.py) at once.
+mcrisk/core/rng.py is the specification (NumPy) and kernels/random.cuh the CUDA twin; the
+three are read side by side and agree bit for bit (tests/core/test_rng.py,
+tests/backends/test_cuda_host.py). 32-bit words are held in uint64 and masked.
+uniforms_lanes draws one address for every scenario of a lane group (driver.py) at once.
 """
 from __future__ import annotations
 

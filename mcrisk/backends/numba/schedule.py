@@ -76,7 +76,7 @@ def _time_block(p, s, b, world, node_time, n, crew_ready_at):
     """Block b's deps are all timed in every lane: a crew row gets its ready times (fixed from
     now on) to compete for a crew; other nodes get their times, in order. Returns how many
     nodes it timed. (Callers pass b as int64: one compiled signature. Inlined: called block
-    by block, and a call would pass the record p by value: jit.py.)"""
+    by block, and a call would pass the record p by value: core/jit.py.)"""
     first = p.block_ptr[s, b]
     v = p.block_node[s, first]
     if p.node_kind[s, v] == NODE_CREW:

@@ -21,7 +21,7 @@ from .random import uniforms, uniforms_lanes
 @jit_inline
 def burn_in_days(p, q, seed_lo, seed_hi, scenario):
     """The burn-in days and attempts of quantity q in one scenario (inlined: called lane by
-    lane, and a call would pass the record p by value: jit.py)."""
+    lane, and a call would pass the record p by value: core/jit.py)."""
     b = p.q_burnin[q]
     attempt_dist, fix_dist = p.burnin_dist[b, 0], p.burnin_dist[b, 1]
     rma_dist = p.burnin_dist[b, 2]

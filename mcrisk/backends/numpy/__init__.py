@@ -1,11 +1,11 @@
 """The NumPy reference backend: the readable specification of the simulation.
 
 Vectorized over scenarios, written to read like docs/metrics.md and the compiled-plan
-description in mcrisk/plan/compile.py. One file per stage; the Numba backend (mcrisk/backends/
-numba/) and the CUDA sources (kernels/) have a file of each stage with the same stage names
-and loop structure, read side by side:
+description in mcrisk/plan/compile.py. One file per stage; the Numba backend
+(mcrisk/backends/numba/) and the CUDA sources (kernels/) have a file of each stage with the
+same stage names and loop structure, read side by side:
 
-    mcrisk/core/rng.py       Philox4x32-10 at an address   numba/random.py         random.cuh
+    core/rng.py         Philox4x32-10 at an address   numba/random.py         random.cuh
     distributions.py    the draw at an address        numba/distributions.py  distributions.cuh
     world.py            world[scenario, quantity]     numba/world.py          world.cuh
     schedule.py         node_time[scenario, node]     numba/schedule.py       schedule.cuh
@@ -14,8 +14,9 @@ and loop structure, read side by side:
     driver.py           every strategy of a chunk     numba/driver.py         simulate.cu
     sums.py             sums in the kernels' order (below)
 
-(the random stream and the inverse CDFs are mcrisk/core/rng.py and mcrisk/core/distributions.py, the
-specification every backend mirrors; this backend uses them as they are).
+(the random stream and the inverse CDFs are mcrisk/core/rng.py and
+mcrisk/core/distributions.py, the specification every backend mirrors; this backend uses
+them as they are).
 
 Sums are added in the kernels' order, one term at a time (sums.sum_in_order; NumPy's `sum`
 adds pairwise, and float addition is not associative), and every other operation is the

@@ -5,7 +5,7 @@ scenarios are drawn from 401 quantiles ('inverted_cdf'), so a figure costs the s
 and 10^6 samples. Every figure is drawn with mathtext and TeX off, so that names and ids are
 shown as written: a `$` in a hall id is a dollar sign, not the start of a formula.
 
-Each figure is laid out once, before it is drawn (figure_layout: room for titles, labels and
+Each figure is laid out once, before it is drawn (layout: room for titles, labels and
 legends measured from their font metrics), and drawn once, when saved: tight_layout and
 savefig(bbox_inches="tight") drew the figures two to three times, most of the report's time.
 Figures are plain matplotlib.figure.Figure objects, not pyplot's: nothing global to close.
@@ -67,7 +67,7 @@ def literal_text(draw):
 
 
 def to_png(fig) -> bytes:
-    """The figure as PNG, drawn once: its layout is already fixed (figure_layout). zlib level
+    """The figure as PNG, drawn once: its layout is already fixed (layout). zlib level
     3 instead of PIL's 6: the same pixels, a third less time encoding, ~6% more bytes."""
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=_DPI, pil_kwargs={"compress_level": 3})
@@ -147,7 +147,7 @@ def fan_chart(plan: CompiledScenario, bands: CapacityBands, colors: dict[str, st
               paths: dict[str, list[ScenarioPath]] | None = None, start=None) -> bytes:
     """Total capacity per strategy: per-day P10-P90 band, whole scenarios (`paths`, exact step
     functions of continuous time), baseline and demand. `plan`, `bands` and `paths` may be
-    their figure_data stand-ins (PlanLines, BandArrays, PathLines): the same figure."""
+    their data stand-ins (PlanLines, BandArrays, PathLines): the same figure."""
     fig, grid = _grid(len(bands.strategy_names))
     axes = list(grid.flat)
     days = bands.days
@@ -192,7 +192,7 @@ def largest_island_chart(plan: CompiledScenario, bands: CapacityBands,
                          paths: dict[str, list[ScenarioPath]] | None = None,
                          start=None) -> bytes:
     """The largest island's capacity per strategy against the largest job's size: per-day
-    P10-P90 band and whole scenarios (`paths`); figure_data stand-ins as for fan_chart."""
+    P10-P90 band and whole scenarios (`paths`); data stand-ins as for fan_chart."""
     fig, grid = _grid(len(bands.strategy_names), height=2.8)
     axes = list(grid.flat)
     days = bands.days
@@ -365,7 +365,7 @@ def completion_of(curves: data.MetricCurves, names: tuple[str, ...], colors: dic
 @literal_text
 def power_chart(power: dict[str, list[HallPower]], colors: dict[str, str]) -> bytes:
     """P90 peak draw per hall and strategy against each hall's cap (HallPower rows or their
-    figure_data.PowerRow stand-ins)."""
+    data.PowerRow stand-ins)."""
     names = list(power)
     halls = [row.hall for row in power[names[0]]] if names else []
     fig, grid = new_figure(1, max(1, len(halls)), 12, 3.8)

@@ -1,12 +1,12 @@
 """The Pareto chart of report.html's cost section (issue 13): each strategy's mean total cost
 against its P90 trough depth and, beside it, its P90 shortfall, the frontier joined, the
 dominated strategies hollow, every point named (labels placed clear of each other). PNG
-bytes, drawn as mcrisk.report.figures.charts draws (Agg, laid out once by figure_layout, mathtext off
-so a `$` in a name is a dollar sign).
+bytes, drawn as charts draws (Agg, laid out once by layout, mathtext off so a `$` in a name
+is a dollar sign).
 
 data.pareto_data takes what the chart draws out of the cost report (ParetoData: plain
-numbers), and pareto_of draws it, so that figure_worker can draw it in a second process that
-never imports the statistics behind the frontiers.
+numbers), and pareto_of draws it, so that the worker (worker.py) can draw it in a second
+process that never imports the statistics behind the frontiers.
 """
 from __future__ import annotations
 

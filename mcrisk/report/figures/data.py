@@ -3,7 +3,7 @@
 A figure function takes the run's objects (the compiled plan, the capacity bands, the replayed
 scenario paths, the hall power rows, the metrics); drawing needs only a few numbers of each.
 These stand-ins carry just those numbers, with the attribute names the figure code reads, so
-that a second process (figure_worker) draws the figures without importing the simulation's
+that a second process (worker.py) draws the figures without importing the simulation's
 modules (Numba, SciPy) and without the per-scenario metrics: an exceedance or completion curve
 is drawn from 401 quantiles (MetricCurves), whatever the number of scenarios; the Pareto
 chart from its points (ParetoData), without the statistics behind the frontiers. Drawing from a
@@ -38,7 +38,7 @@ class PlanLines:
 
 @dataclass(frozen=True)
 class BandArrays:
-    """A report.bands.CapacityBands without its streaming state: per strategy and day, the
+    """A results.bands.CapacityBands without its streaming state: per strategy and day, the
     P10/P50/P90 of total capacity and of the largest island."""
 
     strategy_names: tuple[str, ...]
@@ -49,7 +49,7 @@ class BandArrays:
 
 @dataclass(frozen=True)
 class Steps:
-    """A step function's drawn points (report.paths.StepPath.xy())."""
+    """A step function's drawn points (paths.StepPath.xy())."""
 
     x: np.ndarray
     y: np.ndarray
@@ -60,7 +60,7 @@ class Steps:
 
 @dataclass(frozen=True)
 class PathLines:
-    """A replayed scenario as the band charts draw it (report.paths.ScenarioPath)."""
+    """A replayed scenario as the band charts draw it (paths.ScenarioPath)."""
 
     label: str
     severity: str
@@ -70,7 +70,7 @@ class PathLines:
 
 @dataclass(frozen=True)
 class PowerRow:
-    """One hall under one strategy as the power chart draws it (report.bands.HallPower)."""
+    """One hall under one strategy as the power chart draws it (results.bands.HallPower)."""
 
     hall: str
     cap_kw: float
@@ -148,7 +148,7 @@ class Figures(dict):
     """PNG bytes by figure name, with what the captions need to say about them: `paths`,
     {figure: {strategy: [ScenarioPath]}} (the scenarios drawn as lines), `completion`,
     the completion chart's CompletionAxis (where its day axis is cut), and `costs`, the
-    cost section's report.costs.CostReport (None without a [costs] section)."""
+    cost section's report.html.costs.CostReport (None without a [costs] section)."""
 
     def __init__(self, pngs: dict[str, bytes], paths: dict | None = None,
                  completion: "CompletionAxis | None" = None, costs=None):

@@ -95,7 +95,7 @@ def _label(axis, measure, vertical: bool) -> float:
 
 
 def _date_axes(ax) -> list:
-    """The secondary x axes drawn on top of `ax` (figures.date_axis)."""
+    """The secondary x axes drawn on top of `ax` (charts.date_axis)."""
     return [child for child in ax.child_axes if hasattr(child, "set_functions")]
 
 

@@ -21,8 +21,8 @@ it is safe: a `spawn` process imports the parent's main script again, which runs
 that calls mcrisk at its top level, without `if __name__ == "__main__":`, a second time. So
 the worker is used under the `mcrisk` command, `python -m mcrisk`, `python -c` and
 interactive sessions, not under another script unless asked. MCRISK_FIGURE_WORKER=0 turns it
-off, =force uses it anyway (benchmarks/end_to_end.py, to time the worker on a machine others
-load too; a script that sets it must guard its top level).
+off, =force uses it anyway (to time the worker, with benchmarks/end_to_end.py say, on a
+machine others load too; a script that sets it must guard its top level).
 """
 from __future__ import annotations
 

@@ -191,7 +191,7 @@ def _and(names) -> str:
 
 
 def cost_findings(run, report) -> list[str]:
-    """The cost findings of a RunResult with costs and its cost report (report.costs); none
+    """The cost findings of a RunResult with costs and its cost report (html.costs); none
     without a report."""
     if report is None:
         return []

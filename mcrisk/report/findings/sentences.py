@@ -4,8 +4,8 @@ Returns plain text; the HTML and Markdown writers escape it. Every sentence is t
 sampled scenarios as they are:
 
 - counts are exact ("in 19,998 of 20,000 scenarios"), read from
-  metrics[scenario, strategy, metric] (metric order: mcrisk.core.definitions.METRICS), never "9 of 10"
-  read off a percentile;
+  metrics[scenario, strategy, metric] (metric order: mcrisk.core.definitions.METRICS), never
+  "9 of 10" read off a percentile;
 - a sentence about two quantities at once (how deep and how long) states thresholds that
   hold jointly in a counted number of scenarios (joint_trough), never two separate P90s
   joined as if one scenario had both;

@@ -8,10 +8,10 @@ Pareto frontier of trough against cost, with the dominated strategies named.
                    beside the total cost's mean and P90 with their intervals), the component
                    table (mean and P90 of the total and each component), the frontier chart
                    and the Pareto table; two tables rather than one so that every column
-                   fits the page (tests/test_browser_costs.py checks at 1,400 and 1,000 px)
+                   fits the page (tests/report/test_browser.py checks at 1,400 and 1,000 px)
 
 A run without a [costs] section (result.costs is None) has no cost report and no section:
-the page is what it was. Money is written by analysis.compare.money_text ($1.23M) in the
+the page is what it was. Money is written by results.compare.money_text ($1.23M) in the
 scenario's currency (summary.json's costs.currency, a label).
 """
 from __future__ import annotations
@@ -104,7 +104,7 @@ def _money_cell(report: CostReport, value, interval) -> str:
     return f"<td class='n'><b>{report.money(value)}</b><br><span class='ci'>{ci}</span></td>"
 
 
-# The page's compact style for wide tables of numbers (html.py's table.ranking: full width,
+# The page's compact style for wide tables of numbers (page.py's table.ranking: full width,
 # headers that wrap, smaller type in a narrow window), so that every column stays on screen.
 _WIDE = "<div class='scroll'><table class='ranking'>"
 

@@ -5,7 +5,7 @@ the scenario file's written strategies on the fresh seed (each statistic with it
 interval, the paired difference against the best written strategy and its verdict), the
 race stage by stage, the candidates rejected before simulation by reason, each plan's knobs
 and its [[strategies]] block, and the provenance. The page takes report.html's style
-(html.py) and pieces (html_parts, text.html_text); it has no figures, scripts or network.
+(page.py) and pieces (parts, text.html_text); it has no figures, scripts or network.
 
 A plan is called better or worse than the best written strategy only where the evaluation's
 verdict says the difference is beyond noise (mcrisk.optimize.evaluate: a paired test on the

@@ -3,10 +3,11 @@ network). Every string that comes from the scenario file or a history is written
 text.html_text: HTML-escaped, with control and other invisible characters shown as escapes.
 
 The page: its style, header, navigation and the order of its sections. Each section is built
-below it: html_tables (ranking, drivers, paired, power, mitigation), html_figures (charts and
-captions), html_nightly (alerts, night over night, trend), html_definitions (definitions,
-provenance), costs (cost against trough, the Pareto frontier; only with [costs]), jobs
-(the job mix's table; only with [[demand.jobs]]), on the pieces of html_parts.
+in a module beside this one: tables (ranking, strategies, drivers, paired, power, mitigation),
+figures (charts and captions), nightly (alerts, night over night, trend), definitions
+(definitions, provenance), gantt (the schedule; only when the run collected milestones),
+costs (cost against trough, the Pareto frontier; only with [costs]) and report.jobs (the job
+mix's table; only with [[demand.jobs]]), on the pieces of parts.
 """
 from __future__ import annotations
 

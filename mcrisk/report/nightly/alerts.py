@@ -8,10 +8,11 @@ Grammar:  TARGET.METRIC.STAT[.delta] OP NUMBER
   STAT    mean | p50 | p90 | p99 (power_violation: probability)
   .delta  tonight's value minus the previous run's (skipped, with a note, when there is none).
           Only a change the diff reports counts: beyond Monte Carlo noise and at least the
-          materiality threshold (mcrisk.report.nightly.materiality). A change within noise or below the
-          threshold never breaches a .delta condition, whatever its operator: `.delta >= 0`
-          means "a reported increase", and `.delta == 0` can never be breached. When the raw
-          change would have met the condition, a note says why it did not count.
+          materiality threshold (mcrisk.report.nightly.materiality). A change within noise
+          or below the threshold never breaches a .delta condition, whatever its operator:
+          `.delta >= 0` means "a reported increase", and `.delta == 0` can never be
+          breached. When the raw change would have met the condition, a note says why it
+          did not count.
   OP      > >= < <= == !=
 Examples: "hybrid-gated.trough_depth.p90 > 0", "any.power_violation.probability > 0",
           "hybrid-gated.trough_days.p90.delta > 5".

@@ -2,10 +2,10 @@
 counts, or a night without metrics.parquet).
 
 Per strategy and metric: n, mean, standard deviation and the distribution-free 95% interval
-of P50, P90 and P99 (aggregate.quantile_ci, the rule summary.json's p90_ci uses), and the
-power count. Every nightly run writes them as intervals.json (a few kB), so that a night whose
-metrics.parquet --keep-large deleted can still be compared on every statistic; a night with
-neither offers only its summary.json's P90 intervals and power probabilities
+of P50, P90 and P99 (results.statistics.quantile_ci, the rule summary.json's p90_ci uses),
+and the power count. Every nightly run writes them as intervals.json (a few kB), so that a
+night whose metrics.parquet --keep-large deleted can still be compared on every statistic; a
+night with neither offers only its summary.json's P90 intervals and power probabilities
 (intervals_from_summary).
 """
 from __future__ import annotations

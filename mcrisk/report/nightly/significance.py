@@ -15,8 +15,9 @@ Per strategy, metric and statistic (mean, P50, P90, P99; probability for power):
 * unpaired otherwise: the two nights' distribution-free 95% CIs (binomial order statistics,
   as summary.json's p90_ci) do not overlap; Welch's t-test for the mean; Fisher's exact test
   for the power probability. Each night's intervals are computed from its metrics.parquet or,
-  where --keep-large deleted that, read from its intervals.json (mcrisk.report.nightly.intervals); a night
-  with neither has only summary.json's P90 interval and power probability to be judged by.
+  where --keep-large deleted that, read from its intervals.json
+  (mcrisk.report.nightly.intervals); a night with neither has only summary.json's P90
+  interval and power probability to be judged by.
 """
 from __future__ import annotations
 

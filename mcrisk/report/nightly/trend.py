@@ -10,7 +10,7 @@ The chart (trend_chart): one small panel per metric (P90 trough depth, trough da
 shortfall, completion day), x = night, one line per strategy of tonight's run with its 95%
 interval shaded (summary.json's p90_ci), and a dotted vertical line before each night whose
 scenario file differs from the night before it. Laid out once and drawn once, as the run's
-figures are (figure_layout).
+figures are (report.figures.layout).
 """
 from __future__ import annotations
 
