@@ -108,7 +108,7 @@ def markdown(result: dict) -> str:
                     f"({k['seconds'] * 1000:.1f} ms) |")
     e = result["end_to_end"]
     n = f"{result['e2e_samples']:,} x {result['strategies']}"
-    rows += [f"| end to end {n}, device path (simulate + summarize on device) "
+    rows += [f"| end to end {n}, device path (simulate on the device, summarize on the host) "
              f"| {e['device_path_s']:.3f} s (simulate {e['device_path_simulate_s']:.3f} s) |",
              f"| end to end {n}, driver + gpu backend + host summary "
              f"| {e['driver_gpu_s']:.3f} s (simulate {e['driver_gpu_simulate_s']:.3f} s) |",

@@ -5,7 +5,8 @@ figures are timed, each several times (the minimum counts: the machine is shared
 
 With --against REV (repeatable) the charts module as committed at REV (`git show
 REV:mcrisk/report/figures/charts.py`, loaded beside the working copy as
-mcrisk.report._figures_at_REV; its imports resolve in the working copy) is timed in the same
+mcrisk.report.figures._charts_at_REV; its imports resolve in the working copy; a REV from
+before the charts moved there, in issue 23, is not found) is timed in the same
 run, repetitions interleaved, so that the ratios compare like with like:
 
     .venv/bin/python benchmarks/bench_report.py --against REV1 [--against REV2] [--repeat 5]
@@ -37,12 +38,12 @@ FIGURE_NAMES = ("fan", "island", "trough", "completion", "homeless", "power")
 
 def module_at(rev: str) -> types.ModuleType:
     """mcrisk/report/figures/charts.py as committed at `rev`, importable beside the working
-    copy (its relative imports resolve inside mcrisk.report, as the original's do)."""
+    copy (its relative imports resolve inside mcrisk.report.figures, as the original's do)."""
     source = subprocess.run(["git", "show", f"{rev}:mcrisk/report/figures/charts.py"], cwd=ROOT,
                             check=True, capture_output=True, text=True).stdout
-    name = "mcrisk.report._figures_at_" + "".join(c if c.isalnum() else "_" for c in rev)
+    name = "mcrisk.report.figures._charts_at_" + "".join(c if c.isalnum() else "_" for c in rev)
     module = types.ModuleType(name)
-    module.__package__ = "mcrisk.report"
+    module.__package__ = "mcrisk.report.figures"
     module.__file__ = f"{rev}:mcrisk/report/figures/charts.py"
     sys.modules[name] = module                  # dataclasses look their module up there
     exec(compile(source, module.__file__, "exec"), module.__dict__)
@@ -126,7 +127,7 @@ def main() -> None:
     parser.add_argument("--backend", default="cpu")
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--against", metavar="REV", action="append", default=[],
-                        help="also time figures.py as at REV (repeatable)")
+                        help="also time report/figures/charts.py as at REV (repeatable)")
     parser.add_argument("--parallel", action="store_true", help="also time a 2-process pool")
     args = parser.parse_args()
     run, paths = inputs(args.samples, args.backend)
