@@ -25,11 +25,11 @@ from collections import Counter
 from dataclasses import dataclass, replace
 
 from ..plan.compile import compile_scenario
-from ..core.model import Scenario, Strategy, Trigger
+from ..core.model import Distribution, Scenario, Strategy, Trigger
 from ..scenario import read_document
 from ..scenario.document import parse_toml, read_file_bytes
 from ..scenario.reader import compact_ids, format_number, Reader, Table
-from ..scenario.strategies import read_strategy
+from ..scenario.strategies import STRATEGY_KEYS, read_strategy
 from .order import KNOB as ORDER_KNOB
 from .space import SearchSpace
 
@@ -39,7 +39,6 @@ else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
 SAMPLER = "scipy.stats.qmc.Sobol (scrambled, seeded by search.seed)"
-_STRATEGY_KEYS = ("name", "description", "place", "drain", "reservations", "crews")
 
 
 @dataclass(frozen=True)
@@ -189,8 +188,9 @@ def _without_lag(trigger: Trigger) -> tuple[Trigger, float]:
 
 
 def _identity(strategy: Strategy, crews: int) -> tuple:
-    """What makes two plans the same plan: everything but the name and description."""
-    return strategy.placement, strategy.drains, strategy.reservations, crews
+    """What makes two plans the same plan: everything but the name and description (every
+    other field of the strategy, whatever fields it gains, and the crews it runs with)."""
+    return replace(strategy, name="", description="", crews=None), crews
 
 
 def trigger_label(trigger: Trigger) -> str:
@@ -223,7 +223,7 @@ class _Checker:
         """Why `strategy` cannot run, in a few words (a reason to count), or None."""
         block = tomllib.loads(_strategy_block(strategy))["strategies"][0]
         self.reader.problems.clear()
-        read_strategy(Table(self.reader, "strategies[0]", block, _STRATEGY_KEYS))
+        read_strategy(Table(self.reader, "strategies[0]", block, STRATEGY_KEYS))
         if self.reader.problems:
             return _reason_of(self.reader.problems[0].message)
         return self._power_reason(strategy)
@@ -281,10 +281,18 @@ def _reason_of(message: str) -> str:
 
 def strategy_toml(candidate: Candidate, scenario: Scenario) -> str:
     """The candidate as a `[[strategies]]` block that `mcrisk run` accepts unchanged and runs
-    as the plan: with `crews = N` when its crews differ from the scenario's `[retrofit] crews`
-    (a strategy hires its own crews), without the key when they are the scenario's."""
+    as the plan: every key of the strategy that shapes it (placement, drains, kept units,
+    reservations, crews, acceptance policy: WRITTEN_KEYS, which covers every key the reader
+    takes), with `crews = N` when its crews differ from the scenario's `[retrofit] crews` (a
+    strategy hires its own crews), without the key when they are the scenario's."""
     strategy = _named(candidate.strategy, candidate.strategy.name, candidate.crews, scenario)
     return _strategy_block(strategy)
+
+
+# The keys _strategy_block writes when the strategy has them: every key of STRATEGY_KEYS, so
+# that a plan written back runs as the plan (tests/optimize/test_every_key.py checks both).
+WRITTEN_KEYS = ("name", "description", "place", "drain", "keep", "reservations", "crews",
+                "acceptance")
 
 
 def _strategy_block(strategy: Strategy) -> str:
@@ -306,7 +314,32 @@ def _strategy_block(strategy: Strategy) -> str:
         lines.append(f"reservations = [{', '.join(steps)}]")
     if strategy.crews is not None:
         lines.append(f"crews = {strategy.crews}")
+    if strategy.acceptance is not None:
+        policy = strategy.acceptance
+        lines.append(f"acceptance = {{ soak_after_failures = {policy.soak_after_failures}, "
+                     f"soak_days = {distribution_toml(policy.soak_days)} }}")
     return "\n".join(lines) + "\n"
+
+
+# A distribution's parameters by kind, as a scenario writes them (docs/scenario-format.md);
+# tests/optimize/test_every_key.py reads every kind back through the scenario reader.
+_DISTRIBUTION_KEYS = {"uniform": ("min", "max"), "triangular": ("min", "mode", "max"),
+                      "pert": ("min", "mode", "max", "lambda"),
+                      "lognormal": ("median", "p90"), "chance": ("p",)}
+
+
+def distribution_toml(dist: Distribution) -> str:
+    """A distribution as a scenario writes it: a fixed one as its number, any other as an
+    inline table (`{ dist = "triangular", min = 1, mode = 2, max = 6 }`) that reads back as
+    exactly `dist`."""
+    if dist.kind == "fixed":
+        return _number(dist.params[0])
+    keys = [f"dist = {_string(dist.kind)}"]
+    keys += [f"{name} = {_number(value)}"
+             for name, value in zip(_DISTRIBUTION_KEYS[dist.kind], dist.params)]
+    if dist.inner is not None:
+        keys.append(f"then = {distribution_toml(dist.inner)}")
+    return "{ " + ", ".join(keys) + " }"
 
 
 def _runs(pairs) -> list[tuple[list[str], object]]:

@@ -22,6 +22,10 @@ from .reader import (Reader, Spec, Table, as_ids, as_integer, as_name, as_number
 from .sections import read_description
 
 RESERVED_STRATEGY_NAMES = ("any", "all")   # --fail-if targets meaning every strategy
+# Every key a [[strategies]] entry may have: whoever writes a strategy back (mcrisk optimize)
+# reads it with these, so a key added here is a key the writer must know.
+STRATEGY_KEYS = ("name", "description", "place", "drain", "keep", "reservations", "crews",
+                 "acceptance")
 
 
 @dataclass(frozen=True)
@@ -44,9 +48,7 @@ class _Drain:
 
 def read_strategies(root: Table):
     """[[strategies]] name, description, place, drain: at least one, names unique."""
-    tables = root.tables("strategies", ("name", "description", "place", "drain", "keep",
-                                        "reservations", "crews", "acceptance"), "",
-                         "the plans to compare")
+    tables = root.tables("strategies", STRATEGY_KEYS, "", "the plans to compare")
     if tables == []:
         root.r.report("strategies", [], "must have at least one strategy",
                       "add [[strategies]] tables, the plans to compare")
