@@ -12,8 +12,8 @@ Each plan is written as the `[[strategies]]` block `strategy_toml` gives and rea
 scenario reader's own strategy validation (rows' positions and cooling, every unit placed and
 drained once, deadlocks), then checked against each hall's power cap once every new unit runs,
 and the plans are compiled together (plan.compile's cycle check): a plan that fails is
-rejected and counted by reason. Plans equal in strategy and crews are generated once; the
-template is always the first candidate.
+rejected and counted by reason, the template too. Plans equal in strategy and crews are
+generated once; the template, when it passes, is the first candidate.
 """
 from __future__ import annotations
 
@@ -78,7 +78,14 @@ def generate(space: SearchSpace, scenario: Scenario | None = None) -> Generated:
         itertools.product(*(range(n) for n in sizes))
     checker = _Checker(space, scenario)
     template = _template_plan(space, scenario)
-    plans, seen, duplicates = [template], {_identity(*template[:2])}, 0
+    plans, seen, duplicates = [], {_identity(*template[:2])}, 0
+    # the template passes the checks its siblings pass: a written strategy can still break a
+    # hall's power cap (the scenario reader reports a plan over a cap, it does not refuse it)
+    reason = checker.reason(template[0])
+    if reason is None:
+        plans.append(template)
+    else:
+        checker.rejected[reason] += 1
     for pick in picks:
         plan = _plan(space, scenario, knobs, pick)
         identity = _identity(*plan[:2])

@@ -15,7 +15,7 @@ from mcrisk.optimize.candidates import Candidate, _sample, generate, strategy_to
 from mcrisk.optimize.space import read_search
 from mcrisk.scenario import load_scenario
 
-from ..helpers import MINIMAL, REFERENCE, SCENARIOS
+from ..helpers import DATA, MINIMAL, REFERENCE, SCENARIOS
 
 EXAMPLE = SCENARIOS / "reference-search.toml"
 
@@ -288,6 +288,27 @@ rows = ["A1", "B1"]
 ''', scenario_text=text)
     generated = generate(space)
     assert generated.rejected == Counter({"hall power cap": 1})
+
+
+def test_a_template_over_a_halls_cap_is_rejected_like_its_siblings(tmp_path):
+    """The template once skipped the checks its siblings failed (issue 24, item 5): with
+    hall B capped at 30 kW, the two 20 kW racks in row B1 overdraw it, the template's
+    late-drain as well as every B1 plan of the knobs, and none of them may be raced (the
+    template was raced alone and ranked first at 100% over the cap)."""
+    scenario = (DATA / "optimize-known.toml").read_text()
+    hall_b = 'id = "B"\npower_cap_kw = 1000'
+    assert hall_b in scenario
+    (tmp_path / "known.toml").write_text(scenario.replace(hall_b, 'id = "B"\npower_cap_kw = 30'))
+    search = (DATA / "optimize-known-search.toml").read_text().replace(
+        'scenario = "optimize-known.toml"', f'scenario = "{tmp_path / "known.toml"}"')
+    (tmp_path / "search.toml").write_text(search)
+    generated = generate(read_search(tmp_path / "search.toml"))
+    # 2 triggers x 5 lags in B1, and the template
+    assert generated.rejected == Counter({"hall power cap": 11})
+    assert len(generated.candidates) == 20
+    assert all(rows_used(c.strategy)["B1"] == 0 for c in generated.candidates)
+    assert generated.candidates[0].name == "plan-0000"
+    assert not any(c.knobs[-2] == ("wave N1..N2", "row B1") for c in generated.candidates)
 
 
 def test_the_sample_is_sobol_balanced_and_deterministic():
