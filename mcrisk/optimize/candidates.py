@@ -20,6 +20,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import re
 import sys
 from collections import Counter
 from dataclasses import dataclass, replace
@@ -100,11 +101,27 @@ def generate(space: SearchSpace, scenario: Scenario | None = None) -> Generated:
             checker.rejected[reason] += 1
     plans = checker.compiled(plans)
     width = max(4, len(str(len(plans) - 1)))
-    candidates = tuple(Candidate(f"plan-{i:0{width}d}", _named(s, f"plan-{i:0{width}d}", crews,
-                                                          scenario), crews, labels)
-                       for i, (s, crews, labels) in enumerate(plans))
+    prefix = name_prefix(scenario)
+    names = [f"{prefix}-{i:0{width}d}" for i in range(len(plans))]
+    candidates = tuple(Candidate(name, _named(s, name, crews, scenario), crews, labels)
+                       for name, (s, crews, labels) in zip(names, plans))
     return Generated(candidates, checker.rejected, size, SAMPLER if sampled else None,
                      duplicates)
+
+
+def name_prefix(scenario: Scenario) -> str:
+    """What the candidates' names start with: "plan" (plan-0000, plan-0001, ...), or "plan2",
+    "plan3", ... when the scenario already has strategies named so (the blocks of an earlier
+    round appended to it): no name of a new round collides with a strategy of the scenario,
+    so its blocks append beside the earlier ones."""
+    def prefix(round_number: int) -> str:
+        return "plan" if round_number == 1 else f"plan{round_number}"
+
+    taken = [s.name for s in scenario.strategies]
+    round_number = 1
+    while any(re.fullmatch(rf"{prefix(round_number)}-\d+", name) for name in taken):
+        round_number += 1
+    return prefix(round_number)
 
 
 def _named(strategy: Strategy, name: str, crews: int, scenario: Scenario) -> Strategy:

@@ -97,3 +97,26 @@ def test_every_plan_written_back_runs_as_the_plan_with_optimize_jsons_figures(tm
         ran = summary["strategies"][plan["name"]]
         for label, estimate in plan["statistics"].items():
             assert _statistic(ran, label) == estimate["value"], (plan["name"], label)
+
+
+def test_a_second_round_names_its_plans_apart_from_the_first(tmp_path):
+    """A second search on the scenario with the first round's strategies.toml appended once
+    named its plans plan-0000, ... again, so appending its own strategies.toml made the
+    scenario fail (duplicate strategy name; issue 24, item 6). Its plans are plan2-...; a
+    third round's plan3-...; every round's blocks append and run beside the others."""
+    from mcrisk.optimize.run import run_optimize
+
+    scenario = tmp_path / SCENARIO.name
+    scenario.write_text(SCENARIO.read_text())
+    search = tmp_path / SEARCH.name
+    search.write_text(SEARCH.read_text())
+    names = []
+    for round_number in (1, 2, 3):
+        found = run_optimize(search, tmp_path / f"round-{round_number}", backend="numpy")
+        plans = [plan["name"] for plan in found.document["plans"]]
+        prefix = "plan" if round_number == 1 else f"plan{round_number}"
+        assert plans and all(name.startswith(f"{prefix}-") for name in plans), plans
+        scenario.write_text(scenario.read_text() + "\n" + found.strategies_toml)
+        loaded = [s.name for s in load_scenario(scenario).strategies]   # no duplicate name
+        names += plans
+        assert loaded == ["every-key", "plain", *names]
