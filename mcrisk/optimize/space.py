@@ -146,6 +146,13 @@ DEFAULT_STAGES = (500, 2_000, 20_000)
 _SEARCH_KEYS = ("scenario", "template", "max_candidates", "seed", "drain_groups", "waves",
                 "orders", "crews", "objective", "constraints", "race", "evaluate")
 _SEED = Limit(2**63 - 1, "a seed is a 64-bit integer")
+MAX_WEIGHT = 1e12
+_WEIGHT = Limit(MAX_WEIGHT, "a weight turns its statistic into the sum's unit, and 1e12 already "
+                "makes one H100-eq day a trillion; only the weights' ratios rank the plans, so "
+                "scale every weight down by one factor")
+# Top-level tables a scenario file has and a search file never does: given one, say so once
+# rather than call each of its tables an unknown key.
+_SCENARIO_TABLES = ("scenario", "strategies", "halls", "unit_types", "existing", "incoming")
 
 
 def read_search(path: str | os.PathLike) -> SearchSpace:
@@ -157,6 +164,13 @@ def read_search(path: str | os.PathLike) -> SearchSpace:
     file = os.fsdecode(path)
     document = parse_toml(file, read_file_bytes(file))
     r = Reader(file)
+    if "search" not in document and any(table in document for table in _SCENARIO_TABLES):
+        r.report("", NO_VALUE, "this is a scenario file, not a search file: it has no "
+                 "[search] section", "give mcrisk optimize a search file whose [search] "
+                 f"scenario names this one (scenario = \"{os.path.basename(file)}\"), with a "
+                 "template, knobs and an objective: docs/optimize.md, "
+                 "scenarios/reference-search.toml; mcrisk run takes the scenario itself")
+        raise ScenarioError(r.problems)
     root = Table(r, "", document, ("search",))
     search = root.table("search", _SEARCH_KEYS, "the scenario, the knobs and the objective")
     if search is None:
@@ -495,7 +509,8 @@ def _read_objective(search: Table, scenario: Scenario | None) -> Objective | Non
     if kind == "weights":
         w = t.table("weights", tuple(t.data["weights"]) if isinstance(t.data["weights"], dict)
                     else (), "the weighted sum to minimize")
-        terms = [(label, w.read(label, as_number, "1.0", "its weight in the sum", above=0))
+        terms = [(label, w.read(label, as_number, "1.0", "its weight in the sum", above=0,
+                                at_most=_WEIGHT))
                  for label in (w.data if w is not None else ())]
         ok = w is not None and bool(terms) and all(
             _statistic_ok(t.r, w.at(label), label, scenario, NO_VALUE) for label, _ in terms)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 import math
 import re
+import sys
 from collections import Counter
 from dataclasses import dataclass
 
@@ -169,7 +170,10 @@ def format_number(number: float) -> str:
 
 
 def format_limit(number: float) -> str:
-    """A limit as people read it: 7,300; 1,000,000,000."""
+    """A limit as people read it: 7,300; 1,000,000,000 (an int to its last digit, which a
+    float would round past 2**53)."""
+    if isinstance(number, int):
+        return f"{number:,}"
     return f"{number:,.0f}" if float(number).is_integer() else repr(float(number))
 
 
@@ -187,6 +191,12 @@ def as_number(r, key, value, spec: Spec, at_least=None, above=None,
     if not math.isfinite(number):  # TOML allows inf and nan; nan would pass every bound
         r.report(key, value, "must be a finite number", spec.type_hint)
         return None
+    return _within(r, key, value, number, spec, at_least, above, at_most)
+
+
+def _within(r, key, value, number, spec: Spec, at_least=None, above=None,
+            at_most: Limit | None = None):
+    """`number` if within the bounds given, else None (reported on `value`)."""
     if at_least is not None and number < at_least:
         bound, why = f">= {format_number(at_least)}", spec.why
     elif above is not None and number <= above:
@@ -208,7 +218,13 @@ def as_probability(r, key, value, spec: Spec):
 
 
 def as_integer(r, key, value, spec: Spec, at_least: int = 0, at_most: Limit | None = None):
-    """An int in [at_least, at_most] (a whole float is accepted), or None (reported)."""
+    """An int in [at_least, at_most] (a whole float is accepted), or None (reported). An int
+    is compared as itself: as a float, 2**63 - 1 would round up past a limit of 2**63 - 1
+    (a seed), and any int past 2**53 would lose its last digits. (Without at_most, or beyond
+    any float, an int goes through as_number, which says it is too large for a number.)"""
+    if (isinstance(value, int) and not isinstance(value, bool) and at_most is not None
+            and abs(value) <= sys.float_info.max):
+        return _within(r, key, value, value, spec, at_least=at_least, at_most=at_most)
     if isinstance(value, float) and math.isfinite(value) and not value.is_integer():
         r.report(key, value, "must be a whole number", spec.type_hint)
         return None

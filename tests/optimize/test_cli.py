@@ -146,6 +146,21 @@ def test_report_page_has_the_section_and_escapes_names():
     assert "[[strategies]]" in page
 
 
+def test_shares_are_percentages_never_in_exponent_form():
+    """A share of 1 printed as '1e+02%' (issue 24, item 8)."""
+    from mcrisk.report.html.optimize import percent_text, statistic_interval, statistic_value
+
+    assert statistic_value("p:power_violation", 1.0) == "100%"
+    assert statistic_interval("p:power_violation", [0.9991, 1.0]) == "[99.9%, 100%]"
+    assert [percent_text(s) for s in (0.4567, 0.005, 1e-8, -0.005, 0.99999)] == \
+        ["46%", "0.5%", "0.000001%", "-0.5%", "99.999%"]
+    document = planner_document()
+    plan = document["written"][1]
+    plan["statistics"]["p:power_violation"] = {"value": 1.0, "ci": [0.9991, 1.0]}
+    text = format_optimize(document) + render_optimize_report(document)
+    assert "e+" not in text and "has it in 100% of them" in text
+
+
 def test_words_of_statistics_and_verdicts():
     assert statistic_label("p:power_violation") == "P(power over cap)"
     assert statistic_label("p90:trough_depth") == "P90 trough depth (H100-eq)"

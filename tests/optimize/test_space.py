@@ -155,6 +155,12 @@ def test_defaults_race_on_the_search_seed_and_evaluate_on_the_next(tmp_path):
     (('template = "hybrid-gated"', 'template = "hybrid-gated"\ncolour = "red"'),
      'search.colour = "red"', "unknown key"),
     (('scenario = "', 'scenario = "missing/'), "search.scenario", "no such file"),
+    # issue 24, item 8: a weight so large that weight x statistic overflows to inf once
+    # ranked every plan as a tie (inf); the seed past TOML's largest integer
+    (('minimize = "p90:shortfall_gpu_days"', 'weights = { "p90:trough_depth" = 1e306 }'),
+     "search.objective.weights.p90:trough_depth = 1e+306", "must be <= 1,000,000,000,000"),
+    (('template = "hybrid-gated"', 'template = "hybrid-gated"\nseed = 9223372036854775808'),
+     "search.seed = 9223372036854775808", "must be <= 9,223,372,036,854,775,807"),
 ])
 def test_a_mistake_is_located(tmp_path, edit, where, what):
     found = problems_of(tmp_path, edit)
@@ -162,6 +168,37 @@ def test_a_mistake_is_located(tmp_path, edit, where, what):
     matching = [p for p in found if f": {where}" in p and what in p]
     assert matching, found
     assert all(p.startswith(str(tmp_path / "search.toml")) for p in found)
+
+
+def test_a_seed_is_read_exactly_up_to_the_largest_toml_integer(tmp_path):
+    """As a float, 2**63 - 1 rounded up past the limit 2**63 - 1 and was refused, and a seed
+    past 2**53 lost its last digits (2**53 + 1 raced on seed 2**53): issue 24, item 8."""
+    for seed in (2**63 - 1, 2**53 + 1, 0):
+        path = tmp_path / "search.toml"
+        path.write_text(BASE.replace('template = "hybrid-gated"',
+                                     f'template = "hybrid-gated"\nseed = {seed}'))
+        space = read_search(path)
+        assert (space.seed, space.race.seed, space.evaluate.seed) == (seed, seed, seed + 1)
+
+
+def test_a_scenario_file_given_as_a_search_file_is_one_clear_sentence(tmp_path, capsys):
+    """Not a line per table of the scenario ('unknown key' 11 times): one problem that says
+    what the file is and what to give instead (issue 24, item 8)."""
+    from mcrisk.cli import main
+
+    with pytest.raises(ScenarioError) as info:
+        read_search(REFERENCE)
+    problems = [str(p) for p in info.value.problems]
+    assert problems == [f"{REFERENCE}: this is a scenario file, not a search file: it has no "
+                        "[search] section (give mcrisk optimize a search file whose [search] "
+                        'scenario names this one (scenario = "reference-2048.toml"), with a '
+                        "template, knobs and an objective: docs/optimize.md, "
+                        "scenarios/reference-search.toml; mcrisk run takes the scenario "
+                        "itself)"]
+    assert main(["optimize", str(REFERENCE), "--out", str(tmp_path / "out"), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") <= 2 and "this is a scenario file, not a search file" in err
+    assert "unknown key" not in err and "Traceback" not in err
 
 
 def test_overlapping_groups_and_waves_are_refused(tmp_path):

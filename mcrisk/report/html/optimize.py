@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import datetime as _dt
 
+import numpy as np
+
 from ...core.definitions import COSTS, METRICS
 from ...core.labels import heading, label, share_label
 from ...results.compare import money_text
@@ -62,13 +64,25 @@ def is_money(statistic: str) -> bool:
     return kind != "p" and column in COSTS
 
 
+def percent_text(share: float) -> str:
+    """A share as a percentage to two significant digits, never in exponent form: 100%,
+    46%, 0.5%, 0.000001%; a share below 1 never rounds up to 100% (99.9%, 99.99%)."""
+    percent = 100 * float(share)
+    for digits in range(2, 9):
+        text = np.format_float_positional(percent, precision=digits, unique=False,
+                                          fractional=False, trim="-")
+        if abs(percent) >= 100 or abs(float(text)) < 100:
+            break
+    return f"{text}%"
+
+
 def statistic_value(statistic: str, value: float | None, currency: str = "USD") -> str:
     """A statistic's value for a table: money for a cost ($22.8M), a share for p: ('none'
     at 0, else a percentage to two significant digits), else fmt's number."""
     if value is None:
         return "n/a"
     if statistic.startswith("p:"):
-        return "none" if value == 0 else f"{100 * value:.2g}%"
+        return "none" if value == 0 else percent_text(value)
     if is_money(statistic):
         return money_text(value, currency)
     return fmt(value)
@@ -79,7 +93,7 @@ def statistic_interval(statistic: str, ci, currency: str = "USD") -> str:
     if ci is None or None in ci:
         return "[n/a]"
     if statistic.startswith("p:"):
-        return "[" + ", ".join("0%" if end == 0 else f"{100 * end:.2g}%" for end in ci) + "]"
+        return "[" + ", ".join("0%" if end == 0 else percent_text(end) for end in ci) + "]"
     if is_money(statistic):
         return f"[{money_text(ci[0], currency)}, {money_text(ci[1], currency)}]"
     return interval_text({"ci": ci}, "ci")
@@ -233,7 +247,7 @@ def difference_text(statistic: str, estimate: dict | None, currency: str = "USD"
 
 def _signed(statistic: str, value: float | None, currency: str) -> str:
     if statistic.startswith("p:") and value is not None:
-        text = "0%" if value == 0 else f"{100 * value:.2g}%"       # a difference: no 'none'
+        text = "0%" if value == 0 else percent_text(value)       # a difference: no 'none'
     else:
         text = statistic_value(statistic, value, currency)
     return f"+{text}" if value is not None and value > 0 else text
