@@ -20,7 +20,7 @@ import os
 from dataclasses import dataclass
 
 from ..core.definitions import COSTS, METRICS
-from ..core.errors import NO_VALUE, ScenarioError
+from ..core.errors import NO_VALUE, Problem, ScenarioError
 from ..core.model import Scenario, Trigger
 from ..scenario import load_scenario
 from ..scenario.document import parse_toml, read_file_bytes
@@ -146,13 +146,12 @@ DEFAULT_STAGES = (500, 2_000, 20_000)
 _SEARCH_KEYS = ("scenario", "template", "max_candidates", "seed", "drain_groups", "waves",
                 "orders", "crews", "objective", "constraints", "race", "evaluate")
 _SEED = Limit(2**63 - 1, "a seed is a 64-bit integer")
-MAX_WEIGHT = 1e12
-_WEIGHT = Limit(MAX_WEIGHT, "a weight turns its statistic into the sum's unit, and 1e12 already "
-                "makes one H100-eq day a trillion; only the weights' ratios rank the plans, so "
-                "scale every weight down by one factor")
-# Top-level tables a scenario file has and a search file never does: given one, say so once
-# rather than call each of its tables an unknown key.
-_SCENARIO_TABLES = ("scenario", "strategies", "halls", "unit_types", "existing", "incoming")
+_WEIGHT = Limit(1e12, "a weight turns its statistic into the sum's unit, and 1e12 already makes "
+                "one H100-eq day a trillion; only the weights' ratios rank the plans")
+_SCENARIO_TABLES = ("scenario", "strategies", "halls", "unit_types")   # never a search's
+_NOT_SEARCH = ("give mcrisk optimize a search file whose [search] scenario names this one, "
+               "with a template, knobs and an objective (docs/optimize.md, "
+               "scenarios/reference-search.toml); mcrisk run takes the scenario itself")
 
 
 def read_search(path: str | os.PathLike) -> SearchSpace:
@@ -165,12 +164,8 @@ def read_search(path: str | os.PathLike) -> SearchSpace:
     document = parse_toml(file, read_file_bytes(file))
     r = Reader(file)
     if "search" not in document and any(table in document for table in _SCENARIO_TABLES):
-        r.report("", NO_VALUE, "this is a scenario file, not a search file: it has no "
-                 "[search] section", "give mcrisk optimize a search file whose [search] "
-                 f"scenario names this one (scenario = \"{os.path.basename(file)}\"), with a "
-                 "template, knobs and an objective: docs/optimize.md, "
-                 "scenarios/reference-search.toml; mcrisk run takes the scenario itself")
-        raise ScenarioError(r.problems)
+        raise ScenarioError([Problem(file, "", NO_VALUE, "this is a scenario file, not a "
+                                     "search file: it has no [search] section", _NOT_SEARCH)])
     root = Table(r, "", document, ("search",))
     search = root.table("search", _SEARCH_KEYS, "the scenario, the knobs and the objective")
     if search is None:

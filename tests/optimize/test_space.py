@@ -191,10 +191,9 @@ def test_a_scenario_file_given_as_a_search_file_is_one_clear_sentence(tmp_path, 
     problems = [str(p) for p in info.value.problems]
     assert problems == [f"{REFERENCE}: this is a scenario file, not a search file: it has no "
                         "[search] section (give mcrisk optimize a search file whose [search] "
-                        'scenario names this one (scenario = "reference-2048.toml"), with a '
-                        "template, knobs and an objective: docs/optimize.md, "
-                        "scenarios/reference-search.toml; mcrisk run takes the scenario "
-                        "itself)"]
+                        "scenario names this one, with a template, knobs and an objective "
+                        "(docs/optimize.md, scenarios/reference-search.toml); mcrisk run takes "
+                        "the scenario itself)"]
     assert main(["optimize", str(REFERENCE), "--out", str(tmp_path / "out"), "--quiet"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") <= 2 and "this is a scenario file, not a search file" in err
