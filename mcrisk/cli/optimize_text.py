@@ -11,12 +11,12 @@ in one line what its set means. User strings are shown with invisible characters
 """
 from __future__ import annotations
 
-from ..report.html.optimize import (PARETO_MEANING, bound_text, constraints_text, currency_of,
-                                    difference_text, estimate_text, is_pareto, knobs_text,
-                                    no_plan_text, objective_name, objective_text, pareto_names,
-                                    rejected_text, sampling_text, share_bound_lines,
-                                    shown_statistics, statistic_label, verdict_text,
-                                    yardstick_text)
+from ..report.html.optimize_words import (PARETO_MEANING, bound_text, constraints_text,
+                                          currency_of, difference_text, estimate_text,
+                                          is_pareto, knobs_text, no_plan_text, objective_name,
+                                          objective_text, pareto_names, rejected_text,
+                                          sampling_text, share_bound_lines, shown_statistics,
+                                          statistic_label, verdict_text, yardstick_text)
 from ..report.text import visible
 
 NAME_WIDTH = 24

@@ -150,7 +150,7 @@ def strategies_toml_text(document: dict) -> str:
     """strategies.toml: a header that says where the plans come from and how to use them,
     then each chosen plan's [[strategies]] block (mcrisk.optimize.candidates.strategy_toml,
     with `crews = N` where its crews differ from the scenario's), best first."""
-    from ..report.html.optimize import no_plan_text, objective_text, statistic_label
+    from ..report.html.optimize_words import no_plan_text, objective_text, statistic_label
 
     evaluation = document["evaluation"]
     if document["objective"]["kind"] == "pareto":

@@ -148,7 +148,7 @@ def test_report_page_has_the_section_and_escapes_names():
 
 def test_shares_are_percentages_never_in_exponent_form():
     """A share of 1 printed as '1e+02%' (issue 24, item 8)."""
-    from mcrisk.report.html.optimize import percent_text, statistic_interval, statistic_value
+    from mcrisk.report.html.optimize_words import percent_text, statistic_interval, statistic_value
 
     assert statistic_value("p:power_violation", 1.0) == "100%"
     assert statistic_interval("p:power_violation", [0.9991, 1.0]) == "[99.9%, 100%]"

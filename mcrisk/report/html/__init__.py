@@ -9,4 +9,5 @@
     nightly      the nightly's parts: alerts, night over night, the trend
     definitions  "Definitions and assumptions" and the provenance
     optimize     report.html of an `mcrisk optimize` run
+    optimize_words  the words of an optimize run that the page and the terminal share
 """
