@@ -16,7 +16,8 @@ from ..report.html.optimize_words import (PARETO_MEANING, bound_text, constraint
                                           is_pareto, knobs_text, no_plan_text, objective_name,
                                           objective_text, pareto_names, rejected_text,
                                           sampling_text, share_bound_lines, shown_statistics,
-                                          statistic_label, verdict_text, yardstick_text)
+                                          stage_text, statistic_label, verdict_text,
+                                          yardstick_text)
 from ..report.text import visible
 
 NAME_WIDTH = 24
@@ -32,9 +33,7 @@ def format_optimize(document: dict) -> str:
 def _header(document: dict) -> list[str]:
     space, race, evaluation = document["space"], document["race"], document["evaluation"]
     seeds = document["seeds"]
-    stages = "; ".join(f"{s['scenarios']:,} scenarios: {s['candidates_in']:,} in, "
-                       f"{s.get('infeasible', 0):,} broke a constraint, "
-                       f"{s['candidates_out']:,} kept ({s.get('seconds', 0):.1f} s)"
+    stages = "; ".join(f"{stage_text(s)} ({s.get('seconds', 0):.1f} s)"
                        for s in race["stages"])
     best = evaluation.get("best_written")
     currency = currency_of(document)

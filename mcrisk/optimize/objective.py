@@ -264,6 +264,19 @@ def objective_values(goal: Goal, metrics: np.ndarray, costs: np.ndarray | None) 
     return np.where(np.isfinite(total), total, np.inf)
 
 
+def rank_sums(goal: Goal, metrics: np.ndarray, costs: np.ndarray | None) -> np.ndarray:
+    """Each candidate's ranks on the goal's statistics, summed, [c]: 1 for the lowest on a
+    statistic (ties share the lower rank). Unit-free: it orders the candidates of a Pareto
+    goal, whose objectives (dollars and H100-eq days, say) must never be added to each
+    other; only their orders are."""
+    from scipy.stats import rankdata
+
+    total = np.zeros(metrics.shape[1])
+    for stat in goal.statistics:
+        total += rankdata(estimates(stat, column_values(stat, metrics, costs)), method="min")
+    return total
+
+
 def worse_beyond_noise(goal: Goal, metrics: np.ndarray, costs: np.ndarray | None, a: int,
                        b: int, level: float = TEST_LEVEL) -> bool:
     """Whether candidate a's objective is worse (higher) than candidate b's beyond noise, on

@@ -14,8 +14,27 @@ After each stage mcrisk.optimize.objective.eliminate drops the candidates infeas
 noise and keeps the best `keep` fraction plus every one tied with the worst kept within
 noise (Pareto goal: the noise-aware Pareto set and the best by each objective); after the
 last stage only the infeasible are dropped (Pareto: the set and the bests), and the rest is
-ranked by the objective, ties by candidate index. Every host-side choice is deterministic, so
-the same candidates and seed give the same survivors on every backend and chunk size.
+ranked by the objective, ties by candidate index.
+
+Dropping on the objective is provisional; dropping as infeasible is not. A constraint
+violated in a few worlds in a thousand shows only on enough worlds: at a stage of 500 the
+plans that break it look feasible and, being cheap, win on the objective, and the plans that
+never break it are dropped; at the next stage every survivor turns infeasible and the race
+would end with nothing while feasible plans exist. So a candidate dropped on the objective
+goes to a reserve (ordered by the stage that dropped it, latest first, then by its objective
+value there: for a Pareto goal by the sum of its ranks on the objectives, which adds no unit
+to another; ties by index), and whenever a stage finds survivors infeasible (each was kept in
+place of the candidates an earlier stage dropped), as many candidates of the reserve, best
+first, are re-admitted: run on every scenario of the stage, judged on its constraints, and
+re-admitted again in place of each that fails, until every lost place is filled or the
+reserve is empty; then the stage eliminates among survivors and re-admitted alike. A
+candidate thus leaves the race for good only as infeasible beyond noise, or behind enough
+candidates that stayed feasible; the race ends with no candidate only when every candidate
+broke a constraint beyond noise on the race's worlds, so a space that holds a feasible plan
+(one that breaks no constraint in any world) always yields one, at the cost of simulating a
+re-admitted candidate as often as the survivors it replaces. Every host-side choice is
+deterministic, so the same candidates and seed give the same survivors on every backend and
+chunk size.
 """
 from __future__ import annotations
 
@@ -31,14 +50,15 @@ from ..plan.compile import compile_scenario
 from ..core.model import Scenario
 from ..core.progress import Progress, as_progress
 from ..backends.chunks import check_memory, default_chunk, simulate
-from .objective import eliminate, goal_of
+from .objective import eliminate, goal_of, infeasible, rank_sums
 
 
 @dataclass(frozen=True)
 class Stage:
     """One stage of the race: its scenarios (0 .. scenarios - 1 of the race seed), the
-    candidates that ran and went on, how many of them were infeasible beyond noise, and the
-    wall seconds it took (simulation and statistics)."""
+    candidates that entered it, the candidates re-admitted from the reserve in place of
+    survivors it found infeasible, how many of them all were infeasible beyond noise, those
+    that went on, and the wall seconds it took (simulation and statistics)."""
 
     number: int                 # 1-based
     scenarios: int
@@ -46,6 +66,7 @@ class Stage:
     candidates_out: int
     infeasible: int
     seconds: float
+    readmitted: int = 0
 
 
 @dataclass(frozen=True)
@@ -54,8 +75,10 @@ class RaceResult:
     survived the last stage, best first by the objective on its scenarios (ties by index);
     `pareto`: for a Pareto goal the noise-aware Pareto set among them (ascending), else ();
     `values`: every candidate's objective value on the last stage it ran; `eliminated_at`:
-    candidate -> the stage that dropped it; `infeasible`: the candidates dropped as
-    infeasible beyond noise, at whichever stage."""
+    candidate -> the stage that dropped it last; `infeasible`: the candidates dropped as
+    infeasible beyond noise, at whichever stage; `reserve`: those dropped on the objective and
+    never found infeasible, in the order the race would re-admit them (best first), for the
+    evaluation to draw on when a chosen plan breaks a constraint on the fresh worlds."""
 
     seed: int
     stages: tuple[Stage, ...]
@@ -64,6 +87,7 @@ class RaceResult:
     values: dict[int, float]
     eliminated_at: dict[int, int]
     infeasible: tuple[int, ...]
+    reserve: tuple[int, ...] = ()
 
 
 def plan_scenario(scenario: Scenario, plans: Sequence[tuple]) -> Scenario:
@@ -109,38 +133,101 @@ def race_candidates(scenario: Scenario, plans: Sequence[tuple], backend: Backend
                     chunk_size: int | None = None) -> RaceResult:
     """The race of `plans` ((strategy, crews) pairs; candidate i is plans[i]) with a parsed
     goal (objective.Goal), `constraints` (.statistic, .max), stage sizes `stages` (strictly
-    ascending), `keep` in (0, 1] and `seed`."""
+    ascending), `keep` in (0, 1] and `seed` (see the module docstring)."""
     if not plans:
         raise ValueError("no candidates to race")
     if any(b <= a for a, b in zip(stages, stages[1:])) or not stages or stages[0] < 1:
         raise ValueError(f"race stages must be ascending scenario counts, got {list(stages)}")
-    alive = list(range(len(plans)))
-    metrics = costs = None                 # [done, len(alive), ...] of the alive candidates
-    done = 0
-    records, values, eliminated, infeasible = [], {}, {}, []
+    field = _Field(scenario, plans, backend, seed, chunk_size, progress)
+    records, values, eliminated, infeasible_ones = [], {}, {}, []
+    reserve: list[tuple[tuple, int]] = []       # (order key, candidate), best first
     for number, scenarios in enumerate(stages, start=1):
         started = time.perf_counter()
-        new_metrics, new_costs = simulate_plans(
-            scenario, [plans[i] for i in alive], backend, seed, done, scenarios - done,
-            chunk_size, progress, note=f"race stage {number} of {len(stages)}: ")
-        metrics = new_metrics if metrics is None else np.concatenate([metrics, new_metrics])
-        if new_costs is not None:
-            costs = new_costs if costs is None else np.concatenate([costs, new_costs])
-        done = scenarios
-        final = number == len(stages)
-        verdict = eliminate(goal, constraints, metrics, costs, keep, final=final)
+        note = f"race stage {number} of {len(stages)}"
+        entered = len(field.alive)
+        field.extend_to(scenarios, f"{note}: ")
+        # every survivor of an earlier stage took the place of a candidate it dropped: each
+        # one found infeasible here gives its place back to the reserve's best
+        lost = field.count_infeasible(constraints, start=0) if number > 1 else 0
+        readmitted = 0
+        while lost and reserve:
+            batch = [candidate for _, candidate in reserve[:lost]]
+            del reserve[:lost]
+            first = field.admit(batch, f"{note}, re-admitted: ")
+            for candidate in batch:
+                eliminated.pop(candidate, None)
+            readmitted += len(batch)
+            lost = field.count_infeasible(constraints, start=first)
+        verdict = eliminate(goal, constraints, field.metrics, field.costs, keep,
+                            final=number == len(stages))
+        alive = field.alive
         values.update({alive[j]: float(verdict.values[j]) for j in range(len(alive))})
-        infeasible += [alive[j] for j in verdict.infeasible]
-        for j in set(range(len(alive))) - set(verdict.kept):
+        infeasible_ones += [alive[j] for j in verdict.infeasible]
+        dropped = set(range(len(alive))) - set(verdict.kept)
+        for j in dropped:
             eliminated[alive[j]] = number
-        records.append(Stage(number, scenarios, len(alive), len(verdict.kept),
-                             len(verdict.infeasible), time.perf_counter() - started))
-        positions = list(verdict.kept)                  # best first
-        alive = [alive[j] for j in positions]
-        metrics = metrics[:, positions]
-        costs = None if costs is None else costs[:, positions]
-        if not alive:
+        on_objective = sorted(dropped - set(verdict.infeasible))
+        if on_objective:
+            key = rank_sums(goal, field.metrics, field.costs) if goal.pareto else verdict.values
+            reserve += [((-number, float(key[j]), alive[j]), alive[j]) for j in on_objective]
+            reserve.sort()
+        records.append(Stage(number, scenarios, entered, len(verdict.kept),
+                             len(verdict.infeasible), time.perf_counter() - started,
+                             readmitted))
+        field.keep_only(verdict.kept)                   # best first
+        if not field.alive:
             break
+    alive = tuple(field.alive)
     pareto = tuple(sorted(alive)) if goal.pareto else ()
-    return RaceResult(seed, tuple(records), tuple(alive), pareto, values, eliminated,
-                      tuple(sorted(infeasible)))
+    return RaceResult(seed, tuple(records), alive, pareto, values, eliminated,
+                      tuple(sorted(infeasible_ones)), tuple(c for _, c in reserve))
+
+
+class _Field:
+    """The candidates in the race and their results on scenarios 0 .. done - 1 of the race
+    seed (metrics[done, alive, 6], costs[done, alive, n] or None), in `alive`'s order."""
+
+    def __init__(self, scenario: Scenario, plans: Sequence[tuple], backend: Backend, seed: int,
+                 chunk_size: int | None, progress: Progress | None):
+        self.scenario, self.plans, self.backend, self.seed = scenario, plans, backend, seed
+        self.chunk_size, self.progress = chunk_size, progress
+        self.alive = list(range(len(plans)))
+        self.metrics = self.costs = None
+        self.done = 0
+
+    def extend_to(self, scenarios: int, note: str) -> None:
+        """Run every candidate in the field on scenarios done .. scenarios - 1."""
+        metrics, costs = self._simulate(self.alive, self.done, scenarios - self.done, note)
+        self.metrics = metrics if self.metrics is None else np.concatenate([self.metrics, metrics])
+        if costs is not None:
+            self.costs = costs if self.costs is None else np.concatenate([self.costs, costs])
+        self.done = scenarios
+
+    def admit(self, candidates: Sequence[int], note: str) -> int:
+        """Add `candidates` to the field, run on scenarios 0 .. done - 1 (the same worlds as
+        the rest); returns the position of the first of them."""
+        first = len(self.alive)
+        metrics, costs = self._simulate(candidates, 0, self.done, note)
+        self.metrics = np.concatenate([self.metrics, metrics], axis=1)
+        if costs is not None:
+            self.costs = np.concatenate([self.costs, costs], axis=1)
+        self.alive += list(candidates)
+        return first
+
+    def count_infeasible(self, constraints: Sequence, start: int) -> int:
+        """How many of the field's candidates from position `start` on are infeasible beyond
+        noise on the scenarios run."""
+        costs = None if self.costs is None else self.costs[:, start:]
+        return int(np.count_nonzero(infeasible(constraints, self.metrics[:, start:], costs)))
+
+    def keep_only(self, positions: Sequence[int]) -> None:
+        """Keep the candidates at `positions` (in that order), with their results."""
+        positions = list(positions)
+        self.alive = [self.alive[j] for j in positions]
+        self.metrics = self.metrics[:, positions]
+        self.costs = None if self.costs is None else self.costs[:, positions]
+
+    def _simulate(self, candidates: Sequence[int], first: int, samples: int, note: str):
+        return simulate_plans(self.scenario, [self.plans[i] for i in candidates], self.backend,
+                              self.seed, first, samples, self.chunk_size, self.progress,
+                              note=note)

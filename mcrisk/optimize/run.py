@@ -236,9 +236,11 @@ def space_entry(space, generated) -> dict:
 
 
 def race_entry(space, raced) -> dict:
-    """The race's stages: scenarios, candidates in and out, dropped as infeasible, seconds."""
+    """The race's stages: scenarios, candidates in, re-admitted and out, dropped as
+    infeasible, seconds."""
     stages = [{"stage": int(stage.number), "scenarios": int(stage.scenarios),
                "candidates_in": int(stage.candidates_in),
+               "readmitted": int(stage.readmitted),
                "candidates_out": int(stage.candidates_out),
                "infeasible": int(stage.infeasible), "seconds": round(float(stage.seconds), 3)}
               for stage in raced.stages]

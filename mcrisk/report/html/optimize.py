@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import datetime as _dt
 
-from .optimize_words import (PARETO_MEANING, bound_text, constraints_text, currency_of,
+from .optimize_words import (PARETO_MEANING, READMISSION, bound_text, constraints_text, currency_of,
                              difference_text, is_pareto, knobs_text, no_plan_text,
                              objective_name, objective_statistic, objective_text, pareto_names,
                              rejected_text, sampling_text, share_bound_lines, signed_text,
@@ -236,14 +236,17 @@ def _race_html(document: dict) -> str:
     rows = "".join(
         f'<tr><td>{s["stage"]}</td><td class="n">{s["scenarios"]:,}</td>'
         f'<td class="n">{s["candidates_in"]:,}</td>'
+        f'<td class="n">{s.get("readmitted", 0):,}</td>'
         f'<td class="n">{s.get("infeasible", 0):,}</td><td class="n">{s["candidates_out"]:,}</td>'
         f'<td class="n">{s.get("seconds", 0):,.1f}</td></tr>' for s in race["stages"])
     return (f"<p>Successive halving on the race seed {seed}: at each stage every surviving "
             f"candidate runs on the same scenarios 0..n-1 (common random numbers); the "
             f"candidates that break a constraint beyond noise are dropped, and "
-            f"{html_text(race_rule(document))}.</p>"
+            f"{html_text(race_rule(document))}. Dropping on the objective is provisional: "
+            f"{html_text(READMISSION)}.</p>"
             '<table><tr><th>stage</th><th class="n">scenarios</th>'
-            "<th class=\"n\">candidates in</th><th class=\"n\">broke a constraint</th>"
+            "<th class=\"n\">candidates in</th><th class=\"n\">re-admitted</th>"
+            "<th class=\"n\">broke a constraint</th>"
             f"<th class=\"n\">kept</th><th class=\"n\">seconds</th></tr>{rows}</table>")
 
 

@@ -287,3 +287,18 @@ def share_bound_lines(document: dict) -> list[str]:
                                  for name, value in had)
                      + " (the constraint: none).")
     return lines
+
+
+def stage_text(stage: dict) -> str:
+    """A race stage in words: '2,000 scenarios: 2 in, 3 re-admitted, 3 broke a constraint,
+    2 kept' (re-admitted only where the stage re-admitted any)."""
+    readmitted = stage.get("readmitted", 0)
+    return (f"{stage['scenarios']:,} scenarios: {stage['candidates_in']:,} in, "
+            + (f"{readmitted:,} re-admitted, " if readmitted else "")
+            + f"{stage.get('infeasible', 0):,} broke a constraint, "
+            f"{stage['candidates_out']:,} kept")
+
+
+READMISSION = ("a candidate dropped on the objective is re-admitted, best first, in place of "
+               "each survivor a later stage finds breaking a constraint, so that the race "
+               "ends with no candidate only when every one broke a constraint beyond noise")
