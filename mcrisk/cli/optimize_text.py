@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from ..report.html.optimize_words import (PARETO_MEANING, bound_text, constraints_text,
                                           currency_of, difference_text, estimate_text,
-                                          is_pareto, knobs_text, no_plan_text, objective_name,
-                                          objective_text, pareto_names, rejected_text,
+                                          found_lines, is_pareto, knobs_text, no_plan_text,
+                                          objective_name, objective_text, pareto_names,
+                                          rejected_text,
                                           sampling_text, share_bound_lines, shown_statistics,
                                           stage_text, statistic_label, verdict_text,
                                           yardstick_text)
@@ -27,7 +28,8 @@ GAP = "  "
 def format_optimize(document: dict) -> str:
     """Everything `mcrisk optimize` prints after its run, as one string."""
     found = _knob_lines(document) or [no_plan_text(document)]
-    return "\n".join([*_header(document), "", format_plans(document), "", *found])
+    outcome = [visible(line) for line in found_lines(document)]
+    return "\n".join([*_header(document), "", format_plans(document), *outcome, "", *found])
 
 
 def _header(document: dict) -> list[str]:

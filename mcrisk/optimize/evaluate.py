@@ -20,6 +20,14 @@ objective among those not infeasible beyond noise; among all of them when every 
   dominance beyond noise (Pareto: better when the plan dominates, worse when dominated, n/a
   for a trade), else "within noise".
 
+A chosen plan that violates a constraint on the fresh worlds (beyond noise, as the race
+judges) is never presented as found: it is set aside, with its figures, and the next
+candidate the race would have offered takes its place (its ranking past the chosen ones,
+then its reserve: mcrisk.optimize.race), run on the same fresh worlds, until the places are
+filled or no candidate is left. Choosing a replacement looks at the fresh worlds only
+through the constraints, never the objective, so the figures stay free of the winner's
+curse.
+
 Plans are listed best first by the fresh objective (ties by the race's ranking), the written
 strategies best first likewise (ties in file order).
 """
@@ -38,8 +46,8 @@ from ..backends import Backend
 from ..core.model import Scenario
 from ..core.progress import Progress
 from .objective import (CI_CONFIDENCE, VIOLATED, Goal, column_values, dominates, estimate,
-                        estimates, goal_of, interval, lower_beyond_noise, objective_values,
-                        order, parse_statistic, pareto_set, verdict,
+                        estimates, goal_of, infeasible, interval, lower_beyond_noise,
+                        objective_values, order, parse_statistic, pareto_set, verdict,
                         weighted_difference_interval)
 from .race import RaceResult, simulate_plans
 
@@ -87,9 +95,11 @@ class Evaluation:
     samples: int
     seconds: float
     best_written: str | None
-    plans: tuple[PlanFigures, ...]           # the chosen plans, best first
+    plans: tuple[PlanFigures, ...]           # the plans found, best first: none violates
     written: tuple[PlanFigures, ...]         # the written strategies, best first
     pareto: tuple[str, ...]                  # Pareto goal: names on the fresh Pareto set
+    set_aside: tuple[PlanFigures, ...] = ()  # chosen, but violating on the fresh worlds
+    replacements: int = 0                    # candidates evaluated in their places
 
 
 def chosen(result: RaceResult, top: int) -> tuple[int, ...]:
@@ -98,48 +108,84 @@ def chosen(result: RaceResult, top: int) -> tuple[int, ...]:
     return result.pareto if result.pareto else result.ranking[:top]
 
 
+def spares(result: RaceResult, top: int) -> tuple[int, ...]:
+    """The candidates that take a violating chosen plan's place, in the race's order of
+    preference: its ranking past the chosen ones, then its reserve."""
+    picked = set(chosen(result, top))
+    return tuple(i for i in result.ranking if i not in picked) + tuple(result.reserve)
+
+
 def evaluate(space, scenario: Scenario, candidates: Sequence, result: RaceResult,
              backend: Backend, progress: Progress | None = None,
              chunk_size: int | None = None) -> Evaluation:
     """The chosen plans of `result` (indices into `candidates`, each with .name, .strategy,
     .crews) and the scenario's written strategies on space.evaluate.seed, with
     space.evaluate.samples scenarios (see the module docstring)."""
-    picked = chosen(result, space.evaluate.top)
-    return evaluate_plans(scenario, [(i, candidates[i]) for i in picked], backend,
+    top = space.evaluate.top
+    return evaluate_plans(scenario, [(i, candidates[i]) for i in chosen(result, top)], backend,
                           goal_of(space.objective), space.constraints,
-                          space.evaluate.samples, space.evaluate.seed, progress, chunk_size)
+                          space.evaluate.samples, space.evaluate.seed, progress, chunk_size,
+                          spare=[(i, candidates[i]) for i in spares(result, top)])
 
 
 def evaluate_plans(scenario: Scenario, picked: Sequence[tuple[int, object]], backend: Backend,
                    goal: Goal, constraints: Sequence, samples: int, seed: int,
-                   progress: Progress | None = None,
-                   chunk_size: int | None = None) -> Evaluation:
+                   progress: Progress | None = None, chunk_size: int | None = None,
+                   spare: Sequence[tuple[int, object]] = ()) -> Evaluation:
     """evaluate's work on explicit arguments: `picked` = [(candidate index, candidate)] in
-    the race's order, a parsed goal, `constraints` (.statistic, .max)."""
+    the race's order, a parsed goal, `constraints` (.statistic, .max); `spare`, the
+    candidates that take a violating plan's place, in that order."""
     started = time.perf_counter()
     own = [(s, s.crews_in(scenario.retrofit)) for s in scenario.strategies]  # each its crews
-    entries = ([(c.name, False, c.crews, i) for i, c in picked]
-               + [(s.name, True, crews, None) for s, crews in own])
-    plans = [(c.strategy, c.crews) for _, c in picked] + own
-    metrics, costs = simulate_plans(scenario, plans, backend, seed, 0, samples, chunk_size,
-                                    progress, note="evaluate: ", option="evaluate.samples")
+    entries = ([(s.name, True, crews, None) for s, crews in own]
+               + [(c.name, False, c.crews, i) for i, c in picked])
+    metrics, costs = simulate_plans(scenario, own + [(c.strategy, c.crews) for _, c in picked],
+                                    backend, seed, 0, samples, chunk_size, progress,
+                                    note="evaluate: ", option="evaluate.samples")
+    spare = list(spare)
+    lost = _violating(constraints, metrics, costs, len(own))
+    replacements = 0
+    while lost and spare:
+        batch, spare = spare[:lost], spare[lost:]
+        more, more_costs = simulate_plans(scenario, [(c.strategy, c.crews) for _, c in batch],
+                                          backend, seed, 0, samples, chunk_size, progress,
+                                          note="evaluate, in place of plans that broke a "
+                                               "constraint: ", option="evaluate.samples")
+        first = len(entries)
+        entries += [(c.name, False, c.crews, i) for i, c in batch]
+        metrics = np.concatenate([metrics, more], axis=1)
+        costs = None if costs is None else np.concatenate([costs, more_costs], axis=1)
+        replacements += len(batch)
+        lost = _violating(constraints, metrics, costs, first)
     table = _Table(goal, metrics, costs)
     figures = [table.figures(constraints, k, *entry) for k, entry in enumerate(entries)]
-    written = [k for k, entry in enumerate(entries) if entry[1]]
+    written = list(range(len(own)))
     feasible_written = [k for k in written if figures[k].feasible] or written
     best = order(table.values, feasible_written)[0] if written else None
     if best is not None:
         figures = [f if k == best else dataclasses.replace(
             f, against_best_written=table.paired(k, best, entries[best][0]))
             for k, f in enumerate(figures)]
+    plans = [k for k in range(len(own), len(entries)) if figures[k].feasible]
+    set_aside = [k for k in range(len(own), len(entries)) if not figures[k].feasible]
     pareto = ()
     if goal.pareto:
         among = [k for k in range(len(entries)) if figures[k].feasible]
         pareto = tuple(entries[k][0] for k in pareto_set(goal, metrics, costs, among))
     return Evaluation(seed, samples, time.perf_counter() - started,
                       None if best is None else entries[best][0],
-                      tuple(figures[k] for k in order(table.values, range(len(picked)))),
-                      tuple(figures[k] for k in order(table.values, written)), pareto)
+                      tuple(figures[k] for k in order(table.values, plans)),
+                      tuple(figures[k] for k in order(table.values, written)), pareto,
+                      tuple(dataclasses.replace(figures[k], against_best_written=None)
+                            for k in order(table.values, set_aside)),
+                      replacements)
+
+
+def _violating(constraints: Sequence, metrics: np.ndarray, costs: np.ndarray | None,
+               start: int) -> int:
+    """How many of the plans from position `start` on violate a constraint beyond noise."""
+    costs = None if costs is None else costs[:, start:]
+    return int(np.count_nonzero(infeasible(constraints, metrics[:, start:], costs)))
 
 
 class _Table:

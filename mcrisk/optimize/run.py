@@ -150,7 +150,8 @@ def strategies_toml_text(document: dict) -> str:
     """strategies.toml: a header that says where the plans come from and how to use them,
     then each chosen plan's [[strategies]] block (mcrisk.optimize.candidates.strategy_toml,
     with `crews = N` where its crews differ from the scenario's), best first."""
-    from ..report.html.optimize_words import no_plan_text, objective_text, statistic_label
+    from ..report.html.optimize_words import (found_lines, no_plan_text, objective_text,
+                                              statistic_label)
 
     evaluation = document["evaluation"]
     if document["objective"]["kind"] == "pareto":
@@ -169,6 +170,9 @@ def strategies_toml_text(document: dict) -> str:
         "`mcrisk run`",
         "# accepts unchanged: append it to the scenario file (docs/optimize.md).",
         ""]
+    header += [f"# {line}" for line in found_lines(document)]
+    if found_lines(document):
+        header.append("")
     blocks = [plan["strategy_toml"].rstrip("\n") + "\n" for plan in document["plans"]
               if plan.get("strategy_toml")]
     if not blocks:
@@ -248,9 +252,11 @@ def race_entry(space, raced) -> dict:
 
 
 def evaluation_entries(space, candidates, evaluated) -> dict:
-    """evaluation, plans, written and pareto, from the fresh-seed evaluation
+    """evaluation, plans, written, set_aside and pareto, from the fresh-seed evaluation
     (mcrisk.optimize.evaluate.Evaluation); `candidates` are the race's, whose knobs and
-    [[strategies]] block each chosen plan takes."""
+    [[strategies]] block each plan found takes. A plan set aside (it broke a constraint on
+    the fresh worlds) keeps its figures and knobs, but no rank, no block and no comparison
+    with the written strategies: it is not a plan found."""
     from .candidates import strategy_toml
 
     scenario = space.scenario
@@ -259,12 +265,19 @@ def evaluation_entries(space, candidates, evaluated) -> dict:
         candidate = candidates[figures.candidate]
         plans.append(plan_entry(figures, rank, candidate.knobs,
                                 strategy_toml(candidate, scenario)))
+    set_aside = []
+    for figures in evaluated.set_aside:
+        entry = plan_entry(figures, knobs=candidates[figures.candidate].knobs)
+        del entry["against_best_written"]
+        set_aside.append(entry)
     return {"evaluation": {"seed": int(evaluated.seed), "samples": int(evaluated.samples),
                            "top": int(space.evaluate.top),
                            "best_written": evaluated.best_written,
+                           "replacements": int(evaluated.replacements),
                            "seconds": round(float(evaluated.seconds), 3)},
             "plans": plans,
             "written": [plan_entry(f) for f in shown_order(space.objective, evaluated.written)],
+            "set_aside": set_aside,
             "pareto": list(evaluated.pareto)}
 
 

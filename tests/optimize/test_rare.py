@@ -19,7 +19,9 @@ places until one stays feasible.
 from __future__ import annotations
 
 import dataclasses
+import html
 import itertools
+import json
 import time
 
 import numpy as np
@@ -111,3 +113,69 @@ def test_a_fully_enumerated_space_yields_its_best_feasible_plan_on_any_seed(tmp_
     top = document["plans"][0]
     assert best.name == "B1-day0"
     assert [k["value"] for k in top["knobs"][:2]] == ["day:0, lag 0 d", "row B1"]
+
+
+def _search_file(tmp_path, **edits) -> str:
+    """The rare search with `edits` (old text -> new text) applied, in tmp_path."""
+    text = SEARCH.read_text().replace('scenario = "optimize-rare.toml"',
+                                      f'scenario = "{SCENARIO}"')
+    for old, new in edits.values():
+        assert old in text, old
+        text = text.replace(old, new)
+    path = tmp_path / SEARCH.name
+    path.write_text(text)
+    return path
+
+
+def test_a_plan_that_breaks_a_constraint_on_the_fresh_worlds_is_never_presented_as_found(
+        tmp_path, capsys):
+    """Raced on 200 then 400 worlds of seed 1 (none over the cap: the first is world 531),
+    the three cheap hall-A plans look feasible and are chosen; the fresh seed's 2,000 worlds
+    show them over the cap. They once were ranked 1-3, called better than hall-b-late and
+    written first in strategies.toml (issue 24, item 2). They are set aside now, and the
+    race's next plans, evaluated on the same fresh worlds, take their places."""
+    from mcrisk.cli import main
+
+    search = _search_file(tmp_path, stages=("scenarios = [500, 2000]", "scenarios = [200, 400]"),
+                          keep=("keep = 0.25", "keep = 1"))
+    out = tmp_path / "out"
+    assert main(["optimize", str(search), "--out", str(out), "--backend", "numpy",
+                 "--quiet"]) == 0
+    text = capsys.readouterr().out
+    document = json.loads((out / "optimize.json").read_text())
+    assert [s["infeasible"] for s in document["race"]["stages"]] == [1, 0]   # only day 21
+    aside = document["set_aside"]
+    assert [p["knobs"][1]["value"] for p in aside] == ["row A2"] * 3
+    assert all(p["constraints"]["p:power_violation"]["verdict"] == "violated" for p in aside)
+    assert all("rank" not in p and "strategy_toml" not in p for p in aside)
+    plans = document["plans"]
+    assert [p["rank"] for p in plans] == [1, 2, 3] and all(p["feasible"] for p in plans)
+    assert [p["knobs"][1]["value"] for p in plans] == ["row B1"] * 3
+    assert plans[0]["knobs"][0]["value"] == "day:0, lag 0 d"
+    assert document["evaluation"]["replacements"] == 3
+    blocks = (out / "strategies.toml").read_text()
+    assert all(f'name = "{p["name"]}"' not in blocks for p in aside)
+    assert [line for line in blocks.splitlines() if line.startswith("name = ")] == \
+        [f'name = "{p["name"]}"' for p in plans]
+    names = ", ".join(p["name"] for p in aside)
+    assert f"Set aside: {names} broke a constraint on the fresh scenarios (P(power over cap))" \
+        in text
+    for plan in aside:                       # no row of the table: never ranked or compared
+        assert not [line for line in text.splitlines() if line.split()[1:2] == [plan["name"]]]
+    page = (out / "report.html").read_text()
+    assert "Set aside: chosen by the race, broke a constraint on the fresh scenarios" in page
+
+
+def test_fewer_plans_than_top_says_so(tmp_path):
+    """The race's last stage keeps only the plans that survived to it: here 2 of the 5
+    asked; the terminal, the page and strategies.toml say so, and why (issue 24, item 7)."""
+    from mcrisk.cli.optimize_text import format_optimize
+    from mcrisk.report.html.optimize import render_optimize_report
+
+    search = _search_file(tmp_path, top=("top = 3", "top = 5"))
+    found = run_optimize(search, backend="numpy")
+    assert len(found.document["plans"]) == 2
+    line = "Fewer plans than asked: 2 found of top = 5 (the race's last stage kept 2 candidates"
+    assert line in format_optimize(found.document)
+    assert line in html.unescape(render_optimize_report(found.document))
+    assert f"# {line}" in found.strategies_toml

@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import datetime as _dt
 
-from .optimize_words import (PARETO_MEANING, READMISSION, bound_text, constraints_text, currency_of,
-                             difference_text, is_pareto, knobs_text, no_plan_text,
-                             objective_name, objective_statistic, objective_text, pareto_names,
-                             rejected_text, sampling_text, share_bound_lines, signed_text,
-                             statistic_interval, statistic_label, statistic_value, verdict_text,
-                             yardstick_text)
+from .optimize_words import (PARETO_MEANING, READMISSION, bound_text, constraints_text,
+                             currency_of, difference_text, found_lines, is_pareto, knobs_text,
+                             no_plan_text, objective_name, objective_statistic, objective_text,
+                             pareto_names, rejected_text, sampling_text, share_bound_lines,
+                             signed_text, statistic_interval, statistic_label, statistic_value,
+                             verdict_text, yardstick_text)
 from .page import PAGE_CSS as PAGE_STYLE
 from ..text import html_text
 
@@ -56,6 +56,7 @@ def render_optimize_report(document: dict) -> str:
             '<h2 id="plans">The plans found against the written strategies</h2>',
             _findings_html(document),
             _plans_table(document),
+            _set_aside_html(document),
             '<h2 id="race">The race</h2>', _race_html(document),
             '<h2 id="space">The search space</h2>', _space_html(document),
             '<h2 id="knobs">Plans as strategies</h2>', _knobs_html(document),
@@ -75,9 +76,12 @@ def _findings_html(document: dict) -> str:
     evaluation = document["evaluation"]
     where = (f"paired on the same {evaluation['samples']:,} fresh scenarios (seed "
              f"{evaluation['seed']}, not used to choose the plans)")
+    outcome = [html_text(line) for line in found_lines(document)]
     if not document["plans"]:
         text = no_plan_text(document)
-        return f'<div class="findings"><p>{html_text(text[0].upper() + text[1:])}.</p></div>'
+        return ('<div class="findings">' + "".join(
+            f"<p>{s}</p>" for s in [html_text(text[0].upper() + text[1:]) + ".", *outcome])
+            + "</div>")
     if best is None:
         return ('<div class="findings"><p>The scenario writes no strategy to compare the plans '
                 "with.</p></div>")
@@ -90,7 +94,34 @@ def _findings_html(document: dict) -> str:
         sentences.append(f"The Pareto set on the fresh scenarios: {names}: "
                          f"{html_text(PARETO_MEANING)}.")
     sentences += [html_text(line) for line in share_bound_lines(document)]
+    sentences += outcome
     return '<div class="findings">' + "".join(f"<p>{s}</p>" for s in sentences) + "</div>"
+
+
+def _set_aside_html(document: dict) -> str:
+    """The plans set aside (they broke a constraint on the fresh scenarios), with their
+    figures, below the plans found: never ranked, compared or written as a block."""
+    aside = document.get("set_aside") or []
+    if not aside:
+        return ""
+    statistics = _statistics(document)
+    currency = currency_of(document)
+    head = ("<tr><th>plan</th><th class=\"n\">crews</th>"
+            + "".join(f'<th class="n">{html_text(statistic_label(s))}<br>[95%]</th>'
+                      for s in statistics) + "<th>constraints</th></tr>")
+    rows = []
+    for plan in aside:
+        cells = [f'<td class="name">{html_text(plan["name"])}</td>',
+                 f'<td class="n">{plan["crews"]}</td>']
+        for statistic in statistics:
+            estimate = plan["statistics"].get(statistic) or {}
+            value = statistic_value(statistic, estimate.get("value"), currency)
+            ci = statistic_interval(statistic, estimate.get("ci"), currency)
+            cells.append(f'<td class="n">{value}<br><span class="ci">{ci}</span></td>')
+        cells.append(f"<td>{html_text(constraints_text(plan))}</td>")
+        rows.append(f"<tr>{''.join(cells)}</tr>")
+    return ("<h3>Set aside: chosen by the race, broke a constraint on the fresh scenarios</h3>"
+            f'<div class="scroll"><table class="ranking">{head}{"".join(rows)}</table></div>')
 
 
 

@@ -186,11 +186,57 @@ def constraints_text(plan: dict) -> str:
 
 
 def no_plan_text(document: dict) -> str:
-    """Why a search chose no plan: every candidate was dropped as infeasible beyond noise."""
+    """Why a search found no plan: every candidate was dropped as infeasible beyond noise in
+    the race, or every one it chose (and every other it had) broke a constraint on the fresh
+    scenarios."""
+    aside = len(document.get("set_aside") or ())
+    if aside:
+        return (f"no plan found: every plan the race offered broke a constraint on the fresh "
+                f"scenarios ({aside:,} set aside); loosen the constraints or widen the knobs "
+                "(docs/optimize.md)")
     dropped = sum(stage.get("infeasible", 0) for stage in document["race"]["stages"])
     return (f"no plan found: every candidate was dropped, {dropped:,} of them because a "
             "constraint is violated beyond noise (the race's stages say when); loosen the "
             "constraints or widen the knobs (docs/optimize.md)")
+
+
+def found_lines(document: dict) -> list[str]:
+    """What became of the plans the race chose, where it is not simply `top` plans found:
+    the plans set aside because they broke a constraint on the fresh scenarios (never
+    presented as found), and fewer plans than `top` asked, with why."""
+    plans, aside = document["plans"], document.get("set_aside") or []
+    evaluation = document["evaluation"]
+    lines = []
+    if aside:
+        names = ", ".join(plan["name"] for plan in aside)
+        broken = sorted({statistic_label(label) for plan in aside
+                         for label, entry in plan["constraints"].items()
+                         if entry.get("verdict") == "violated"})
+        replaced = evaluation.get("replacements", 0)
+        lines.append(f"Set aside: {names} broke a constraint on the fresh scenarios "
+                     f"({', '.join(broken)}): not plans found, and strategies.toml has no "
+                     f"block for them; {_count(replaced, 'other candidate')} of the race "
+                     f"{'was' if replaced == 1 else 'were'} evaluated in their place.")
+    top = evaluation.get("top")
+    if top and not is_pareto(document) and plans and len(plans) < top:
+        stages = document["race"]["stages"]
+        left = stages[-1]["candidates_out"] if stages else 0
+        why = []
+        if left < top:
+            keep = document["race"].get("keep")
+            why.append(f"the race's last stage kept {_count(left, 'candidate')}: each stage "
+                       "drops the candidates that break a constraint and keeps the best "
+                       + (f"{keep:.0%} " if keep else "") + "of the rest, with their ties; "
+                       "a larger [search.race] keep keeps more")
+        if aside:
+            why.append("the plans set aside had no other candidate left to take their place")
+        lines.append(f"Fewer plans than asked: {len(plans)} found of top = {top}"
+                     + (f" ({'; '.join(why)})" if why else "") + ".")
+    return lines
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
 
 
 def knobs_text(plan: dict) -> str:
