@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from ..report.html.optimize_words import (PARETO_MEANING, bound_text, constraints_text,
                                           currency_of, difference_text, estimate_text,
-                                          found_lines, is_pareto, knobs_text, no_plan_text,
+                                          feasibility_lines, found_lines, is_pareto, knobs_text, no_plan_text,
                                           objective_name, objective_text, pareto_names,
                                           rejected_text,
                                           sampling_text, share_bound_lines, shown_statistics,
@@ -100,7 +100,7 @@ def format_plans(document: dict) -> str:
     if pareto:
         lines.append("Pareto set: " + (", ".join(visible(n) for n in pareto_names(document))
                                        or "empty") + f" ({PARETO_MEANING})")
-    lines += share_bound_lines(document)
+    lines += share_bound_lines(document) + feasibility_lines(document)
     return "\n".join(lines)
 
 

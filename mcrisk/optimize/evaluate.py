@@ -6,7 +6,9 @@ towards luck (the best of many noisy estimates is optimistic). Here the chosen p
 strategies run again on a FRESH seed (evaluate.seed: the race seed + 1 unless the search file
 gives one; never the race's), scenarios 0 .. evaluate.samples - 1, all on the same worlds. Per
 plan: every statistic the objective and the constraints name, with its 95% interval
-(mcrisk.optimize.objective.interval), each constraint's verdict, and the plan paired against
+(mcrisk.optimize.objective.interval), each constraint's verdict and how sure it is (the
+worlds beyond what the constraint allows in one world, and an exact one-sided 95% upper bound
+on their share: with none in 20,000 worlds, below 1.5e-4), and the plan paired against
 the best written strategy by the same objective (the written strategy with the lowest
 objective among those not infeasible beyond noise; among all of them when every one is):
 
@@ -46,7 +48,7 @@ from ..backends import Backend
 from ..core.model import Scenario
 from ..core.progress import Progress
 from .objective import (CI_CONFIDENCE, VIOLATED, Goal, column_values, dominates, estimate,
-                        estimates, goal_of, infeasible, interval, lower_beyond_noise,
+                        estimates, evidence, goal_of, infeasible, interval, lower_beyond_noise,
                         objective_values, order, parse_statistic, pareto_set, verdict,
                         weighted_difference_interval)
 from .race import RaceResult, simulate_plans
@@ -87,6 +89,9 @@ class PlanFigures:
     constraints: dict[str, str]              # label -> met / violated / within noise
     feasible: bool
     against_best_written: Paired | None      # None for the best written strategy itself
+    # label -> how sure the verdict is (objective.evidence: scenarios, over, over_upper,
+    # allowed), for the constraints on a quantile or a share
+    evidence: dict[str, dict] = dataclasses.field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -208,9 +213,11 @@ class _Table:
                    for label, stat in stats.items()}
         verdicts = {c.statistic: verdict(stats[c.statistic], own[c.statistic], c.max)
                     for c in constraints}
+        sure = {c.statistic: evidence(stats[c.statistic], own[c.statistic], c.max)
+                for c in constraints if stats[c.statistic].kind != "mean"}
         return PlanFigures(name, written, crews, candidate,
                            Estimate(_finite(self.values[k]), self.objective_ci(k)),
-                           figures, verdicts, VIOLATED not in verdicts.values(), None)
+                           figures, verdicts, VIOLATED not in verdicts.values(), None, sure)
 
     def objective_ci(self, k: int) -> tuple[float, float] | None:
         """The objective's 95% interval: its statistic's for one term; for a weighted sum

@@ -160,6 +160,34 @@ def verdict(stat: Statistic, values: np.ndarray, maximum: float,
     return MET if ci[1] <= maximum else WITHIN_NOISE
 
 
+def evidence(stat: Statistic, values: np.ndarray, maximum: float,
+             confidence: float = CI_CONFIDENCE) -> dict:
+    """How sure the verdict on `stat <= maximum` is, from one candidate's values [n], for a
+    quantile or a share (a mean's interval says it): `scenarios` (n); `over`, the worlds
+    beyond what the constraint allows in one world (the column above `maximum` for a
+    quantile, above 0 for a share); `over_upper`, an exact one-sided upper bound at
+    `confidence` on the share of worlds over (Clopper-Pearson: with none of n over,
+    1 - (1 - confidence) ** (1 / n), 1.5e-4 for 20,000: rarer than that cannot be ruled
+    out); `allowed`, the share over the constraint allows (1 - q for the q-quantile,
+    `maximum` for a share)."""
+    values = np.asarray(values, dtype=np.float64)
+    share = stat.kind == "p"
+    over = int(np.count_nonzero(values > (0.0 if share else maximum)))
+    return {"scenarios": int(values.size), "over": over,
+            "over_upper": share_upper(over, int(values.size), confidence),
+            "allowed": float(maximum) if share else 1 - stat.quantile}
+
+
+def share_upper(k: int, n: int, confidence: float = CI_CONFIDENCE) -> float:
+    """The exact one-sided upper bound at `confidence` on a share of k in n (the binomial's
+    beta quantile); 1 where n is 0 or k is n."""
+    from scipy import special
+
+    if n < 1 or k >= n:
+        return 1.0
+    return float(special.betaincinv(k + 1, n - k, confidence))
+
+
 def infeasible(constraints: Sequence, metrics: np.ndarray, costs: np.ndarray | None,
                confidence: float = CI_CONFIDENCE) -> np.ndarray:
     """bool[c]: which candidates violate some constraint beyond noise. `constraints`: objects

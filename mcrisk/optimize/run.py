@@ -306,7 +306,8 @@ def plan_entry(figures, rank: int | None = None, knobs=(), block: str | None = N
              "knobs": [{"knob": knob, "value": value} for knob, value in knobs],
              "objective": _estimate(figures.objective),
              "statistics": {label: _estimate(e) for label, e in figures.statistics.items()},
-             "constraints": {label: {"verdict": v} for label, v in figures.constraints.items()},
+             "constraints": {label: {"verdict": v, **figures.evidence.get(label, {})}
+                             for label, v in figures.constraints.items()},
              "feasible": bool(figures.feasible),
              "against_best_written": _paired(figures.against_best_written)}
     if block is not None:

@@ -473,6 +473,31 @@ def test_a_share_bounded_by_zero_says_none_in_the_scenarios_or_who_had_it():
             "strategy.") in format_optimize(document)
 
 
+def test_the_output_says_how_sure_each_constraint_is_met():
+    """'None in 20,000 scenarios' is not 'never': the terminal and the page bound the
+    share at 95% (issue 24, item 1), for a share bounded by 0 and for a quantile."""
+    document = planner_document()
+    document["evaluation"]["samples"] = 20_000
+    for plan in (*document["plans"], *document["written"]):
+        plan["constraints"]["p:power_violation"].update(
+            scenarios=20_000, over=0 if plan["name"] != "early<b>" else 100,
+            over_upper=1.4977e-4 if plan["name"] != "early<b>" else 0.0059, allowed=0.0)
+        plan["constraints"]["p90:trough_depth"].update(
+            scenarios=20_000, over={"plan-1": 0, "plan-2": 12}.get(plan["name"], 0),
+            over_upper={"plan-1": 1.4977e-4, "plan-2": 9.9e-4}.get(plan["name"], 1.4977e-4),
+            allowed=0.1)
+    assert schema_errors(document) == []
+    text = format_optimize(document)
+    assert ("early<b> has it in 0.5% of them (the constraint: none). With none in 20,000, "
+            "P(power over cap) < 0.00015 at 95% for those without it (an exact one-sided "
+            "bound): rarer cannot be ruled out.") in text
+    assert ("P90 trough depth (H100-eq) at most 0 allows trough depth (H100-eq) above 0 in 10% "
+            "of scenarios; of the plans found, they have it in at most 12 of 20,000 fresh "
+            "scenarios (plan-2): below 0.099% at 95% (an exact one-sided bound).") in text
+    page = html.unescape(render_optimize_report(document))
+    assert "P(power over cap) < 0.00015 at 95%" in page and "below 0.099% at 95%" in page
+
+
 def test_a_pareto_trade_is_called_a_trade_and_the_set_is_explained_in_one_line():
     document = pareto_document()
     text = format_optimize(document)

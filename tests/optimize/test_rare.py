@@ -95,6 +95,10 @@ def test_the_race_finds_the_cheapest_plan_that_never_breaks_the_cap(tmp_path):
     assert [p["knobs"][1]["value"] for p in plans] == ["row B1", "row B1"]
     assert all(p["feasible"] for p in plans)
     assert "no plan found" not in found.strategies_toml
+    # how sure: none over the cap in the 2,000 fresh worlds bounds the share below 0.0015
+    sure = plans[0]["constraints"]["p:power_violation"]
+    assert (sure["verdict"], sure["scenarios"], sure["over"]) == ("met", 2_000, 0)
+    assert sure["over_upper"] == pytest.approx(1 - 0.05 ** (1 / 2_000), rel=1e-9)
     assert seconds < 60, seconds
 
 

@@ -17,11 +17,11 @@ from __future__ import annotations
 import datetime as _dt
 
 from .optimize_words import (PARETO_MEANING, READMISSION, bound_text, constraints_text,
-                             currency_of, difference_text, found_lines, is_pareto, knobs_text,
-                             no_plan_text, objective_name, objective_statistic, objective_text,
-                             pareto_names, rejected_text, sampling_text, share_bound_lines,
-                             signed_text, statistic_interval, statistic_label, statistic_value,
-                             verdict_text, yardstick_text)
+                             currency_of, difference_text, feasibility_lines, found_lines,
+                             is_pareto, knobs_text, no_plan_text, objective_name,
+                             objective_statistic, objective_text, pareto_names, rejected_text,
+                             sampling_text, share_bound_lines, signed_text, statistic_interval,
+                             statistic_label, statistic_value, verdict_text, yardstick_text)
 from .page import PAGE_CSS as PAGE_STYLE
 from ..text import html_text
 
@@ -93,7 +93,8 @@ def _findings_html(document: dict) -> str:
         names = ", ".join(html_text(n) for n in pareto_names(document)) or "empty"
         sentences.append(f"The Pareto set on the fresh scenarios: {names}: "
                          f"{html_text(PARETO_MEANING)}.")
-    sentences += [html_text(line) for line in share_bound_lines(document)]
+    sentences += [html_text(line) for line in share_bound_lines(document)
+                  + feasibility_lines(document)]
     sentences += outcome
     return '<div class="findings">' + "".join(f"<p>{s}</p>" for s in sentences) + "</div>"
 
