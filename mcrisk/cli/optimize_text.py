@@ -15,6 +15,7 @@ from ..report.html.optimize_words import (PARETO_MEANING, bound_text, constraint
                                           currency_of, difference_text, estimate_text,
                                           feasibility_lines, found_lines, is_pareto, knobs_text, no_plan_text,
                                           objective_name, objective_text, pareto_names,
+                                          pareto_support_text,
                                           rejected_text,
                                           sampling_text, share_bound_lines, shown_statistics,
                                           stage_text, statistic_label, verdict_text,
@@ -100,6 +101,7 @@ def format_plans(document: dict) -> str:
     if pareto:
         lines.append("Pareto set: " + (", ".join(visible(n) for n in pareto_names(document))
                                        or "empty") + f" ({PARETO_MEANING})")
+        lines += [visible(line) for line in [pareto_support_text(document)] if line]
     lines += share_bound_lines(document) + feasibility_lines(document)
     return "\n".join(lines)
 

@@ -8,9 +8,12 @@ gives one; never the race's), scenarios 0 .. evaluate.samples - 1, all on the sa
 plan: every statistic the objective and the constraints name, with its 95% interval
 (mcrisk.optimize.objective.interval), each constraint's verdict and how sure it is (the
 worlds beyond what the constraint allows in one world, and an exact one-sided 95% upper bound
-on their share: with none in 20,000 worlds, below 1.5e-4), and the plan paired against
-the best written strategy by the same objective (the written strategy with the lowest
-objective among those not infeasible beyond noise; among all of them when every one is):
+on their share: with none in 20,000 worlds, below 1.5e-4), and the plan paired against the
+best written strategy (among those not infeasible beyond noise; among all of them when every
+one is): for a single or weighted objective the one with the lowest objective; for a Pareto
+objective the one with the lowest sum of its ranks on the objectives among the written
+strategies (each objective ranks them on its own, so no dollar is added to an H100-eq day),
+ties by the first objective, then file order:
 
 - `columns`: per column the objective names, the per-world difference plan - best written
   (mcrisk.results.compare.paired_difference: mean and P90 with their intervals);
@@ -28,7 +31,9 @@ candidate the race would have offered takes its place (its ranking past the chos
 then its reserve: mcrisk.optimize.race), run on the same fresh worlds, until the places are
 filled or no candidate is left. Choosing a replacement looks at the fresh worlds only
 through the constraints, never the objective, so the figures stay free of the winner's
-curse.
+curse. For a Pareto objective, how sure each name's membership of the fresh Pareto set is
+(a near-tie's can change with the seed): the share of bootstrap resamples of the fresh
+worlds on which it is on the set (objective.pareto_support).
 
 Plans are listed best first by the fresh objective (ties by the race's ranking), the written
 strategies best first likewise (ties in file order).
@@ -49,8 +54,8 @@ from ..core.model import Scenario
 from ..core.progress import Progress
 from .objective import (CI_CONFIDENCE, VIOLATED, Goal, column_values, dominates, estimate,
                         estimates, evidence, goal_of, infeasible, interval, lower_beyond_noise,
-                        objective_values, order, parse_statistic, pareto_set, verdict,
-                        weighted_difference_interval)
+                        objective_values, order, parse_statistic, pareto_set, pareto_support,
+                        rank_sums, verdict, weighted_difference_interval)
 from .race import RaceResult, simulate_plans
 
 BETTER, WORSE, WITHIN_NOISE, NOT_APPLICABLE = "better", "worse", "within noise", "n/a"
@@ -105,6 +110,12 @@ class Evaluation:
     pareto: tuple[str, ...]                  # Pareto goal: names on the fresh Pareto set
     set_aside: tuple[PlanFigures, ...] = ()  # chosen, but violating on the fresh worlds
     replacements: int = 0                    # candidates evaluated in their places
+    # Pareto goal: name -> the share of bootstrap resamples on which it is on the set
+    pareto_support: dict[str, float] = dataclasses.field(default_factory=dict)
+    resamples: int = 0                       # the bootstrap resamples pareto_support counts
+
+
+PARETO_RESAMPLES = 200      # bootstrap resamples of the fresh worlds for pareto_support
 
 
 def chosen(result: RaceResult, top: int) -> tuple[int, ...]:
@@ -166,24 +177,26 @@ def evaluate_plans(scenario: Scenario, picked: Sequence[tuple[int, object]], bac
     figures = [table.figures(constraints, k, *entry) for k, entry in enumerate(entries)]
     written = list(range(len(own)))
     feasible_written = [k for k in written if figures[k].feasible] or written
-    best = order(table.values, feasible_written)[0] if written else None
+    best = table.yardstick(feasible_written) if written else None
     if best is not None:
         figures = [f if k == best else dataclasses.replace(
             f, against_best_written=table.paired(k, best, entries[best][0]))
             for k, f in enumerate(figures)]
     plans = [k for k in range(len(own), len(entries)) if figures[k].feasible]
     set_aside = [k for k in range(len(own), len(entries)) if not figures[k].feasible]
-    pareto = ()
+    pareto, support = (), {}
     if goal.pareto:
         among = [k for k in range(len(entries)) if figures[k].feasible]
         pareto = tuple(entries[k][0] for k in pareto_set(goal, metrics, costs, among))
+        shares = pareto_support(goal, metrics, costs, among, PARETO_RESAMPLES, seed)
+        support = {entries[k][0]: float(share) for k, share in zip(among, shares)}
     return Evaluation(seed, samples, time.perf_counter() - started,
                       None if best is None else entries[best][0],
                       tuple(figures[k] for k in order(table.values, plans)),
                       tuple(figures[k] for k in order(table.values, written)), pareto,
                       tuple(dataclasses.replace(figures[k], against_best_written=None)
                             for k in order(table.values, set_aside)),
-                      replacements)
+                      replacements, support, PARETO_RESAMPLES if goal.pareto else 0)
 
 
 def _violating(constraints: Sequence, metrics: np.ndarray, costs: np.ndarray | None,
@@ -218,6 +231,18 @@ class _Table:
         return PlanFigures(name, written, crews, candidate,
                            Estimate(_finite(self.values[k]), self.objective_ci(k)),
                            figures, verdicts, VIOLATED not in verdicts.values(), None, sure)
+
+    def yardstick(self, among: Sequence[int]) -> int:
+        """The best of the written strategies `among` (see the module docstring): the lowest
+        objective; for a Pareto goal the lowest sum of ranks among them, then the lowest
+        first objective, then file order. Never a sum of objectives in different units."""
+        if not self.goal.pareto:
+            return order(self.values, among)[0]
+        among = list(among)
+        ranks = rank_sums(self.goal, self.metrics[:, among], None if self.costs is None
+                          else self.costs[:, among])
+        first = estimates(self.goal.statistics[0], self.columns[0][:, among])
+        return min(zip(ranks, first, among))[2]
 
     def objective_ci(self, k: int) -> tuple[float, float] | None:
         """The objective's 95% interval: its statistic's for one term; for a weighted sum

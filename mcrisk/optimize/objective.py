@@ -384,7 +384,13 @@ def pareto_set(goal: Goal, metrics: np.ndarray, costs: np.ndarray | None,
     estimates are no worse on every objective, the most dominant first, up to the first
     that dominates it (so a clear loser costs one test, not one per candidate)."""
     stats = goal.statistics
-    columns = [column_values(stat, metrics, costs) for stat in stats]
+    return _pareto_among(stats, [column_values(stat, metrics, costs) for stat in stats], among,
+                         level)
+
+
+def _pareto_among(stats: Sequence[Statistic], columns: Sequence[np.ndarray],
+                  among: Sequence[int], level: float) -> list[int]:
+    """pareto_set's work on the objectives' columns ([n, c] each, in stats' order)."""
     values = np.array([estimates(stat, col) for stat, col in zip(stats, columns)])  # [k, c]
     among = np.array(sorted(among), dtype=np.int64)
     own = values[:, among]                                             # [k, m]
@@ -399,6 +405,31 @@ def pareto_set(goal: Goal, metrics: np.ndarray, costs: np.ndarray | None,
                    for i in rivals):
             out.append(int(b))
     return out
+
+
+def pareto_support(goal: Goal, metrics: np.ndarray, costs: np.ndarray | None,
+                   among: Sequence[int], resamples: int, seed: int,
+                   level: float = TEST_LEVEL) -> np.ndarray:
+    """How sure each candidate of `among` is of its place on the noise-aware Pareto set, or
+    off it: the share of `resamples` bootstrap resamples of the worlds (drawn with
+    replacement, the same rows for every candidate: still paired) on which pareto_set puts
+    it, [len(among)], in among's order. Near a tie the set's membership turns on a test at
+    the edge of `level`, and another seed can flip it; a share near 1 (or 0) says it would
+    not. Deterministic for a seed."""
+    among = list(among)
+    if not among:
+        return np.zeros(0)
+    stats = goal.statistics
+    columns = [column_values(stat, metrics, costs)[:, among] for stat in stats]  # [n, m] each
+    generator = np.random.default_rng(seed)
+    counts = np.zeros(len(among))
+    n = metrics.shape[0]
+    for _ in range(resamples):
+        rows = generator.integers(0, n, n)
+        members = _pareto_among(stats, [column[rows] for column in columns], range(len(among)),
+                                level)
+        counts[members] += 1
+    return counts / max(1, resamples)
 
 
 def dominates(stats: Sequence[Statistic], columns: Sequence[np.ndarray], values: np.ndarray,

@@ -274,11 +274,14 @@ def evaluation_entries(space, candidates, evaluated) -> dict:
                            "top": int(space.evaluate.top),
                            "best_written": evaluated.best_written,
                            "replacements": int(evaluated.replacements),
+                           "resamples": int(evaluated.resamples),
                            "seconds": round(float(evaluated.seconds), 3)},
             "plans": plans,
             "written": [plan_entry(f) for f in shown_order(space.objective, evaluated.written)],
             "set_aside": set_aside,
-            "pareto": list(evaluated.pareto)}
+            "pareto": list(evaluated.pareto),
+            "pareto_support": {name: round(share, 6)
+                               for name, share in evaluated.pareto_support.items()}}
 
 
 def shown_order(objective, plans) -> list:

@@ -514,6 +514,21 @@ def test_a_pareto_trade_is_called_a_trade_and_the_set_is_explained_in_one_line()
     assert "plan-2 and late-drain trade" in page and "mean total cost -$0.50" in page
 
 
+def test_a_pareto_set_says_how_sure_each_membership_is():
+    document = pareto_document()
+    document["evaluation"]["resamples"] = 200
+    document["pareto_support"] = {"plan-1": 1.0, "plan-2": 0.62, "late-drain": 0.0,
+                                  "early<b>": 0.3}
+    assert schema_errors(document) == []
+    text = format_optimize(document)
+    assert ("How sure each membership is (the share of 200 bootstrap resamples of the fresh "
+            "scenarios on which it is on the set): plan-1 100%, plan-2 62% (a near-tie: another "
+            "seed may leave it out), late-drain 0%, early<b> 30% (a near-tie: another seed may "
+            "put it in).") in text
+    page = render_optimize_report(document)
+    assert "<td>yes (62%)</td>" in page and "<td>no (0%)</td>" in page
+
+
 def test_a_pareto_set_is_listed_by_its_first_objective():
     """The evaluation orders a Pareto set by the sum of its objectives (dollars plus
     H100-eq days: meaningless to a reader); optimize.json lists and ranks it by its first

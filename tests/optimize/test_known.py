@@ -290,3 +290,26 @@ def test_on_the_reference_the_chosen_plan_is_at_least_as_good_as_hybrid_gated(tm
     assert low <= 0.0, (value(ours), value(theirs), low, high)
     assert document["evaluation"]["best_written"] == "hybrid-gated"
     assert best["against_best_written"]["verdict"] in ("better", "within noise")
+
+
+def test_a_pareto_yardstick_is_chosen_without_adding_dollars_to_h100_eq(tmp_path):
+    """The known search as the Pareto set of P90 trough depth and mean cost, unconstrained:
+    late-drain (no trough, ~$8.6k) and early-drain (a trough of 16, ~$4.6k) trade. The
+    yardstick was the written strategy with the lowest sum of the objectives, 16 + $4.6k
+    against 0 + $8.6k, so the dollars chose it whatever the order of the objectives (issue
+    24, item 7). By the sum of ranks (1 + 2 each) and then the first objective, it is
+    late-drain with the trough first and early-drain with the cost first."""
+    text = KNOWN_SEARCH.read_text().replace(
+        'scenario = "optimize-known.toml"', f'scenario = "{KNOWN}"').replace(
+        '[search.constraints]\n"p90:trough_depth" = { max = 0 }\n', "")
+    for objectives, yardstick in (('"p90:trough_depth", "mean:cost_total"', "late-drain"),
+                                  ('"mean:cost_total", "p90:trough_depth"', "early-drain")):
+        path = tmp_path / "search.toml"
+        path.write_text(text.replace('minimize = "mean:cost_total"',
+                                     f"pareto = [{objectives}]"))
+        document = search(tmp_path, search_file=path, name=yardstick)
+        assert document["evaluation"]["best_written"] == yardstick
+        assert document["evaluation"]["resamples"] == 200
+        support = document["pareto_support"]
+        assert set(support) == {p["name"] for p in (*document["plans"], *document["written"])}
+        assert all(support[name] >= 0.95 for name in document["pareto"]), support

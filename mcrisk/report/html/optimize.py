@@ -19,8 +19,9 @@ import datetime as _dt
 from .optimize_words import (PARETO_MEANING, READMISSION, bound_text, constraints_text,
                              currency_of, difference_text, feasibility_lines, found_lines,
                              is_pareto, knobs_text, no_plan_text, objective_name,
-                             objective_statistic, objective_text, pareto_names, rejected_text,
-                             sampling_text, share_bound_lines, signed_text, statistic_interval,
+                             objective_statistic, objective_text, pareto_names,
+                             pareto_support_text, percent_text, rejected_text, sampling_text,
+                             share_bound_lines, signed_text, statistic_interval,
                              statistic_label, statistic_value, verdict_text, yardstick_text)
 from .page import PAGE_CSS as PAGE_STYLE
 from ..text import html_text
@@ -92,7 +93,8 @@ def _findings_html(document: dict) -> str:
     if is_pareto(document):
         names = ", ".join(html_text(n) for n in pareto_names(document)) or "empty"
         sentences.append(f"The Pareto set on the fresh scenarios: {names}: "
-                         f"{html_text(PARETO_MEANING)}.")
+                         f"{html_text(PARETO_MEANING)}. "
+                         f"{html_text(pareto_support_text(document))}")
     sentences += [html_text(line) for line in share_bound_lines(document)
                   + feasibility_lines(document)]
     sentences += outcome
@@ -245,7 +247,10 @@ def _plans_table(document: dict) -> str:
             cells.append(f'<td class="{css}">{html_text(verdict)}</td>')
         cells.append(f"<td>{html_text(constraints_text(plan))}</td>")
         if pareto_goal:
-            cells.append(f"<td>{'yes' if plan['name'] in pareto else ''}</td>")
+            share = (document.get("pareto_support") or {}).get(plan["name"])
+            member = "yes" if plan["name"] in pareto else ("" if share is None else "no")
+            sure = "" if share is None else f" ({percent_text(share) if share else '0%'})"
+            cells.append(f"<td>{member}{sure}</td>")
         css = ' class="written"' if plan["written"] else ""
         rows.append(f"<tr{css}>{''.join(cells)}</tr>")
     return f'<div class="scroll"><table class="ranking">{head}{"".join(rows)}</table></div>'

@@ -292,16 +292,48 @@ def pareto_names(document: dict) -> list[str]:
 
 def yardstick_text(document: dict) -> str:
     """What the best written strategy is the best of: by the objective (a Pareto search: by
-    the sum of its objectives) among the written strategies that break no constraint beyond
-    noise, or among them all when every one breaks one (mcrisk.optimize.evaluate)."""
+    the sum of its ranks on the objectives, which adds no unit to another) among the written
+    strategies that break no constraint beyond noise, or among them all when every one
+    breaks one (mcrisk.optimize.evaluate)."""
     best = document["evaluation"].get("best_written")
     entry = next((w for w in document["written"] if w["name"] == best), None)
-    by = "the sum of the objectives" if is_pareto(document) else "the objective"
+    by = "the objective"
+    if is_pareto(document):
+        first = statistic_label(document["objective"]["statistics"][0])
+        by = (f"the sum of its ranks on the objectives (each ranks the written strategies on "
+              f"its own, so no unit is added to another; ties by {first})")
     if entry is not None and not entry.get("feasible", True):
         return (f"the best written strategy by {by}, though it breaks a constraint: every "
                 "written strategy does")
     return (f"the best written strategy by {by} among those that break no constraint beyond "
             "noise")
+
+
+def pareto_support_text(document: dict) -> str:
+    """How sure each Pareto-set membership is: 'How sure (share of 200 bootstrap resamples
+    of the fresh scenarios on the set): plan-1 100%, plan-2 62% (a near-tie: another seed may
+    leave it out), ...'; '' without a Pareto objective or figures."""
+    support = document.get("pareto_support") or {}
+    resamples = document["evaluation"].get("resamples")
+    if not is_pareto(document) or not support or not resamples:
+        return ""
+    listed = [e["name"] for e in (*document["plans"], *document["written"])]
+    names = sorted(support, key=lambda n: (listed.index(n) if n in listed else len(listed), n))
+    members = set(document.get("pareto") or ())
+
+    def one(name: str) -> str:
+        share = support[name]
+        near = NEAR_TIE[0] < share < NEAR_TIE[1]
+        return (f"{name} {percent_text(share) if share else '0%'}"
+                + (" (a near-tie: another seed may " + ("leave it out" if name in members
+                                                         else "put it in") + ")" if near
+                   else ""))
+    return (f"How sure each membership is (the share of {resamples:,} bootstrap resamples of "
+            "the fresh scenarios on which it is on the set): "
+            + ", ".join(one(name) for name in names) + ".")
+
+
+NEAR_TIE = (0.05, 0.95)     # a Pareto-set support between these is called a near-tie
 
 
 def share_bound_lines(document: dict) -> list[str]:
