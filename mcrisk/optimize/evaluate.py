@@ -54,8 +54,8 @@ from ..core.model import Scenario
 from ..core.progress import Progress
 from .objective import (CI_CONFIDENCE, VIOLATED, Goal, column_values, dominates, estimate,
                         estimates, evidence, goal_of, infeasible, interval, lower_beyond_noise,
-                        objective_values, order, parse_statistic, pareto_set, pareto_support,
-                        rank_sums, verdict, weighted_difference_interval)
+                        objective_values, order, ordering_values, parse_statistic, pareto_set,
+                        pareto_support, rank_sums, verdict, weighted_difference_interval)
 from .race import RaceResult, simulate_plans
 
 BETTER, WORSE, WITHIN_NOISE, NOT_APPLICABLE = "better", "worse", "within noise", "n/a"
@@ -192,10 +192,10 @@ def evaluate_plans(scenario: Scenario, picked: Sequence[tuple[int, object]], bac
         support = {entries[k][0]: float(share) for k, share in zip(among, shares)}
     return Evaluation(seed, samples, time.perf_counter() - started,
                       None if best is None else entries[best][0],
-                      tuple(figures[k] for k in order(table.values, plans)),
-                      tuple(figures[k] for k in order(table.values, written)), pareto,
+                      tuple(figures[k] for k in order(table.ordering, plans)),
+                      tuple(figures[k] for k in order(table.ordering, written)), pareto,
                       tuple(dataclasses.replace(figures[k], against_best_written=None)
-                            for k in order(table.values, set_aside)),
+                            for k in order(table.ordering, set_aside)),
                       replacements, support, PARETO_RESAMPLES if goal.pareto else 0)
 
 
@@ -214,6 +214,7 @@ class _Table:
         self.goal, self.metrics, self.costs = goal, metrics, costs
         self.columns = [column_values(stat, metrics, costs) for stat in goal.statistics]
         self.values = objective_values(goal, metrics, costs)
+        self.ordering = ordering_values(goal, metrics, costs)     # Pareto: no unit added
 
     def figures(self, constraints: Sequence, k: int, name: str, written: bool, crews: int,
                 candidate: int | None) -> PlanFigures:

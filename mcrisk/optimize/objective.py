@@ -284,12 +284,20 @@ def goal_of(objective) -> Goal:
 
 
 def objective_values(goal: Goal, metrics: np.ndarray, costs: np.ndarray | None) -> np.ndarray:
-    """Each candidate's objective: the weighted sum of its terms' estimates, [c] (for a
-    Pareto goal the sum too, used only to order the candidates; inf where not finite)."""
+    """Each candidate's objective: the weighted sum of its terms' estimates, [c] (inf where
+    not finite). For a Pareto goal the sum adds units that must not be added (dollars and
+    H100-eq days): ordering_values orders its candidates instead."""
     total = np.zeros(metrics.shape[1])
     for stat, weight in goal.terms:
         total = total + weight * estimates(stat, column_values(stat, metrics, costs))
     return np.where(np.isfinite(total), total, np.inf)
+
+
+def ordering_values(goal: Goal, metrics: np.ndarray, costs: np.ndarray | None) -> np.ndarray:
+    """What orders the candidates, lowest first, [c]: the objective, or for a Pareto goal
+    the sum of the ranks on its objectives (rank_sums)."""
+    return rank_sums(goal, metrics, costs) if goal.pareto else \
+        objective_values(goal, metrics, costs)
 
 
 def rank_sums(goal: Goal, metrics: np.ndarray, costs: np.ndarray | None) -> np.ndarray:
@@ -363,7 +371,8 @@ def eliminate(goal: Goal, constraints: Sequence, metrics: np.ndarray,
         worst = ranked[count - 1]
         kept |= {c for c in ranked[count:]
                  if not worse_beyond_noise(goal, metrics, costs, c, worst, level)}
-    return Elimination(tuple(order(values, kept)), tuple(c for c in range(len(bad)) if bad[c]),
+    ordering = rank_sums(goal, metrics, costs) if goal.pareto else values
+    return Elimination(tuple(order(ordering, kept)), tuple(c for c in range(len(bad)) if bad[c]),
                        values)
 
 

@@ -50,7 +50,7 @@ from ..plan.compile import compile_scenario
 from ..core.model import Scenario
 from ..core.progress import Progress, as_progress
 from ..backends.chunks import check_memory, default_chunk, simulate
-from .objective import eliminate, goal_of, infeasible, rank_sums
+from .objective import eliminate, goal_of, infeasible, ordering_values
 
 
 @dataclass(frozen=True)
@@ -168,7 +168,7 @@ def race_candidates(scenario: Scenario, plans: Sequence[tuple], backend: Backend
             eliminated[alive[j]] = number
         on_objective = sorted(dropped - set(verdict.infeasible))
         if on_objective:
-            key = rank_sums(goal, field.metrics, field.costs) if goal.pareto else verdict.values
+            key = ordering_values(goal, field.metrics, field.costs)
             reserve += [((-number, float(key[j]), alive[j]), alive[j]) for j in on_objective]
             reserve.sort()
         records.append(Stage(number, scenarios, entered, len(verdict.kept),

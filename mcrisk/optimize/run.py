@@ -286,11 +286,11 @@ def evaluation_entries(space, candidates, evaluated) -> dict:
 
 def shown_order(objective, plans) -> list:
     """The chosen plans (or the written strategies) in the order they are listed and
-    ranked: best first by the objective
-    as the evaluation gives them; a Pareto set has no best, and the sum of its objectives
-    that orders it in the evaluation (dollars plus H100-eq days, say) means nothing to a
-    reader, so it is listed by its first objective, lowest first (ties as the evaluation
-    ordered them): along a two-objective frontier, from one end to the other."""
+    ranked: best first by the objective as the evaluation gives them; a Pareto set has no
+    best (the evaluation orders it by the sum of each plan's ranks on the objectives, which
+    says little to a reader), so it is listed by its first objective, lowest first (ties as
+    the evaluation ordered them): along a two-objective frontier, from one end to the
+    other."""
     plans = list(plans)
     if objective.kind != "pareto":
         return plans
