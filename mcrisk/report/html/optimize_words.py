@@ -397,17 +397,18 @@ def feasibility_lines(document: dict) -> list[str]:
     most 12 of 20,000 fresh scenarios (plan-0003): below 0.094% at 95%.'"""
     plans, lines = document["plans"], []
     for constraint in document["constraints"]:
-        label = constraint["statistic"]
-        kind, _, column = label.partition(":")
+        statistic = constraint["statistic"]
+        kind, _, column = statistic.partition(":")
         if kind == "mean" or (kind == "p" and constraint["max"] == 0) or not plans:
             continue
-        found = [(p["name"], (p["constraints"].get(label) or {})) for p in plans]
+        found = [(p["name"], (p["constraints"].get(statistic) or {})) for p in plans]
         if any("over" not in entry for _, entry in found):
             continue                                   # an older document: nothing to say
         name, worst = max(found, key=lambda item: (item[1]["over_upper"], item[1]["over"]))
-        threshold = "0" if kind == "p" else statistic_value(label, constraint["max"],
+        threshold = "0" if kind == "p" else statistic_value(statistic, constraint["max"],
                                                              currency_of(document))
-        what = f"{column_words(column)} above {threshold}"
+        words = f"{label(column)} cost" if column in COSTS else label(column)
+        what = f"{words} above {threshold}"                # the unit is in the bound's words
         held = (f"none has {what} in {worst['scenarios']:,} fresh scenarios" if not worst["over"]
                 else f"they have it in at most {worst['over']:,} of {worst['scenarios']:,} fresh "
                      f"scenarios ({name})")
