@@ -491,7 +491,7 @@ def test_the_output_says_how_sure_each_constraint_is_met():
     assert ("early<b> has it in 0.5% of them (the constraint: none). With none in 20,000, "
             "P(power over cap) < 0.00015 at 95% for those without it (an exact one-sided "
             "bound): rarer cannot be ruled out.") in text
-    assert ("P90 trough depth (H100-eq) at most 0 allows trough depth (H100-eq) above 0 in 10% "
+    assert ("P90 trough depth (H100-eq) at most 0 allows trough depth above 0 in 10% "
             "of scenarios; of the plans found, they have it in at most 12 of 20,000 fresh "
             "scenarios (plan-2): below 0.099% at 95% (an exact one-sided bound).") in text
     page = html.unescape(render_optimize_report(document))
