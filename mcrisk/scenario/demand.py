@@ -14,10 +14,10 @@ import re
 from mcrisk.core.errors import NO_VALUE
 from mcrisk.core.model import Demand, Forecast, JobClass
 
-from .distributions import DIST_EXAMPLE, as_distribution
+from .distributions import DIST_EXAMPLE, as_distribution, largest_draw
 from .limits import DAYS, MAX_ENTRIES, MAX_HORIZON_DAYS, TOTAL_H100_EQ, Limit
 from .reader import (Spec, Table, as_name, as_number, as_string, check_unique, count_ok,
-                     format_number, type_name)
+                     format_limit, format_number, type_name)
 
 
 _DEMAND_KEYS = ("points", "forecast", "largest_job", "jobs", "packing_step_days")
@@ -44,7 +44,9 @@ def read_demand(root: Table) -> Demand | None:
                        "give either points (a fixed curve) or forecast, not both")
             return None
         forecast = _read_forecast(t.table("forecast", _FORECAST_KEYS, ""))
-        return None if forecast is None else Demand((), largest_job, forecast, **mix)
+        if forecast is None or not _grown_demand_ok(root, t.at("forecast"), forecast):
+            return None
+        return Demand((), largest_job, forecast, **mix)
     points = t.read("points", _as_points, "[[0, 2048], [150, 2048]]",
                     "[day, H100-eq] pairs, days increasing (or give forecast = { ... })")
     return Demand(points, largest_job, **mix)
@@ -53,14 +55,24 @@ def read_demand(root: Table) -> Demand | None:
 MAX_PACKING_CELLS = 100_000
 
 
-def _packing_cells_ok(root: Table, t: Table, step: float) -> bool:
-    """Whether packing_step_days cuts the horizon into at most MAX_PACKING_CELLS cells
-    (reports if not): every cell packs every class into every island, for every scenario
-    and strategy. A horizon that is not a valid number is reported by [scenario], not here."""
+def horizon_as_written(root: Table) -> float | None:
+    """scenario.horizon_days as the file gives it, where [scenario] accepts it; None where
+    it does not (a horizon that is not a valid number is reported by [scenario], not again
+    by what the horizon bounds)."""
     header = root.data.get("scenario")
     horizon = header.get("horizon_days") if isinstance(header, dict) else None
     if not isinstance(horizon, (int, float)) or isinstance(horizon, bool) \
             or not 0 < horizon <= MAX_HORIZON_DAYS:
+        return None
+    return float(horizon)
+
+
+def _packing_cells_ok(root: Table, t: Table, step: float) -> bool:
+    """Whether packing_step_days cuts the horizon into at most MAX_PACKING_CELLS cells
+    (reports if not): every cell packs every class into every island, for every scenario
+    and strategy."""
+    horizon = horizon_as_written(root)
+    if horizon is None:
         return True
     cells = math.ceil(horizon / step)
     if cells <= MAX_PACKING_CELLS:
@@ -158,9 +170,10 @@ def _read_forecast(t: Table | None) -> Forecast | None:
     unit = t.read("unit", as_string, '"H100-eq"', "the workload's unit", default="H100-eq")
     per_h100 = t.read("per_h100", as_number, "1", "the workload one H100 delivers at its "
                       "operating point, in `unit`", above=0, at_most=_WORKLOAD, default=1.0)
-    growth = t.read("growth_per_year", as_distribution, DIST_EXAMPLE.replace(
-        "2, mode = 4, max = 10", "0.2, mode = 0.4, max = 0.8"),
-        "the yearly growth rate (0.4: +40% a year)", limit=_GROWTH)
+    growth = _largest_within(t, "growth_per_year", t.read(
+        "growth_per_year", as_distribution, DIST_EXAMPLE.replace(
+            "2, mode = 4, max = 10", "0.2, mode = 0.4, max = 0.8"),
+        "the yearly growth rate (0.4: +40% a year)", limit=_GROWTH), _GROWTH)
     every = t.read("points_every_days", as_number, "30", "the days between the points the "
                    "curve is sampled at", at_least=1, at_most=DAYS, default=30.0)
     parts = (workload, unit, per_h100, growth, every)
@@ -175,6 +188,44 @@ def _read_forecast(t: Table | None) -> Forecast | None:
 
 
 _WORKLOAD = Limit(1e15, "a workload is a finite number in the planner's unit")
+
+
+def _largest_within(t: Table, name: str, dist, limit: Limit):
+    """`dist` if its largest draw is within `limit`, else None (reported): its parameters
+    are, but a lognormal's far tail (the generator reaches 8.2 sigma) is not."""
+    if dist is None or largest_draw(dist) <= limit.value:
+        return dist
+    # only a lognormal (or a chance of one) gets here: other parameters are within the limit
+    at, shown = (f"{name}.p90", dist.params[1]) if dist.kind == "lognormal" \
+        else (f"{name}.then.p90", dist.inner.params[1])
+    t.r.report(t.at(at), shown, f"lets a draw reach {largest_draw(dist):,.4g}, more than "
+               f"{format_number(limit.value)}", f"{limit.why}, and the generator reaches 8.2 "
+               "sigma: narrow the lognormal, its p90 closer to the median, or use pert or "
+               "triangular")
+    return None
+
+
+def _grown_demand_ok(root: Table, key: str, forecast: Forecast) -> bool:
+    """Whether the forecast's demand at the horizon, where it is largest, stays within the
+    limit of demand points (reports if not): workload_at_day0 / per_h100 x (1 + g)^(H /
+    365) at the growth's largest draw g. A bad horizon is [scenario]'s to report."""
+    horizon = horizon_as_written(root)
+    base = forecast.workload_at_day0 / forecast.per_h100
+    if horizon is None or base == 0:
+        return True
+    growth = largest_draw(forecast.growth_per_year)
+    grown = base * (1.0 + growth) ** (horizon / 365.0)     # <= 1e9 x 11^20: finite
+    if grown <= TOTAL_H100_EQ.value:
+        return True
+    which = "its" if forecast.growth_per_year.is_fixed else "the largest value of its"
+    root.r.report(f"{key}.growth_per_year", root.data["demand"]["forecast"]["growth_per_year"],
+                  f"lets demand grow to {grown:,.4g} H100-eq by the horizon (day "
+                  f"{format_limit(horizon)}): {base:,.4g} H100-eq at day 0 x (1 + "
+                  f"{growth:.4g})^({format_number(horizon)} / 365) at {which} growth, more than "
+                  f"{format_limit(TOTAL_H100_EQ.value)}", "lower the growth or "
+                  "workload_at_day0, or shorten the horizon; demand points have the same "
+                  f"limit: {TOTAL_H100_EQ.why}")
+    return False
 
 
 def _as_points(r, key, value, spec: Spec):
