@@ -283,12 +283,12 @@ _PAYERS = {
 def _paid_by_some_unit(t: Table, name: str, prices: tuple):
     """`prices` if every one is paid by some unit, else None (each reported): a running
     price on a type no existing unit has (or a waiting price on a type no incoming unit
-    has) would count nothing, silently 0. Unknowable (True) when the fleet was not read."""
+    has) would count nothing, silently 0. Not checked when the fleet was not read whole."""
     fleet_name, counts, fix = _PAYERS[name]
     fleet = getattr(t.r, fleet_name)
-    if fleet is None:
-        return prices
-    types = {unit.type for unit in fleet.values()}
+    types = {unit.type for unit in (fleet or {}).values()}
+    if fleet is None or t.r.unit_types is None or not types <= set(t.r.unit_types):
+        return prices           # a unit's unknown type is reported: not again, here
     ok = True
     for type_id, _ in prices:
         if type_id not in types:
