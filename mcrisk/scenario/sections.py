@@ -18,7 +18,7 @@ from .limits import (DAYS, MAX_BURN_IN_ATTEMPTS, MAX_ENTRIES, MAX_GPUS, MAX_H100
                      TOTAL_KW, Limit)
 from .reader import (REQUIRED, Spec, Table, as_choice, as_integer, as_name, as_number,
                      as_probability, as_string, check_name, check_ref, check_unique,
-                     count_text, count_ok, format_number, type_name)
+                     count_text, count_ok, format_limit, format_number, type_name)
 
 COOLINGS = ("air", "liquid")
 NO_RETROFIT = Retrofit(crews=1, days=ZERO)  # stands in when the file has no [retrofit]; never used
@@ -62,7 +62,7 @@ def read_header(root: Table) -> dict:
                    "with name and horizon_days")
     if t is None:
         return dict(name=None, description="", horizon_days=None)
-    return dict(
+    header = dict(
         name=t.read("name", as_name, '"reference-2048"', "how reports name this scenario"),
         description=read_description(t),
         horizon_days=t.read("horizon_days", as_number, "540",
@@ -70,6 +70,38 @@ def read_header(root: Table) -> dict:
         start_date=t.read("start_date", _as_calendar_date, "2027-01-04",
                           "the calendar date of day 0 (outputs then show dates)",
                           default=None))
+    if not _dates_fit_the_calendar(t, header["start_date"], header["horizon_days"]):
+        header["start_date"] = None
+    return header
+
+
+def _dates_fit_the_calendar(t: Table, start: _dt.date | None, horizon: float | None) -> bool:
+    """Whether every day from day 0 to DAYS (100 years) after the horizon has a date in
+    Python's calendar, which ends on 9999-12-31 (reports if not): the outputs date the
+    horizon, and milestones and completions, which may fall after it (a date or a duration
+    is at most DAYS). A later day is shown without a date; days before day 0 are never
+    dated (an axis that reaches back past 0001-01-01 has no date ticks there)."""
+    if start is None or horizon is None:
+        return True
+    reach = math.floor(horizon + DAYS.value)
+    if (_dt.date.max - start).days >= reach:
+        return True
+    latest = _dt.date.max - _dt.timedelta(days=reach)
+    written = t.data["start_date"]
+    t.r.report(t.at("start_date"), written if isinstance(written, str) else
+               _AsWritten(start.isoformat()),
+               f"is too late to date the plan: the horizon (day {format_number(horizon)}) "
+               f"and the {format_limit(DAYS.value)} days (100 years) after it, where milestones and "
+               f"completions may fall, must end by {_dt.date.max.isoformat()}, the last day "
+               "of the calendar", f"start on {latest.isoformat()} or earlier")
+    return False
+
+
+class _AsWritten(str):
+    """A value shown in a problem as the file writes it (a TOML date unquoted)."""
+
+    def __repr__(self) -> str:
+        return str(self)
 
 
 def _as_calendar_date(r, key, value, spec: Spec):
