@@ -197,7 +197,7 @@ def _starting(start: str, *edits: tuple[str, str]) -> str:
     return text
 
 
-def _run(tmp_path, text: str, capsys) -> tuple[int, str, str, "Path"]:
+def _run(tmp_path, text: str, capsys) -> tuple:
     path, out = tmp_path / "x.toml", tmp_path / "out"
     path.write_text(text)
     code = main(["run", str(path), "--samples", "200", "--out", str(out), "--quiet", "--csv"])
