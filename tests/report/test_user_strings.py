@@ -388,3 +388,20 @@ def test_markdown_text_escapes_githubs_math_and_strikethrough():
     assert md_text("costs $13.8M less, interval $13.6M") == \
         "costs \\$13.8M less, interval \\$13.6M"
     assert md_text("~~struck~~ $x^2$") == "\\~\\~struck\\~\\~ \\$x^2\\$"
+
+
+def test_a_name_a_spreadsheet_would_run_is_written_to_the_csv_files_inert(tmp_path):
+    """A cell that starts with = + - or @ is a formula to a spreadsheet: the CSV files put an
+    apostrophe before it (and quote what CSV needs quoted), so it opens as the text it is."""
+    from mcrisk.report.schedule_tables import write_csvs
+
+    name = '=HYPERLINK("http://x", "a, b")'
+    stats = {"mean": 1.0, "p50": 1.0, "p90": 2.0, "p99": 3.0, "p90_ci": [1.5, 2.5]}
+    summary = {"ranking": [name], "strategies": {name: {
+        **{m: dict(stats) for m in ("trough_depth", "trough_days", "shortfall_gpu_days",
+                                    "homeless_days", "completion_day")},
+        "power_violation": {"probability": 0.0}}}}
+    write_csvs(tmp_path, summary)
+    for file in ("ranking.csv", "strategies.csv"):
+        with open(tmp_path / file, newline="") as f:
+            assert next(csv.DictReader(f))["strategy"] == "'" + name, file
