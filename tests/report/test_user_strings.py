@@ -264,7 +264,7 @@ def markdown_problems(md: str, where: str) -> list[str]:
     plain = outside_code_spans(md)
     found = [f"{where}: {what}" for what, bad in (
         ("raw HTML", "<" in plain),                      # a tag (or an autolink)
-        ("a quote", re.search(r"^\s*>", plain, re.M)),
+        ("a quote", re.search(r"^\s*>", plain, re.MULTILINE)),
         ("a $ that starts math", re.search(r"(?<!\\)\$", plain)),
         *((f"raw {mark}", mark in plain) for mark in ("|*_", "~~s~~", "[a](b)")),
         ("the strings not shown as written", md_text(H) not in md)) if bad]
@@ -327,7 +327,7 @@ def test_every_user_string_reaches_every_output_escaped_for_its_place(tmp_path, 
     problems = [p for command, text in terminal for p in terminal_problems(text, command)]
     assert any(H + "hall-b" in text for _, text in terminal)
 
-    night = sorted(p for p in history.iterdir() if p.is_dir())[-1]
+    night = max(p for p in history.iterdir() if p.is_dir())         # tonight
     for page in (out / "report.html", night / "report.html", optimized / "report.html"):
         problems += page_problems(page.read_text(), str(page))
     for md in (out / "summary.md", night / "summary.md", night / "diff.md"):
