@@ -1,8 +1,9 @@
 """Helpers several test modules share, so that no test module imports another.
 
 The shipped scenarios (paths and text), textual edits of a scenario and the problems loading
-it reports, the summary.json schema check, and the Random123 known answers. Fixtures live in
-tests/conftest.py; backend parity (the tolerance table) in tests/parity.py; the generator of
+it reports, the summary.json schema check, the Random123 known answers, the report's charts
+as the report draws them, and what a reader would see as a broken figure (layout_problems).
+Fixtures live in tests/conftest.py; backend parity (the tolerance table) in tests/parity.py; the generator of
 small random scenarios in tests/random_scenarios.py.
 """
 from __future__ import annotations
@@ -93,3 +94,62 @@ def completion_chart(metrics, names, colors, horizon, axis=None, start=None) -> 
     return charts.completion_of(data.curve_table(metrics, ["completion_day"])["completion_day"],
                                 names, colors, horizon, axis, start)
 
+
+# ---- a figure as a reader sees it ------------------------------------------------------------
+
+def drawn_texts(fig, monkeypatch) -> list:
+    """Every non-empty text the figure draws (ticks outside the view are not drawn), after one
+    draw at its own size, as the report saves it."""
+    import matplotlib.text
+
+    texts = []
+    draw = matplotlib.text.Text.draw
+
+    def spy(self, renderer):
+        if self.get_visible() and self.get_text():
+            texts.append(self)
+        return draw(self, renderer)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(matplotlib.text.Text, "draw", spy)
+        fig.canvas.draw()
+    return texts
+
+
+def overlaps(a, b, tol: float = 0.5) -> bool:
+    return (a.x0 < b.x1 - tol and b.x0 < a.x1 - tol and a.y0 < b.y1 - tol and b.y0 < a.y1 - tol)
+
+
+def tick_axis(fig) -> dict[int, int]:
+    """id of each tick label -> id of its Axis (a date axis's included)."""
+    owner = {}
+    for ax in fig.axes:
+        for a in (ax, *ax.child_axes):
+            for axis in (a.xaxis, a.yaxis):
+                for tick in axis.get_major_ticks():
+                    owner[id(tick.label1)] = owner[id(tick.label2)] = id(axis)
+    return owner
+
+
+def layout_problems(fig, monkeypatch) -> list[str]:
+    """What a reader would see as broken: a text or legend reaching past the canvas, lying on
+    a plotting area, or on another text (two tick labels of one axis excepted)."""
+    texts = drawn_texts(fig, monkeypatch)
+    render = fig.canvas.get_renderer()
+    canvas, owner = fig.bbox, tick_axis(fig)
+    plots = [ax.bbox for ax in fig.axes if ax.get_visible()]
+    legends = [*fig.legends, *(ax.get_legend() for ax in fig.axes if ax.get_legend())]
+    boxes = [(repr(t.get_text()), t.get_window_extent(render)) for t in texts]
+    problems = []
+    for name, box in [*boxes, *((f"legend {i}", legend.get_window_extent(render))
+                                for i, legend in enumerate(legends))]:
+        if not (box.x0 >= canvas.x0 - 0.5 and box.x1 <= canvas.x1 + 0.5
+                and box.y0 >= canvas.y0 - 0.5 and box.y1 <= canvas.y1 + 0.5):
+            problems.append(f"{name} reaches past the canvas: {box.bounds} in {canvas.bounds}")
+        problems += [f"{name} lies on a plotting area" for plot in plots if overlaps(box, plot)]
+    for i, (text, (name, box)) in enumerate(zip(texts, boxes)):
+        for other, (other_name, other_box) in zip(texts[i + 1:], boxes[i + 1:]):
+            same_axis = owner.get(id(text), -1) == owner.get(id(other), -2)
+            if overlaps(box, other_box) and not same_axis:
+                problems.append(f"{name} lies on {other_name}")
+    return problems

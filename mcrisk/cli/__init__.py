@@ -64,7 +64,8 @@ EXIT_SIGNAL_BASE = 128          # stopped by signal N: exit 128 + N (SIGINT 130,
 
 def _print_run(run: RunResult) -> None:
     s = run.summary
-    print(f"mcrisk {s['mcrisk_version']}  {s['scenario']}  (sha256 {s['scenario_sha256'][:12]})")
+    print(f"mcrisk {s['mcrisk_version']}  {escaped(s['scenario'])}  "
+          f"(sha256 {s['scenario_sha256'][:12]})")
     print(f"{s['samples']:,} scenarios x {len(s['strategies'])} strategies, seed {s['seed']}, "
           f"backend {s['backend']} ({run.backend.reason}), {s['rng']}, "
           f"{s['wall_seconds']:.2f} s")
@@ -91,7 +92,7 @@ def _print_run(run: RunResult) -> None:
     if run.out_dir is not None:
         print()
         for path in run.files or (run.out_dir / "summary.json",):
-            print(f"wrote {path}")
+            print(f"wrote {escaped(path)}")
 
 
 def _print_drivers(summary: dict) -> None:
@@ -157,7 +158,7 @@ def _cmd_schedule(args: argparse.Namespace) -> int:
                                 tuple(args.disable_risk), progress, dask=args.dask)
     _warn_retries(schedule.backend)
     milestones = schedule.milestones
-    print(f"{args.strategy}: milestones over {milestones['samples']:,} scenarios "
+    print(f"{escaped(args.strategy)}: milestones over {milestones['samples']:,} scenarios "
           f"(seed {args.seed}, risks {args.risks})")
     print(format_schedule(milestones, args.strategy, everything=args.all))
     return EXIT_OK
@@ -172,7 +173,8 @@ def _cmd_compare(args: argparse.Namespace) -> int:
                                   tuple(args.disable_risk), not args.no_mitigation, progress,
                                   dask=args.dask)
     _warn_retries(compared.backend)
-    print(f"mcrisk {__version__}  {args.scenario}: {args.a} (A) against {args.b} (B) on the same "
+    print(f"mcrisk {__version__}  {escaped(args.scenario)}: {escaped(args.a)} (A) against "
+          f"{escaped(args.b)} (B) on the same "
           f"{args.samples:,} sampled worlds (seed {args.seed}, backend {compared.backend.name})")
     print(escaped(risk_mode_text(compared.register.entry())))
     print("A - B per scenario; positive = A worse (deeper, longer, later)")
@@ -242,7 +244,7 @@ def _cmd_nightly(args: argparse.Namespace) -> int:
               f"capacity_bands.parquet) of {len(night.pruned)} older night(s): "
               + ", ".join(visible(r) for r in night.pruned))
     for note in night.notes:
-        print(f"note: {note}")
+        print(f"note: {escaped(note)}")
     if night.breaches:
         print(f"mcrisk nightly: {len(night.breaches)} --fail-if breach(es):", file=sys.stderr)
         for breach in night.breaches:
@@ -264,7 +266,7 @@ def _cmd_optimize(args: argparse.Namespace) -> int:
     print(format_optimize(found.document))
     print()
     for path in found.files:
-        print(f"wrote {path}")
+        print(f"wrote {escaped(path)}")
     return EXIT_OK
 
 
@@ -288,7 +290,7 @@ def _validate_search(path: str) -> str:
     from ..optimize.space import read_search
 
     space = read_search(path)
-    return (f"{path}: ok (search over {space.scenario.name}: "
+    return (f"{escaped(path)}: ok (search over {escaped(space.scenario.name)}: "
             f"{count_noun(space.size, 'combination')} of the knobs, template "
             f"{escaped(space.template)})")
 
@@ -312,7 +314,8 @@ def _cmd_validate(args: argparse.Namespace) -> int:
             failed = True
             print(str(error), file=sys.stderr)
             continue
-        print(f"{path}: ok ({count_noun(len(scenario.strategies), 'strategy', 'strategies')}, "
+        print(f"{escaped(path)}: ok "
+              f"({count_noun(len(scenario.strategies), 'strategy', 'strategies')}, "
               f"{count_noun(len(scenario.existing), 'existing unit')}, "
               f"{count_noun(len(scenario.incoming), 'incoming unit')})")
     return EXIT_INPUT if failed else EXIT_OK
@@ -359,6 +362,12 @@ def _describe_os_error(error: OSError) -> str:
     return f"{where}{what} ({hint})"
 
 
+def _lines(message: str) -> str:
+    """A message for the terminal: its lines, with invisible characters (from a file name or
+    a user string in it) escaped on each."""
+    return "\n".join(escaped(line) for line in message.split("\n"))
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
@@ -374,15 +383,15 @@ def main(argv: list[str] | None = None) -> int:
             if args.command == "optimize":
                 return _cmd_optimize(args)
             return _cmd_validate(args)
-    except McriskError as error:
-        print(f"mcrisk: {error}" if not isinstance(error, ScenarioError) else str(error),
-              file=sys.stderr)
+    except McriskError as error:            # its lines, each with invisible characters shown
+        print(_lines(f"mcrisk: {error}" if not isinstance(error, ScenarioError) else
+                     str(error)), file=sys.stderr)
         return error.exit_code
     except BrokenPipeError:          # output piped into `head`: not an error of ours
         sys.stderr.close()
         return EXIT_OK
     except OSError as error:
-        print(f"mcrisk: {_describe_os_error(error)}", file=sys.stderr)
+        print(_lines(f"mcrisk: {_describe_os_error(error)}"), file=sys.stderr)
         return EXIT_INPUT
     except KeyboardInterrupt as stop:
         signum = getattr(stop, "signum", signal.SIGINT)

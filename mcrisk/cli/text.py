@@ -19,6 +19,17 @@ def _fmt(value: float | None) -> str:
     return text[1:] if text == "-0.0" else text
 
 
+NAME_WIDTH = 24      # the strategy column of the terminal's tables, wider for longer names
+
+
+def name_width(names) -> int:
+    """The strategy column's width: NAME_WIDTH, or the longest name shown (up to the 100
+    characters a name may have): a name cut short could be another's."""
+    from ..report.text import visible
+
+    return max([NAME_WIDTH, *(len(visible(name)) for name in names)])
+
+
 def format_table(summary: dict) -> str:
     """The ranked side-by-side table of the run's summary: a shared rank shows as '3=', and
     'decided by' names the criterion that separated the strategy from the one above (for the
@@ -26,11 +37,12 @@ def format_table(summary: dict) -> str:
     from ..results.ranking import rank_label
     from ..report.text import visible
 
-    header1 = (f"{'':4} {'strategy':24} {heading('trough_depth'):>24} "
+    w = name_width(summary["ranking"])
+    header1 = (f"{'':4} {'strategy':{w}} {heading('trough_depth'):>24} "
                f"{heading('trough_days'):>22} {heading('shortfall_gpu_days'):>27} "
                f"{heading('homeless_days'):>15} {heading('completion_day'):>15} "
                f"{'power':>7}  {'decided by'}")
-    header2 = (f"{'rank':4} {'':24} {'P50':>7} {'P90':>8} {'P99':>7}  {'P50':>6} {'P90':>7} "
+    header2 = (f"{'rank':4} {'':{w}} {'P50':>7} {'P90':>8} {'P99':>7}  {'P50':>6} {'P90':>7} "
                f"{'P99':>7}  {'P50':>9} {'P90':>8} {'P99':>8}  {'P50':>7} {'P90':>7} "
                f"{'P50':>7} {'P90':>7} {'P(over)':>7}")
     lines = [header1, header2]
@@ -39,7 +51,7 @@ def format_table(summary: dict) -> str:
         m = summary["strategies"][name]
         entry = ranks.get(name)
         decided = entry.get("decided_by") if entry else None
-        cells = [f"{rank_label(entry) if entry else position:<4}", f"{visible(name)[:24]:24}"]
+        cells = [f"{rank_label(entry) if entry else position:<4}", f"{visible(name):{w}}"]
         for metric, width in (("trough_depth", (7, 8, 7)), ("trough_days", (6, 7, 7)),
                               ("shortfall_gpu_days", (9, 8, 8))):
             cells.append(" ".join(f"{_fmt(m[metric][k]):>{w}}"
@@ -50,7 +62,7 @@ def format_table(summary: dict) -> str:
         cells.append(label(decided) if decided else "-")
         lines.append(" ".join(cells))
         if summary.get("start_date") and m.get("completion_date"):
-            lines.append(f"{'':4} {'':24} completion " + ", ".join(
+            lines.append(f"{'':4} {'':{w}} completion " + ", ".join(
                 f"{key.upper()} {_dated(m['completion_day'][key], m['completion_date'][key])}"
                 for key in ("p50", "p90")))
     return "\n".join(lines)
@@ -75,16 +87,18 @@ def format_horizon_warnings(summary: dict) -> str:
 
 def format_drivers(summary: dict, top: int = 3) -> str:
     """For each strategy, what drives its P90 trough (trough days; shortfall if no trough)."""
+    from ..report.text import visible
+
     lines = []
     for name in summary["ranking"]:
         per_metric = summary["drivers"]["strategies"][name]
         metric = next((m for m in ("trough_days", "shortfall_gpu_days") if per_metric[m]), None)
         if metric is None:
-            lines.append(f"  {name}: no metric varies")
+            lines.append(f"  {visible(name)}: no metric varies")
             continue
-        parts = [f"{d['label']} (rank corr {d['spearman']:+.2f}, {d['shift']:+,.1f} near P90)"
-                 for d in per_metric[metric][:top]]
-        lines.append(f"  {name} [{label(metric)}]: " + "; ".join(parts))
+        parts = [f"{visible(d['label'])} (rank corr {d['spearman']:+.2f}, "
+                 f"{d['shift']:+,.1f} near P90)" for d in per_metric[metric][:top]]
+        lines.append(f"  {visible(name)} [{label(metric)}]: " + "; ".join(parts))
     return "\n".join(lines)
 
 
@@ -177,7 +191,8 @@ def format_each_mitigation(each: dict) -> str:
              "helps or hurts, only beyond Monte Carlo noise (95%)"
              + ("; worth it only where the mitigation, its own cost included, lowers the mean "
                 "total cost beyond noise" if currency else "")]
-    header = (f"    {'strategy':24} {'P90 ' + heading('trough_depth'):>30} "
+    w = name_width(name for value in each["risks"].values() for name in value["strategies"])
+    header = (f"    {'strategy':{w}} {'P90 ' + heading('trough_depth'):>30} "
               f"{'mean ' + label('shortfall_gpu_days') + ' reduction [95% CI]':>40}")
     if currency:
         header += (f" {'mean cost reduction [95% CI]':>32} {'P90 cost':>33} "
@@ -188,7 +203,7 @@ def format_each_mitigation(each: dict) -> str:
         lines += [f"  {escaped(risk)} ({simulated}):", header]
         for name, entry in value["strategies"].items():
             depth, shortfall = entry["trough_depth"], entry["shortfall_gpu_days"]
-            cells = [f"    {escaped(name)[:24]:24}", f"{_moved(depth, _fmt):>30}",
+            cells = [f"    {escaped(name):{w}}", f"{_moved(depth, _fmt):>30}",
                      f"{_reduced(shortfall, _fmt):>40}"]
             if "cost_total" in entry:
                 total = entry["cost_total"]
@@ -261,18 +276,23 @@ def format_costs(summary: dict) -> str:
     def money(value: float | None) -> str:
         return money_text(value, currency)
 
+    w = name_width(summary["ranking"])
+    cell = max([9, *(len(money(summary["strategies"][name]["costs"]["cost_total"][key]))
+                     for name in summary["ranking"] for key in ("mean", "p50", "p90", "p99"))])
     lines = [f"cost in {visible(currency)} over days {start:,.0f}-{end:,.0f} (every cost "
              f"counts only what happens before the horizon):",
-             f"{'rank':4} {'strategy':24} {'mean':>9} {'P50':>9} {'P90':>9} {'P99':>9}  "
-             f"largest components at the mean"]
+             f"{'rank':4} {'strategy':{w}} "
+             + " ".join(f"{head:>{cell}}" for head in ("mean", "P50", "P90", "P99"))
+             + "  largest components at the mean"]
     ranks = summary.get("ranks") or {}
     for position, name in enumerate(summary["ranking"], start=1):
         entry = ranks.get(name)
         per_cost = summary["strategies"][name]["costs"]
         total = per_cost["cost_total"]
         parts = ", ".join(f"{part} {money(mean)}" for part, mean in largest_components(per_cost))
-        lines.append(f"{rank_label(entry) if entry else position:<4} {visible(name)[:24]:24} "
-                     + " ".join(f"{money(total[key]):>9}" for key in ("mean", "p50", "p90", "p99"))
+        lines.append(f"{rank_label(entry) if entry else position:<4} {visible(name):{w}} "
+                     + " ".join(f"{money(total[key]):>{cell}}"
+                                for key in ("mean", "p50", "p90", "p99"))
                      + f"  {parts or '-'}")
     return "\n".join(lines)
 
@@ -293,9 +313,10 @@ def format_jobs(summary: dict) -> str:
     top = " ".join(f"{g:>{w}}" for g, w in zip(groups, width))
     sub = " ".join(f"{' '.join(f'{k.upper():>{cell}}' for k in STATISTICS):>{w}}"
                    for w in width)
-    lines = [definition_text(summary), f"{'':24} {top}", f"{'strategy':24} {sub}"]
+    w = name_width(name for name, _ in rows)
+    lines = [definition_text(summary), f"{'':{w}} {top}", f"{'strategy':{w}} {sub}"]
     for name, cells in rows:
         pairs = [cells[k:k + len(STATISTICS)] for k in range(0, len(cells), len(STATISTICS))]
-        lines.append(f"{visible(name)[:24]:24} " + " ".join(
+        lines.append(f"{visible(name):{w}} " + " ".join(
             f"{' '.join(f'{c:>{cell}}' for c in pair):>{w}}" for pair, w in zip(pairs, width)))
     return "\n".join(lines)

@@ -29,7 +29,7 @@ from ..plan.compile import compile_scenario
 from ..core.model import Distribution, Scenario, Strategy, Trigger
 from ..scenario import read_document
 from ..scenario.document import parse_toml, read_file_bytes
-from ..scenario.reader import compact_ids, format_number, Reader, Table
+from ..scenario.reader import compact_ids, compact_runs, format_number, Reader, Table
 from ..scenario.strategies import STRATEGY_KEYS, read_strategy
 from .order import KNOB as ORDER_KNOB
 from .space import SearchSpace
@@ -379,7 +379,7 @@ def _runs(pairs) -> list[tuple[list[str], object]]:
 
 def _ids(units: list[str]) -> str:
     """'"N01..N04"' or '["N01..N02", "N05"]': the units in order, runs as ranges."""
-    parts = compact_ids(units).split(", ")
+    parts = compact_runs(units)              # not compact_ids' text: an id may hold ", "
     return _string(parts[0]) if len(parts) == 1 else \
         "[" + ", ".join(_string(p) for p in parts) + "]"
 

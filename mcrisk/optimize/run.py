@@ -152,6 +152,7 @@ def strategies_toml_text(document: dict) -> str:
     with `crews = N` where its crews differ from the scenario's), best first."""
     from ..report.html.optimize_words import (found_lines, no_plan_text, objective_text,
                                               statistic_label)
+    from ..report.text import visible       # a comment line: no newline or control char
 
     evaluation = document["evaluation"]
     if document["objective"]["kind"] == "pareto":
@@ -163,9 +164,9 @@ def strategies_toml_text(document: dict) -> str:
                  f"{evaluation['samples']:,} fresh scenarios, seed {evaluation['seed']}")
     header = [
         f"# Plans found by `mcrisk optimize` (mcrisk {document['mcrisk_version']}) for "
-        f"{document['scenario']}",
-        f"# search: {document['search']} (sha256 {document['search_sha256']})",
-        f"# {order}",
+        f"{visible(document['scenario'])}",
+        f"# search: {visible(document['search'])} (sha256 {document['search_sha256']})",
+        f"# {visible(order)}",
         "# (optimize.json has their figures). Each block is a [[strategies]] entry that "
         "`mcrisk run`",
         "# accepts unchanged: append it to the scenario file (docs/optimize.md).",
@@ -176,7 +177,7 @@ def strategies_toml_text(document: dict) -> str:
     blocks = [plan["strategy_toml"].rstrip("\n") + "\n" for plan in document["plans"]
               if plan.get("strategy_toml")]
     if not blocks:
-        blocks = [f"# {no_plan_text(document)}\n"]
+        blocks = [f"# {visible(no_plan_text(document))}\n"]
     return "\n".join(header) + "\n" + "\n".join(blocks)
 
 

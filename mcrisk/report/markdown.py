@@ -112,8 +112,8 @@ def costs_markdown(s: dict) -> list[str]:
     currency = block["currency"]
     start, end = block["window_days"]
 
-    def money(value: float | None) -> str:      # \$: never a math delimiter (GitHub)
-        return md_text(money_text(value, currency)).replace("$", "\\$")
+    def money(value: float | None) -> str:      # md_text: $ never a math delimiter
+        return md_text(money_text(value, currency))
 
     ranks = s.get("ranks") or {}
     lines = [md_paragraph(f"Cost in {currency} over days {start:,.0f} to {end:,.0f}: every "
@@ -156,7 +156,7 @@ def each_mitigation_markdown(s: dict) -> list[str]:
               "|---|---|" + "---:|" * (len(headers) - 2)]
     for risk, value in each["risks"].items():
         for name in [n for n in s.get("ranking", []) if n in value["strategies"]]:
-            cells = [md_text(c).replace("$", "\\$") for c in risk_value_cells(
+            cells = [md_text(c) for c in risk_value_cells(
                 value["strategies"][name], each.get("currency"))]
             lines.append(f"| {md_text(risk)} | {md_text(name)} | " + " | ".join(cells) + " |")
     return [*lines, ""]

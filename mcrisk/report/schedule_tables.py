@@ -129,11 +129,12 @@ def format_schedule(milestones: dict, strategy: str, everything: bool = False) -
     interval, criticality, and with start_date the P50 and P90 dates with weekdays. Waves
     only unless `everything` (then per-unit milestones too)."""
     from ..results.milestones import share_text, weekday
+    from .text import visible
 
     dated = milestones.get("start_date") is not None
     items = [m for m in milestones["strategies"][strategy]
              if everything or m["level"] == "wave"]
-    width = max([len("milestone")] + [len(m["name"]) for m in items])
+    width = max([len("milestone")] + [len(visible(m["name"])) for m in items])
     head = (f"{'milestone':{width}}  {'P10':>7} {'P50':>7} {'P90 [95% CI]':>24}  {'critical':>8}")
     if dated:
         head += f"  {'P50 date':>14}  {'P90 date':>14}"
@@ -141,7 +142,7 @@ def format_schedule(milestones: dict, strategy: str, everything: bool = False) -
     for m in items:
         ci = m.get("p90_ci")
         interval = f"[{ci[0]:,.1f}, {ci[1]:,.1f}]" if ci else "[n/a]"
-        line = (f"{m['name']:{width}}  {_day(m['p10']):>7} {_day(m['p50']):>7} "
+        line = (f"{visible(m['name']):{width}}  {_day(m['p10']):>7} {_day(m['p50']):>7} "
                 f"{_day(m['p90']) + ' ' + interval:>24}  {share_text(m['criticality']):>8}")
         if dated:
             for key in ("p50", "p90"):

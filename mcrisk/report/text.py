@@ -8,7 +8,9 @@ written by users (or by whoever edited a history folder). Each output shows them
                   page or a figure raw; the base of every function below
     html_text     for report.html: visible, then HTML-escaped
     md_text       for Markdown inside a line and table cells: visible, then every character
-                  Markdown or inline HTML would interpret (\\ ` * _ [ ] | < > &) escaped
+                  Markdown or inline HTML would interpret (\\ ` * _ [ ] | < > &) escaped,
+                  and GitHub's extensions' too: $ (math: "$1.2M ... $3.4M" was a
+                  formula) and ~ (strikethrough)
     md_paragraph  md_text for text that starts a line (no heading or list item either)
     md_code       for a Markdown code span: visible, fenced with more backticks than it holds
 
@@ -20,7 +22,8 @@ import html
 import re
 
 _MARKDOWN_SPECIAL = {"\\": "\\\\", "`": "\\`", "*": "\\*", "_": "\\_", "[": "\\[", "]": "\\]",
-                     "|": "\\|", "<": "&lt;", ">": "&gt;", "&": "&amp;"}
+                     "|": "\\|", "<": "&lt;", ">": "&gt;", "&": "&amp;", "$": "\\$",
+                     "~": "\\~"}
 _BLOCK_START = re.compile(r"[#+=-]|\d{1,9}(?=[.)])")
 _NAMED_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 

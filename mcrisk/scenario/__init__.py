@@ -17,7 +17,8 @@ The package in layers, each importing only those below it:
     strategies      [[strategies]]: placement, drains, deadlock checks
     fleets          [[existing]], [[incoming]], [[shipments]], [[risks]]
     costs           [costs]: prices, power contracts, reservation steps (docs/costs.md)
-    sections        [scenario], [demand], [shared_delays], islands, unit types, halls, retrofit
+    sections        [scenario], [shared_delays], islands, unit types, halls, retrofit
+    demand          [demand]: points or a forecast, and the job mix
     failures        [unit_types.attrition], [unit_types.early_failures], acceptance policies
     distributions   distributions of days (and performance), dates
     reader          the problem-collecting reader, tables and typed accessors (numbers, ids, ...)
@@ -37,7 +38,8 @@ from .document import parse_toml, read_file_bytes, too_deep
 from .fleets import check_fleets, read_existing, read_incoming, read_risks, read_shipments
 from .limits import MAX_NESTING
 from .reader import Reader, Table
-from .sections import (read_demand, read_halls, read_header, read_islands, read_retrofit,
+from .demand import read_demand
+from .sections import (read_halls, read_header, read_islands, read_retrofit,
                        read_shared_delays, read_unit_types)
 from .strategies import read_strategies
 

@@ -74,6 +74,8 @@ def read_costs(root: Table) -> Costs | None:
     running = _read_prices_by_type(t, "running", "per existing unit-day until its removal")
     waiting = _read_prices_by_type(t, "waiting", "per new unit-day from its shipment's "
                                    "arrival to its acceptance")
+    running = running and _paid_by_some_unit(t, "running", running)
+    waiting = waiting and _paid_by_some_unit(t, "waiting", waiting)
     shortfall = t.table("shortfall", ("per_h100_eq_hour",), "", default=None)
     crews = t.table("crews", ("per_crew_day",), "", default=None)
     parts = dict(
@@ -264,3 +266,34 @@ def _read_prices_by_type(t: Table, name: str, why: str):
     if any(p is None or p[1] is None for p in prices):
         return None
     return tuple(prices)
+
+
+# Who pays a price of [costs.running] or [costs.waiting], in words: the fleet (the reader's
+# registry of it), what the price counts, and the other table, for a price put in the wrong one.
+_PAYERS = {
+    "running": ("existing", "a running price counts per existing unit from day 0 to its "
+                "removal", "to price new units from arrival to acceptance, move it to "
+                "[costs.waiting]"),
+    "waiting": ("incoming", "a waiting price counts per incoming unit from its shipment's "
+                "arrival to its acceptance", "to price the old fleet until its removal, move "
+                "it to [costs.running]"),
+}
+
+
+def _paid_by_some_unit(t: Table, name: str, prices: tuple):
+    """`prices` if every one is paid by some unit, else None (each reported): a running
+    price on a type no existing unit has (or a waiting price on a type no incoming unit
+    has) would count nothing, silently 0. Not checked when the fleet was not read whole."""
+    fleet_name, counts, fix = _PAYERS[name]
+    fleet = getattr(t.r, fleet_name)
+    types = {unit.type for unit in (fleet or {}).values()}
+    if fleet is None or t.r.unit_types is None or not types <= set(t.r.unit_types):
+        return prices           # a unit's unknown type is reported: not again, here
+    ok = True
+    for type_id, _ in prices:
+        if type_id not in types:
+            t.r.report(f"{t.at(name)}.{type_id}", t.data[name][type_id],
+                       f"no {fleet_name} unit is of type {type_id}, so nothing would pay it: "
+                       f"{counts}", f"{fix}; else remove it")
+            ok = False
+    return prices if ok else None

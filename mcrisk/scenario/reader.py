@@ -359,14 +359,21 @@ def did_you_mean(word: object, choices, noun: str, compact: bool = True) -> str:
 
 
 def compact_ids(ids: list[str]) -> str:
-    """'N01, N02, N03, B1' -> 'N01..N03, B1': runs of consecutive numbered ids as ranges."""
+    """'N01, N02, N03, B1' -> 'N01..N03, B1': runs of consecutive numbered ids as ranges,
+    for people (an id may hold ", " itself: a file takes compact_runs' items)."""
+    return ", ".join(compact_runs(ids))
+
+
+def compact_runs(ids: list[str]) -> list[str]:
+    """['N01', 'N02', 'N03', 'B1'] -> ['N01..N03', 'B1']: the items of an id list that
+    expands to `ids`, runs of consecutive numbered ids as ranges."""
     runs: list[list[str]] = []
     for ident in ids:
         if runs and _next_id(runs[-1][-1]) == ident:
             runs[-1].append(ident)
         else:
             runs.append([ident])
-    return ", ".join(run[0] if len(run) == 1 else f"{run[0]}..{run[-1]}" for run in runs)
+    return [run[0] if len(run) == 1 else f"{run[0]}..{run[-1]}" for run in runs]
 
 
 def _next_id(ident: str) -> str | None:

@@ -1,27 +1,24 @@
-"""The facility sections of a scenario: [scenario], [demand] (with its job mix),
-[shared_delays], [[islands]], [[unit_types]] (performance, ramp, burn-in), [[halls]] with
-their rows, and [retrofit]; and
-the pieces every entry shares (id, description, an array of entries with unique ids). Each
+"""The facility sections of a scenario: [scenario], [shared_delays], [[islands]],
+[[unit_types]] (performance, ramp, burn-in), [[halls]] with their rows, and [retrofit]
+([demand] is demand.py's); and the pieces every entry shares (id, description, an array of entries with unique ids). Each
 records what it read on the reader, for the sections read after it to check against.
 """
 from __future__ import annotations
 
 import datetime as _dt
 import math
-import re
 
 from mcrisk.core.errors import NO_VALUE
-from mcrisk.core.model import (ZERO, BurnIn, Demand, Forecast, Hall, Island, JobClass, Ramp, Retrofit,
-                          Row, UnitType)
+from mcrisk.core.model import ZERO, BurnIn, Hall, Island, Ramp, Retrofit, Row, UnitType
 
 from .distributions import DIST_EXAMPLE, as_date, as_distribution, largest_draw
 from .failures import ATTRITION_KEYS, EARLY_FAILURE_KEYS, read_attrition, read_early_failures
 from .limits import (DAYS, MAX_BURN_IN_ATTEMPTS, MAX_ENTRIES, MAX_GPUS, MAX_H100_EQ_PER_GPU,
                      MAX_HORIZON_DAYS, MAX_RAMP_STEPS, MAX_RMA_AFTER_FAILURES, MAX_UNITS,
-                     TOTAL_H100_EQ, TOTAL_KW, Limit)
+                     TOTAL_KW, Limit)
 from .reader import (REQUIRED, Spec, Table, as_choice, as_integer, as_name, as_number,
                      as_probability, as_string, check_name, check_ref, check_unique,
-                     count_text, count_ok, format_number, type_name)
+                     count_text, count_ok, format_limit, format_number, type_name)
 
 COOLINGS = ("air", "liquid")
 NO_RETROFIT = Retrofit(crews=1, days=ZERO)  # stands in when the file has no [retrofit]; never used
@@ -65,7 +62,7 @@ def read_header(root: Table) -> dict:
                    "with name and horizon_days")
     if t is None:
         return dict(name=None, description="", horizon_days=None)
-    return dict(
+    header = dict(
         name=t.read("name", as_name, '"reference-2048"', "how reports name this scenario"),
         description=read_description(t),
         horizon_days=t.read("horizon_days", as_number, "540",
@@ -73,6 +70,38 @@ def read_header(root: Table) -> dict:
         start_date=t.read("start_date", _as_calendar_date, "2027-01-04",
                           "the calendar date of day 0 (outputs then show dates)",
                           default=None))
+    if not _dates_fit_the_calendar(t, header["start_date"], header["horizon_days"]):
+        header["start_date"] = None
+    return header
+
+
+def _dates_fit_the_calendar(t: Table, start: _dt.date | None, horizon: float | None) -> bool:
+    """Whether every day from day 0 to DAYS (100 years) after the horizon has a date in
+    Python's calendar, which ends on 9999-12-31 (reports if not): the outputs date the
+    horizon, and milestones and completions, which may fall after it (a date or a duration
+    is at most DAYS). A later day is shown without a date; days before day 0 are never
+    dated (an axis that reaches back past 0001-01-01 has no date ticks there)."""
+    if start is None or horizon is None:
+        return True
+    reach = math.floor(horizon + DAYS.value)
+    if (_dt.date.max - start).days >= reach:
+        return True
+    latest = _dt.date.max - _dt.timedelta(days=reach)
+    written = t.data["start_date"]
+    t.r.report(t.at("start_date"), written if isinstance(written, str) else
+               _AsWritten(start.isoformat()),
+               f"is too late to date the plan: the horizon (day {format_number(horizon)}) "
+               f"and the {format_limit(DAYS.value)} days (100 years) after it, where milestones and "
+               f"completions may fall, must end by {_dt.date.max.isoformat()}, the last day "
+               "of the calendar", f"start on {latest.isoformat()} or earlier")
+    return False
+
+
+class _AsWritten(str):
+    """A value shown in a problem as the file writes it (a TOML date unquoted)."""
+
+    def __repr__(self) -> str:
+        return str(self)
 
 
 def _as_calendar_date(r, key, value, spec: Spec):
@@ -97,195 +126,6 @@ def _as_calendar_date(r, key, value, spec: Spec):
 _HORIZON = Limit(MAX_HORIZON_DAYS, "20 years: capacity bands keep every day of the horizon "
                   "for every strategy")
 
-
-_DEMAND_KEYS = ("points", "forecast", "largest_job", "jobs", "packing_step_days")
-
-
-def read_demand(root: Table) -> Demand | None:
-    """[demand]: largest_job (H100-eq in one island), either points [[day, H100-eq], ...]
-    or a forecast (mcrisk/core/model.py's Forecast), not both, and optionally a job mix
-    ([[demand.jobs]], with packing_step_days)."""
-    t = root.table("demand", _DEMAND_KEYS, "with points (or forecast) and largest_job")
-    if t is None:
-        return None
-    jobs = _read_jobs(t)
-    step = t.read("packing_step_days", as_number, "1", "the width of the cells the "
-                  "unservable demand is taken on (their midpoints)", above=0, at_most=DAYS,
-                  default=1.0)
-    largest_job = _read_largest_job(t, jobs)
-    if jobs is None or step is None or jobs and not _packing_cells_ok(root, t, step):
-        return None
-    mix = dict(jobs=jobs, packing_step_days=step)
-    if "forecast" in t.data:
-        if "points" in t.data:
-            t.r.report(t.at("points"), t.data["points"], "given with demand.forecast",
-                       "give either points (a fixed curve) or forecast, not both")
-            return None
-        forecast = _read_forecast(t.table("forecast", _FORECAST_KEYS, ""))
-        return None if forecast is None else Demand((), largest_job, forecast, **mix)
-    points = t.read("points", _as_points, "[[0, 2048], [150, 2048]]",
-                    "[day, H100-eq] pairs, days increasing (or give forecast = { ... })")
-    return Demand(points, largest_job, **mix)
-
-
-MAX_PACKING_CELLS = 100_000
-
-
-def _packing_cells_ok(root: Table, t: Table, step: float) -> bool:
-    """Whether packing_step_days cuts the horizon into at most MAX_PACKING_CELLS cells
-    (reports if not): every cell packs every class into every island, for every scenario
-    and strategy. A horizon that is not a valid number is reported by [scenario], not here."""
-    header = root.data.get("scenario")
-    horizon = header.get("horizon_days") if isinstance(header, dict) else None
-    if not isinstance(horizon, (int, float)) or isinstance(horizon, bool) \
-            or not 0 < horizon <= MAX_HORIZON_DAYS:
-        return True
-    cells = math.ceil(horizon / step)
-    if cells <= MAX_PACKING_CELLS:
-        return True
-    t.r.report(t.at("packing_step_days"), step, f"cuts the {format_number(horizon)}-day horizon into "
-               f"{cells:,} cells, more than {MAX_PACKING_CELLS:,}",
-               f"use at least {format_number(horizon / MAX_PACKING_CELLS)} days: every cell packs the "
-               "job mix for every scenario and strategy")
-    return False
-
-
-def _read_largest_job(t: Table, jobs: tuple[JobClass, ...] | None) -> float | None:
-    """demand.largest_job: required without a job mix; with one, it may be omitted (then the
-    largest class size) and, given, must equal the largest class size. jobs None: the mix
-    was reported, so a missing largest_job is not."""
-    if jobs is None and "largest_job" not in t.data:
-        return None
-    jobs = jobs or ()
-    largest = max((job.size for job in jobs if job.size is not None), default=None)
-    if jobs and "largest_job" not in t.data:
-        return largest
-    value = t.read("largest_job", as_number, "1024",
-                   "the H100-eq the largest job needs in one island", at_least=0,
-                   at_most=TOTAL_H100_EQ)
-    if jobs and value is not None and largest is not None and value != largest:
-        t.r.report(t.at("largest_job"), value, f"differs from the largest job class's size "
-                   f"({format_number(largest)})", f"set largest_job = {format_number(largest)} or leave it "
-                   "out: with [[demand.jobs]] it is the largest size")
-        return None
-    return value
-
-
-_JOB_KEYS = ("id", "size", "share")
-_JOB_ID = re.compile(r"[A-Za-z0-9_-]+")
-_SHARE_SUM_TOLERANCE = 1e-9
-_SHARE = Limit(1.0, "a share is the fraction of demand the class makes up")
-
-
-def _read_jobs(t: Table) -> tuple[JobClass, ...] | None:
-    """[[demand.jobs]]: the job mix, at least one class with a unique id, a size (H100-eq on
-    one island, > 0) and a share of demand (> 0, the shares summing to 1); () when absent,
-    None when something was reported."""
-    tables = t.tables("jobs", _JOB_KEYS, '[{ id = "frontier", size = 1024, share = 1 }]',
-                      "the job mix", default=())
-    if tables is None or tables == ():
-        return tables
-    if not tables:
-        t.r.report(t.at("jobs"), [], "is empty: a job mix has at least one class",
-                   'add [[demand.jobs]] with id = "frontier", size = 1024, share = 1, or '
-                   "remove jobs")
-        return None
-    seen: dict[str, str] = {}
-    jobs = []
-    for job in filter(None, tables):
-        jobs.append(_read_job(job))
-        check_unique(t.r, seen, jobs[-1].id, job.at("id"), "job class id")
-    if None in tables or any(None in (j.id, j.size, j.share) for j in jobs) \
-            or len(seen) != len(jobs):
-        return None
-    total = math.fsum(j.share for j in jobs)
-    if abs(total - 1.0) > _SHARE_SUM_TOLERANCE:
-        t.r.report(t.at("jobs"), NO_VALUE, f"shares sum to {total:.12g}, not 1",
-                   "give each class its share of demand, the shares adding up to 1")
-        return None
-    return tuple(jobs)
-
-
-def _read_job(t: Table) -> JobClass:
-    """One job class: id ([A-Za-z0-9_-], names a homeless_days.<id> column), size, share."""
-    ident = t.read("id", as_name, '"frontier"', "names the class's homeless_days column")
-    if ident is not None and not _JOB_ID.fullmatch(ident):
-        t.r.report(t.at("id"), ident, "must be letters, digits, '_' or '-'",
-                   'for example id = "frontier" (it names a column, homeless_days.<id>)')
-        ident = None
-    size = t.read("size", as_number, "1024", "the H100-eq one job needs on one island",
-                  above=0, at_most=TOTAL_H100_EQ)
-    share = t.read("share", as_number, "0.5", "the class's share of demand", above=0,
-                   at_most=_SHARE)
-    return JobClass(ident, size, share)
-
-
-_FORECAST_KEYS = ("workload_at_day0", "unit", "per_h100", "growth_per_year",
-                  "points_every_days")
-_GROWTH = Limit(10.0, "a growth of 1000% a year is beyond any forecast")
-
-
-def _read_forecast(t: Table | None) -> Forecast | None:
-    """demand.forecast: the workload at day 0 in the planner's unit, what one H100 delivers
-    of it (per_h100, default 1: the workload is in H100-eq), the yearly growth rate (a number
-    or a distribution, >= 0), and the spacing of the points the curve is sampled at."""
-    if t is None:
-        return None
-    workload = t.read("workload_at_day0", as_number, "2048",
-                      "the workload at day 0, in `unit`", at_least=0, at_most=_WORKLOAD)
-    unit = t.read("unit", as_string, '"H100-eq"', "the workload's unit", default="H100-eq")
-    per_h100 = t.read("per_h100", as_number, "1", "the workload one H100 delivers at its "
-                      "operating point, in `unit`", above=0, at_most=_WORKLOAD, default=1.0)
-    growth = t.read("growth_per_year", as_distribution, DIST_EXAMPLE.replace(
-        "2, mode = 4, max = 10", "0.2, mode = 0.4, max = 0.8"),
-        "the yearly growth rate (0.4: +40% a year)", limit=_GROWTH)
-    every = t.read("points_every_days", as_number, "30", "the days between the points the "
-                   "curve is sampled at", at_least=1, at_most=DAYS, default=30.0)
-    parts = (workload, unit, per_h100, growth, every)
-    if None in parts:
-        return None
-    if workload / per_h100 > TOTAL_H100_EQ.value:
-        t.r.report(t.at("workload_at_day0"), workload, f"is {format_number(workload / per_h100)} "
-                   f"H100-eq at day 0 (workload / per_h100), more than "
-                   f"{format_number(TOTAL_H100_EQ.value)}", TOTAL_H100_EQ.why)
-        return None
-    return Forecast(*parts)
-
-
-_WORKLOAD = Limit(1e15, "a workload is a finite number in the planner's unit")
-
-
-def _as_points(r, key, value, spec: Spec):
-    """Demand points: [[day, H100-eq], ...], days >= 0 strictly increasing, values >= 0."""
-    if not isinstance(value, list) or not value:
-        what = "an empty array" if value == [] else type_name(value)
-        r.report(key, value, f"must be an array of [day, H100-eq] pairs, not {what}",
-                 spec.type_hint)
-        return None
-    if not count_ok(r, key, len(value), MAX_ENTRIES, "points", "every scenario walks the "
-                     "demand curve: a point a day for 20 years is 7,300; drop points on "
-                     "straight stretches"):
-        return None
-    points, previous = [], None
-    for i, pair in enumerate(value):
-        points.append(_as_point(r, f"{key}[{i}]", pair, previous))
-        previous = points[-1][0] if points[-1] else previous
-    return None if None in points else tuple(points)
-
-
-def _as_point(r, key, pair, previous: float | None):
-    if not isinstance(pair, list) or len(pair) != 2:
-        r.report(key, pair, "must be a [day, H100-eq] pair", "for example [150, 2048]")
-        return None
-    day = as_number(r, f"{key}[0]", pair[0], Spec("day", "150", "days from day 0"),
-                     at_least=0, at_most=DAYS)
-    demand = as_number(r, f"{key}[1]", pair[1], Spec("demand", "2048", "H100-eq"),
-                        at_least=0, at_most=TOTAL_H100_EQ)
-    if day is not None and previous is not None and day <= previous:
-        r.report(f"{key}[0]", pair[0], f"must be > the previous point's day ({format_number(previous)})",
-                 "list points with days strictly increasing")
-        return None
-    return None if day is None or demand is None else (day, demand)
 
 
 def read_shared_delays(root: Table):

@@ -113,12 +113,19 @@ def _read_crews(t: Table) -> int | None:
 def _read_strategy_reservations(t: Table):
     """`reservations = [{ hall, day, kw }, ...]`: the strategy's own reservation steps, hall
     by hall, each hall's replacing its [[costs.power]] reservations for this strategy and
-    checked against that contract's notice and minimum term. () when absent; None if bad."""
+    checked against that contract's notice and minimum term. () when absent; None if bad
+    (an empty list too: as for a hall, whose `reservations = []` is an error, it would
+    otherwise mean the halls' contracts, which leaving the key out says)."""
     tables = t.tables("reservations", ("hall", "day", "kw"), '[{ hall = "B", day = 0, '
                       'kw = 0 }]', "the strategy's own power reservations", default=[])
     if tables is None or None in tables:
         return None
     key = t.at("reservations")
+    if "reservations" in t.data and not tables:     # as a hall's []: no silent default
+        t.r.report(key, [], "must have at least one step", "leave reservations out to use "
+                   "the halls' [[costs.power]] reservations; to reserve nothing in a hall, "
+                   'give its step from day 0: [{ hall = "B", day = 0, kw = 0 }]')
+        return None
     by_hall: dict[str, list[tuple[str, Table]]] = {}
     ok = True
     for i, step in enumerate(tables):

@@ -29,7 +29,7 @@ from mcrisk.report.figures.paths import (SEVERITY, ReplayMismatch, capacity_path
 from mcrisk.scenario import load_scenario
 from mcrisk.backends.chunks import simulate
 
-from ..helpers import completion_chart, exceedance_chart
+from ..helpers import completion_chart, exceedance_chart, layout_problems
 
 
 def time_below(path, level: float) -> float:
@@ -377,62 +377,6 @@ def test_power_cells_differ_where_the_statistics_differ():
 
 
 # -- layout: computed once, nothing outside the canvas or over a plot -------------------------
-
-def drawn_texts(fig, monkeypatch) -> list:
-    """Every non-empty text the figure draws (ticks outside the view are not drawn), after one
-    draw at its own size, as the report saves it."""
-    texts = []
-    draw = matplotlib.text.Text.draw
-
-    def spy(self, renderer):
-        if self.get_visible() and self.get_text():
-            texts.append(self)
-        return draw(self, renderer)
-
-    with monkeypatch.context() as patch:
-        patch.setattr(matplotlib.text.Text, "draw", spy)
-        fig.canvas.draw()
-    return texts
-
-
-def overlaps(a, b, tol: float = 0.5) -> bool:
-    return (a.x0 < b.x1 - tol and b.x0 < a.x1 - tol and a.y0 < b.y1 - tol and b.y0 < a.y1 - tol)
-
-
-def tick_axis(fig) -> dict[int, int]:
-    """id of each tick label -> id of its Axis (a date axis's included)."""
-    owner = {}
-    for ax in fig.axes:
-        for a in (ax, *ax.child_axes):
-            for axis in (a.xaxis, a.yaxis):
-                for tick in axis.get_major_ticks():
-                    owner[id(tick.label1)] = owner[id(tick.label2)] = id(axis)
-    return owner
-
-
-def layout_problems(fig, monkeypatch) -> list[str]:
-    """What a reader would see as broken: a text or legend reaching past the canvas, lying on
-    a plotting area, or on another text (two tick labels of one axis excepted)."""
-    texts = drawn_texts(fig, monkeypatch)
-    render = fig.canvas.get_renderer()
-    canvas, owner = fig.bbox, tick_axis(fig)
-    plots = [ax.bbox for ax in fig.axes if ax.get_visible()]
-    legends = [*fig.legends, *(ax.get_legend() for ax in fig.axes if ax.get_legend())]
-    boxes = [(repr(t.get_text()), t.get_window_extent(render)) for t in texts]
-    problems = []
-    for name, box in [*boxes, *((f"legend {i}", legend.get_window_extent(render))
-                                for i, legend in enumerate(legends))]:
-        if not (box.x0 >= canvas.x0 - 0.5 and box.x1 <= canvas.x1 + 0.5
-                and box.y0 >= canvas.y0 - 0.5 and box.y1 <= canvas.y1 + 0.5):
-            problems.append(f"{name} reaches past the canvas: {box.bounds} in {canvas.bounds}")
-        problems += [f"{name} lies on a plotting area" for plot in plots if overlaps(box, plot)]
-    for i, (text, (name, box)) in enumerate(zip(texts, boxes)):
-        for other, (other_name, other_box) in zip(texts[i + 1:], boxes[i + 1:]):
-            same_axis = owner.get(id(text), -1) == owner.get(id(other), -2)
-            if overlaps(box, other_box) and not same_axis:
-                problems.append(f"{name} lies on {other_name}")
-    return problems
-
 
 @pytest.fixture(scope="module")
 def reference_paths(reference_run):

@@ -171,6 +171,21 @@ STEPS_B = "reservations = [{ day = 0, kw = 0 }, { day = 30, kw = 20 }]"
      ["x.toml: strategies[1].reservations[1].kwh = 40: unknown key (did you mean 'kw'?)",
       "x.toml: strategies[1].reservations[1].kw: missing "
       "(add kw = 1650, the kW reserved from that day)"]),
+    # issue 24 item 13: a price that no unit would ever pay was silently 0
+    ("old = 100", "old = 100\nnew = 50",
+     "x.toml: costs.running.new = 50: no existing unit is of type new, so nothing would pay "
+     "it: a running price counts per existing unit from day 0 to its removal (to price new "
+     "units from arrival to acceptance, move it to [costs.waiting]; else remove it)"),
+    ("new = { dist", "old = 7\nnew = { dist",
+     "x.toml: costs.waiting.old = 7: no incoming unit is of type old, so nothing would pay "
+     "it: a waiting price counts per incoming unit from its shipment's arrival to its "
+     "acceptance (to price the old fleet until its removal, move it to [costs.running]; "
+     "else remove it)"),
+    ('reservations = [{ hall = "B", day = 0, kw = 0 }, { hall = "B", day = 40, kw = 40 }]',
+     "reservations = []",
+     "x.toml: strategies[1].reservations = []: must have at least one step (leave "
+     "reservations out to use the halls' [[costs.power]] reservations; to reserve nothing "
+     'in a hall, give its step from day 0: [{ hall = "B", day = 0, kw = 0 }])'),
     ("cost = 5000", "cost = -5000",
      "x.toml: risks[0].mitigated.cost = -5000: must be >= 0 (what the mitigation costs, once)"),
     ('currency = "EUR"', "currency = 5",

@@ -175,3 +175,97 @@ def test_charts_get_a_date_axis_only_with_start_date(runs):
     assert len(dated) == 2 * strategies + 1 and all(a[0] == START for a in dated)
     plain = runs["plain"]["date_axes"]
     assert len(plain) == 2 * strategies + 1 and all(a[0] is None for a in plain)
+
+
+# -- the calendar's ends (issue 24 item 11) ------------------------------------------------------
+# Python's dates run from 0001-01-01 to 9999-12-31. 9999-12-31 minus 100 years is 9899-12-31
+# (24 leap days: 9904 to 9996, 9900 is none), minus 176 more days is 9899-07-08: the latest
+# start_date of a 200-day plan, whose horizon and the 36,500 days after it must have dates.
+
+LATEST = "9899-07-08"
+RUN_FILES = ["capacity_bands.parquet", "metrics.parquet", "milestones.csv",
+             "milestones.parquet", "ranking.csv", "report.html", "strategies.csv",
+             "summary.json", "summary.md"]
+
+
+def _starting(start: str, *edits: tuple[str, str]) -> str:
+    text = MINIMAL.read_text().replace("horizon_days = 200\n",
+                                       f"horizon_days = 200\nstart_date = {start}\n", 1)
+    for old, new in edits:
+        assert old in text
+        text = text.replace(old, new, 1)
+    return text
+
+
+def _run(tmp_path, text: str, capsys) -> tuple:
+    path, out = tmp_path / "x.toml", tmp_path / "out"
+    path.write_text(text)
+    code = main(["run", str(path), "--samples", "200", "--out", str(out), "--quiet", "--csv"])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err, out
+
+
+@pytest.mark.parametrize("start, shown", [("9999-12-01", "9999-12-01"),
+                                          ('"9899-07-09"', "'9899-07-09'")])
+def test_a_start_date_too_late_to_date_the_plan_is_a_located_error(tmp_path, capsys, start,
+                                                                   shown):
+    """9999-12-01 passed validate, and run crashed with a traceback (OverflowError: date
+    value out of range) after the simulation."""
+    path = tmp_path / "x.toml"
+    path.write_text(_starting(start))
+    assert main(["validate", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err == (f"{path}: scenario.start_date = {shown}: is too late to date the plan: "
+                   "the horizon (day 200) and the 36,500 days (100 years) after it, where "
+                   "milestones and completions may fall, must end by 9999-12-31, the last day "
+                   f"of the calendar (start on {LATEST} or earlier)\n")
+    assert main(["run", str(path), "--out", str(tmp_path / "out")]) == 2
+    assert "Traceback" not in capsys.readouterr().err and not (tmp_path / "out").exists()
+
+
+@pytest.mark.slow
+def test_a_plan_from_year_1_runs_and_writes_every_file(tmp_path, capsys):
+    """0001-01-01 passed validate, and run crashed with a traceback in the Gantt's date
+    axis, which pads the axis to before day 0, past the calendar's first day."""
+    code, out, err, folder = _run(tmp_path, _starting("0001-01-01"), capsys)
+    assert code == 0, err
+    assert sorted(p.name for p in folder.iterdir() if p.name[0] != ".") == RUN_FILES
+    summary = json.loads((folder / "summary.json").read_text())
+    assert (summary["start_date"], summary["horizon_date"]) == ("0001-01-01", "0001-07-20")
+    assert "day 0 = Mon 0001-01-01; horizon day 200 = Fri 0001-07-20" in out
+    assert "Jan 1" in (folder / "report.html").read_text()     # the Gantt's first date tick
+
+
+@pytest.mark.slow
+def test_the_latest_start_date_runs_and_leaves_dates_past_the_calendar_out(tmp_path, capsys):
+    """A shipment 36,500 days late (the longest date and delay there are) puts completion
+    past 9999-12-31: the day numbers are shown without a date, nothing crashes."""
+    late = ("arrival = { day = 30, delay = { dist = \"triangular\", min = 0, mode = 3, "
+            "max = 10 } }", "arrival = { day = 36500, delay = 36500 }")
+    code, out, err, folder = _run(tmp_path, _starting(LATEST, late), capsys)
+    assert code == 0, err
+    assert sorted(p.name for p in folder.iterdir() if p.name[0] != ".") == RUN_FILES
+    summary = json.loads((folder / "summary.json").read_text())
+    assert summary["horizon_date"] == "9900-01-24"
+    for name, strategy in summary["strategies"].items():
+        assert strategy["completion_day"]["p50"] > 73_000, name
+        assert strategy["completion_date"] == {"p50": None, "p90": None, "p99": None}
+    from ..helpers import schema_errors
+    assert schema_errors(summary) == []
+    # the days, with no date to print beside them
+    assert re.search(r"\n +completion P50 7\d,\d{3}, P90 7\d,\d{3}\n", out), out
+
+
+def test_date_ticks_stop_at_the_ends_of_the_calendar():
+    from mcrisk.report.html.gantt import date_ticks
+
+    first = dt.date(1, 1, 1)
+    ticks = date_ticks(first, -500.0, 400.0)                # from 500 days before 0001-01-01
+    assert ticks[0] == (0.0, "Jan 1") and all(day >= 0 for day, _ in ticks)
+    last = dt.date(9999, 12, 1)
+    ticks = date_ticks(last, -100.0, 80_000.0)              # 80,000 days after, past 9999
+    assert 3 <= len(ticks) <= 9 and ticks[-1][0] <= 30      # every few months, up to Dec 1
+    assert date_ticks(last, 100.0, 200.0) == []             # no day of it is a date
+    # a 100-year axis: a tick every 20 years, not every year
+    ticks = date_ticks(START, 0.0, 36_525.0)
+    assert [label for _, label in ticks] == [f"Jan {year}" for year in range(2040, 2127, 20)]

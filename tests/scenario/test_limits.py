@@ -459,3 +459,64 @@ def test_an_id_list_stops_at_10000_ids():
                               f'units = "E1..E2", on_accepted = [{ranges}]')))
     assert found == ["x.toml: strategies[0].drain[0].on_accepted: names more than 10,000 ids (no "
                      "scenario has more than 10,000 units; see Limits in the scenario format)"]
+
+
+# --------------------------------------------------------------------------------------------
+# Issue 24 item 16: a forecast's growth is bounded like demand points
+
+MINIMAL_POINTS = "points = [[0, 128], [60, 128], [120, 360]]"
+
+
+def forecast(text: str, horizon: int = 200) -> str:
+    return minimal((MINIMAL_POINTS, f"forecast = {text}"),
+                   ("horizon_days = 200", f"horizon_days = {horizon}"))
+
+
+@pytest.mark.parametrize("horizon, workload, growth, at, grown", [
+    # 1e9 x 11^20: the red team's 6.7e29 H100-eq (a 40-digit shortfall)
+    (7300, "1e9", "10", "demand.forecast.growth_per_year = 10", "6.727e+29"),
+    # a distribution's largest value decides, not its mode: 1e8 x 3^(730 / 365) = 9e8 passes
+    (730, "1e8", '{ dist = "triangular", min = 0, mode = 2, max = 3 }',
+     "demand.forecast.growth_per_year = {'dist': 'triangular', 'min': 0, 'mode': 2, 'max': 3}",
+     "1.6e+09"),
+])
+def test_a_forecast_grown_past_the_demand_limit_is_a_located_error(horizon, workload, growth,
+                                                                   at, grown):
+    """A forecast's demand was bounded at day 0 only: its growth reached 6.7e29 H100-eq by
+    the horizon (1e9 is the limit of every demand point) and a run printed 40-digit
+    shortfalls."""
+    found = problems(forecast(f"{{ workload_at_day0 = {workload}, growth_per_year = {growth} }}",
+                              horizon))
+    assert len(found) == 1, found
+    assert found[0].startswith(f"x.toml: {at}: lets demand grow to {grown} H100-eq by the "
+                               f"horizon (day {horizon:,}): "), found[0]
+    assert "more than 1,000,000,000 (lower the growth or workload_at_day0, or shorten the " \
+        "horizon; demand points have the same limit: 1e9 H100-eq" in found[0]
+
+
+def test_a_lognormal_growth_is_bounded_by_its_largest_draw():
+    """Its parameters were within 10 (1000% a year) but its far tail, which the generator
+    reaches, was 1.7e17: (1 + g)^(day / 365) overflowed to inf in the kernels, and 0 x inf
+    demand is nan."""
+    found = problems(forecast('{ workload_at_day0 = 0, growth_per_year = { dist = '
+                              '"lognormal", median = 0.01, p90 = 10 } }', horizon=7300))
+    assert found == [
+        "x.toml: demand.forecast.growth_per_year.p90 = 10: lets a draw reach 1.651e+17, more "
+        "than 10 (a growth of 1000% a year is beyond any forecast, and the generator reaches "
+        "8.2 sigma: narrow the lognormal, its p90 closer to the median, or use pert or "
+        "triangular)"]
+
+
+def test_a_forecast_that_reaches_the_demand_limit_at_the_horizon_loads():
+    # 5e8 x (1 + 1)^(365 / 365) = 1e9 exactly, at the horizon
+    s = load_text(forecast("{ workload_at_day0 = 5e8, growth_per_year = 1 }", horizon=365))
+    assert s.demand.forecast.workload_at_day0 == 5e8
+
+
+def test_validate_refuses_a_grown_forecast_with_exit_2_and_one_line(capsys):
+    Path("x.toml").write_text(forecast("{ workload_at_day0 = 1e9, growth_per_year = 10 }",
+                                       horizon=7300))
+    assert main(["validate", "x.toml"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("x.toml: demand.forecast.growth_per_year = 10: ")
+    assert "Traceback" not in err and err.count("\n") == 1

@@ -97,9 +97,24 @@ def _grid(n: int, width: float = 12.0, height: float = 3.2):
 
 
 def short_name(name: str, limit: int = 40) -> str:
-    """A strategy name as a label: on one line, invisible characters escaped, shortened."""
+    """A strategy name as a label: on one line, invisible characters escaped, shortened in
+    the middle (names that differ only at their ends, as numbered plans do, stay apart)."""
     name = visible(name)
-    return name if len(name) <= limit else name[:limit - 1] + "…"
+    if len(name) <= limit:
+        return name
+    tail = (limit - 1) // 3
+    return name[:limit - 1 - tail] + "…" + name[len(name) - tail:]
+
+
+# A note under a chart names at most this many strategies (the palette's colours: more are
+# told apart by the report's tables, not by a list under an axis).
+_NAMES_IN_A_NOTE = 10
+
+
+def _names_in_a_note(names: list[str]) -> str:
+    shown = ", ".join(short_name(n, 28) for n in names[:_NAMES_IN_A_NOTE])
+    more = len(names) - _NAMES_IN_A_NOTE
+    return shown if more <= 0 else f"{shown} and {more} more"
 
 
 _P50_PATH = dict(linewidth=2.2)                              # in the strategy's colour
@@ -270,7 +285,7 @@ def _draw_curves(ax, table: data.MetricCurves, names: tuple[str, ...], colors: d
                 linestyle=(j * _DASH, (_DASH, _DASH * (len(group) - 1))))
             width = widths[group[0]] if len(group) > 1 else widths[s]
             ax.step(x, y, where="post", color=colors[names[s]], linewidth=width, **style)
-        who = ", ".join(short_name(names[s], 28) for s in group)
+        who = _names_in_a_note([names[s] for s in group])
         value = table.constant[group[0]]
         if value is not None:                                # a step at one value
             many = f"{len(group)} strategies" if len(group) > 1 else "1 strategy"
@@ -362,32 +377,63 @@ def completion_of(curves: data.MetricCurves, names: tuple[str, ...], colors: dic
     return to_png(fig)
 
 
+# The power chart draws at most this many halls, those nearest their caps (the report's table
+# lists every hall), three a row; and each strategy's bar with its 8-point name takes this
+# many inches, so that a hundred strategies' names stay apart.
+_POWER_PANELS = 12
+_BAR_PITCH = 0.17
+
+
+def _halls_to_draw(power: dict, names: list[str]) -> list[int]:
+    """The indices of the halls the power chart draws, in file order: every hall, or the
+    _POWER_PANELS whose highest P90 peak is nearest their cap (as a share of it)."""
+    halls = len(power[names[0]]) if names else 0
+    if halls <= _POWER_PANELS:
+        return list(range(halls))
+    share = [max(power[n][h].peak_p90_kw for n in names) / power[names[0]][h].cap_kw
+             for h in range(halls)]
+    return sorted(sorted(range(halls), key=lambda h: -share[h])[:_POWER_PANELS])
+
+
 @literal_text
 def power_chart(power: dict[str, list[HallPower]], colors: dict[str, str]) -> bytes:
     """P90 peak draw per hall and strategy against each hall's cap (HallPower rows or their
-    data.PowerRow stand-ins)."""
+    data.PowerRow stand-ins), one panel per hall, three a row."""
     names = list(power)
-    halls = [row.hall for row in power[names[0]]] if names else []
-    fig, grid = new_figure(1, max(1, len(halls)), 12, 3.8)
+    drawn = _halls_to_draw(power, names)
+    total = len(power[names[0]]) if names else 0
+    cols = min(3, len(drawn)) if len(drawn) > 3 else max(1, len(drawn))
+    rows = math.ceil(len(drawn) / cols) if drawn else 1
+    fig, grid = new_figure(rows, cols, 12, 3.8 * rows)
+    for ax in grid.flat[len(drawn):]:
+        ax.set_visible(False)
     legends = []
-    for h, ax in enumerate(grid.flat[:len(halls)]):
-        rows = [power[name][h] for name in names]
+    for h, ax in zip(drawn, grid.flat):
+        hall_rows = [power[name][h] for name in names]
         y = np.arange(len(names))
-        ax.barh(y, [r.peak_p90_kw for r in rows], color=[colors[n] for n in names], alpha=0.85)
-        ax.scatter([r.peak_max_kw for r in rows], y, marker="|", s=200, color="black",
+        ax.barh(y, [r.peak_p90_kw for r in hall_rows], color=[colors[n] for n in names],
+                alpha=0.85)
+        ax.scatter([r.peak_max_kw for r in hall_rows], y, marker="|", s=200, color="black",
                    label="highest in any scenario", zorder=3)
-        ax.axvline(rows[0].cap_kw, color="#B00020", linewidth=1.5,
-                   label=f"cap {rows[0].cap_kw:,.0f} kW")
+        ax.axvline(hall_rows[0].cap_kw, color="#B00020", linewidth=1.5,
+                   label=f"cap {hall_rows[0].cap_kw:,.0f} kW")
         ax.set_yticks(y, [short_name(n, 24) for n in names], fontsize=8)
         ax.invert_yaxis()
-        ax.set_xlabel(f"hall {short_name(halls[h], 24)}: P90 peak draw (kW)")
+        ax.set_xlabel(f"hall {short_name(hall_rows[0].hall, 24)}: P90 peak draw (kW)")
         ax.xaxis.set_major_formatter(_THOUSANDS)
         ax.grid(alpha=0.3, axis="x")
-        legends.append((ax, ax.legend(fontsize=8, loc="upper center", ncol=2, frameon=False)))
+        legends.append((ax, ax.legend(fontsize=8, loc="upper center", frameon=False,
+                                      ncol=2 if len(drawn) <= 2 else 1)))   # narrower panels
+    title = "Power check per hall: peak IT draw against the cap"
+    if len(drawn) < total:
+        title += f" (the {len(drawn)} of {total:,} halls nearest their caps)"
     measure = layout.Measure(fig)
-    top = layout.header(fig, measure, "Power check per hall: peak IT draw against the cap", 12)
+    top = layout.header(fig, measure, title, 12)
     under = max([0.0, *(layout.legend_room(legend, measure) for _, legend in legends)])
-    layout.arrange(fig, grid, measure, top, bottom_extra=under)
+    bars = _BAR_PITCH * len(names)          # a bar per strategy, its name beside it
+    layout.arrange(fig, grid, measure, top, under=under,
+                   least_height=max(layout.LEAST_PLOT_HEIGHT, bars),
+                   grown_height=max(layout.ROOMY_PLOT_HEIGHT, bars))
     for ax, legend in legends:                  # under each hall's x label, once placed
         layout.legend_under(ax, measure, legend)
     return to_png(fig)

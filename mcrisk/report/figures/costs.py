@@ -29,10 +29,17 @@ _CHAR, _LINE, _PANEL_PT = 0.0135, 0.05, (360.0, 230.0)
 _SPOTS = ((7, 4), (7, -12), (-7, 4), (-7, -12), (7, 16), (7, -24), (-7, 16), (-7, -24))
 
 
-def _label_spots(points: list[tuple[float, float]], widths: list[float]) -> list[tuple]:
+# Up to this many points (the palette's colours) every point is named, clear of the others
+# where one of _SPOTS allows; with more, a label that finds no clear spot is left out (the
+# report's Pareto table names every strategy and whom it is dominated by).
+_ALL_NAMED = 10
+
+
+def _label_spots(points: list[tuple[float, float]], widths: list[float]) -> list[tuple | None]:
     """An offset for each point's label (in _SPOTS, in points) such that labels do not run
     over one another, over another point or past the right edge, where one of _SPOTS does
-    not; `points` and label `widths` in axes fractions."""
+    not (None: no label, when more than _ALL_NAMED points leave it no clear spot); `points`
+    and label `widths` in axes fractions."""
     marks = [(x - 0.012, x + 0.012, y - 0.02, y + 0.02) for x, y in points]
     placed: list[tuple[float, float, float, float]] = []
     spots = []
@@ -48,8 +55,10 @@ def _label_spots(points: list[tuple[float, float]], widths: list[float]) -> list
                     not any(b[0] < o[1] and o[0] < b[1] and b[2] < o[3] and o[2] < b[3]
                             for o in others))
 
-        spot = next((sp for sp in _SPOTS if clear(box(sp))), _SPOTS[0])
-        placed.append(box(spot))
+        spot = next((sp for sp in _SPOTS if clear(box(sp))),
+                    None if len(points) > _ALL_NAMED else _SPOTS[0])
+        if spot is not None:
+            placed.append(box(spot))
         spots.append(spot)
     return spots
 
@@ -92,11 +101,15 @@ def _panel(ax, panel: ParetoPanel, currency: str, colors: dict[str, str]) -> Non
               for x, y in zip(xs, ys)]
     spots = _label_spots(points, [len(label) * _CHAR for label in labels])
     for name, label, x, y, spot in zip(names, labels, xs, ys, spots):
-        ax.annotate(label, (x, y), xytext=spot, textcoords="offset points", fontsize=8,
-                    color=colors[name], ha="left" if spot[0] > 0 else "right")
-    ax.set_xlabel(f"mean total cost ({currency})")
+        if spot is not None:
+            ax.annotate(label, (x, y), xytext=spot, textcoords="offset points", fontsize=8,
+                        color=colors[name], ha="left" if spot[0] > 0 else "right")
+    ax.set_xlabel(f"mean total cost ({short_name(currency, 28)})")
     ax.set_ylabel(f"P90 {heading(panel.risk, typeset=True)}")
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: money_text(v, currency)))
+    # a currency's symbol in every tick ($1.2M); a code or a label is said once, in the
+    # axis label (a long one would run the ticks into each other)
+    ax.xaxis.set_major_formatter(FuncFormatter(
+        lambda v, _: money_text(v, currency).removesuffix(f" {currency}")))
     ax.yaxis.set_major_formatter(FuncFormatter(_tick))
     ax.grid(alpha=0.3)
 

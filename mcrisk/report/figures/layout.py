@@ -12,6 +12,13 @@ as the page's column), and the figure is drawn exactly once, when it is saved.
 Sizes are in inches. `header` puts the suptitle and a figure legend at the top; `arrange`
 places a grid of axes (rows of columns, None where a cell is empty) under it; `legend_under`
 hangs an axes legend under that axes's x label.
+
+A figure keeps its width (the page's column) but not always its height: where the header (a
+legend of a hundred strategies), the labels or a plot's own content (a bar per strategy) leave
+its plotting areas lower than LEAST_PLOT_HEIGHT, `arrange` makes the figure taller, for
+plotting areas of ROOMY_PLOT_HEIGHT, the header staying at the top. At their usual sizes the
+report's figures have plotting areas of 1 to 3 inches (the lowest: the largest island's, with a
+date axis), so they keep their sizes.
 """
 from __future__ import annotations
 
@@ -23,6 +30,8 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 
 PAD = 0.08          # inches between the canvas's edge and anything drawn
 GAP = 0.1           # inches between blocks: title and legend, legend and axes, neighbours
+LEAST_PLOT_HEIGHT = 0.9   # inches: a plotting area lower than this grows the figure ...
+ROOMY_PLOT_HEIGHT = 2.0   # ... for plotting areas this high, about the report's usual ones
 
 
 @dataclass(frozen=True)
@@ -60,6 +69,10 @@ class Measure:
         if id(axis) not in self._ticks:
             self._ticks[id(axis)] = _ticks(axis, self, interval)
         return self._ticks[id(axis)]
+
+    def forget_ticks(self) -> None:
+        """Measure the tick labels again: an axis made longer may get more ticks."""
+        self._ticks.clear()
 
 
 def _ticks(axis, measure: Measure, interval=None) -> Ticks:
@@ -150,30 +163,55 @@ def fit(text, measure, width: float) -> None:
                                 for part in (textwrap.wrap(line, chars) or [""])))
 
 
+@dataclass(frozen=True)
+class Header:
+    """What `header` put at the top of a figure: the inches it takes, its title, and its
+    legend with the depth (inches under the canvas's top) it hangs from, so that `arrange` can
+    keep both at the top when it makes the figure taller."""
+
+    height: float
+    title: object
+    legend: object = None
+    legend_depth: float = 0.0
+
+    def hang(self, fig) -> None:
+        """Put the title and the legend at their depths under the top of `fig` (as tall as
+        it is now)."""
+        height = fig.get_size_inches()[1]
+        self.title.set_y(1.0 - PAD / height)
+        if self.legend is not None:
+            self.legend.set_bbox_to_anchor((0.5, 1.0 - self.legend_depth / height),
+                                           fig.transFigure)
+
+
 def header(fig, measure: Measure, title: str, title_size: float, legend=None,
-           ncol: int = 1) -> float:
+           ncol: int = 1) -> Header:
     """Put the suptitle at the top and under it the figure legend that `legend(ncols)` makes
     (loc 'upper center'), made again with fewer columns while it is wider than the canvas
-    (a legend's columns are fixed when it is made); returns the height they take, in inches."""
+    (a legend's columns are fixed when it is made); returns what they take (Header)."""
     width, height = fig.get_size_inches()
     text = fig.suptitle(title, fontsize=title_size, y=1.0 - PAD / height, va="top")
     used = PAD + measure.size(text)[1]
     if legend is None:
-        return used + GAP
+        return Header(used + GAP, text)
     made = legend(ncol)
     while ncol > 1 and measure.size(made)[0] > width - 2 * PAD:
         made.remove()
         ncol -= 1
         made = legend(ncol)
-    made.set_bbox_to_anchor((0.5, 1.0 - (used + GAP / 2) / height), fig.transFigure)
-    return used + GAP / 2 + measure.size(made)[1] + GAP
+    placed = Header(used + GAP / 2 + measure.size(made)[1] + GAP, text, made, used + GAP / 2)
+    placed.hang(fig)
+    return placed
 
 
-def arrange(fig, grid, measure, top: float, bottom_extra: float = 0.0) -> None:
+def arrange(fig, grid, measure, top: Header, under: float = 0.0,
+            least_height: float = LEAST_PLOT_HEIGHT,
+            grown_height: float = ROOMY_PLOT_HEIGHT) -> None:
     """Place the axes of `grid` (rows of columns; None or a hidden axes: an empty cell) under
-    `top` inches of header, with the room each row and column needs around its plotting
-    areas; the cells share one width and one height. `bottom_extra`: inches kept free under
-    the last row's labels (for legend_under)."""
+    the `top` header, with the room each row and column needs around its plotting areas; the
+    cells share one width and one height. Cells lower than `least_height` inches make the
+    figure taller, for cells `grown_height` high (the header kept at the top). `under`:
+    inches kept free under each row's labels (for legend_under)."""
     width, height = fig.get_size_inches()
     cells = [[ax if ax is not None and ax.get_visible() else None for ax in row] for row in grid]
     rows, cols = len(cells), len(cells[0])
@@ -194,10 +232,15 @@ def arrange(fig, grid, measure, top: float, bottom_extra: float = 0.0) -> None:
             fit(ax.title, measure, 2 * half)
             fit(ax.xaxis.label, measure, 2 * half)
     ups = [most(above(ax, measure) for ax in row if ax) for row in cells]
-    downs = [most(below(ax, measure) for ax in row if ax) for row in cells]
-    top_room, bottom = top + ups[0], PAD + downs[-1] + bottom_extra
+    downs = [most(below(ax, measure) for ax in row if ax) + under for row in cells]
+    top_room, bottom = top.height + ups[0], PAD + downs[-1]
     row_gap = most(downs[r - 1] + ups[r] + GAP for r in range(1, rows))
     cell_h = (height - top_room - bottom - (rows - 1) * row_gap) / rows
+    if cell_w > 0.5 and cell_h < least_height:
+        fig.set_size_inches(width, height + rows * (max(grown_height, least_height) - cell_h))
+        top.hang(fig)
+        measure.forget_ticks()              # taller axes may have more ticks: measure again
+        return arrange(fig, grid, measure, top, under, least_height=0.0)
     if cell_w <= 0.5 or cell_h <= 0.5:
         raise ValueError(f"figure too small for its labels: plotting areas of {cell_w:.2f} x "
                          f"{cell_h:.2f} inches")

@@ -49,7 +49,12 @@ class CostReport:
         return frontier_of(self.frontiers, risk, cost)
 
     def money(self, value: float | None) -> str:
+        """An amount as people read it ($1.23M), plain text: html_money for the page."""
         return money_text(value, self.currency)
+
+    def html_money(self, value: float | None) -> str:
+        """An amount for the page: the currency is the user's label (a `<` in it is text)."""
+        return html_text(self.money(value))
 
     def ranked(self, names) -> list[str]:
         """`names` in ranking order (any the ranking lacks after, as given)."""
@@ -100,8 +105,9 @@ def _risk_cell(m: dict) -> str:
 def _money_cell(report: CostReport, value, interval) -> str:
     """A cost in bold with its 95% interval under it ([n/a] where there is none)."""
     ci = ("[n/a]" if interval is None else
-          f"[{report.money(interval[0])}, {report.money(interval[1])}]")
-    return f"<td class='n'><b>{report.money(value)}</b><br><span class='ci'>{ci}</span></td>"
+          f"[{report.html_money(interval[0])}, {report.html_money(interval[1])}]")
+    return (f"<td class='n'><b>{report.html_money(value)}</b><br>"
+            f"<span class='ci'>{ci}</span></td>")
 
 
 # The page's compact style for wide tables of numbers (page.py's table.ranking: full width,
@@ -148,8 +154,8 @@ def component_table(summary: dict, report: CostReport, colors: dict[str, str]) -
     for name in _order(summary):
         per = summary["strategies"][name]["costs"]
         cells = [f"<td class='name'>{swatch(name, colors)}</td>"]
-        cells += [f"<td class='n'><b>{report.money(per[c]['mean'])}</b><br>"
-                  f"<span class='ci'>P90 {report.money(per[c]['p90'])}</span></td>"
+        cells += [f"<td class='n'><b>{report.html_money(per[c]['mean'])}</b><br>"
+                  f"<span class='ci'>P90 {report.html_money(per[c]['p90'])}</span></td>"
                   for c in columns]
         rows.append("<tr>" + "".join(cells) + "</tr>")
     note = (f" Components that are 0 in every scenario of every strategy are left out: "
@@ -179,7 +185,8 @@ def pareto_table(summary: dict, report: CostReport, colors: dict[str, str]) -> s
         cells = [f"<td class='name'>{swatch(name, colors)}</td>"]
         cells += [f"<td class='n'>{fmt(report.frontier(risk).risk_values[name])}</td>"
                   for risk in RISK_AXES]
-        cells += [f"<td class='n'>{report.money(report.frontier(cost=cost).cost_values[name])}"
+        cells += [f"<td class='n'>"
+                  f"{report.html_money(report.frontier(cost=cost).cost_values[name])}"
                   "</td>" for cost in COST_AXES]
         cells += [_frontier_cell(report, report.frontier(r, c), name) for r, c in pairs]
         rows.append("<tr>" + "".join(cells) + "</tr>")

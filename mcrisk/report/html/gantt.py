@@ -51,27 +51,34 @@ def day_ticks(lo: float, hi: float, target: int = 8) -> list[float]:
     return [first + k * step for k in range(int((hi - first) // step) + 1)]
 
 
+# Months between date ticks: monthly to yearly, then every few years for a long axis.
+_TICK_MONTHS = (1, 2, 3, 6, 12, 24, 60, 120, 240, 600, 1200, 2400, 6000, 12000)
+
+
 def date_ticks(start: _dt.date, lo: float, hi: float, target: int = 8):
-    """(day, label) at the first of every 1, 2, 3, 6 or 12 months within [lo, hi]."""
+    """(day, label) at the first of every 1, 2, 3, 6 or 12 months (every few years on an
+    axis of more than 8 years) within [lo, hi], about `target` of them. Only days that are
+    dates get a tick: an axis that reaches past the calendar's ends (0001-01-01, 9999-12-31)
+    has none there."""
+    lo = max(lo, float((_dt.date.min - start).days))
+    hi = min(hi, float((_dt.date.max - start).days))
+    if hi < lo:
+        return []
     months = max(1.0, (hi - lo) / 30.44)
-    every = next((m for m in (1, 2, 3, 6, 12) if months / m <= target), 12)
+    every = next((m for m in _TICK_MONTHS if months / m <= target), _TICK_MONTHS[-1])
     first = start + _dt.timedelta(days=math.ceil(lo))
-    year, month = first.year, first.month
+    last = start + _dt.timedelta(days=math.floor(hi))
+    month = -(-(first.year * 12 + first.month - 1) // every) * every   # months since year 0
     ticks = []
-    while True:
-        if (month - 1) % every == 0:
-            day = (_dt.date(year, month, 1) - start).days
-            if day > hi:
-                break
-            if day >= lo:
-                label = (_dt.date(year, month, 1).strftime("%b %Y") if month == 1 or not ticks
-                         else _dt.date(year, month, 1).strftime("%b"))
-                ticks.append((float(day), label))
-        month += 1
-        if month > 12:
-            year, month = year + 1, 1
-        if year > first.year + 200:
+    while month // 12 <= last.year:
+        when = _dt.date(month // 12, month % 12 + 1, 1)
+        if when > last:
             break
+        if when >= first:
+            label = when.strftime("%b %Y") if when.month == 1 or not ticks else \
+                when.strftime("%b")
+            ticks.append((float((when - start).days), label))
+        month += every
     return ticks
 
 

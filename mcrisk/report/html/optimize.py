@@ -234,8 +234,8 @@ def _plans_table(document: dict) -> str:
                 below = f"in {samples:,} scenarios"
             else:
                 below = statistic_interval(statistic, estimate.get("ci"), currency)
-            cells.append(f'<td class="n">{statistic_value(statistic, value, currency)}'
-                         f'<br><span class="ci">{below}</span></td>')
+            cells.append(f'<td class="n">{html_text(statistic_value(statistic, value, currency))}'
+                         f'<br><span class="ci">{html_text(below)}</span></td>')
         if best:
             against = plan.get("against_best_written")
             verdict = verdict_text(against, pareto_goal)

@@ -27,6 +27,7 @@ from matplotlib.ticker import FuncFormatter
 
 from ...core.labels import heading
 from ..figures import layout
+from ..figures.charts import short_name
 from .diff import NightUnreadable, read_summary
 from ..text import visible
 
@@ -184,7 +185,7 @@ def trend_figure(trend: Trend, names, colors) -> Figure:
         ax.yaxis.set_major_formatter(_COMPACT)
         ax.grid(alpha=0.3)
     handles = [Line2D([], [], color=colors[name], linewidth=w) for name, w in zip(names, widths)]
-    legend = [_short(name) for name in names]
+    legend = [short_name(name, 28) for name in names]
     if changed_nights(trend):
         handles.append(Line2D([], [], **_CHANGED_STYLE))
         legend.append("scenario file changed")
