@@ -357,6 +357,7 @@ class Scenario:
     risks: tuple[Risk, ...] = ()
     start_date: _dt.date | None = None   # the calendar date of day 0, when the file gives one
     costs: Costs | None = None           # the [costs] section; None: no cost outputs
+    executing: str | None = None         # the strategy being executed ([scenario] executing)
 
     def unit_type(self, type_id: str) -> UnitType:
         return next(t for t in self.unit_types if t.id == type_id)

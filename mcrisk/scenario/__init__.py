@@ -37,7 +37,7 @@ from .costs import read_costs
 from .document import parse_toml, read_file_bytes, too_deep
 from .fleets import check_fleets, read_existing, read_incoming, read_risks, read_shipments
 from .limits import MAX_NESTING
-from .reader import Reader, Table
+from .reader import Reader, Table, did_you_mean
 from .demand import read_demand
 from .sections import (read_halls, read_header, read_islands, read_retrofit,
                        read_shared_delays, read_unit_types)
@@ -118,4 +118,16 @@ def read_document(r: Reader, document: dict) -> dict:
     parts["risks"] = read_risks(root, parts["halls"])
     parts["costs"] = read_costs(root)
     parts["strategies"] = read_strategies(root)
+    _check_executing(r, parts)
     return parts
+
+
+def _check_executing(r: Reader, parts: dict) -> None:
+    """[scenario] executing names one of the strategies (reported if not)."""
+    name, strategies = parts.get("executing"), parts.get("strategies")
+    if name is None or strategies is None:
+        return
+    names = [s.name for s in strategies]
+    if name not in names:
+        r.report("scenario.executing", name, "is not a strategy of this scenario",
+                 did_you_mean(name, names, "strategies"))

@@ -58,8 +58,8 @@ def read_id(t: Table, example: str, why: str):
 
 def read_header(root: Table) -> dict:
     """[scenario]: name, description, horizon_days (> 0, the days metrics are taken over)."""
-    t = root.table("scenario", ("name", "description", "horizon_days", "start_date"),
-                   "with name and horizon_days")
+    t = root.table("scenario", ("name", "description", "horizon_days", "start_date",
+                                "executing"), "with name and horizon_days")
     if t is None:
         return dict(name=None, description="", horizon_days=None)
     header = dict(
@@ -69,7 +69,9 @@ def read_header(root: Table) -> dict:
                             "the days to evaluate metrics over", above=0, at_most=_HORIZON),
         start_date=t.read("start_date", _as_calendar_date, "2027-01-04",
                           "the calendar date of day 0 (outputs then show dates)",
-                          default=None))
+                          default=None),
+        executing=t.read("executing", as_name, '"hybrid-gated"',
+                         "the strategy being executed (reports lead with it)", default=None))
     if not _dates_fit_the_calendar(t, header["start_date"], header["horizon_days"]):
         header["start_date"] = None
     return header
