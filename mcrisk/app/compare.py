@@ -43,17 +43,19 @@ def run_comparison(path: str | os.PathLike, a: str, b: str, samples: int, seed: 
                    backend: str = "auto", chunk_size: int | None = None, risks: str = "file",
                    disable_risks: tuple[str, ...] = (), mitigation: bool = True,
                    progress: Progress | Callable[[int, int], None] | None = None,
-                   dask: str | None = None) -> Comparison:
+                   dask: str | None = None,
+                   status: str | os.PathLike | None = None) -> Comparison:
     """Compare strategy A with strategy B of the scenario at `path` on `samples` scenarios.
 
     A name the scenario does not have is a McriskError naming the closest one; a sample count
     that would not fit in memory is refused before anything runs. `progress`
     (mcrisk.core.progress) sees the phases: compile, simulate (and the other side's simulation).
     With `dask` (`local:N` or a scheduler's address), the chunks run on Dask workers
-    (mcrisk.backends.dask), with the same numbers.
+    (mcrisk.backends.dask), with the same numbers. With `status` (a status file's path),
+    both are compared from its status date on, conditioned on what has happened.
     """
     progress = as_progress(progress)
-    register = load_for_run(path, risks, disable_risks)
+    register = load_for_run(path, risks, disable_risks, status)
     plan = compile_scenario(register.scenario)
     for label, name in (("A", a), ("B", b)):
         if name not in plan.strategy_names:

@@ -53,7 +53,7 @@ from ..report.figures.data import strategy_colors
 from ..report.text import visible
 from ..report.nightly.trend import read_trend, trend_chart
 from .run import RiskRun, RunResult, run_scenario, set_risks
-from ..scenario import read_scenario
+from ..scenario import load_status, read_scenario
 
 INDEX_FILE = "index.json"
 SCENARIO_COPY = "scenario.toml"
@@ -259,7 +259,8 @@ def run_nightly(scenario_path: str, history: str | Path, conditions: list[Condit
                 now: _dt.datetime | None = None, risks: str = "file",
                 disable_risks: tuple[str, ...] = (), precision: PrecisionTarget | None = None,
                 materiality: Materiality = Materiality(),
-                keep_large: int | None = None, dask: str | None = None) -> NightlyResult:
+                keep_large: int | None = None, dask: str | None = None,
+                status: str | Path | None = None) -> NightlyResult:
     """One nightly run into `history`; compares with the previous run and checks conditions.
 
     The scenario file is read once: tonight's scenario.toml holds the very bytes that were
@@ -268,7 +269,8 @@ def run_nightly(scenario_path: str, history: str | Path, conditions: list[Condit
     the diff reports; `keep_large` (N >= 1), when given, deletes the large files of this
     scenario's nights older than the latest N once tonight is registered. With `dask`
     (`local:N` or a scheduler's address), run_scenario runs the chunks on Dask workers
-    (mcrisk.backends.dask): the same numbers.
+    (mcrisk.backends.dask): the same numbers. With `status` (tonight's status file: a migration
+    in flight), the run is conditioned on what has happened by its status date.
     Raises (and registers nothing) on failure; breached conditions are returned, not raised.
     """
     if keep_large is not None and keep_large < 1:
@@ -279,7 +281,8 @@ def run_nightly(scenario_path: str, history: str | Path, conditions: list[Condit
     check_strategies(list(conditions), [s.name for s in scenario.strategies])
     history.mkdir(parents=True, exist_ok=True)
     earlier = earlier_runs(read_index(history), scenario.name)
-    register = set_risks(scenario, risks, disable_risks)
+    register = set_risks(scenario, risks, disable_risks,
+                         load_status(status, scenario) if status is not None else None)
     run_id, staging = _claim(history, run_id_for(now or _dt.datetime.now(_dt.timezone.utc)))
     options = {k: v for k, v in (("samples", samples), ("seed", seed), ("chunk_size", chunk_size))
                if v is not None}

@@ -40,7 +40,9 @@ from ..core.outputs import OutputFolder, with_filename, write_json
 from .precision import simulate_to_precision
 from ..core.progress import COMPILE, QUIET, SUMMARIZE, WRITE, Progress, Steps, as_progress
 from ..core.rng import RNG_NAME
-from ..scenario import load_scenario
+from ..core.facts import with_facts
+from ..core.status import Status
+from ..scenario import load_scenario, load_status
 from ..backends.chunks import SimulationResult, check_memory, default_chunk, simulate
 
 if TYPE_CHECKING:
@@ -208,6 +210,7 @@ class RiskRun:
     scenario: Scenario
     mode: str
     disabled_by_cli: tuple[str, ...]
+    status: Status | None = None      # what has happened by its status date (--status)
 
     def entry(self) -> dict:
         return risks_entry(self.scenario, self.mode, self.disabled_by_cli)
@@ -217,20 +220,29 @@ class RiskRun:
         return counterpart(self.raw, self.mode, self.disabled_by_cli)
 
 
-def load_for_run(path: str | os.PathLike, risks: str = "file", disable_risks=()) -> RiskRun:
-    """Load the scenario (once) and set its risk register for this run."""
-    return set_risks(load_scenario(path), risks, disable_risks)
+def load_for_run(path: str | os.PathLike, risks: str = "file", disable_risks=(),
+                 status: str | os.PathLike | None = None) -> RiskRun:
+    """Load the scenario (once), and the status file at `status` against it (--status), and
+    set its risk register for this run."""
+    raw = load_scenario(path)
+    return set_risks(raw, risks, disable_risks,
+                     load_status(status, raw) if status is not None else None)
 
 
-def set_risks(raw: Scenario, risks: str = "file", disable_risks=()) -> RiskRun:
+def set_risks(raw: Scenario, risks: str = "file", disable_risks=(),
+              status: Status | None = None) -> RiskRun:
     """The risk register of a run of the loaded scenario `raw`: mode `risks`, and the ids of
-    `disable_risks` switched off (each once); a McriskError naming the file for an unknown id."""
+    `disable_risks` switched off (each once); a McriskError naming the file for an unknown id.
+    With a status, its facts about the model itself apply whatever the mode says
+    (core.status.with_facts: a risk that occurred is on with its impact, one that can no
+    longer occur is off, a measured performance, a revised promise)."""
     disabled = tuple(dict.fromkeys(disable_risks))
+    raw = with_facts(raw, status)
     try:
-        scenario = select_risks(raw, risks, disabled)
+        scenario = with_facts(select_risks(raw, risks, disabled), status)
     except ValueError as error:
         raise McriskError(f"{raw.path}: {error}") from None
-    return RiskRun(raw, scenario, risks, disabled)
+    return RiskRun(raw, scenario, risks, disabled, status)
 
 
 def _simulate(plan, samples, seed, backend, chunk_size, progress, precision, hooks=()):

@@ -31,13 +31,14 @@ class Schedule:
 def run_schedule(path: str | os.PathLike, strategy: str, samples: int, seed: int,
                  backend: str = "auto", chunk_size: int | None = None, risks: str = "file",
                  disable_risks: tuple[str, ...] = (), progress=None,
-                 dask: str | None = None) -> Schedule:
+                 dask: str | None = None, status: str | os.PathLike | None = None) -> Schedule:
     """Simulate the scenario at `path` (every strategy, as a run does: the same worlds) and
     return summary.json's `milestones` with only `strategy` (McriskError if unknown).
     `progress` (mcrisk.core.progress) sees the phases: compile, simulate. With `dask` (`local:N`
-    or a scheduler's address), the chunks run on Dask workers, with the same numbers."""
+    or a scheduler's address), the chunks run on Dask workers, with the same numbers. With
+    `status` (a status file's path), the run is conditioned on what has happened."""
     progress = as_progress(progress)
-    scenario = load_for_run(path, risks, disable_risks).scenario
+    scenario = load_for_run(path, risks, disable_risks, status).scenario
     if strategy not in [s.name for s in scenario.strategies]:
         names = ", ".join(s.name for s in scenario.strategies)
         raise McriskError(f"{path}: no strategy {strategy!r} (the scenario has: {names})")

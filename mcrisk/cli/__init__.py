@@ -44,7 +44,8 @@ from ..core.risks import select_risks
 from ..backends.dask import retried_chunks, retried_text
 from ..core.errors import McriskError, ScenarioError
 from ..app.run import RunResult, load_for_run, run_scenario
-from ..scenario import load_scenario
+from ..scenario import load_scenario, load_status
+from ..core.facts import with_facts
 from .options import build_parser
 from .progress import terminal_progress
 from .text import (count_noun, escaped, format_compare_mitigation, format_comparison,
@@ -102,11 +103,13 @@ def _print_drivers(summary: dict) -> None:
     print(format_drivers(summary))
 
 
-def default_out(scenario: str, risks: str = "file") -> Path:
+def default_out(scenario: str, risks: str = "file", status: str | None = None) -> Path:
     """out/<scenario file stem>, or out/<stem>-risks-<mode> for a run whose risk mode is not
-    `file`, so that runs of different modes do not replace each other's files."""
+    `file`, and -<status file stem> for a run on a status, so that such runs do not replace
+    each other's files."""
     stem = Path(scenario).stem
-    return Path("out") / (stem if risks == "file" else f"{stem}-risks-{risks}")
+    stem = stem if risks == "file" else f"{stem}-risks-{risks}"
+    return Path("out") / (stem if status is None else f"{stem}-{Path(status).stem}")
 
 
 def _precision(args: argparse.Namespace) -> PrecisionTarget | None:
@@ -118,9 +121,10 @@ def _precision(args: argparse.Namespace) -> PrecisionTarget | None:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    out = args.out if args.out is not None else default_out(args.scenario, args.risks)
+    out = args.out if args.out is not None else default_out(args.scenario, args.risks,
+                                                            args.status)
     precision = _precision(args)
-    register = load_for_run(args.scenario, args.risks, tuple(args.disable_risk))
+    register = load_for_run(args.scenario, args.risks, tuple(args.disable_risk), args.status)
     with terminal_progress(args.quiet) as progress:
         run = run_scenario(register, samples=args.samples, seed=args.seed,
                            backend=args.backend, out_dir=out, chunk_size=args.chunk_size,
@@ -155,7 +159,8 @@ def _cmd_schedule(args: argparse.Namespace) -> int:
     with terminal_progress(args.quiet) as progress:
         schedule = run_schedule(args.scenario, args.strategy, args.samples, args.seed,
                                 args.backend, args.chunk_size, args.risks,
-                                tuple(args.disable_risk), progress, dask=args.dask)
+                                tuple(args.disable_risk), progress, dask=args.dask,
+                                status=args.status)
     _warn_retries(schedule.backend)
     milestones = schedule.milestones
     print(f"{escaped(args.strategy)}: milestones over {milestones['samples']:,} scenarios "
@@ -171,7 +176,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         compared = run_comparison(args.scenario, args.a, args.b, args.samples, args.seed,
                                   args.backend, args.chunk_size, args.risks,
                                   tuple(args.disable_risk), not args.no_mitigation, progress,
-                                  dask=args.dask)
+                                  dask=args.dask, status=args.status)
     _warn_retries(compared.backend)
     print(f"mcrisk {__version__}  {escaped(args.scenario)}: {escaped(args.a)} (A) against "
           f"{escaped(args.b)} (B) on the same "
@@ -214,7 +219,7 @@ def _cmd_nightly(args: argparse.Namespace) -> int:
                             progress=progress, risks=args.risks,
                             disable_risks=tuple(args.disable_risk), precision=precision,
                             materiality=materiality, keep_large=args.keep_large,
-                            dask=args.dask)
+                            dask=args.dask, status=args.status)
     _warn_retries(night.run.backend)
     _print_run(night.run)
     if precision is not None:
@@ -258,10 +263,14 @@ def _cmd_optimize(args: argparse.Namespace) -> int:
     from ..optimize.run import run_optimize
     from .optimize_text import format_optimize
 
-    out = args.out if args.out is not None else Path("out") / Path(args.search).stem
+    stem = Path(args.search).stem
+    if args.status is not None:
+        stem = f"{stem}-{Path(args.status).stem}"
+    out = args.out if args.out is not None else Path("out") / stem
     with terminal_progress(args.quiet) as progress:
         found = run_optimize(args.search, out, backend=args.backend,
-                             chunk_size=args.chunk_size, progress=progress, dask=args.dask)
+                             chunk_size=args.chunk_size, progress=progress, dask=args.dask,
+                             status=args.status)
     _warn_retries(found.backend)
     print(format_optimize(found.document))
     print()
@@ -297,6 +306,8 @@ def _validate_search(path: str) -> str:
 
 def _cmd_validate(args: argparse.Namespace) -> int:
     failed = False
+    if args.status is not None and len(args.scenario) != 1:
+        raise McriskError("validate --status: give the one scenario the status file is of")
     for path in args.scenario:
         if _is_search_file(path):
             try:
@@ -307,13 +318,19 @@ def _cmd_validate(args: argparse.Namespace) -> int:
             continue
         try:
             scenario = load_scenario(path)
+            if args.status is not None:
+                scenario = with_facts(scenario, load_status(args.status, scenario))
             # Compiled too, so that what `run` would find (two names sharing a random-stream
-            # address) is found here; with every risk enabled, as some --risks mode may do.
-            compile_scenario(select_risks(scenario, "pre"))
+            # address; with a status, a fact the scenario cannot produce) is found here; with
+            # every risk enabled, as some --risks mode may do.
+            compile_scenario(with_facts(select_risks(scenario, "pre"), scenario.status))
         except ScenarioError as error:
             failed = True
             print(str(error), file=sys.stderr)
             continue
+        if args.status is not None:
+            print(f"{escaped(args.status)}: ok (as of day {scenario.status.as_of:g}, "
+                  f"{count_noun(len(scenario.status.units), 'unit')} with facts)")
         print(f"{escaped(path)}: ok "
               f"({count_noun(len(scenario.strategies), 'strategy', 'strategies')}, "
               f"{count_noun(len(scenario.existing), 'existing unit')}, "

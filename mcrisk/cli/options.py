@@ -87,6 +87,10 @@ def _add_world_options(command: argparse.ArgumentParser) -> None:
                          help=f"scenarios per kernel call (default {DEFAULT_CHUNK:,}, "
                               f"{JOB_MIX_CHUNK:,} with a job mix, whose scenarios cost more: "
                               "a stop comes between calls); results do not depend on it")
+    command.add_argument("--status", default=None, metavar="FILE",
+                         help="a migration in flight: the status file of what has happened "
+                              "by its status date (docs/status.md); every number is then "
+                              "conditioned on it, and the metrics cover the days after it")
     command.add_argument("--risks", choices=RISK_MODES, default="file",
                          help="risk register: as in the file (default), off, every risk "
                               "pre-mitigation, or post-mitigation")
@@ -140,6 +144,9 @@ def _add_optimize_command(commands) -> None:
     optimize.add_argument("--out", type=_out_folder, default=None,
                           help="output folder (default out/<search file stem>); replaced as "
                                "a whole, so it must hold only files mcrisk wrote")
+    optimize.add_argument("--status", default=None, metavar="FILE",
+                          help="a migration in flight: search the plans from its status date "
+                               "on (docs/status.md)")
     optimize.add_argument("--backend", choices=BACKEND_NAMES, default="auto",
                           help="numpy, numba, cuda or cuda-host, as for run (auto: cuda when "
                                "a device is present, else numba); the plans do not depend on it")
@@ -221,4 +228,7 @@ def build_parser() -> argparse.ArgumentParser:
     validate = commands.add_parser("validate", help="check scenario files (and optimize's "
                                                     "search files), report every problem")
     validate.add_argument("scenario", nargs="+")
+    validate.add_argument("--status", default=None, metavar="FILE",
+                          help="also check this status file against the scenario (one "
+                               "scenario): its facts, and that the scenario allows them")
     return parser

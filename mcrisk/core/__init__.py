@@ -10,6 +10,7 @@
     quantities   what each world quantity is about (section, subject, part)
     model        the validated scenario as frozen dataclasses
     status       the validated status of a migration in flight: what happened by a day
+    facts        the facts of a status that change the scenario itself (risks, performance)
     risks        the risk register as a run uses it (on, off, pre- or post-mitigation)
     progress     named phases a run reports through, for the CLI to show
     outputs      writing files and output folders atomically

@@ -12,10 +12,11 @@ class McriskError(Exception):
 
 @dataclass(frozen=True)
 class Problem:
-    """One located problem in a scenario file.
+    """One located problem in a scenario file (or a status or search file).
 
-    Renders as `file: key.path = value: what is wrong (hint)`; `key` is a dotted path with
-    0-based indices into arrays (`shipments[1].arrival.delay.p90`).
+    Renders as `file: key.path = value: what is wrong (hint)`, or `file:line: ...` where the
+    line of the key is known (status files); `key` is a dotted path with 0-based indices into
+    arrays (`shipments[1].arrival.delay.p90`).
     """
 
     file: str
@@ -23,9 +24,12 @@ class Problem:
     value: object
     message: str
     hint: str = ""
+    line: int | None = None
 
     def __str__(self) -> str:
         file, key = one_line(self.file), one_line(self.key)
+        if self.line is not None:
+            file = f"{file}:{self.line}"
         where = f"{file}: {key}" if key else file
         value = "" if self.value is _NO_VALUE else f" = {_render(self.value)}"
         hint = f" ({one_line(self.hint)})" if self.hint else ""

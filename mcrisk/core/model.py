@@ -8,6 +8,10 @@ from __future__ import annotations
 
 import datetime as _dt
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .status import Status
 
 DISTRIBUTION_KINDS = ("fixed", "uniform", "triangular", "pert", "lognormal", "chance")
 
@@ -358,6 +362,8 @@ class Scenario:
     start_date: _dt.date | None = None   # the calendar date of day 0, when the file gives one
     costs: Costs | None = None           # the [costs] section; None: no cost outputs
     executing: str | None = None         # the strategy being executed ([scenario] executing)
+    status: Status | None = None         # a migration in flight: the facts by a day (--status;
+                                         # core.status.with_facts attaches it)
 
     def unit_type(self, type_id: str) -> UnitType:
         return next(t for t in self.unit_types if t.id == type_id)

@@ -74,12 +74,15 @@ class Status:
                    occur)
       performance  unit type -> its measured H100-eq per GPU
       units, rows  what happened to each unit and row the status names
+    `executing`: the strategy being executed, when the status names it (else the scenario's
+    [scenario] executing, if any).
     """
 
     path: str
     sha256: str
     as_of: float
     as_of_date: _dt.date | None = None
+    executing: str | None = None
     arrived: tuple[tuple[str, float], ...] = ()
     promised: tuple[tuple[str, float], ...] = ()
     energized: tuple[tuple[str, float], ...] = ()
@@ -94,3 +97,4 @@ class Status:
 
     def row(self, row_id: str) -> RowStatus | None:
         return next((r for r in self.rows if r.id == row_id), None)
+

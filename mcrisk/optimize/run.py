@@ -31,6 +31,8 @@ from ..core.outputs import OutputFolder, with_filename, write_atomic, write_json
 from ..core.progress import QUIET, WRITE, Progress, Steps, as_progress
 from ..core.rng import RNG_NAME
 from ..app.run import compiles_noted, prepare_backend
+from ..core.facts import with_facts
+from ..scenario import load_status
 
 FORMAT = "mcrisk-optimize/1"
 GENERATE = "generate"      # the phase that builds the candidates and rejects the infeasible
@@ -61,7 +63,8 @@ def file_sha256(path: str | os.PathLike) -> str:
 def run_optimize(search: str | os.PathLike, out_dir: str | Path | None = None,
                  backend: str = "auto", chunk_size: int | None = None,
                  progress: Progress | None = None, report: bool = True,
-                 dask: str | None = None) -> OptimizeResult:
+                 dask: str | None = None,
+                 status: str | os.PathLike | None = None) -> OptimizeResult:
     """Search the plans of the search file `search` (docs/optimize.md): generate, race,
     evaluate, and with `out_dir` write optimize.json, strategies.toml and (if `report`)
     report.html there, published together. A bad search file is a ScenarioError naming the
@@ -70,11 +73,16 @@ def run_optimize(search: str | os.PathLike, out_dir: str | Path | None = None,
     With `dask` (`local:N` or a scheduler's address), every simulation of the search (each
     race stage and the evaluation) runs its chunks on the workers of one Dask session
     (mcrisk.backends.dask), with the same numbers; the result's `backend` tells how many
-    chunks were retried after a lost worker, and optimize.json records the session (`dask`)."""
+    chunks were retried after a lost worker, and optimize.json records the session (`dask`).
+    With `status` (a status file's path), every plan is raced and evaluated from its status
+    date on, conditioned on what has happened (docs/status.md)."""
     from .space import read_search
 
     progress = as_progress(progress)
     space = read_search(search)
+    if status is not None:
+        space = replace(space, scenario=with_facts(
+            space.scenario, load_status(status, space.scenario)))
     search_sha256 = file_sha256(search)
     if out_dir is None:
         with dask_session(dask) as session:

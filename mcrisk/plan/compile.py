@@ -297,6 +297,10 @@ def _topological_order(deps: list[list[int]], names: list[str], strategy: str) -
 
 def compile_scenario(scenario: Scenario) -> CompiledScenario:
     """Flatten a validated scenario and all its strategies into kernel arrays."""
+    if scenario.status is not None:
+        from ..core.errors import McriskError
+        raise McriskError(f"{scenario.status.path}: conditioning the simulation on a status "
+                          "is not built yet")
     retrofitted = set().union(*(_needs_retrofit(scenario, s) for s in scenario.strategies))
     retrofit_rows = [row.id for row in scenario.rows() if row.id in retrofitted]
     world, handles = compile_world(scenario, retrofit_rows)

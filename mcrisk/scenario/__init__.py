@@ -24,6 +24,9 @@ The package in layers, each importing only those below it:
     reader          the problem-collecting reader, tables and typed accessors (numbers, ids, ...)
     document        the file's bytes and its TOML document
     limits          every MAX_* limit and the bounds shared across sections
+    status          a status file (what has happened by a day), validated against its scenario
+    status_csv      a status as a flat CSV export, turned into the status document
+    status_lines    the line of each key of a status file, for its Problems
 """
 from __future__ import annotations
 
@@ -55,7 +58,9 @@ from .limits import (MAX_BURN_IN_ATTEMPTS, MAX_DAYS, MAX_ENTRIES, MAX_FILE_BYTES
 from .sections import COOLINGS, NO_RETROFIT, expected_burn_in_attempts  # noqa: F401
 from .strategies import RESERVED_STRATEGY_NAMES  # noqa: F401
 
-__all__ = ["load_scenario", "read_scenario", "scenario_sha256"]
+from .status import load_status, status_sha256
+
+__all__ = ["load_scenario", "load_status", "read_scenario", "scenario_sha256", "status_sha256"]
 
 
 def scenario_sha256(path: str | os.PathLike) -> str:
