@@ -349,12 +349,21 @@ def _sigterm_unwinds():
         signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
 
 
-def _describe_os_error(error: OSError) -> str:
-    """`path: what went wrong (what to do)` for an OSError from reading or writing files."""
+# The option that names where each command writes, for the hint of an error writing there.
+OUTPUT_OPTIONS = {"run": "--out", "optimize": "--out", "nightly": "--history"}
+
+
+def _describe_os_error(error: OSError, command: str | None = None) -> str:
+    """`path: what went wrong (what to do)` for an OSError from reading or writing files; the
+    hint names `command`'s own output option (OUTPUT_OPTIONS), none for a command that
+    writes no files."""
     what = error.strerror or str(error)
     full = error.errno == errno.ENOSPC or "No space left" in str(error)
-    hint = ("free some space, or write elsewhere with --out" if full
-            else "check the path and its permissions")
+    option = OUTPUT_OPTIONS.get(command)
+    if full:
+        hint = "free some space" + (f", or write elsewhere with {option}" if option else "")
+    else:
+        hint = "check the path and its permissions"
     where = f"{error.filename}: " if error.filename else ""
     return f"{where}{what} ({hint})"
 
@@ -382,7 +391,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.close()
         return EXIT_OK
     except OSError as error:
-        print(f"mcrisk: {_describe_os_error(error)}", file=sys.stderr)
+        print(f"mcrisk: {_describe_os_error(error, args.command)}", file=sys.stderr)
         return EXIT_INPUT
     except KeyboardInterrupt as stop:
         signum = getattr(stop, "signum", signal.SIGINT)
