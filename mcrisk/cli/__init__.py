@@ -41,7 +41,7 @@ from ..results.mitigation import risk_mode_text
 from ..results.precision import PrecisionTarget, precision_target
 from ..plan.compile import compile_scenario
 from ..core.risks import select_risks
-from ..backends.dask import retried_chunks, retried_text
+from ..backends.dask import check_address, retried_chunks, retried_text
 from ..core.errors import McriskError, ScenarioError
 from ..app.run import RunResult, load_for_run, run_scenario
 from ..scenario import load_scenario
@@ -372,6 +372,8 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         with _sigterm_unwinds():
+            if getattr(args, "dask", None) is not None:
+                check_address(args.dask)     # a malformed --dask fails before anything runs
             if args.command == "run":
                 return _cmd_run(args)
             if args.command == "nightly":
