@@ -44,8 +44,8 @@ from typing import Callable
 from ..results.precision import PrecisionTarget
 from ..backends.dask import dask_session
 from ..core.errors import NO_VALUE, McriskError, Problem
-from ..core.outputs import (lock_file, make_folders, remove_folders, signals_held, write_atomic,
-                            write_json)
+from ..core.outputs import lock_file, make_folders, remove_folders, write_atomic, write_json
+from ..core.stops import signals_held
 from ..core.progress import WRITE, Progress, Steps, as_progress
 from ..report import write_report
 from ..report.nightly.alerts import AlertOutcome, Breach, Condition, check_strategies, evaluate
@@ -302,9 +302,10 @@ def run_nightly(scenario_path: str, history: str | Path, conditions: list[Condit
                             list(conditions), options, materiality)
         folder = _publish(history, run_id, staging, result)
     except BaseException:       # KeyboardInterrupt, SystemExit and SIGTERM's unwinding too
-        if staging is not None:
-            shutil.rmtree(staging, ignore_errors=True)
-        remove_folders(made)     # a history this night made holds nothing now: it goes too
+        with signals_held():     # a stop now would leave half a .partial folder
+            if staging is not None:
+                shutil.rmtree(staging, ignore_errors=True)
+            remove_folders(made)     # a history this night made holds nothing now: it goes
         raise
     files = tuple(folder / p.name for p in result.files)
     run = replace(result.run, out_dir=folder, files=files)

@@ -49,6 +49,7 @@ from .. import __version__
 from . import select_backend
 from .chunks import MEMORY_SHARE, physical_memory
 from ..core.errors import McriskError
+from ..core.stops import signals_held
 
 LOCAL = "local:"
 CONNECT_TIMEOUT_S = 5             # the most a scheduler's address may take to answer as one
@@ -406,10 +407,12 @@ def dask_session(address: str | None) -> Iterator[DaskSession | None]:
             session = DaskSession(client, address)
             yield session
         finally:
-            client.close()
+            with signals_held():     # a client closed half way closes again for 20 s at exit
+                client.close()
     finally:
         if cluster is not None:
-            cluster.close()
+            with signals_held():     # ... and a cluster half way leaves worker processes
+                cluster.close()
 
 
 def _import_distributed():

@@ -21,7 +21,6 @@ versions before the manifest) and their temporary files.
 """
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import ctypes.util
 import errno
@@ -30,14 +29,13 @@ import json
 import os
 import re
 import shutil
-import signal
 import stat
 import tempfile
-import threading
 from pathlib import Path
 
 from .. import __version__
 from .errors import McriskError
+from .stops import signals_held
 
 MANIFEST_FILE = ".mcrisk-outputs.json"
 OUTPUT_FILES = ("summary.json", "metrics.parquet", "capacity_bands.parquet", "report.html",
@@ -85,8 +83,9 @@ def write_atomic(path: str | Path, data: bytes | str) -> Path:
             os.fsync(handle.fileno())
         os.replace(tmp, path)
     except BaseException as error:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+        with signals_held():               # a stop now would leave the temporary file
+            if os.path.exists(tmp):
+                os.unlink(tmp)
         if isinstance(error, OSError):
             raise with_filename(error, path) from None
         raise
@@ -168,15 +167,17 @@ class OutputFolder:
 
     def _release(self) -> None:
         """Unlock; unless published, also remove the staging folder and the folders made to
-        hold DIR, so that a failed run leaves DIR's parent as it was."""
-        try:
-            if not self.published and self.staging is not None:
-                shutil.rmtree(self.staging, ignore_errors=True)
-        finally:
-            _unlock(self._lock_fd, self.lock_path)
-            self._lock_fd = None
-            if not self.published:
-                remove_folders(self._made)
+        hold DIR, so that a failed run leaves DIR's parent as it was. A stop meanwhile is
+        delivered after: it would leave half a staging folder, or the lock."""
+        with signals_held():
+            try:
+                if not self.published and self.staging is not None:
+                    shutil.rmtree(self.staging, ignore_errors=True)
+            finally:
+                _unlock(self._lock_fd, self.lock_path)
+                self._lock_fd = None
+                if not self.published:
+                    remove_folders(self._made)
 
     def publish(self) -> None:
         """Switch the staging folder in as the output folder, in one atomic step.
@@ -438,34 +439,3 @@ def _lock(lock_path: Path, shown: Path) -> int:
 def _unlock(fd: int | None, lock_path: Path) -> None:
     if fd is not None:
         unlock_file(fd, lock_path)
-
-
-@contextlib.contextmanager
-def signals_held():
-    """Hold SIGINT and SIGTERM back inside the block; deliver the first one after it.
-
-    Python runs signal handlers in the main thread between bytecodes, so a handler that
-    raises (KeyboardInterrupt, the CLI's SIGTERM) could otherwise land between two renames.
-    Outside the main thread handlers cannot be changed, and nothing is held."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    caught: list[int] = []
-    held = (signal.SIGINT, signal.SIGTERM)
-    previous = {number: signal.signal(number, lambda n, _frame: caught.append(n))
-                for number in held}
-    try:
-        yield
-    finally:
-        for number, handler in previous.items():
-            signal.signal(number, signal.SIG_DFL if handler is None else handler)
-        if caught:
-            _deliver(caught[0], previous[caught[0]])
-
-
-def _deliver(number: int, handler) -> None:
-    """Do what `handler`, the one in place before signals_held, does with signal `number`."""
-    if callable(handler):
-        handler(number, None)
-    elif handler == signal.SIG_DFL:
-        os.kill(os.getpid(), number)
