@@ -5,7 +5,10 @@ last.
 The command line's modules take about half a second to import (NumPy, SciPy's special
 functions, every stage). main installs the stop handling first (mcrisk.core.stops, which
 imports nothing else of mcrisk's), so that a Ctrl-C while they load ends with the one-line
-message and exit 130, not an import's traceback. Once the command is done, a stop that
+message and exit 130, not an import's traceback (a stop in the first 20 ms or so, while
+Python itself starts and finds mcrisk, comes before any code of mcrisk's runs: Python
+reports that one). A stop this process was started ignoring (a shell's background job
+ignores SIGINT) stays ignored, as Python leaves it. Once the command is done, a stop that
 arrives while the interpreter winds down (atexit callbacks, the pools' joins, finalizers)
 ends the process at once, with the same message and status 128 + the signal: the command's
 files are complete or removed by then, and Python would otherwise print a traceback (SIGINT)
@@ -20,7 +23,7 @@ import os
 import signal
 import sys
 
-from .core.stops import EXIT_SIGNAL_BASE, STOPS, stop_message, stop_status, stops_unwind
+from .core.stops import EXIT_SIGNAL_BASE, heeded, stop_message, stop_status, stops_unwind
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -58,7 +61,7 @@ def _end_at_once_on_a_stop(status: int) -> None:
                 pass
         os._exit(code)
 
-    for number in STOPS:
+    for number in heeded():
         signal.signal(number, end)
 
 

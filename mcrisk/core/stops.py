@@ -118,16 +118,24 @@ class Stops:
                 _thread.interrupt_main(self.signum)
 
 
+def heeded() -> tuple[int, ...]:
+    """The stops this process heeds: those not ignored when it started (a shell starts a
+    background job of a script with SIGINT ignored, so that Ctrl-C stops the script alone;
+    Python itself then leaves SIGINT alone, and so does mcrisk)."""
+    return tuple(number for number in STOPS if signal.getsignal(number) != signal.SIG_IGN)
+
+
 @contextlib.contextmanager
 def stops_unwind() -> Iterator[Stops]:
-    """Inside the block, a stop raises (module docstring); yields its Stops. At the end, what
-    was there before is put back: the handlers and sys.unraisablehook, each unless replaced
-    meanwhile (by a caller that installs its own for what follows)."""
+    """Inside the block, a stop raises (module docstring); yields its Stops. A stop this
+    process ignores stays ignored (heeded). At the end, what was there before is put back:
+    the handlers and sys.unraisablehook, each unless replaced meanwhile (by a caller that
+    installs its own for what follows)."""
     stops = Stops()
     if threading.current_thread() is not threading.main_thread():
         yield stops
         return
-    previous = {number: signal.signal(number, stops.handler) for number in STOPS}
+    previous = {number: signal.signal(number, stops.handler) for number in heeded()}
     previous_hook = sys.unraisablehook
 
     def hook(unraisable) -> None:

@@ -89,3 +89,15 @@ def test_the_message_and_status_of_each_stop():
     assert stop_status(signal.SIGINT) == 130 and stop_status(signal.SIGTERM) == 143
     assert stop_message(signal.SIGTERM).startswith("mcrisk: stopped by SIGTERM; ")
     assert stop_message(signal.SIGINT).startswith("mcrisk: stopped by Ctrl-C (SIGINT); ")
+
+
+def test_a_stop_the_process_ignores_stays_ignored():
+    # a shell starts a script's background job with SIGINT ignored: Ctrl-C is the script's
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        with stops_unwind():
+            assert signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+            assert signal.getsignal(signal.SIGTERM) != signal.SIG_DFL
+        assert signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGINT, previous)
