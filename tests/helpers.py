@@ -8,6 +8,7 @@ small random scenarios in tests/random_scenarios.py.
 """
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -153,3 +154,112 @@ def layout_problems(fig, monkeypatch) -> list[str]:
             if overlaps(box, other_box) and not same_axis:
                 problems.append(f"{name} lies on {other_name}")
     return problems
+
+# ---- a disk that fills up --------------------------------------------------------------------
+
+class FullDisk:
+    """The disk under `under` fills up after `room` writes: every later write there raises
+    OSError(ENOSPC), as a full disk does, while reading, renaming and deleting still work.
+
+    A write is anything that takes space: creating a folder (os.mkdir, under Path.mkdir and
+    tempfile.mkdtemp) or a file (os.open with O_CREAT, under tempfile.mkstemp and the locks),
+    writing bytes (os.write, os.pwrite, a file object os.fdopen returned, as write_atomic
+    uses), and pyarrow's Parquet writer on a file (a row group, the footer on close). Writes
+    elsewhere (Python's and Numba's caches, buffers in memory) do not count. `sites` records
+    what each write was, in order, so that a test can run a command once with room for
+    everything, then once failing at each write in turn."""
+
+    def __init__(self, monkeypatch, under: Path, room: float = float("inf")):
+        import errno
+
+        import pyarrow.parquet as pq
+
+        self.room, self.sites = room, []
+        under = Path(os.path.realpath(under))
+        disk = self
+
+        def take(what: str, path, named: bool = True) -> None:
+            """One write of `what` to `path`; `named`: whether the system call's error names
+            the path (write() takes a descriptor, and names none)."""
+            path = Path(os.path.realpath(path))
+            if path != under and under not in path.parents:
+                return
+            if len(disk.sites) >= disk.room:
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC),
+                              *([str(path)] if named else []))
+            disk.sites.append(f"{what} {path.name}")
+
+        real_mkdir, real_open, real_fdopen = os.mkdir, os.open, os.fdopen
+        real_write, real_pwrite = os.write, os.pwrite
+
+        def mkdir(path, *args, **kwargs):
+            if not os.path.lexists(path) and os.path.isdir(os.path.dirname(path) or "."):
+                take("mkdir", path)                # else ENOENT or EEXIST, full or not
+            return real_mkdir(path, *args, **kwargs)
+
+        def open_(path, flags, *args, **kwargs):
+            if flags & os.O_CREAT and not os.path.lexists(path):
+                take("create", path)
+            return real_open(path, flags, *args, **kwargs)
+
+        def write(fd, data):
+            take("write", _path_of(fd), named=False)
+            return real_write(fd, data)
+
+        def pwrite(fd, data, offset):
+            take("pwrite", _path_of(fd), named=False)
+            return real_pwrite(fd, data, offset)
+
+        class Writer:                                  # a file object that fills the disk
+            def __init__(self, handle):
+                self.handle = handle
+
+            def write(self, data):
+                take("write", _path_of(self.handle.fileno()), named=False)
+                return self.handle.write(data)
+
+            def __getattr__(self, name):
+                return getattr(self.handle, name)
+
+            def __enter__(self):
+                return self
+
+            def __exit__(self, *exc):
+                self.handle.close()
+
+        def fdopen(fd, mode="r", *args, **kwargs):
+            handle = real_fdopen(fd, mode, *args, **kwargs)
+            return Writer(handle) if any(c in mode for c in "wax+") else handle
+
+        for name, function in (("mkdir", mkdir), ("open", open_), ("write", write),
+                               ("pwrite", pwrite), ("fdopen", fdopen)):
+            monkeypatch.setattr(os, name, function)
+        real_write_table, real_close = pq.ParquetWriter.write_table, pq.ParquetWriter.close
+
+        def on_disk(writer) -> bool:
+            return isinstance(writer.where, (str, os.PathLike))
+
+        def write_table(writer, *args, **kwargs):
+            if on_disk(writer):
+                take("parquet row group", writer.where, named=False)
+            return real_write_table(writer, *args, **kwargs)
+
+        def close(writer):
+            if getattr(writer, "is_open", False) and on_disk(writer):
+                try:
+                    take("parquet footer", writer.where, named=False)
+                except OSError:
+                    real_close(writer)          # the file is released, as a failed close does
+                    raise
+            return real_close(writer)
+
+        monkeypatch.setattr(pq.ParquetWriter, "write_table", write_table)
+        monkeypatch.setattr(pq.ParquetWriter, "close", close)
+
+
+def _path_of(fd: int) -> str:
+    """The path of the file open as `fd` (Linux's /proc), else '' (which counts nowhere)."""
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return ""

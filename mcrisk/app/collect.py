@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..core.tasks import finish, pool
+from ..core.tasks import finish, submit
 from ..plan.record import CompiledScenario
 from ..results.jobs import scenario_job_columns
 from ..results.milestones import MilestoneCollector
@@ -59,14 +59,15 @@ class RunCollector:
         """The one chunk hook: metrics.parquet's rows written on a thread of its own while
         the bands and the milestones (each a task per strategy on the same threads) reduce
         the chunk; returns when all three are done, raising the first failure."""
-        writing = pool().submit(self._write_metrics, first, metrics, world, node_times)
+        writing: list = []
         try:
+            submit(writing, self._write_metrics, first, metrics, world, node_times)
             self.bands(first, metrics, world, node_times)
             if self.milestones is not None:
                 self.milestones(first, metrics, world, node_times)
         finally:
-            finish([writing])           # never leave the writer busy behind an error
-        writing.result()
+            finish(writing)             # never leave the writer busy behind an error or a stop
+        writing[0].result()
 
     def _write_metrics(self, first, metrics, world, node_times) -> None:
         """The metrics.parquet hook; an OSError (a full disk) names the file."""

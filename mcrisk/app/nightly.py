@@ -16,7 +16,9 @@ A run is built in .partial-<id>/ (every file written through a temporary name an
 renamed to <id>/ when complete, and only then added to index.json (rewritten atomically under
 a lock). A run that fails or is interrupted (KeyboardInterrupt, SystemExit, the CLI's SIGTERM)
 removes its .partial folder and leaves the index and every earlier folder as they were; it is
-never registered.
+never registered. What it made to get there goes too: the index's lock file when this run
+created it, and the history folder (with its parents) when this run created that, so a first
+night that fails (a full disk, say) leaves no empty history behind.
 
 The index is checked field by field before it is used, and a run folder it names must be a
 plain folder name inside the history: a damaged index is a HistoryError (exit 2) that names
@@ -32,7 +34,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
-import fcntl
 import json
 import os
 import shutil
@@ -43,7 +44,8 @@ from typing import Callable
 from ..results.precision import PrecisionTarget
 from ..backends.dask import dask_session
 from ..core.errors import NO_VALUE, McriskError, Problem
-from ..core.outputs import signals_held, write_atomic, write_json
+from ..core.outputs import lock_file, make_folders, remove_folders, write_atomic, write_json
+from ..core.stops import signals_held
 from ..core.progress import WRITE, Progress, Steps, as_progress
 from ..report import write_report
 from ..report.nightly.alerts import AlertOutcome, Breach, Condition, check_strategies, evaluate
@@ -209,12 +211,20 @@ def _claim(history: Path, base: str) -> tuple[str, Path]:
 
 @contextlib.contextmanager
 def _locked(history: Path):
-    with open(history / _LOCK, "a+") as handle:
-        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+    """The index's lock (HISTORY/.index.lock), waiting while another night holds it. The lock
+    file stays for the next night, but one this night created is removed again when what it
+    guarded failed (a full disk at index.json), so that a failed night leaves the history as
+    it was."""
+    path = history / _LOCK
+    fd, created = lock_file(path, wait=True)
+    try:
+        yield
+    except BaseException:
+        if created:
+            path.unlink(missing_ok=True)       # while still locked: see lock_file
+        raise
+    finally:
+        os.close(fd)
 
 
 def _register(history: Path, entry: dict) -> None:
@@ -279,22 +289,26 @@ def run_nightly(scenario_path: str, history: str | Path, conditions: list[Condit
     history = Path(history)
     scenario, data = read_scenario(scenario_path)
     check_strategies(list(conditions), [s.name for s in scenario.strategies])
-    history.mkdir(parents=True, exist_ok=True)
-    earlier = earlier_runs(read_index(history), scenario.name)
     register = set_risks(scenario, risks, disable_risks,
                          load_status(status, scenario) if status is not None else None)
-    run_id, staging = _claim(history, run_id_for(now or _dt.datetime.now(_dt.timezone.utc)))
     options = {k: v for k, v in (("samples", samples), ("seed", seed), ("chunk_size", chunk_size))
                if v is not None}
     options.update(backend=backend, progress=as_progress(progress), precision=precision)
+    made = make_folders(history)         # the history and its parents, when this night makes them
+    staging = None
     try:
+        earlier = earlier_runs(read_index(history), scenario.name)
+        run_id, staging = _claim(history, run_id_for(now or _dt.datetime.now(_dt.timezone.utc)))
         with dask_session(dask) as session:       # open for the report's replays too
             options["dask"] = session
             result = _build(register, data, history, run_id, staging, earlier,
                             list(conditions), options, materiality)
         folder = _publish(history, run_id, staging, result)
     except BaseException:       # KeyboardInterrupt, SystemExit and SIGTERM's unwinding too
-        shutil.rmtree(staging, ignore_errors=True)
+        with signals_held():     # a stop now would leave half a .partial folder
+            if staging is not None:
+                shutil.rmtree(staging, ignore_errors=True)
+            remove_folders(made)     # a history this night made holds nothing now: it goes
         raise
     files = tuple(folder / p.name for p in result.files)
     run = replace(result.run, out_dir=folder, files=files)

@@ -23,16 +23,15 @@ Beyond `validate` (load and compile each file) it orchestrates nothing itself.
 Exit codes: 0 ok, 2 bad input (scenario, backend, --fail-if, --out), 3 a --fail-if condition
 was breached (the nightly run is still complete and registered), 130 interrupted (SIGINT,
 Ctrl-C), 143 stopped by SIGTERM (what systemd and schedulers send). Both stops unwind the same
-way, so every cleanup runs: no temporary file or staging folder is left behind.
+way, so every cleanup runs: no temporary file or staging folder is left behind
+(mcrisk.core.stops: also when the stop lands in a finalizer, and, through mcrisk.__main__,
+while the modules load or the process winds down).
 """
 from __future__ import annotations
 
 import argparse
-import contextlib
 import errno
-import signal
 import sys
-import threading
 from pathlib import Path
 
 from .. import __version__
@@ -41,8 +40,9 @@ from ..results.mitigation import risk_mode_text
 from ..results.precision import PrecisionTarget, precision_target
 from ..plan.compile import compile_scenario
 from ..core.risks import select_risks
-from ..backends.dask import retried_chunks, retried_text
+from ..backends.dask import check_address, retried_chunks, retried_text
 from ..core.errors import McriskError, ScenarioError
+from ..core.stops import Terminated, stop_message, stop_status, stops_unwind
 from ..app.run import RunResult, load_for_run, run_scenario
 from ..scenario import load_scenario, load_status
 from ..core.facts import with_facts
@@ -60,7 +60,6 @@ __all__ = ["main", "build_parser", "default_out", "format_table", "format_costs"
            "Terminated", "EXIT_OK", "EXIT_INPUT", "EXIT_BREACHED"]
 
 EXIT_OK, EXIT_INPUT, EXIT_BREACHED = 0, 2, 3
-EXIT_SIGNAL_BASE = 128          # stopped by signal N: exit 128 + N (SIGINT 130, SIGTERM 143)
 
 
 def _print_run(run: RunResult) -> None:
@@ -338,43 +337,21 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     return EXIT_INPUT if failed else EXIT_OK
 
 
-class Terminated(KeyboardInterrupt):
-    """Raised by the SIGTERM handler wherever the program is, so that a SIGTERM unwinds
-    exactly like Ctrl-C: every `finally` and `except BaseException` cleanup runs (temporary
-    files, the staging folder, nightly's .partial folder, the output lock)."""
-
-    def __init__(self, signum: int):
-        super().__init__(signum)
-        self.signum = signum
+# The option that names where each command writes, for the hint of an error writing there.
+OUTPUT_OPTIONS = {"run": "--out", "optimize": "--out", "nightly": "--history"}
 
 
-@contextlib.contextmanager
-def _sigterm_unwinds():
-    """Inside the block, SIGTERM raises Terminated (once: a second SIGTERM while cleaning up
-    is ignored, so that the cleanup completes; SIGKILL still stops the process)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield                         # handlers can only be set from the main thread
-        return
-    fired = []
-
-    def terminate(signum, _frame):
-        if not fired:
-            fired.append(signum)
-            raise Terminated(signum)
-
-    previous = signal.signal(signal.SIGTERM, terminate)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
-
-
-def _describe_os_error(error: OSError) -> str:
-    """`path: what went wrong (what to do)` for an OSError from reading or writing files."""
+def _describe_os_error(error: OSError, command: str | None = None) -> str:
+    """`path: what went wrong (what to do)` for an OSError from reading or writing files; the
+    hint names `command`'s own output option (OUTPUT_OPTIONS), none for a command that
+    writes no files."""
     what = error.strerror or str(error)
     full = error.errno == errno.ENOSPC or "No space left" in str(error)
-    hint = ("free some space, or write elsewhere with --out" if full
-            else "check the path and its permissions")
+    option = OUTPUT_OPTIONS.get(command)
+    if full:
+        hint = "free some space" + (f", or write elsewhere with {option}" if option else "")
+    else:
+        hint = "check the path and its permissions"
     where = f"{error.filename}: " if error.filename else ""
     return f"{where}{what} ({hint})"
 
@@ -386,20 +363,38 @@ def _lines(message: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The command line: exit status 0, 2 (bad input), 3 (a breach), or 128 + the signal of a
+    stop, whose one-line message it prints, wherever the stop landed (mcrisk.core.stops: in
+    a finalizer too). The `mcrisk` command enters through mcrisk.__main__, which handles a
+    stop while this module is still being imported, and while the process winds down."""
+    with stops_unwind() as stops:
+        try:
+            status = _command(argv)
+            stops.settle()                # a stop a finalizer swallowed, not raised again yet
+            return status
+        except KeyboardInterrupt as stop:
+            signum = stops.caught(stop)   # a second stop meanwhile is ignored
+            print(stop_message(signum), file=sys.stderr)
+            return stop_status(signum)
+
+
+def _command(argv: list[str] | None) -> int:
+    """Parse and run one command; its errors printed, as exit statuses."""
     args = build_parser().parse_args(argv)
     try:
-        with _sigterm_unwinds():
-            if args.command == "run":
-                return _cmd_run(args)
-            if args.command == "nightly":
-                return _cmd_nightly(args)
-            if args.command == "compare":
-                return _cmd_compare(args)
-            if args.command == "schedule":
-                return _cmd_schedule(args)
-            if args.command == "optimize":
-                return _cmd_optimize(args)
-            return _cmd_validate(args)
+        if getattr(args, "dask", None) is not None:
+            check_address(args.dask)     # a malformed --dask fails before anything runs
+        if args.command == "run":
+            return _cmd_run(args)
+        if args.command == "nightly":
+            return _cmd_nightly(args)
+        if args.command == "compare":
+            return _cmd_compare(args)
+        if args.command == "schedule":
+            return _cmd_schedule(args)
+        if args.command == "optimize":
+            return _cmd_optimize(args)
+        return _cmd_validate(args)
     except McriskError as error:            # its lines, each with invisible characters shown
         print(_lines(f"mcrisk: {error}" if not isinstance(error, ScenarioError) else
                      str(error)), file=sys.stderr)
@@ -408,15 +403,8 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.close()
         return EXIT_OK
     except OSError as error:
-        print(_lines(f"mcrisk: {_describe_os_error(error)}"), file=sys.stderr)
+        print(_lines(f"mcrisk: {_describe_os_error(error, args.command)}"), file=sys.stderr)
         return EXIT_INPUT
-    except KeyboardInterrupt as stop:
-        signum = getattr(stop, "signum", signal.SIGINT)
-        name = "SIGTERM" if signum == signal.SIGTERM else "Ctrl-C (SIGINT)"
-        print(f"mcrisk: stopped by {name}; nothing is half-written: each output folder holds "
-              "the previous run's files or, if this run had finished, all of its own",
-              file=sys.stderr)
-        return EXIT_SIGNAL_BASE + signum
 
 
 if __name__ == "__main__":

@@ -104,8 +104,9 @@ def _add_world_options(command: argparse.ArgumentParser) -> None:
 def _add_dask_option(command: argparse.ArgumentParser) -> None:
     command.add_argument("--dask", default=None, metavar="ADDRESS",
                          help="run the chunks on Dask: local:N (a local cluster of N worker "
-                              "processes) or an existing scheduler's address, e.g. "
-                              "tcp://host:8786; the same numbers as in one process (needs "
+                              "processes, N at most the cores) or an existing scheduler's "
+                              "address, e.g. tcp://host:8786 (a bad one fails within 5 s); "
+                              "the same numbers as in one process (needs "
                               "pip install 'mcrisk[dask]'; docs/dask.md)")
 
 

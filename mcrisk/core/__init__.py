@@ -14,6 +14,7 @@
     risks        the risk register as a run uses it (on, off, pre- or post-mitigation)
     progress     named phases a run reports through, for the CLI to show
     outputs      writing files and output folders atomically
+    stops        how a stop (Ctrl-C, SIGTERM) unwinds the program, wherever it lands
     tasks        the threads side-by-side pieces of one chunk's reduction share
     jit          how mcrisk compiles with Numba: the options and the shared on-disk cache
 

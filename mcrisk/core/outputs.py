@@ -10,7 +10,9 @@ RENAME_EXCHANGE swaps the two folders; where that is missing (other systems, fil
 without it) DIR is renamed aside and the staging folder renamed to DIR, a window of
 microseconds in which DIR does not exist, but never holds two runs' files. A lock file next to
 DIR (`.DIR.lock`, flock) makes a second run on the same DIR fail at once instead of mixing.
-Both live in DIR's parent folder, so a run needs write access there.
+Both live in DIR's parent folder, so a run needs write access there. A run that fails or is
+stopped leaves the parent as it was: its staging folder and lock file are removed, and so are
+the folders it created to hold DIR (`--out new/a/b` on a full disk leaves no `new/`).
 
 Because a run replaces DIR as a whole, it refuses a DIR that holds files mcrisk did not write
 (it never deletes or hides them): those it wrote are the names in DIR's manifest
@@ -19,7 +21,6 @@ versions before the manifest) and their temporary files.
 """
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import ctypes.util
 import errno
@@ -28,14 +29,13 @@ import json
 import os
 import re
 import shutil
-import signal
 import stat
 import tempfile
-import threading
 from pathlib import Path
 
 from .. import __version__
 from .errors import McriskError
+from .stops import signals_held
 
 MANIFEST_FILE = ".mcrisk-outputs.json"
 OUTPUT_FILES = ("summary.json", "metrics.parquet", "capacity_bands.parquet", "report.html",
@@ -69,9 +69,12 @@ def write_atomic(path: str | Path, data: bytes | str) -> Path:
     raw = data.encode("utf-8") if isinstance(data, str) else data
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     except OSError as error:
         raise with_filename(error, path.parent) from None
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as error:     # its random temporary name would mean nothing to a reader
+        raise OSError(error.errno, error.strerror, str(path)) from None
     try:
         os.fchmod(fd, default_mode())
         with os.fdopen(fd, "wb") as handle:
@@ -80,8 +83,9 @@ def write_atomic(path: str | Path, data: bytes | str) -> Path:
             os.fsync(handle.fileno())
         os.replace(tmp, path)
     except BaseException as error:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+        with signals_held():               # a stop now would leave the temporary file
+            if os.path.exists(tmp):
+                os.unlink(tmp)
         if isinstance(error, OSError):
             raise with_filename(error, path) from None
         raise
@@ -136,15 +140,13 @@ class OutputFolder:
         self.staging: Path | None = None
         self.published = False
         self._lock_fd: int | None = None
+        self._made: list[Path] = []            # folders made to hold DIR, outermost first
 
     def __enter__(self) -> "OutputFolder":
         self._check_replaceable()
+        self._made = make_folders(self.target.parent)
         try:
-            self.target.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as error:
-            raise with_filename(error, self.target.parent) from None
-        self._lock_fd = _lock(self.lock_path, self.path)
-        try:
+            self._lock_fd = _lock(self.lock_path, self.path)
             self._remove_stale_staging()
             foreign = foreign_entries(self.target)
             if foreign:
@@ -156,16 +158,26 @@ class OutputFolder:
                                                  dir=self.target.parent))
             os.chmod(self.staging, _folder_mode(self.target))
         except BaseException:
-            _unlock(self._lock_fd, self.lock_path)
+            self._release()
             raise
         return self
 
     def __exit__(self, kind, value, traceback) -> None:
-        try:
-            if not self.published and self.staging is not None:
-                shutil.rmtree(self.staging, ignore_errors=True)
-        finally:
-            _unlock(self._lock_fd, self.lock_path)
+        self._release()
+
+    def _release(self) -> None:
+        """Unlock; unless published, also remove the staging folder and the folders made to
+        hold DIR, so that a failed run leaves DIR's parent as it was. A stop meanwhile is
+        delivered after: it would leave half a staging folder, or the lock."""
+        with signals_held():
+            try:
+                if not self.published and self.staging is not None:
+                    shutil.rmtree(self.staging, ignore_errors=True)
+            finally:
+                _unlock(self._lock_fd, self.lock_path)
+                self._lock_fd = None
+                if not self.published:
+                    remove_folders(self._made)
 
     def publish(self) -> None:
         """Switch the staging folder in as the output folder, in one atomic step.
@@ -317,26 +329,66 @@ def _fsync_folder(folder: Path) -> None:
         os.close(fd)
 
 
-def _lock(lock_path: Path, shown: Path) -> int:
-    """An exclusive flock on `lock_path`, or OutputFolderError at once if a run holds it.
+def make_folders(folder: Path) -> list[Path]:
+    """Make `folder` and its missing parents; the folders made, outermost first (none when
+    it exists), so that a caller that fails can remove them again (remove_folders). If one
+    cannot be made (a full disk), those made are removed and the OSError names it."""
+    missing = []
+    for path in (folder, *folder.parents):
+        if os.path.lexists(path):
+            break
+        missing.append(path)
+    made: list[Path] = []
+    for path in reversed(missing):
+        try:
+            path.mkdir()
+        except FileExistsError:
+            if path.is_dir():                 # made meanwhile by another run: not ours
+                continue
+            remove_folders(made)
+            raise
+        except OSError as error:
+            remove_folders(made)
+            raise with_filename(error, path) from None
+        made.append(path)
+    return made
 
-    The lock file is removed on unlock, so after locking check that the path still names
-    the locked file (else a run that just finished removed it: try again)."""
+
+def remove_folders(made: list[Path]) -> None:
+    """Remove the folders make_folders made, innermost first, as long as they are empty (a
+    folder that holds something now holds another run's files: it stays, with its parents)."""
+    for path in reversed(made):
+        try:
+            path.rmdir()
+        except OSError:
+            return
+
+
+def lock_file(lock_path: Path, wait: bool = False) -> tuple[int, bool] | None:
+    """An exclusive flock on `lock_path`: (its descriptor, whether this call created the
+    file), or None when another process holds it and `wait` is False.
+
+    A lock file may be removed by its holder (unlock_file), so after locking check that the
+    path still names the locked file (else a holder that just finished removed it: try
+    again); one removed that way is never used by two processes at once."""
     while True:
         try:
-            fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, default_mode())
+            fd, created = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_EXCL,
+                                  default_mode()), True
+        except FileExistsError:
+            try:
+                fd, created = os.open(lock_path, os.O_RDWR), False
+            except FileNotFoundError:          # removed meanwhile: create it
+                continue
+            except OSError as error:
+                raise with_filename(error, lock_path) from None
         except OSError as error:
             raise with_filename(error, lock_path) from None
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
         except BlockingIOError:
-            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
             os.close(fd)
-            who = f" (pid {holder})" if holder.isdigit() else ""
-            raise OutputFolderError(
-                f"--out = {shown}: another mcrisk run{who} is writing this folder, and two "
-                "runs would mix their files (wait for it to finish, or give this run another "
-                "--out)") from None
+            return None
         except BaseException:
             os.close(fd)
             raise
@@ -345,47 +397,45 @@ def _lock(lock_path: Path, shown: Path) -> int:
         except FileNotFoundError:
             current = False
         if current:
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, str(os.getpid()).encode(), 0)
-            return fd
+            return fd, created
         os.close(fd)
+
+
+def unlock_file(fd: int, lock_path: Path) -> None:
+    """Remove the lock file and release it (removed while still locked: see lock_file)."""
+    try:
+        lock_path.unlink(missing_ok=True)
+    finally:
+        os.close(fd)
+
+
+def _lock(lock_path: Path, shown: Path) -> int:
+    """An exclusive flock on `lock_path` holding this process's id, or OutputFolderError at
+    once if a run holds it. A lock that cannot be written (a full disk) is removed again."""
+    locked = lock_file(lock_path)
+    if locked is None:
+        try:
+            with open(lock_path, "rb") as handle:
+                holder = handle.read(32).decode("ascii", "replace").strip()
+        except OSError:
+            holder = ""
+        who = f" (pid {holder})" if holder.isdigit() else ""
+        raise OutputFolderError(
+            f"--out = {shown}: another mcrisk run{who} is writing this folder, and two "
+            "runs would mix their files (wait for it to finish, or give this run another "
+            "--out)")
+    fd, _ = locked
+    try:
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, str(os.getpid()).encode(), 0)
+    except BaseException as error:
+        unlock_file(fd, lock_path)
+        if isinstance(error, OSError):
+            raise with_filename(error, lock_path) from None
+        raise
+    return fd
 
 
 def _unlock(fd: int | None, lock_path: Path) -> None:
-    if fd is None:
-        return
-    try:
-        lock_path.unlink(missing_ok=True)     # while still locked: see _lock
-    finally:
-        os.close(fd)
-
-
-@contextlib.contextmanager
-def signals_held():
-    """Hold SIGINT and SIGTERM back inside the block; deliver the first one after it.
-
-    Python runs signal handlers in the main thread between bytecodes, so a handler that
-    raises (KeyboardInterrupt, the CLI's SIGTERM) could otherwise land between two renames.
-    Outside the main thread handlers cannot be changed, and nothing is held."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    caught: list[int] = []
-    held = (signal.SIGINT, signal.SIGTERM)
-    previous = {number: signal.signal(number, lambda n, _frame: caught.append(n))
-                for number in held}
-    try:
-        yield
-    finally:
-        for number, handler in previous.items():
-            signal.signal(number, signal.SIG_DFL if handler is None else handler)
-        if caught:
-            _deliver(caught[0], previous[caught[0]])
-
-
-def _deliver(number: int, handler) -> None:
-    """Do what `handler`, the one in place before signals_held, does with signal `number`."""
-    if callable(handler):
-        handler(number, None)
-    elif handler == signal.SIG_DFL:
-        os.kill(os.getpid(), number)
+    if fd is not None:
+        unlock_file(fd, lock_path)

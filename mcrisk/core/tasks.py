@@ -9,10 +9,12 @@ error among them.
 from __future__ import annotations
 
 import functools
-from concurrent.futures import ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Callable, Iterable
 
 import numba
+
+from .stops import signals_held
 
 # Chunks of at least this many scenarios go through the compiled loops
 # (results.milestone_chunks, results.band_chunks); smaller ones through the NumPy
@@ -29,11 +31,26 @@ def pool() -> ThreadPoolExecutor:
                               thread_name_prefix="mcrisk-chunk")
 
 
+def submit(futures: list, task: Callable, *args) -> Future:
+    """pool().submit(task, *args), its future appended to `futures`, for the caller to
+    finish() in a `finally`. A stop is held back until both are done: one landing inside
+    submit, while it starts a worker thread, leaves a thread the pool never registered (the
+    process then hangs at exit, after the stop's message), and one landing before the
+    future is kept leaves a task that runs on, unwaited, while the run unwinds."""
+    with signals_held():
+        futures.append(pool().submit(task, *args))
+    return futures[-1]
+
+
 def run_tasks(tasks: Iterable[Callable[[], None]]) -> None:
     """Run every task, side by side; when one fails, wait for the others, then raise the
     first failure (in submission order)."""
-    futures = [pool().submit(task) for task in tasks]
-    finish(futures)
+    futures: list[Future] = []
+    try:
+        for task in tasks:
+            submit(futures, task)
+    finally:
+        finish(futures)                      # also behind a stop: none runs on unwaited
     for future in futures:
         if future.exception() is not None:
             raise future.exception()

@@ -3,20 +3,28 @@ cluster of 2 worker processes and two chunk sizes, for run, run --precision, com
 nightly and optimize; a worker killed mid-run (run, compare, schedule) is survived and the
 retry counted, printed by the CLI (stderr, even with --quiet) and recorded in summary.json's
 (and optimize.json's) `dask`; a local cluster's Numba threads share the cores; the located
-errors. Skipped when dask.distributed is not installed."""
+errors, each fast and in one line: a malformed address at once, one nobody answers within
+seconds, one that speaks another protocol or is a worker's named as such, a local cluster
+larger than the machine refused up front. Skipped when dask.distributed is not installed."""
 from __future__ import annotations
 
 import contextlib
 import json
 import os
+import socket
+import subprocess
+import sys
+import threading
+import time
 
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
+from mcrisk.cli import main
 from mcrisk.core.errors import McriskError
 
-from ..helpers import schema_errors
+from ..helpers import ROOT, schema_errors
 
 distributed = pytest.importorskip("distributed")
 pytestmark = pytest.mark.dask
@@ -156,6 +164,151 @@ def test_a_scheduler_that_cannot_be_reached_is_a_located_error(monkeypatch):
     with pytest.raises(McriskError, match=r"--dask = tcp://127.0.0.1:9: could not reach"):
         with dask_session("tcp://127.0.0.1:9"):
             pass
+
+
+# ---- a bad --dask value fails fast, in one line (issue 24, item 12) -------------------------
+
+@contextlib.contextmanager
+def _server(answer: bytes | None):
+    """A TCP server on a free local port that accepts every connection and then sends
+    `answer` (another protocol's bytes), or nothing ever (None); yields its address."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)
+    held, stop = [], threading.Event()
+
+    def serve():
+        listener.settimeout(0.1)
+        while not stop.is_set():
+            try:
+                connection, _ = listener.accept()
+            except OSError:
+                continue
+            held.append(connection)
+            if answer is not None:
+                connection.sendall(answer)
+
+    server = threading.Thread(target=serve, daemon=True)
+    server.start()
+    try:
+        yield f"tcp://127.0.0.1:{listener.getsockname()[1]}"
+    finally:
+        stop.set()
+        server.join()
+        for connection in held:
+            connection.close()
+        listener.close()
+
+
+def _refused_address() -> str:
+    """A local port nothing listens on (bound for a moment to find it, then closed)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return f"tcp://127.0.0.1:{probe.getsockname()[1]}"
+
+
+def _mcrisk_run(address: str, timeout: float = 90) -> tuple[int, str, float]:
+    """`python -m mcrisk run` with --dask `address` in a fresh interpreter: (exit status,
+    stderr, seconds), where stderr includes what finalizers print on the way out."""
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, "-m", "mcrisk", "run", SCENARIO, "--samples", "50",
+                           "--backend", "numpy", "--quiet", "--dask", address],
+                          capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+    return done.returncode, done.stderr, time.monotonic() - started
+
+
+def _one_located_line(err: str, address: str) -> None:
+    assert err.count("\n") == 1 and err.startswith(f"mcrisk: --dask = {address}: "), err
+
+
+@pytest.mark.parametrize("address, says", [
+    ("foo", "no port; a scheduler listens on 8786"),
+    ("tcp://", "not a Dask scheduler's address"),
+    ("inproc://x", "reaches only a scheduler inside this process"),
+    ("http://host:8787", "a web address (the dashboard's?)"),
+    ("tcp://host:99999", "port 99999 is not a port"),
+    ("local:0", "local:N needs a worker count"),
+])
+def test_a_malformed_address_fails_at_once_in_one_located_line(address, says, capsys):
+    started = time.monotonic()
+    assert main(["run", SCENARIO, "--samples", "50", "--backend", "numpy", "--quiet",
+                 "--dask", address]) == 2
+    assert time.monotonic() - started < 1.0
+    err = capsys.readouterr().err
+    _one_located_line(err, address)
+    assert says in err
+
+
+def test_a_malformed_address_leaves_no_finalizer_noise_on_the_way_out():
+    # the half-made client of an address Dask could not parse closed itself for 20 s on the
+    # way out, printing "Exception ignored in: <function Client.__del__>" and a traceback
+    status, err, seconds = _mcrisk_run("foo")
+    assert status == 2 and seconds < 10, (seconds, err)
+    _one_located_line(err, "foo")
+
+
+def test_a_refused_port_fails_at_once():
+    address = _refused_address()
+    started = time.monotonic()
+    with pytest.raises(McriskError, match=rf"--dask = {address}: could not reach the Dask "
+                                          r"scheduler: nothing listens at"):
+        with dask_session(address):
+            pass
+    assert time.monotonic() - started < 2.0          # Dask's client retried for 10 s
+
+
+def test_an_endpoint_that_never_answers_fails_within_the_connect_timeout():
+    # Dask's client waits for the handshake with no time limit: it hung for good
+    from mcrisk.backends.dask import CONNECT_TIMEOUT_S
+
+    with _server(answer=None) as address:
+        status, err, seconds = _mcrisk_run(address, timeout=60)
+    assert status == 2 and seconds < CONNECT_TIMEOUT_S + 10, (seconds, err)
+    _one_located_line(err, address)
+    assert f"did not answer as a Dask scheduler within {CONNECT_TIMEOUT_S} s" in err
+
+
+def test_an_endpoint_speaking_another_protocol_is_named_not_a_memory_error():
+    # Dask read the first eight bytes of an HTTP answer as a frame length and tried to
+    # allocate 3 EiB for it: MemoryError, with a traceback
+    with _server(answer=b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n") as address:
+        with pytest.raises(McriskError, match="answers, but not as a Dask scheduler"):
+            with dask_session(address):
+                pass
+
+
+def test_a_workers_address_is_named_as_a_worker_not_the_scheduler():
+    with dask_session("local:1") as session:
+        worker = next(iter(session.client.scheduler_info()["workers"]))
+        with pytest.raises(McriskError, match=rf"--dask = {worker}: .* is a Dask worker, not "
+                                              r"the scheduler"):
+            with dask_session(worker):
+                pass
+
+
+def test_a_local_cluster_beyond_the_cores_is_refused_up_front_saying_why(capsys):
+    # local:64 on 2 cores started 64 workers and ended in a timeout that did not say why
+    from mcrisk.backends.dask import usable_cores
+
+    address = f"local:{usable_cores() + 1}"
+    started = time.monotonic()
+    assert main(["run", SCENARIO, "--samples", "50", "--backend", "numpy", "--quiet",
+                 "--dask", address]) == 2
+    assert time.monotonic() - started < 1.0
+    err = capsys.readouterr().err
+    _one_located_line(err, address)
+    assert f"more workers than this machine's {usable_cores()} core" in err
+    assert f"use local:{usable_cores()} or fewer" in err
+
+
+def test_a_local_cluster_beyond_the_memory_is_refused_saying_how_many_fit():
+    from mcrisk.backends.dask import check_address
+
+    check_address("local:8", cores=8, memory=64 * 10**9)            # fits
+    with pytest.raises(McriskError, match=r"--dask = local:8: 8 worker processes need about "
+                                          r"4.0 GB of memory .* this machine has 2.0 GB: "
+                                          r"use local:3 or fewer"):
+        check_address("local:8", cores=8, memory=2 * 10**9)
 
 
 @pytest.mark.parametrize("address", ["local:0", "local:x"])

@@ -163,7 +163,7 @@ def test_the_current_folder_and_its_parents_are_refused(tmp_path, monkeypatch):
 
 
 def test_a_stop_during_publishing_is_delivered_after_it(tmp_path):
-    from mcrisk.cli import Terminated, _sigterm_unwinds
+    from mcrisk.core.stops import Terminated, stops_unwind as _sigterm_unwinds
 
     finished = []
     with _sigterm_unwinds(), pytest.raises(Terminated):

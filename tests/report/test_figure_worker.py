@@ -207,10 +207,18 @@ def _cli_main():
 _cli_main.__module__ = "mcrisk.cli"
 
 
+def _entry_main():
+    """Stands for the `mcrisk` command's main since it enters through mcrisk.__main__."""
+
+
+_entry_main.__module__ = "mcrisk.__main__"
+
+
 @pytest.mark.parametrize("main, safe", [
     (SimpleNamespace(), True),                                          # python -c, a REPL
     (SimpleNamespace(__file__="m.py", __spec__=SimpleNamespace(name="mcrisk.__main__")), True),
     (SimpleNamespace(__file__="bin/mcrisk", __spec__=None, main=_cli_main), True),
+    (SimpleNamespace(__file__="bin/mcrisk", __spec__=None, main=_entry_main), True),
     (SimpleNamespace(__file__="my_script.py", __spec__=None), False),   # may run again
     (SimpleNamespace(__file__="my_script.py", __spec__=None, main=print), False),
 ])

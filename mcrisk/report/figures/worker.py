@@ -36,6 +36,8 @@ import sys
 import threading
 import time
 
+from ...core.stops import signals_held
+
 MODULES = ("charts", "costs")          # where a job's figure function may live
 STALL_SECONDS = 120.0      # a worker silent this long while its figures are awaited: given up
 
@@ -61,13 +63,15 @@ def worker_wanted() -> bool:
 def _main_runs_nothing_again() -> bool:
     """Whether the worker's import of this process's main module runs nothing: no main file
     (`python -c`, an interactive session), a package's __main__ (`python -m mcrisk`: spawn
-    skips those) or the `mcrisk` command's script (its main is the CLI's, under a guard)."""
+    skips those) or the `mcrisk` command's script (its main is mcrisk.__main__'s, or the
+    CLI's in a script installed before that, under a guard)."""
     main = sys.modules.get("__main__")
     spec = getattr(main, "__spec__", None)
     if getattr(main, "__file__", None) is None or (spec is not None and (
             spec.name == "__main__" or spec.name.endswith(".__main__"))):
         return True
-    return getattr(getattr(main, "main", None), "__module__", None) == "mcrisk.cli"
+    return getattr(getattr(main, "main", None), "__module__", None) in ("mcrisk.__main__",
+                                                                         "mcrisk.cli")
 
 
 def draw(module: str, function: str, args: tuple) -> bytes:
@@ -209,9 +213,10 @@ class FigurePool:
         executor, self._executor = self._executor, None
         if executor is None:
             return
-        if at_once:
-            _kill_workers(executor)
-        executor.shutdown(wait=True, cancel_futures=True)
+        with signals_held():           # a stop is delivered once the worker is gone
+            if at_once:
+                _kill_workers(executor)
+            executor.shutdown(wait=True, cancel_futures=True)
 
     def close(self) -> None:
         """Stop the worker: at once when it still holds a figure (the run stopped early),
