@@ -305,7 +305,7 @@ def test_control_characters_in_values_are_escaped(value, shown):
 def test_control_characters_in_keys_and_messages_are_escaped():
     found = problems(minimal(("[scenario]\n", '[scenario]\n"bad\\u001b[2Jkey\\nx" = 1\n')))
     assert found == [r"x.toml: scenario.bad\x1b[2Jkey\nx = 1: unknown key (allowed keys: name, "
-                     "description, horizon_days, start_date)"]
+                     "description, horizon_days, start_date, executing)"]
     assert str(Problem("a\nb.toml", "k", 1, "bad\x07", "hint\u202e")) == \
         r"a\nb.toml: k = 1: bad\x07 (hint\u202e)"
 
