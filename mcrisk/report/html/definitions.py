@@ -178,6 +178,7 @@ def provenance_table(run, report_seconds: float | None, run_label: str | None) -
                ("horizon", f"day {fmt(s['horizon_days'])}{horizon_date_text(s).split(' · ')[0]}; a day t "
                 "falls on start date + floor(t)"))
               if s.get("start_date") else ()),
+            *_status_rows(s),
             ("simulation wall time", f"{s['wall_seconds']:.2f} s (incl. streaming the tables)"),
             ("run created (UTC)", html_text(s.get("created_utc", "")))]
     if report_seconds is not None:
@@ -190,3 +191,18 @@ def provenance_table(run, report_seconds: float | None, run_label: str | None) -
                  "P90 CI: distribution-free, binomial order statistics; capacity bands: "
                  "numpy 'inverted_cdf' at integer days (events at time ≤ d count)"))
     return "<table>" + "".join(f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in rows) + "</table>"
+
+
+def _status_rows(s: dict) -> tuple:
+    """The provenance rows of a run with a status: its file, sha256, as_of and the windows."""
+    st = s.get("status")
+    if not st:
+        return ()
+    start, end = st["window_days"]
+    date = f" ({html_text(st['as_of_date'])})" if st.get("as_of_date") else ""
+    return (("status file", f"<code>{html_text(st['path'])}</code>"),
+            ("status sha256", f"<code>{html_text(st['sha256'])}</code>"),
+            ("status as of", f"day {fmt(st['as_of'])}{date}"),
+            ("windows", f"the run's metrics, costs, ranking and percentiles: days {fmt(start)} "
+                        f"to {fmt(end)}; the history (realized so far, measured once on "
+                        f"{st['history']['worlds']} worlds): days 0 to {fmt(start)}"))
