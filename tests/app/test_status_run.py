@@ -178,6 +178,7 @@ def test_report_html_has_the_executing_block_the_status_and_its_provenance(repor
     assert "status as of day 15 (2027-01-19)" in page
     assert "(actual)</text>" in page                # the Gantt's reached milestones
     assert "What each strategy costs over the window [15, 100] days" in page
+    assert "<b>Status</b> as of day 15: every metric above and every cost count" in page
 
 
 def test_terminal_shows_the_status_and_marks_the_executing_strategy(reported, capsys):

@@ -135,6 +135,7 @@ def definitions_html(run) -> str:
         "days count the time from day 0 to H only; events after H change none of them. "
         "Completion is not cut at H. Where a strategy completes after H, its trough days and "
         "shortfall are lower bounds; the findings say in how many scenarios.",
+        *_window_items(s),
         "<b>Row retrofit</b> (an air-cooled row that receives liquid-cooled units): it starts "
         "once the row is empty (every old unit in it removed), its hall is energized and a "
         f"crew is free. {crews} crew{'s' if crews != 1 else ''} take{'s' if crews == 1 else ''}"
@@ -161,6 +162,21 @@ def definitions_html(run) -> str:
             "definitions). H is the horizon, C(t) the capacity in service, B the baseline, "
             "D(t) demand.</p>" + table
             + "<ul>" + "".join(f"<li>{item}</li>" for item in items) + "</ul>")
+
+
+def _window_items(s: dict) -> list[str]:
+    """With a status, the item that says which days the numbers count (docs/metrics.md,
+    Windows); none without one."""
+    st = s.get("status")
+    if not st:
+        return []
+    start, end = (fmt(x) for x in st["window_days"])
+    return [f"<b>Status</b> as of day {start}: every metric above and every cost count the "
+            f"future, from day {start} to H = {end}, instead of from day 0 (B stays the "
+            "capacity at day 0; completion stays a day of the plan); power over cap counts "
+            f"the draw in force on day {start} and every later one. Days 0 to {start} are "
+            "history, the same in every world: the section “A migration in flight” reports "
+            "them as facts."]
 
 
 def provenance_table(run, report_seconds: float | None, run_label: str | None) -> str:
