@@ -65,7 +65,8 @@ def each_risk(side: Counterpart, alone: dict, pre: SimulationResult, post: Simul
     for risk, scenario in alone.items():
         started = time.perf_counter()
         mitigated = post if scenario is None else simulate(
-            with_window(compile_scenario(scenario), pre.plan.window_start), pre.samples, pre.seed, backend, chunk_size=chunk_size,
+            with_window(compile_scenario(scenario), pre.plan.window_start), pre.samples,
+            pre.seed, backend, chunk_size=chunk_size,
             keep_world=0, progress=progress,
             note=f"only {risk} mitigated, for the value of each mitigation")
         seconds[risk] = 0.0 if scenario is None else time.perf_counter() - started

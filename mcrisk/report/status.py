@@ -133,7 +133,7 @@ def status_html(s: dict, colors: dict[str, str]) -> list[str]:
         "</tr>" for e in st["events"])
     table = ("<table><tr><th>strategy</th>"
              + "".join(f'<th class="n">{html_text(h)}</th>' for h in headers) + "</tr>"
-             + "".join(f'<tr><td class="name">'
+             + "".join('<tr><td class="name">'
                        + (html_text(name) if name == EVERY_STRATEGY else swatch(name, colors))
                        + "</td>" + "".join(f'<td class="n">{html_text(c)}</td>' for c in cells)
                        + "</tr>" for name, cells in rows) + "</table>")

@@ -20,10 +20,10 @@ Statistics per milestone over scenarios: mean, P10, P50, P90 (numpy.quantile's d
 linear), the 95% interval of the P90 (binomial order statistics, as for the metrics) and the
 criticality index. With a status as of day a, a milestone reached by then (the same time in
 every world, at most a: a fact) is `actual`, with that day (and date) as `actual_day`, and
-the outputs show it instead of a distribution. The mean's sums are taken over fixed blocks of scenarios and added
-exactly (results.exact_sums), so that, like every other number here, it is the same for any
-chunk size. Times are kept exactly for the first KEEP_EXACT scenarios; past that, they
-go into a histogram of BIN_DAYS-wide bins that also keeps each bin's smallest and largest
+the outputs show it instead of a distribution. The mean's sums are taken over fixed blocks
+of scenarios and added exactly (results.exact_sums), so that, like every other number here,
+it is the same for any chunk size. Times are kept exactly for the first KEEP_EXACT
+scenarios; past that, they go into a histogram of BIN_DAYS-wide bins that also keeps each bin's smallest and largest
 time, so an order statistic is exact when it is the first or last of its bin and otherwise
 within half a bin (0.005 day, about 7 minutes) of the exact one; memory is one entry per
 occupied bin, whatever the number of scenarios.

@@ -3,8 +3,9 @@ marked, grouped (shipments, islands, halls and rows, drain waves, completion), o
 when capacity is below baseline in at least 10% / 50% of scenarios (the capacity bands'
 P(C(d) < B)). Per-unit milestones are collapsed into their waves; with start_date the day
 axis shows calendar dates. With a status, a milestone reached by as_of is a fact: a diamond
-on its actual day, labelled "actual", instead of a bar, and a line marks the status date. Drawn as inline SVG: a few hundred elements per strategy, built
-as text in milliseconds (matplotlib took about half a second a chart), sharp at any zoom.
+on its actual day, labelled "actual", instead of a bar, and a line marks the status date.
+Drawn as inline SVG: a few hundred elements per strategy, built as text in milliseconds
+(matplotlib took about half a second a chart), sharp at any zoom.
 """
 from __future__ import annotations
 
