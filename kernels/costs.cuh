@@ -1,7 +1,8 @@
 // The costs of one strategy on the worlds of a lane group, from their node times: the cost
 // columns (mcrisk.core.definitions.COSTS) after the metrics, exactly in the order of the design
 // (the bit-parity contract): the spans, power over the reservation hall by hall, the
-// shortfall, the crews, the one-offs, then the total, every cost over [0, horizon].
+// shortfall, the crews, the one-offs, then the total, every cost over [window_start, horizon]
+// (window_start 0 without a status; docs/metrics.md, Windows).
 // simulate_scenario calls strategy_costs only when the plan has costs (n_costs > 0). Pairs:
 // mcrisk/backends/numba/costs.py, line by line, and mcrisk/backends/numpy/costs.py.
 #ifndef MCRISK_COSTS_CUH
@@ -19,9 +20,9 @@ MCRISK_HD double price(int q, const double* world, int l) {
     return q >= 0 ? world[q * LANES + l] : 1.0;
 }
 
-// t held to the cost window [0, horizon].
-MCRISK_HD double clip(double t, double horizon) {
-    return min(max(t, 0.0), horizon);
+// t held to the cost window [start, horizon].
+MCRISK_HD double clip(double t, double start, double horizon) {
+    return min(max(t, start), horizon);
 }
 
 // times[j * LANES + l], order[j * LANES + l]: the power events of hall h in strategy s in lane
@@ -45,27 +46,28 @@ MCRISK_HD int hall_power_events(const Plan& p, int s, int h, const double* node_
     return count;
 }
 
-// The integral over [0, horizon] of max(0, draw - reserved) in hall h, lane l (kW-days): the
-// hall's power events (sorted, hall_power_events) merged with its reservation steps.
+// The integral over [window_start, horizon] of max(0, draw - reserved) in hall h, lane l
+// (kW-days): the hall's power events (sorted, hall_power_events) merged with its reservation
+// steps; those before the window apply with no width.
 MCRISK_HD double over_area(const Plan& p, int s, int h, int l, const double* times,
                            const int* order, int count) {
     const int* ptr = p.res_ptr + s * (p.n_halls + 1);
     const double* res_day = p.res_day + s * p.res_width;
     const double* res_kw = p.res_kw + s * p.res_width;
-    double horizon = p.horizon;
+    double horizon = p.horizon, start = p.window_start;
     int end = ptr[h + 1];
-    double t = 0.0;
+    double t = start;
     double draw = p.hall_draw0[h];
     double res = 0.0;
     double area = 0.0;
     int j = ptr[h];
-    while (j < end && res_day[j] <= 0.0) {
+    while (j < end && res_day[j] <= start) {
         res = res_kw[j];
         j += 1;
     }
     int i = 0;
     while (true) {
-        double te = i < count ? min(max(times[i * LANES + l], 0.0), horizon) : horizon;
+        double te = i < count ? min(max(times[i * LANES + l], start), horizon) : horizon;
         double tr = j < end ? min(res_day[j], horizon) : horizon;
         double nxt = min(te, tr);
         area += max(0.0, draw - res) * (nxt - t);
@@ -90,7 +92,7 @@ MCRISK_HD double over_area(const Plan& p, int s, int h, int l, const double* tim
 MCRISK_HD void strategy_costs(const Plan& p, int s, const double* world,
                               const double* node_time, int n, double* times, int* order,
                               double* rows, long long row_stride) {
-    double horizon = p.horizon;
+    double horizon = p.horizon, window_start = p.window_start;
     for (int l = 0; l < n; ++l) {
         for (int k = 0; k < N_COSTS; ++k) {
             rows[l * row_stride + N_METRICS + k] = 0.0;
@@ -108,7 +110,8 @@ MCRISK_HD void strategy_costs(const Plan& p, int s, const double* world,
         for (int l = 0; l < n; ++l) {
             double a = start_node >= 0 ? node_time[start_node * LANES + l] : p.span_start_day[z];
             double b = end_node >= 0 ? node_time[end_node * LANES + l] : p.span_end_day[z];
-            double width = max(0.0, clip(b, horizon) - clip(a, horizon));
+            double width = max(0.0, clip(b, window_start, horizon)
+                                    - clip(a, window_start, horizon));
             rows[l * row_stride + column] += (rate * price(q, world, l)) * width;
         }
     }
@@ -157,7 +160,8 @@ MCRISK_HD void strategy_costs(const Plan& p, int s, const double* world,
             }
             rows[l * row_stride + N_METRICS + COST_CREWS] =
                 (p.crew_rate[s] * price(p.crew_price_q, world, l))
-                * max(0.0, clip(last, horizon) - clip(first, horizon));
+                * max(0.0, clip(last, window_start, horizon)
+                           - clip(first, window_start, horizon));
         }
     }
     // 5. One-offs.

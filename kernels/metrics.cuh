@@ -1,6 +1,7 @@
 // The metrics of one strategy on the worlds of a lane group, from their node times: capacity
 // (trough depth and days, shortfall, homeless days), the job mix's columns (with
-// [[demand.jobs]]), the power check and the completion day. The
+// [[demand.jobs]]), the power check and the completion day, each over its window
+// [window_start, horizon) (power: from window_start on; docs/metrics.md, Windows). The
 // events are gathered and sorted for every lane at once (a sorting network: the same comparisons
 // in every lane); each lane then sweeps its own events in time order. Pairs:
 // mcrisk/backends/numba/metrics.py, line by line, and mcrisk/backends/numpy/metrics.py.
@@ -137,13 +138,14 @@ MCRISK_HD void capacity_metrics(const Plan& p, const double* world, int l, const
     double trough_days = 0.0;
     double shortfall = 0.0;
     double homeless_days = 0.0;
-    double lo = 0.0;
+    double start = p.window_start;
+    double lo = start;
     int segment = 0;
     double baseline = p.baseline, horizon = p.horizon, largest_job = p.largest_job;
     double below_limit = baseline - REL_EPS * baseline;
     double job_limit = largest_job - REL_EPS * max(largest_job, 1.0);
     for (int j = 0; j < n_events + 1; ++j) {
-        double hi = j == n_events ? horizon : min(max(times[j * LANES + l], 0.0), horizon);
+        double hi = j == n_events ? horizon : min(max(times[j * LANES + l], start), horizon);
         double width = hi - lo;
         if (width > 0.0) {
             depth = max(depth, baseline - capacity);
@@ -221,8 +223,8 @@ MCRISK_HD double pack_jobs(const Plan& p, double demand, const double* island_ca
 // out[UNSERVABLE_GPU_DAYS] = unservable_gpu_days, out[JOB_HOMELESS_DAYS + j] = homeless_days of
 // job class j (out: the job columns of lane l's row), from its sorted capacity events
 // (sorted_events): homeless days exact over the capacity intervals, unservable demand the
-// midpoint rule on cells of job_step days, each cell's midpoint taken in the interval that
-// holds it.
+// midpoint rule on cells of job_step days from window_start, each cell's midpoint taken in the
+// interval that holds it.
 MCRISK_HD void job_metrics(const Plan& p, const double* world, int l, const double* times,
                            const int* order, double* island_cap, double* free_cap,
                            bool* visited, double* out) {
@@ -230,18 +232,18 @@ MCRISK_HD void job_metrics(const Plan& p, const double* world, int l, const doub
     int n_islands = p.n_islands;
     int n_jobs = p.n_jobs;
     int n_demand = p.n_demand;
-    double horizon = p.horizon, step = p.job_step;
+    double horizon = p.horizon, step = p.job_step, start = p.window_start;
     for (int i = 0; i < n_islands; ++i) {
         island_cap[i] = p.island_cap0[i];
     }
     for (int c = 0; c < JOB_HOMELESS_DAYS + n_jobs; ++c) {
         out[c] = 0.0;
     }
-    double lo = 0.0;
+    double lo = start;
     long long cell = 0;
     int segment = 0;
     for (int j = 0; j < n_events + 1; ++j) {
-        double hi = j == n_events ? horizon : min(max(times[j * LANES + l], 0.0), horizon);
+        double hi = j == n_events ? horizon : min(max(times[j * LANES + l], start), horizon);
         double width = hi - lo;
         if (width > 0.0) {
             double largest = -infinity();
@@ -257,9 +259,9 @@ MCRISK_HD void job_metrics(const Plan& p, const double* world, int l, const doub
             }
             double packed = -1.0;  // performance: the demand last packed on these capacities
             double placed = 0.0;
-            while ((double)cell * step < horizon) {
-                double cell_lo = (double)cell * step;
-                double cell_hi = min((double)(cell + 1) * step, horizon);
+            while (start + (double)cell * step < horizon) {
+                double cell_lo = start + (double)cell * step;
+                double cell_hi = min(start + (double)(cell + 1) * step, horizon);
                 double mid = 0.5 * (cell_lo + cell_hi);
                 if (!(mid < hi)) {
                     break;
@@ -290,14 +292,18 @@ MCRISK_HD void job_metrics(const Plan& p, const double* world, int l, const doub
     }
 }
 
-// 1.0 if some hall's draw exceeds its cap at any time in lane l (its sorted power events,
-// sorted_events; not only before the horizon), else 0.0.
+// 1.0 if some hall's draw exceeds its cap at any time from window_start on in lane l (its
+// sorted power events, sorted_events; not only before the horizon), else 0.0: with window_start
+// 0 every draw, with w > 0 the draws still in force at w or later.
 MCRISK_HD double power_violation(const Plan& p, int s, int l, const double* times,
                                  const int* order, double* draw) {
     int n_events = p.n_power_checked[s];
+    double start = p.window_start;
+    // the draw before the first event counts unless an event at or before w replaced it
+    bool counted = start <= 0.0 || n_events == 0 || times[l] > start;
     for (int h = 0; h < p.n_halls; ++h) {
         draw[h] = p.hall_draw0[h];
-        if (draw[h] > p.hall_cap[h] + REL_EPS * p.hall_cap[h]) {
+        if (counted && draw[h] > p.hall_cap[h] + REL_EPS * p.hall_cap[h]) {
             return 1.0;
         }
     }
@@ -305,7 +311,9 @@ MCRISK_HD double power_violation(const Plan& p, int s, int l, const double* time
         int k = order[j * LANES + l];
         draw[p.power_event_hall[s * p.n_power_events + k]] += p.power_event_delta[k];
         bool group_end = j == n_events - 1 || times[(j + 1) * LANES + l] != times[j * LANES + l];
-        if (group_end) {
+        // a tie group's draw holds until the next event: counted if that is after w
+        if (group_end && (start <= 0.0 || j == n_events - 1
+                          || times[(j + 1) * LANES + l] > start)) {
             for (int h = 0; h < p.n_halls; ++h) {
                 if (draw[h] > p.hall_cap[h] + REL_EPS * p.hall_cap[h]) {
                     return 1.0;

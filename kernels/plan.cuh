@@ -88,12 +88,14 @@ struct Plan {
     const int* completion_node;     // int32[c]: nodes whose latest time is the completion day
     double baseline;                // float64: capacity at day 0, H100-eq
     double horizon;                 // float64: days the metrics integrate over
+    double window_start;            // float64: day the metrics and costs start counting from: 0, or
+                                    // a status's as_of (docs/metrics.md, Windows)
     double largest_job;             // float64: H100-eq the largest job needs on one island
     const double* demand_day;       // float64[n]: demand points' days
     const double* demand_value;     // float64[n]: demand points' H100-eq (a forecast's base)
     const int* demand_growth_q;     // int32[n]: -1: value fixed; else value x (1 + q)^(day/365)
-    // costs: what the migration costs per scenario, over [0, horizon] (mcrisk/plan/costs.py; a
-    // price is world[q] when its q >= 0, else 1)
+    // costs: what the migration costs per scenario, over [window_start, horizon]
+    // (mcrisk/plan/costs.py; a price is world[q] when its q >= 0, else 1)
     int n_costs;                    // int32: cost columns after the metrics: 0 (no [costs]) or
                                     // N_COSTS
     const int* span_start_node;     // int32[z]: node whose time starts a cost span, or -1
@@ -202,6 +204,7 @@ struct Plan {
     const int* R completion_node,                                                                  \
     double baseline,                                                                               \
     double horizon,                                                                                \
+    double window_start,                                                                           \
     double largest_job,                                                                            \
     const double* R demand_day,                                                                    \
     const double* R demand_value,                                                                  \
@@ -257,12 +260,13 @@ struct Plan {
      cap_event_island, cap_event_delta, cap_event_scale_q, island_cap0, power_event_node,          \
      power_event_hall, power_event_delta, cap_event_order, power_event_order,                      \
      n_power_checked, hall_draw0, hall_cap, completion_node, baseline, horizon,                    \
-     largest_job, demand_day, demand_value, demand_growth_q, n_costs, span_start_node,             \
-     span_start_day, span_end_node, span_end_day, span_rate, span_price_q, span_cost,              \
-     res_ptr, res_day, res_kw, over_rate, over_price_q, shortfall_rate, shortfall_price_q,         \
-     crew_rate, crew_price_q, lump_amount, lump_price_q, lump_cost, n_job_cols, job_size,          \
-     job_share, job_order, job_step, n_quantities, n_strategies, n_nodes, dep_width,               \
-     crew_width, unlock_width, n_cap_events, n_islands, n_power_events, n_halls,                   \
-     n_completion, n_demand, n_spans, res_width, n_lumps, n_jobs}
+     window_start, largest_job, demand_day, demand_value, demand_growth_q, n_costs,                \
+     span_start_node, span_start_day, span_end_node, span_end_day, span_rate,                      \
+     span_price_q, span_cost, res_ptr, res_day, res_kw, over_rate, over_price_q,                   \
+     shortfall_rate, shortfall_price_q, crew_rate, crew_price_q, lump_amount,                      \
+     lump_price_q, lump_cost, n_job_cols, job_size, job_share, job_order, job_step,                \
+     n_quantities, n_strategies, n_nodes, dep_width, crew_width, unlock_width,                     \
+     n_cap_events, n_islands, n_power_events, n_halls, n_completion, n_demand, n_spans,            \
+     res_width, n_lumps, n_jobs}
 
 #endif  // MCRISK_PLAN_CUH

@@ -1,8 +1,8 @@
 """The cost columns the slow, obvious way, and plans with costs built by hand (issue 13).
 
 `slow_costs` works out one scenario and strategy in plain Python, differently from the
-backends: it cuts the window [0, horizon] at the sorted union of every breakpoint (node times,
-span days, reservation days), asks at the middle of each piece which spans run, what each
+backends: it cuts the window [window_start, horizon] at the sorted union of every breakpoint
+(node times, span days, reservation days), asks at the middle of each piece which spans run, what each
 hall draws and reserves and whether the crews are engaged, and adds rate x price x width with
 math.fsum. It reads the node times a backend kept (keep_nodes=True), as the metrics see them.
 
@@ -125,7 +125,7 @@ def _price(plan_q: int, world) -> float:
 def slow_costs(plan, s: int, node_time, world, shortfall: float):
     """(costs, scales) of one scenario and strategy: the N_COSTS columns, and per column the
     size its rounding error is relative to (cost_scales)."""
-    horizon = plan.horizon
+    start, horizon = plan.window_start, plan.horizon
     t = [float(x) for x in node_time]
 
     def when(node: int, day: float) -> float:
@@ -145,9 +145,9 @@ def slow_costs(plan, s: int, node_time, world, shortfall: float):
                                        + [float(plan.node_add_const[s, v])])
                       for v in crew_rows), default=math.inf)
     crew_end = max((t[v] for v in crew_rows), default=-math.inf)
-    cuts = {0.0, horizon}
+    cuts = {start, horizon}
     cuts.update(x for x in t + [a for a, _, _ in spans] + [b for _, b, _ in spans]
-                + [d for h in halls for d, _ in steps[h]] if 0.0 < x < horizon)
+                + [d for h in halls for d, _ in steps[h]] if start < x < horizon)
     cuts = sorted(cuts)
     terms = [[] for _ in range(N_COSTS)]
     for lo, hi in zip(cuts[:-1], cuts[1:]):

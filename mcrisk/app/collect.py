@@ -38,12 +38,18 @@ class RunCollector:
             paths, detail = collect.commit()
     """
 
-    def __init__(self, plan: CompiledScenario, out_dir: Path, scenario=None):
+    def __init__(self, plan: CompiledScenario, out_dir: Path, scenario=None,
+                 status: dict | None = None):
+        """`status`: a run with a status has its block (summary.json's `status`), which
+        metrics.parquet's metadata records and by which milestones reached by as_of show
+        their actual day; None: neither."""
         self.out_dir = Path(out_dir)
         self.metrics_path = self.out_dir / METRICS_FILE
-        self.metrics = MetricsWriter(plan, self.metrics_path, scenario_job_columns(scenario))
+        self.metrics = MetricsWriter(plan, self.metrics_path, scenario_job_columns(scenario),
+                                     status=status)
         self.bands = BandCollector(plan)
-        self.milestones = (MilestoneCollector(plan, scenario)
+        as_of = status["as_of"] if status is not None else None
+        self.milestones = (MilestoneCollector(plan, scenario, as_of=as_of)
                            if scenario is not None and COLLECT_MILESTONES else None)
         self.hooks = (self._chunk,)
         self._committed = False

@@ -15,6 +15,7 @@ from ..results.mitigation import (Counterpart, counterpart_entry, each_risk_entr
 from ..backends import Backend
 from ..plan.record import CompiledScenario
 from ..plan.compile import compile_scenario
+from ..plan.window import with_window
 from ..core.progress import SUMMARIZE, as_progress
 from ..backends.chunks import (MEMORY_SHARE, SimulationResult, memory_needed, physical_memory,
                                simulate)
@@ -30,6 +31,8 @@ def mitigation_entry(side: Counterpart | None, other_plan: CompiledScenario | No
     `simulate` phase and the paired statistics as `summarize` ones."""
     if side is None:
         return None
+    # the run's window (a status's future): both sides count the same days
+    other_plan = with_window(other_plan, result.plan.window_start)
     alone = side.each_risk_alone()
     sides = 2 if any(scenario is not None for scenario in alone.values()) else 1
     reason = fits_in_memory(result.plan, other_plan, result.samples, chunk_size, sides=sides)
@@ -62,7 +65,8 @@ def each_risk(side: Counterpart, alone: dict, pre: SimulationResult, post: Simul
     for risk, scenario in alone.items():
         started = time.perf_counter()
         mitigated = post if scenario is None else simulate(
-            compile_scenario(scenario), pre.samples, pre.seed, backend, chunk_size=chunk_size,
+            with_window(compile_scenario(scenario), pre.plan.window_start), pre.samples,
+            pre.seed, backend, chunk_size=chunk_size,
             keep_world=0, progress=progress,
             note=f"only {risk} mitigated, for the value of each mitigation")
         seconds[risk] = 0.0 if scenario is None else time.perf_counter() - started

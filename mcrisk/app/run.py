@@ -36,6 +36,8 @@ from ..core.errors import McriskError
 from ..results.jobs import summary_keys as job_summary_keys
 from .mitigation import mitigation_entry
 from ..core.model import Scenario
+from ..core.status import Status
+from ..plan.window import with_window
 from ..core.outputs import OutputFolder, with_filename, write_json
 from .precision import simulate_to_precision
 from ..core.progress import COMPILE, QUIET, SUMMARIZE, WRITE, Progress, Steps, as_progress
@@ -116,7 +118,8 @@ def completion_dates(start, completion_day: dict) -> dict:
 
 def build_summary(scenario: Scenario, backend: Backend, result: SimulationResult,
                   chunk_size: int, precision: dict | None = None, risks: dict | None = None,
-                  mitigation: dict | None = None, progress: Progress = QUIET) -> dict:
+                  mitigation: dict | None = None, progress: Progress = QUIET,
+                  status: dict | None = None) -> dict:
     """The summary.json document (schema: mcrisk/schema/summary.schema.json), plus keys of its
     own: risks (the register as run: mcrisk.results.mitigation.risks_entry; mode file unless
     given), drivers (of every metric, per strategy), paired (each strategy against the
@@ -125,14 +128,33 @@ def build_summary(scenario: Scenario, backend: Backend, result: SimulationResult
     as the `summarize` phase, one step each of SUMMARY_STEPS. With costs (a [costs]
     section), every strategy gets `costs` (mcrisk.results.costs) and the document a top-level
     `costs` block; without, neither key. With a job mix ([[demand.jobs]]), likewise `jobs`
-    (mcrisk.results.jobs)."""
+    (mcrisk.results.jobs). With a status, `status` is its block (status_block: the status
+    file, as_of, what happened, the history's figures; the run's plan then counts the
+    future, [as_of, horizon)); the scenario's executing strategy, when it names one, is
+    `executing`. Without either, neither key."""
     with progress.phase(SUMMARIZE, total=len(SUMMARY_STEPS)) as phase:
         return _summary(scenario, backend, result, chunk_size, precision, risks, mitigation,
-                        Steps(phase, SUMMARY_STEPS))
+                        Steps(phase, SUMMARY_STEPS), status)
+
+
+def status_block(scenario: Scenario, plan: CompiledScenario, status: Status | None,
+                 seed: int) -> dict | None:
+    """summary.json's `status` block of a run of `plan` (conditioned on `status`) with `seed`,
+    its history measured once: the NumPy reference on the run's first HISTORY_WORLDS worlds
+    of the plan over [0, as_of) (mcrisk.plan.window.history_plan; mcrisk.results.history);
+    None without a status."""
+    if status is None:
+        return None
+    from ..backends.numpy.driver import simulate_chunk
+    from ..plan.window import history_plan
+    from ..results.history import HISTORY_WORLDS, status_entry
+
+    past = simulate_chunk(history_plan(plan, status), seed, 0, HISTORY_WORLDS)[0]
+    return status_entry(scenario, plan, status, past)
 
 
 def _summary(scenario, backend, result, chunk_size, precision, risks, mitigation,
-             steps: Steps) -> dict:
+             steps: Steps, status: dict | None = None) -> dict:
     """build_summary's document, computed step by step."""
     from ..results.milestones import day_date  # lazily, as in completion_dates
 
@@ -146,7 +168,8 @@ def _summary(scenario, backend, result, chunk_size, precision, risks, mitigation
     if result.costs is not None:
         for name, per_cost in summarize_costs(result.costs, result.plan.strategy_names).items():
             strategies[name]["costs"] = per_cost
-    jobs = job_summary_keys(scenario, result, strategies, result.plan.horizon)
+    jobs = job_summary_keys(scenario, result, strategies, result.plan.horizon,
+                            result.plan.window_start)
     steps.next()
     ranked = rank(result.metrics, result.plan.strategy_names, strategies)
     ranking = ranked["ranking"]
@@ -176,8 +199,11 @@ def _summary(scenario, backend, result, chunk_size, precision, risks, mitigation
         "ranking": ranking,
         "ranks": ranked["ranks"],
         "ranking_rule": ranked["rule"],
+        **({"executing": scenario.executing} if scenario.executing is not None else {}),
+        **({"status": status} if status is not None else {}),
         "strategies": strategies,
-        **({"costs": costs_block(_currency(scenario), result.plan.horizon)}
+        **({"costs": costs_block(_currency(scenario), result.plan.horizon,
+                                 result.plan.window_start)}
            if result.costs is not None else {}),
         **jobs,
         "risks": risks if risks is not None else risks_entry(scenario),
@@ -318,22 +344,30 @@ def run_scenario(scenario: RiskRun | str | os.PathLike, samples: int = DEFAULT_S
 def _run_prepared(scenario: Scenario, plan: CompiledScenario, out_dir: str | Path | None,
                   report: bool, publish: bool, csv: bool,
                   risk_keys: Callable[[SimulationResult, Backend], dict],
-                  simulation: dict) -> RunResult:
+                  simulation: dict, status: Status | None = None) -> RunResult:
     """run_scenario once its backend is ready: simulate and summarize, and with out_dir,
-    write the files (published together, unless `publish` is False)."""
+    write the files (published together, unless `publish` is False).
+
+    With a `status` (`plan` conditioned on it), the run counts the future: the plan's window
+    starts at as_of (mcrisk.plan.window), the history is measured once before the
+    simulation (status_block) and every output records it. Without one, nothing changes."""
     chosen = simulation["backend"]
+    plan = with_window(plan, status)
+    block = status_block(scenario, plan, status, simulation["seed"])
     if out_dir is None:
         result, reached = _simulate(plan, **simulation)
         summary = build_summary(scenario, chosen, result, simulation["chunk_size"], reached,
-                                **risk_keys(result, chosen), progress=simulation["progress"])
+                                **risk_keys(result, chosen), progress=simulation["progress"],
+                                status=block)
         return RunResult(scenario, plan, chosen, result, summary, None)
     out = Path(out_dir)
     try:
         if not publish:
-            return _write_run(scenario, plan, out, report, risk_keys, csv=csv, **simulation)
+            return _write_run(scenario, plan, out, report, risk_keys, csv=csv, status=block,
+                              **simulation)
         with OutputFolder(out) as folder:
             run = _write_run(scenario, plan, folder.staging, report, risk_keys, csv=csv,
-                             **simulation)
+                             status=block, **simulation)
             folder.publish()
     except OSError as error:          # one that names no file (EIO, ENOSPC): name the folder
         raise with_filename(error, out) from None
@@ -355,21 +389,23 @@ def _write_run(scenario: Scenario, plan: CompiledScenario, folder: Path, report:
                risk_keys: Callable[[SimulationResult, Backend], dict],
                samples: int, seed: int, backend: Backend, chunk_size: int,
                progress: Progress, precision: PrecisionTarget | None,
-               csv: bool = False) -> RunResult:
+               csv: bool = False, status: dict | None = None) -> RunResult:
     """Simulate, streaming metrics.parquet, the bands and the milestones into `folder`,
     summarize, then write milestones.parquet, summary.json (with `milestones`), with `csv`
     the CSV copies, and (if `report`) report.html and summary.md there: the `write` phase,
-    one step each of write_steps."""
+    one step each of write_steps. `status`: the run's status block (status_block), which
+    metrics.parquet's metadata, the milestones and the summary record."""
     from ..report import figure_pool, submit_metric_figures
     from .collect import RunCollector  # the report stack loads only when asked for
 
-    with RunCollector(plan, folder, scenario) as collect, figure_pool(report) as figures:
+    with RunCollector(plan, folder, scenario, status) as collect, \
+            figure_pool(report) as figures:
         result, reached = _simulate(plan, samples, seed, backend, chunk_size, progress,
                                     precision, collect.hooks)
         if figures is not None:           # drawn by the figure worker during the summaries
             submit_metric_figures(figures, plan, result.metrics, scenario.start_date)
         summary = build_summary(scenario, backend, result, chunk_size, reached,
-                                **risk_keys(result, backend), progress=progress)
+                                **risk_keys(result, backend), progress=progress, status=status)
         with progress.phase(WRITE, total=len(write_steps(csv, report))) as phase:
             steps = Steps(phase, write_steps(csv, report))
             tables, detail = collect.commit()

@@ -13,6 +13,8 @@ from ..backends import Backend
 from ..plan.compile import compile_scenario
 from ..backends.dask import dask_session
 from ..core.errors import McriskError
+from ..core.status import Status
+from ..plan.window import as_of_of
 from ..results.milestones import MilestoneCollector
 from ..core.progress import as_progress
 from .run import compiles_noted, load_for_run, prepare_backend
@@ -36,16 +38,18 @@ def run_schedule(path: str | os.PathLike, strategy: str, samples: int, seed: int
     return summary.json's `milestones` with only `strategy` (McriskError if unknown).
     `progress` (mcrisk.core.progress) sees the phases: compile, simulate. With `dask` (`local:N`
     or a scheduler's address), the chunks run on Dask workers, with the same numbers. With
-    `status` (a status file's path), the run is conditioned on what has happened."""
+    `status` (a status file's path), the run is conditioned on what has happened, and the
+    milestones reached by its as_of show their actual day."""
     progress = as_progress(progress)
-    scenario = load_for_run(path, risks, disable_risks, status).scenario
+    run = load_for_run(path, risks, disable_risks, status)
+    scenario = run.scenario
     if strategy not in [s.name for s in scenario.strategies]:
         names = ", ".join(s.name for s in scenario.strategies)
         raise McriskError(f"{path}: no strategy {strategy!r} (the scenario has: {names})")
     plan = compile_scenario(scenario)
     chunk = default_chunk(plan, chunk_size)
     check_memory(plan, samples, chunk, option="--samples")
-    collector = MilestoneCollector(plan, scenario)
+    collector = MilestoneCollector(plan, scenario, as_of=as_of_of(run.status))
     with dask_session(dask) as session:
         chosen = prepare_backend(backend, plan, progress, session)
         with compiles_noted(progress):      # the milestones' compiled loops, on a first run

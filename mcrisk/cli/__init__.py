@@ -52,7 +52,7 @@ from .text import (count_noun, escaped, format_compare_mitigation, format_compar
                    format_cost_comparison,
                    format_drivers, format_horizon_warnings, format_mitigation, format_precision,
                    format_table)
-from .text import format_costs, format_jobs
+from .text import format_costs, format_executing, format_jobs, format_status
 
 __all__ = ["main", "build_parser", "default_out", "format_table", "format_costs",
            "format_horizon_warnings",
@@ -80,6 +80,10 @@ def _print_run(run: RunResult) -> None:
           f"{s['ranking_rule']['family_alpha']:.0%} family-wise error) is a tie, shown as 3=")
     if "risks" in s:
         print(escaped(risk_mode_text(s["risks"])))
+    for block in (format_status(s), format_executing(s)):
+        if block:
+            print()
+            print(block)
     print()
     print(format_table(s))
     warnings = format_horizon_warnings(s)

@@ -60,6 +60,8 @@ def format_table(summary: dict) -> str:
         cells.append(f"{_fmt(m['completion_day']['p50']):>7} {_fmt(m['completion_day']['p90']):>7}")
         cells.append(f"{m['power_violation']['probability']:>7.1%} ")
         cells.append(label(decided) if decided else "-")
+        if name == summary.get("executing"):
+            cells.append(" <- executing")
         lines.append(" ".join(cells))
         if summary.get("start_date") and m.get("completion_date"):
             lines.append(f"{'':4} {'':{w}} completion " + ", ".join(
@@ -280,7 +282,9 @@ def format_costs(summary: dict) -> str:
     cell = max([9, *(len(money(summary["strategies"][name]["costs"]["cost_total"][key]))
                      for name in summary["ranking"] for key in ("mean", "p50", "p90", "p99"))])
     lines = [f"cost in {visible(currency)} over days {start:,.0f}-{end:,.0f} (every cost "
-             f"counts only what happens before the horizon):",
+             + ("counts only what happens before the horizon):" if not start else
+                "counts only what happens from the status date to the horizon; spent before "
+                "it: realized so far, above):"),
              f"{'rank':4} {'strategy':{w}} "
              + " ".join(f"{head:>{cell}}" for head in ("mean", "P50", "P90", "P99"))
              + "  largest components at the mean"]
@@ -320,3 +324,35 @@ def format_jobs(summary: dict) -> str:
         lines.append(f"{visible(name):{w}} " + " ".join(
             f"{' '.join(f'{c:>{cell}}' for c in pair):>{w}}" for pair, w in zip(pairs, width)))
     return "\n".join(lines)
+
+
+def format_status(summary: dict) -> str:
+    """A run with a status: the status (as_of, file, sha256), what the numbers are about,
+    what has happened and the history realized so far (report/status.py's words, as the
+    report and summary.md show them); empty without a status."""
+    from ..report.status import history_rows, status_words
+    from ..report.text import visible
+
+    words = status_words(summary)
+    if words is None:
+        return ""
+    lines = [visible(words["title"]), visible(words["window"]), "what has happened:"]
+    lines += [f"  {visible(line)}" for line in words["happened"]]
+    headers, rows = history_rows(summary)
+    lines.append(visible(words["history"]))
+    w = name_width(name for name, _ in rows)
+    widths = [max(len(h), *(len(cells[k]) for _, cells in rows)) for k, h in enumerate(headers)]
+    lines.append(f"  {'':{w}}  " + "  ".join(f"{h:>{n}}" for h, n in zip(headers, widths)))
+    lines += [f"  {visible(name):{w}}  " + "  ".join(f"{c:>{n}}" for c, n in zip(cells, widths))
+              for name, cells in rows]
+    return "\n".join(lines)
+
+
+def format_executing(summary: dict) -> str:
+    """The executing strategy's line (where it ranks, its P90 trough and shortfall, its
+    completion, its cost); empty when the scenario names none."""
+    from ..report.status import executing_words
+    from ..report.text import visible
+
+    text = executing_words(summary)
+    return visible(text) if text else ""

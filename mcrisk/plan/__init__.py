@@ -6,6 +6,7 @@
     world    the quantities drawn or derived once per scenario, shared by every strategy
     costs    the cost arrays from [costs]
     jobs     the job-mix arrays from [[demand.jobs]]
+    window   the metrics' window with a status: the future [as_of, horizon), the history
 
 No I/O and no simulation: the backends take a CompiledScenario and nothing else.
 """

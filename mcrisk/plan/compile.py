@@ -485,6 +485,7 @@ def _assemble(scenario: Scenario, world: World, nodes: _Nodes, plans: list[dict]
         completion_node=np.array(completion, dtype=np.int32),
         baseline=float(island_cap0.sum()),
         horizon=float(scenario.horizon_days),
+        window_start=0.0,
         largest_job=float(scenario.demand.largest_job),
         demand_day=demand_day,
         demand_value=demand_value,

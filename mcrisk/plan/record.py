@@ -171,13 +171,15 @@ PLAN_GROUPS = (
            ("completion_node", "int32[c]", "nodes whose latest time is the completion day"),
            ("baseline", "float64", "capacity at day 0, H100-eq"),
            ("horizon", "float64", "days the metrics integrate over"),
+           ("window_start", "float64", "day the metrics and costs start counting from: 0, or "
+                                       "a status's as_of (docs/metrics.md, Windows)"),
            ("largest_job", "float64", "H100-eq the largest job needs on one island"),
            ("demand_day", "float64[n]", "demand points' days"),
            ("demand_value", "float64[n]", "demand points' H100-eq (a forecast's base)"),
            ("demand_growth_q", "int32[n]", "-1: value fixed; else value x (1 + q)^(day/365)"),
            ("demand_p50", "float64[n]", "demand points' median H100-eq (the report's line)",
             False)),
-    _group("costs", "what the migration costs per scenario, over [0, horizon] "
+    _group("costs", "what the migration costs per scenario, over [window_start, horizon] "
                     "(mcrisk/plan/costs.py; a price is world[q] when its q >= 0, else 1)",
            ("n_costs", "int32", "cost columns after the metrics: 0 (no [costs]) or N_COSTS"),
            ("span_start_node", "int32[z]", "node whose time starts a cost span, or -1"),

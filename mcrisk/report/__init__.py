@@ -4,6 +4,7 @@
     schedule_tables  milestones.parquet, the CSV copies and the schedule as text
     text             user strings made safe for HTML, Markdown and the terminal
     jobs             the job-mix table, in report.html and summary.md
+    status           a migration in flight: the status, the history, the executing strategy
     markdown         summary.md
     findings/        sentences computed from the numbers
     figures/         the charts as PNG bytes, drawn in a second process while the run works

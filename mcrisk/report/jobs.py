@@ -20,7 +20,7 @@ STATISTICS = ("p50", "p90")
 DEFINITION = ("Unservable GPU-days: demand (H100-eq × days) that total capacity could hold "
               "but the islands could not pack, since a job never spans two islands; homeless "
               "days of a class: the time during which no island holds one of its jobs. Both "
-              "over days 0 to {horizon}; P50 and P90 over the scenarios.")
+              "over days {start} to {horizon}; P50 and P90 over the scenarios.")
 
 
 def job_rows(summary: dict) -> tuple[list[str], list[tuple[str, list[str]]]]:
@@ -43,8 +43,10 @@ def job_rows(summary: dict) -> tuple[list[str], list[tuple[str, list[str]]]]:
 
 
 def definition_text(summary: dict) -> str:
-    """The table's one-line definition, with the horizon."""
-    return DEFINITION.format(horizon=fmt(summary["jobs"]["window_days"][1]))
+    """The table's one-line definition, with its window (0, or a status's as_of, to the
+    horizon)."""
+    start, end = summary["jobs"]["window_days"]
+    return DEFINITION.format(start=fmt(start), horizon=fmt(end))
 
 
 def jobs_html(summary: dict, colors: dict[str, str]) -> list[str]:

@@ -14,6 +14,7 @@ from ..core.labels import heading, label, share_label
 from ..results.ranking import rank_label, rule_text
 from .findings.sentences import fmt
 from .jobs import jobs_markdown
+from .status import executing_markdown, status_markdown
 from .text import md_code, md_paragraph, md_text
 
 if TYPE_CHECKING:
@@ -35,6 +36,8 @@ def summary_markdown(summary: dict, paragraphs: list[str], diff: "NightDiff | No
                if "risks" in s else []),
              *([md_paragraph(_dates_line(s)), ""] if s.get("start_date") else []),
              *(alerts_markdown(alerts, diff) if alerts is not None else []),
+             *executing_markdown(s),
+             *status_markdown(s),
              *ranking_markdown(s),
              *costs_markdown(s),
              *jobs_markdown(s),
@@ -84,7 +87,8 @@ def ranking_markdown(s: dict) -> list[str]:
         decided = entry.get("decided_by") if entry else None
         tied = entry.get("tied_with") if entry else []
         lines.append(
-            f"| {rank_label(entry) if entry else position} | {md_text(name)} | "
+            f"| {rank_label(entry) if entry else position} | {md_text(name)}"
+            + (" (executing)" if name == s.get("executing") else "") + " | "
             f"{fmt(m['trough_depth']['p90'])} | "
             f"{fmt(m['trough_days']['p90'])} | {fmt(m['shortfall_gpu_days']['p90'])} | "
             f"{fmt(m['homeless_days']['p90'])} | {_dated(m, 'p50')} / "
@@ -117,7 +121,10 @@ def costs_markdown(s: dict) -> list[str]:
 
     ranks = s.get("ranks") or {}
     lines = [md_paragraph(f"Cost in {currency} over days {start:,.0f} to {end:,.0f}: every "
-                          f"cost counts only what happens before the horizon."), "",
+                          + ("cost counts only what happens before the horizon." if not start
+                             else "cost counts only what happens from the status date to the "
+                                  "horizon (what was spent before it: the status section).")),
+             "",
              "| rank | strategy | cost mean | cost P50 | cost P90 | cost P99 | "
              "largest components at the mean |",
              "|---:|---|---:|---:|---:|---:|---|"]

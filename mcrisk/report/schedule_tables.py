@@ -5,8 +5,10 @@ milestones.parquet / milestones.csv: one row per strategy x milestone, columns
     strategy, key, name, kind, group, level, mean, p10, p50, p90, p90_ci_low, p90_ci_high,
     criticality, samples
 and, when the scenario sets start_date, p10_date, p50_date, p90_date (the calendar day each
-falls on: start_date + floor(day)). Days are float64; a value that does not exist is null
-(an empty cell in CSV).
+falls on: start_date + floor(day)); with a status, `actual` (reached by as_of: the same day
+in every world, a fact) and `actual_day` (null where not reached), and with start_date
+`actual_date`; the file's metadata then has `as_of`. Days are float64; a value that does not
+exist is null (an empty cell in CSV).
 """
 from __future__ import annotations
 
@@ -32,6 +34,7 @@ STATS = ("mean", "p50", "p90", "p99")
 def milestone_rows(milestones: dict) -> list[dict]:
     """Tidy rows of summary.json's `milestones`."""
     dated = milestones.get("start_date") is not None
+    status = milestones.get("as_of") is not None
     rows = []
     for strategy, items in milestones["strategies"].items():
         for m in items:
@@ -44,6 +47,11 @@ def milestone_rows(milestones: dict) -> list[dict]:
             if dated:
                 for key, _ in QUANTILES:
                     row[f"{key}_date"] = m["dates"][key]
+            if status:
+                row["actual"] = bool(m["actual"])
+                row["actual_day"] = m.get("actual_day")
+                if dated:
+                    row["actual_date"] = m.get("actual_date")
             rows.append(row)
     return rows
 
@@ -55,9 +63,15 @@ def write_milestones_parquet(path: Path, milestones: dict) -> Path:
     fields += [pa.field(k, pa.float64()) for k in ("mean", "p10", "p50", "p90", "p90_ci_low",
                                                    "p90_ci_high", "criticality")]
     fields.append(pa.field("samples", pa.int64()))
-    if milestones.get("start_date") is not None:
+    dated = milestones.get("start_date") is not None
+    if dated:
         fields += [pa.field(f"{k}_date", pa.date32()) for k, _ in QUANTILES]
+    if milestones.get("as_of") is not None:
+        fields += [pa.field("actual", pa.bool_()), pa.field("actual_day", pa.float64())]
+        fields += [pa.field("actual_date", pa.date32())] if dated else []
     schema = pa.schema(fields)
+    if milestones.get("as_of") is not None:
+        schema = schema.with_metadata({b"as_of": repr(float(milestones["as_of"])).encode()})
     columns = {}
     for f in schema:
         values = [r[f.name] for r in rows]
@@ -127,7 +141,8 @@ def _day(value) -> str:
 def format_schedule(milestones: dict, strategy: str, everything: bool = False) -> str:
     """The milestone table of one strategy for the terminal: P10, P50, P90 with its 95%
     interval, criticality, and with start_date the P50 and P90 dates with weekdays. Waves
-    only unless `everything` (then per-unit milestones too)."""
+    only unless `everything` (then per-unit milestones too). With a status, a milestone
+    reached by as_of shows 'actual' and its day (and date) instead."""
     from ..results.milestones import share_text, weekday
     from .text import visible
 
@@ -140,6 +155,9 @@ def format_schedule(milestones: dict, strategy: str, everything: bool = False) -
         head += f"  {'P50 date':>14}  {'P90 date':>14}"
     lines = [head]
     for m in items:
+        if m.get("actual"):
+            lines.append(_actual_line(m, width, dated))
+            continue
         ci = m.get("p90_ci")
         interval = f"[{ci[0]:,.1f}, {ci[1]:,.1f}]" if ci else "[n/a]"
         line = (f"{visible(m['name']):{width}}  {_day(m['p10']):>7} {_day(m['p50']):>7} "
@@ -156,4 +174,21 @@ def format_schedule(milestones: dict, strategy: str, everything: bool = False) -
     lines.append(f"days from day 0{f' = {start} ({weekday(start)})' if start else ''}; "
                  f"percentiles over {milestones['samples']:,} scenarios, {exact}; critical = "
                  "share of scenarios in which it lies on the critical path to completion")
+    if milestones.get("as_of") is not None:
+        lines.append(f"actual: reached by the status date, day {_day(milestones['as_of'])}: "
+                     "the same day in every world (a fact), shown instead of percentiles")
     return "\n".join(lines)
+
+
+def _actual_line(m: dict, width: int, dated: bool) -> str:
+    """A reached milestone's row: 'actual' and its day across the percentile columns, its
+    date in the date columns."""
+    from ..results.milestones import weekday
+    from .text import visible
+
+    line = (f"{visible(m['name']):{width}}  {'actual':>7} {_day(m['actual_day']):>7} "
+            f"{'':>24}  {'':>8}")
+    if dated:
+        iso = m.get("actual_date")
+        line += f"  {(weekday(iso) + ' ' + iso) if iso else 'n/a':>14}  {'':>14}"
+    return line.rstrip()

@@ -14,6 +14,9 @@ i, then i + 1), with columns
     compiled world quantities: see `input_quantities`. Days are float32 (0.1 ms precision
     over a few years is plenty for analysis), burn-in attempts int32.
 
+With a status, every metric, cost and job column counts the future, [as_of, horizon), and the
+file's metadata records the status, as_of and the history (status_metadata).
+
 Encoded plainly and compressed with zstd; only the strategy names are dictionary-encoded,
 and only scenario and strategy carry min/max statistics (METRICS_WRITE_OPTIONS says why).
 
@@ -66,9 +69,11 @@ def input_quantities(plan: CompiledScenario) -> list[int]:
     return keep
 
 
-def metrics_schema(plan: CompiledScenario, job_columns: tuple[str, ...] = ()) -> pa.Schema:
+def metrics_schema(plan: CompiledScenario, job_columns: tuple[str, ...] = (),
+                   status: dict | None = None) -> pa.Schema:
     """The columns of metrics.parquet; `job_columns` names the plan's job columns
-    (results.jobs.scenario_job_columns; () without a job mix)."""
+    (results.jobs.scenario_job_columns; () without a job mix). With a status (its block,
+    summary.json's `status`), the schema's metadata records it (status_metadata)."""
     fields = [pa.field("scenario", pa.int64()), pa.field("strategy", pa.string())]
     # power_violation is a bool column (0.0 or 1.0 per scenario), the other metrics float64
     fields += [pa.field(m, pa.bool_() if k == POWER_VIOLATION else pa.float64())
@@ -79,7 +84,25 @@ def metrics_schema(plan: CompiledScenario, job_columns: tuple[str, ...] = ()) ->
     for q in input_quantities(plan):
         kind = pa.int32() if _input_dtype(plan, q) == np.int32 else pa.float32()
         fields.append(pa.field(plan.quantity_names[q], kind))
-    return pa.schema(fields)
+    schema = pa.schema(fields)
+    return schema if status is None else schema.with_metadata(status_metadata(status))
+
+
+STATUS_METADATA = b"mcrisk.status"
+
+
+def status_metadata(status: dict) -> dict[bytes, bytes]:
+    """metrics.parquet's metadata in a run with a status: the status file's path and sha256,
+    as_of (and its date), the window the metric columns count (`window_days`: [as_of,
+    horizon]) and, under `mcrisk.status`, the whole `status` block of summary.json as JSON
+    (what happened, the history's figures per strategy)."""
+    import json
+
+    return {b"status_path": status["path"].encode(), b"status_sha256": status["sha256"].encode(),
+            b"as_of": repr(float(status["as_of"])).encode(),
+            b"as_of_date": (status.get("as_of_date") or "").encode(),
+            b"window_days": json.dumps(status["window_days"]).encode(),
+            STATUS_METADATA: json.dumps(status, ensure_ascii=False, allow_nan=False).encode()}
 
 
 def metrics_batch(plan: CompiledScenario, first: int, metrics: np.ndarray,
@@ -176,9 +199,9 @@ class MetricsWriter:
     """A simulate() chunk hook writing metrics.parquet one row group per chunk."""
 
     def __init__(self, plan: CompiledScenario, path: str | Path,
-                 job_columns: tuple[str, ...] = ()):
+                 job_columns: tuple[str, ...] = (), status: dict | None = None):
         self.plan = plan
-        self.schema = metrics_schema(plan, job_columns)
+        self.schema = metrics_schema(plan, job_columns, status)
         self.file = AtomicParquetWriter(path, self.schema, **METRICS_WRITE_OPTIONS)
 
     def __call__(self, first: int, metrics: np.ndarray, world: np.ndarray,

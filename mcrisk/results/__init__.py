@@ -14,6 +14,8 @@
     precision   when every P90 is known well enough, and how many scenarios to try next
     costs       summary.json's cost columns per strategy
     jobs        summary.json's job-mix columns per strategy
+    history     a run with a status: the history before as_of as facts, the `status` block
+    facts       what a status says has happened, in the scenario's terms
     exact_sums  sums over scenarios that do not depend on the chunking
     milestones  the plan as a schedule: every milestone's days, intervals and criticality,
                 reduced chunk by chunk

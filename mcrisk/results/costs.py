@@ -29,11 +29,12 @@ def summarize_costs(costs: np.ndarray, strategy_names: tuple[str, ...]) -> dict:
     return summarize_columns(costs, strategy_names, COSTS, "costs")
 
 
-def costs_block(currency: str | None, horizon: float) -> dict:
+def costs_block(currency: str | None, horizon: float, start: float = 0.0) -> dict:
     """summary.json's top-level `costs`: the currency (a label), the window every cost counts
-    ([0, horizon] days) and one line per column saying what it counts."""
+    ([start, horizon] days: start 0, or a status's as_of) and one line per column saying what
+    it counts."""
     return {"currency": currency or DEFAULT_CURRENCY,
-            "window_days": [0.0, float(horizon)],
+            "window_days": [float(start), float(horizon)],
             "columns": dict(COST_MEANINGS)}
 
 

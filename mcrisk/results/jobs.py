@@ -81,21 +81,23 @@ def summarize_jobs(jobs: np.ndarray, strategy_names: tuple[str, ...],
     return summarize_columns(jobs, strategy_names, columns, "job columns")
 
 
-def jobs_block(mix: JobMix, horizon: float) -> dict:
+def jobs_block(mix: JobMix, horizon: float, start: float = 0.0) -> dict:
     """summary.json's top-level `jobs`: the classes (id, size in H100-eq, share of demand)
-    in file order, the packing step, the window the columns count in ([0, horizon] days) and
-    per column its unit and what it counts."""
+    in file order, the packing step, the window the columns count in ([start, horizon] days:
+    start 0, or a status's as_of) and per column its unit and what it counts."""
     return {"classes": [{"id": i, "size": size, "share": share}
                         for i, size, share in zip(mix.ids, mix.sizes, mix.shares)],
             "packing_step_days": mix.step_days,
-            "window_days": [0.0, float(horizon)],
+            "window_days": [float(start), float(horizon)],
             "columns": {c: {"unit": unit(c), "meaning": meaning(c)}
                         for c in mix.columns}}
 
 
-def summary_keys(scenario, result, strategies: dict, horizon: float) -> dict:
+def summary_keys(scenario, result, strategies: dict, horizon: float,
+                 start: float = 0.0) -> dict:
     """Add each strategy's `jobs` to `strategies` (summary.json's, in place) and return the
-    document's top-level keys: {"jobs": block} with a job mix, {} without (result.jobs None)."""
+    document's top-level keys: {"jobs": block} with a job mix, {} without (result.jobs None);
+    the columns count [start, horizon] (start: 0, or a status's as_of)."""
     jobs = result.jobs
     mix = JobMix.of_scenario(scenario)
     if jobs is None or mix is None:
@@ -103,4 +105,4 @@ def summary_keys(scenario, result, strategies: dict, horizon: float) -> dict:
     for name, per_column in summarize_jobs(jobs, result.plan.strategy_names,
                                            mix.columns).items():
         strategies[name]["jobs"] = per_column
-    return {"jobs": jobs_block(mix, horizon)}
+    return {"jobs": jobs_block(mix, horizon, start)}

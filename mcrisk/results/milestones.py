@@ -18,10 +18,12 @@ Per-unit nodes are level "unit"; shipments, halls, islands and rows are level "w
 
 Statistics per milestone over scenarios: mean, P10, P50, P90 (numpy.quantile's default,
 linear), the 95% interval of the P90 (binomial order statistics, as for the metrics) and the
-criticality index. The mean's sums are taken over fixed blocks of scenarios and added
-exactly (results.exact_sums), so that, like every other number here, it is the same for any
-chunk size. Times are kept exactly for the first KEEP_EXACT scenarios; past that, they
-go into a histogram of BIN_DAYS-wide bins that also keeps each bin's smallest and largest
+criticality index. With a status as of day a, a milestone reached by then (the same time in
+every world, at most a: a fact) is `actual`, with that day (and date) as `actual_day`, and
+the outputs show it instead of a distribution. The mean's sums are taken over fixed blocks
+of scenarios and added exactly (results.exact_sums), so that, like every other number here,
+it is the same for any chunk size. Times are kept exactly for the first KEEP_EXACT
+scenarios; past that, they go into a histogram of BIN_DAYS-wide bins that also keeps each bin's smallest and largest
 time, so an order statistic is exact when it is the first or last of its bin and otherwise
 within half a bin (0.005 day, about 7 minutes) of the exact one; memory is one entry per
 occupied bin, whatever the number of scenarios.
@@ -366,19 +368,25 @@ class _Histogram:
 
 
 class _StrategyTimes:
-    """One strategy's milestone times: kept exactly up to keep_exact scenarios, then binned."""
+    """One strategy's milestone times: kept exactly up to keep_exact scenarios, then binned;
+    with `extremes`, each milestone's earliest and latest time too (exact, any chunking)."""
 
-    def __init__(self, n_items: int, keep_exact: int, bin_days: float):
+    def __init__(self, n_items: int, keep_exact: int, bin_days: float, extremes: bool = False):
         self.n_items, self.keep_exact, self.bin_days = n_items, keep_exact, bin_days
         self.exact: list[np.ndarray] | None = []
         self.hist: _Histogram | None = None
         self.n = 0
         self.total = BlockSums(n_items)     # sums for the mean, whatever the chunking
         self.critical = np.zeros(n_items, np.int64)
+        self.low = np.full(n_items, np.inf) if extremes else None
+        self.high = np.full(n_items, -np.inf) if extremes else None
 
     def add(self, values: np.ndarray, critical: np.ndarray) -> None:
         """values[m, c]: a chunk's milestone times (this object keeps the array, and may sort
         it); critical[m]: in how many of the chunk's scenarios each is on the critical path."""
+        if self.low is not None and values.shape[1]:
+            np.minimum(self.low, values.min(axis=1), out=self.low)
+            np.maximum(self.high, values.max(axis=1), out=self.high)
         self.n += values.shape[1]
         self.total.add(values)
         self.critical += critical
@@ -459,12 +467,17 @@ class MilestoneCollector:
     """A simulate() chunk hook: every strategy's milestone times and criticality, streamed."""
 
     def __init__(self, plan: CompiledScenario, scenario: Scenario,
-                 keep_exact: int = KEEP_EXACT, bin_days: float = BIN_DAYS):
+                 keep_exact: int = KEEP_EXACT, bin_days: float = BIN_DAYS,
+                 as_of: float | None = None):
+        """`as_of`: a status's day; milestones reached by then show their actual day (and the
+        collector keeps each milestone's earliest and latest time to tell); None: none."""
         self.plan = plan
         self.start_date = scenario.start_date
+        self.as_of = None if as_of is None else float(as_of)
         self.items = definitions(plan, scenario)
         self.keep_exact, self.bin_days = keep_exact, bin_days
-        self.times = [_StrategyTimes(len(items), keep_exact, bin_days) for items in self.items]
+        self.times = [_StrategyTimes(len(items), keep_exact, bin_days, self.as_of is not None)
+                      for items in self.items]
         self.paths = [_PathArrays.of(plan, s, items) for s, items in enumerate(self.items)]
 
     def __call__(self, first, metrics, world, node_times) -> None:
@@ -503,24 +516,40 @@ class MilestoneCollector:
                           _reduce(items, critical, np.any, np.any).sum(axis=1))
 
     def summary(self) -> dict:
-        """summary.json's `milestones` (docs/metrics.md, Milestones)."""
+        """summary.json's `milestones` (docs/metrics.md, Milestones); with as_of, also
+        `as_of` and on every milestone `actual` (reached by as_of: the same time in every
+        world, at most as_of), with `actual_day` (and `actual_date`) where it is."""
         n = self.times[0].n if self.times else 0
         exact = all(t.exact is not None for t in self.times)
         strategies = {}
         for name, items, kept in zip(self.plan.strategy_names, self.items, self.times):
             rows = []
-            for item, numbers in zip(items, kept.stats()):
+            for k, (item, numbers) in enumerate(zip(items, kept.stats())):
                 row = {"key": item.key, "name": item.name, "kind": item.kind,
                        "group": item.group, "level": item.level, **numbers}
                 if self.start_date is not None:
                     row["dates"] = {key: day_date(self.start_date, row[key])
                                     for key, _ in QUANTILES}
+                if self.as_of is not None:
+                    row.update(self._actual(kept, k))
                 rows.append(row)
             strategies[name] = rows
         return {"samples": n, "exact": exact,
                 "exact_up_to": self.keep_exact, "bin_days": self.bin_days,
                 "start_date": self.start_date.isoformat() if self.start_date else None,
+                **({"as_of": self.as_of} if self.as_of is not None else {}),
                 "strategies": strategies}
+
+    def _actual(self, kept: _StrategyTimes, k: int) -> dict:
+        """A milestone's `actual` keys: reached when its time is the same in every world and
+        at most as_of (a fact of the status)."""
+        low, high = float(kept.low[k]), float(kept.high[k])
+        if not (kept.n and low == high and low <= self.as_of):
+            return {"actual": False}
+        row = {"actual": True, "actual_day": low}
+        if self.start_date is not None:
+            row["actual_date"] = day_date(self.start_date, low)
+        return row
 
 
 def day_date(start: _dt.date | None, day: float | None) -> str | None:

@@ -3,8 +3,9 @@
 The cost columns (definitions.COSTS) after the metrics, exactly in the order of the design
 (docs/costs.md; the bit-parity contract): the spans, power over the reservation hall by hall,
 the shortfall, the crews, the one-offs, then the total. Every cost counts what happens in
-[0, horizon]. The spans, shortfall and one-offs loop over the lanes of the group (they
-vectorize); power over the reservation and the crews go lane by lane. The driver calls
+[window_start, horizon] (window_start 0 without a status; docs/metrics.md, Windows). The
+spans, shortfall and one-offs loop over the lanes of the group (they vectorize); power over
+the reservation and the crews go lane by lane. The driver calls
 strategy_costs only when the plan has costs (plan.n_costs > 0), so a scenario without
 [costs] does no cost work. Pairs: numpy/costs.py (the reference) and kernels/costs.cuh.
 """
@@ -27,9 +28,9 @@ def price(q, world, l):
 
 
 @jit_inline
-def clip(t, horizon):
-    """t held to the cost window [0, horizon]."""
-    return min(max(t, 0.0), horizon)
+def clip(t, start, horizon):
+    """t held to the cost window [start, horizon]."""
+    return min(max(t, start), horizon)
 
 
 @jit_inline
@@ -51,20 +52,21 @@ def hall_power_events(p, s, h, node_time, n, times, order):
 
 @jit_inline
 def over_area(p, s, h, l, times, order, count):
-    """The integral over [0, horizon] of max(0, draw - reserved) in hall h, lane l (kW-days):
-    the hall's power events (sorted, hall_power_events) merged with its reservation steps."""
+    """The integral over [window_start, horizon] of max(0, draw - reserved) in hall h, lane l
+    (kW-days): the hall's power events (sorted, hall_power_events) merged with its
+    reservation steps; those before the window apply with no width."""
     end = p.res_ptr[s, h + 1]
-    t = 0.0
+    t = p.window_start
     draw = p.hall_draw0[h]
     res = 0.0
     area = 0.0
     j = p.res_ptr[s, h]
-    while j < end and p.res_day[s, j] <= 0.0:
+    while j < end and p.res_day[s, j] <= p.window_start:
         res = p.res_kw[s, j]
         j += 1
     i = 0
     while True:
-        te = min(max(times[i, l], 0.0), p.horizon) if i < count else p.horizon
+        te = min(max(times[i, l], p.window_start), p.horizon) if i < count else p.horizon
         tr = min(p.res_day[s, j], p.horizon) if j < end else p.horizon
         nxt = min(te, tr)
         area += max(0.0, draw - res) * (nxt - t)
@@ -99,7 +101,8 @@ def strategy_costs(p, s, world, node_time, n, times, order, rows):
         for l in range(n):
             a = node_time[start_node, l] if start_node >= 0 else p.span_start_day[z]
             b = node_time[end_node, l] if end_node >= 0 else p.span_end_day[z]
-            width = max(0.0, clip(b, p.horizon) - clip(a, p.horizon))
+            width = max(0.0, clip(b, p.window_start, p.horizon)
+                        - clip(a, p.window_start, p.horizon))
             rows[l, column] += (rate * price(q, world, l)) * width
     # 2. Power over the reservation, hall by hall: the hall's power events sorted by (time,
     # event), merged with its reservation steps.
@@ -137,7 +140,8 @@ def strategy_costs(p, s, world, node_time, n, times, order, rows):
                 last = max(last, finish)
             rows[l, N_METRICS + COST_CREWS] = \
                 (p.crew_rate[s] * price(p.crew_price_q, world, l)) \
-                * max(0.0, clip(last, p.horizon) - clip(first, p.horizon))
+                * max(0.0, clip(last, p.window_start, p.horizon)
+                      - clip(first, p.window_start, p.horizon))
     # 5. One-offs.
     for u in range(p.lump_amount.shape[0]):
         amount = p.lump_amount[u]

@@ -1,9 +1,11 @@
 """The metrics of one strategy on the worlds of a lane group (Numba), from their node times.
 
 Capacity (trough depth and days, shortfall, homeless days), the job mix's columns (with
-[[demand.jobs]]), the power check and the completion day. The events are gathered and sorted
-for every lane at once (a sorting network: the same comparisons in every lane, so the loops
-over lanes vectorize); each lane then sweeps its own events in time order. Pairs:
+[[demand.jobs]]), the power check and the completion day, each over its window
+[window_start, horizon) (power: from window_start on; docs/metrics.md, Windows). The events
+are gathered and sorted for every lane at once (a sorting network: the same comparisons in
+every lane, so the loops over lanes vectorize); each lane then sweeps its own events in time
+order. Pairs:
 numpy/metrics.py (the reference) and kernels/metrics.cuh.
 """
 from __future__ import annotations
@@ -134,12 +136,12 @@ def capacity_metrics(p, world, l, times, order, island_cap, out):
     trough_days = 0.0
     shortfall = 0.0
     homeless_days = 0.0
-    lo = 0.0
+    lo = p.window_start
     segment = 0
     below_limit = p.baseline - REL_EPS * p.baseline
     job_limit = p.largest_job - REL_EPS * max(p.largest_job, 1.0)
     for j in range(n_events + 1):
-        hi = p.horizon if j == n_events else min(max(times[j, l], 0.0), p.horizon)
+        hi = p.horizon if j == n_events else min(max(times[j, l], p.window_start), p.horizon)
         width = hi - lo
         if width > 0.0:
             depth = max(depth, p.baseline - capacity)
@@ -205,8 +207,8 @@ def job_metrics(p, world, l, times, order, island_cap, free_cap, visited, out):
     """out[UNSERVABLE_GPU_DAYS] = unservable_gpu_days, out[JOB_HOMELESS_DAYS + j] =
     homeless_days of job class j (out: the job columns of lane l's row), from its sorted
     capacity events (sorted_events): homeless days exact over the capacity intervals,
-    unservable demand the midpoint rule on cells of job_step days, each cell's midpoint taken
-    in the interval that holds it."""
+    unservable demand the midpoint rule on cells of job_step days from window_start, each
+    cell's midpoint taken in the interval that holds it."""
     n_events = p.cap_event_node.shape[0]
     n_islands = p.island_cap0.shape[0]
     n_jobs = p.job_size.shape[0]
@@ -215,11 +217,11 @@ def job_metrics(p, world, l, times, order, island_cap, free_cap, visited, out):
         island_cap[i] = p.island_cap0[i]
     for c in range(JOB_HOMELESS_DAYS + n_jobs):
         out[c] = 0.0
-    lo = 0.0
+    lo = p.window_start
     cell = 0
     segment = 0
     for j in range(n_events + 1):
-        hi = p.horizon if j == n_events else min(max(times[j, l], 0.0), p.horizon)
+        hi = p.horizon if j == n_events else min(max(times[j, l], p.window_start), p.horizon)
         width = hi - lo
         if width > 0.0:
             largest = -math.inf
@@ -232,9 +234,9 @@ def job_metrics(p, world, l, times, order, island_cap, free_cap, visited, out):
                     out[JOB_HOMELESS_DAYS + k] += width
             packed = -1.0       # performance: the demand last packed on these capacities
             placed = 0.0
-            while cell * p.job_step < p.horizon:
-                cell_lo = cell * p.job_step
-                cell_hi = min((cell + 1) * p.job_step, p.horizon)
+            while p.window_start + cell * p.job_step < p.horizon:
+                cell_lo = p.window_start + cell * p.job_step
+                cell_hi = min(p.window_start + (cell + 1) * p.job_step, p.horizon)
                 mid = 0.5 * (cell_lo + cell_hi)
                 if not mid < hi:
                     break
@@ -259,18 +261,23 @@ def job_metrics(p, world, l, times, order, island_cap, free_cap, visited, out):
 
 @jit_inline
 def power_violation(p, s, l, times, order, draw):
-    """1.0 if a hall's draw exceeds its cap at any time in lane l (its sorted power events,
-    sorted_events; not only before the horizon), else 0.0."""
+    """1.0 if a hall's draw exceeds its cap at any time from window_start on in lane l (its
+    sorted power events, sorted_events; not only before the horizon), else 0.0: with
+    window_start 0 every draw, with w > 0 the draws still in force at w or later."""
     n_events = p.n_power_checked[s]
+    start = p.window_start
+    # the draw before the first event counts unless an event at or before w replaced it
+    counted = start <= 0.0 or n_events == 0 or times[0, l] > start
     for h in range(p.hall_cap.shape[0]):
         draw[h] = p.hall_draw0[h]
-        if draw[h] > p.hall_cap[h] + REL_EPS * p.hall_cap[h]:
+        if counted and draw[h] > p.hall_cap[h] + REL_EPS * p.hall_cap[h]:
             return 1.0
     for j in range(n_events):
         k = order[j, l]
         draw[p.power_event_hall[s, k]] += p.power_event_delta[k]
         group_end = j == n_events - 1 or times[j + 1, l] != times[j, l]
-        if group_end:
+        # a tie group's draw holds until the next event: counted if that is after w
+        if group_end and (start <= 0.0 or j == n_events - 1 or times[j + 1, l] > start):
             for h in range(p.hall_cap.shape[0]):
                 if draw[h] > p.hall_cap[h] + REL_EPS * p.hall_cap[h]:
                     return 1.0

@@ -1,6 +1,7 @@
 """The costs of one strategy from its node times (NumPy reference).
 
-The cost columns (definitions.COSTS) over the window [0, horizon], from the plan's `costs`
+The cost columns (definitions.COSTS) over the window [window_start, horizon] (window_start
+is 0 without a status: docs/metrics.md, Windows), from the plan's `costs`
 group (mcrisk/plan/costs.py): spans, power over the reservation per hall, shortfall, crews and
 one-offs, then the total. Vectorized over scenarios and sequential over spans, halls and
 one-offs in the order of the design contract (docs/costs.md), with every product evaluated
@@ -20,9 +21,9 @@ def price(world: np.ndarray, q: int):
     return world[:, q] if q >= 0 else 1.0
 
 
-def clip_to_window(t, horizon: float):
-    """min(max(t, 0), horizon): a time seen through the window [0, horizon]."""
-    return np.minimum(np.maximum(t, 0.0), horizon)
+def clip_to_window(t, start: float, horizon: float):
+    """min(max(t, start), horizon): a time seen through the window [start, horizon]."""
+    return np.minimum(np.maximum(t, start), horizon)
 
 
 def _span_end(node: int, day: float, node_time: np.ndarray):
@@ -34,27 +35,29 @@ def add_spans(plan: CompiledScenario, s: int, node_time: np.ndarray, world: np.n
               costs: np.ndarray) -> None:
     """Each span z of strategy s, in order: (rate x price) x days of the span in the window,
     into its cost column."""
-    horizon = plan.horizon
+    start, horizon = plan.window_start, plan.horizon
     for z in range(plan.span_cost.shape[0]):
         rate = plan.span_rate[s, z]
         if rate == 0.0:
             continue
-        start = _span_end(plan.span_start_node[z], plan.span_start_day[z], node_time)
+        begin = _span_end(plan.span_start_node[z], plan.span_start_day[z], node_time)
         end = _span_end(plan.span_end_node[z], plan.span_end_day[z], node_time)
-        width = np.maximum(0.0, clip_to_window(end, horizon) - clip_to_window(start, horizon))
+        width = np.maximum(0.0, clip_to_window(end, start, horizon)
+                           - clip_to_window(begin, start, horizon))
         column = plan.span_cost[z]
         costs[:, column] += (rate * price(world, plan.span_price_q[s, z])) * width
 
 
 def over_reservation_area(plan: CompiledScenario, s: int, h: int,
                           node_time: np.ndarray) -> np.ndarray:
-    """Integral over [0, horizon] of max(0, draw - reserved) in hall h, kW x days.
+    """Integral over [window_start, horizon] of max(0, draw - reserved) in hall h, kW x days.
 
     The contract's merge of the hall's power events (stably sorted by time) with the
     strategy's reservation steps, run for every scenario at once: each pass takes the next
-    event or step of every scenario still inside the window (an event first on a tie).
+    event or step of every scenario still inside the window (an event first on a tie); the
+    steps up to the window's start and the events before it apply with no width.
     """
-    horizon = plan.horizon
+    start, horizon = plan.window_start, plan.horizon
     n = node_time.shape[0]
     events = np.flatnonzero(plan.power_event_hall[s] == h)
     times = node_time[:, plan.power_event_node[events]]
@@ -65,10 +68,10 @@ def over_reservation_area(plan: CompiledScenario, s: int, h: int,
     step_day, step_kw = plan.res_day[s], plan.res_kw[s]
     j0, end = int(plan.res_ptr[s, h]), int(plan.res_ptr[s, h + 1])
     res0 = 0.0
-    while j0 < end and step_day[j0] <= 0.0:
+    while j0 < end and step_day[j0] <= start:
         res0 = step_kw[j0]
         j0 += 1
-    t = np.zeros(n)
+    t = np.full(n, start)
     draw = np.full(n, plan.hall_draw0[h])
     res = np.full(n, res0)
     area = np.zeros(n)
@@ -84,7 +87,8 @@ def over_reservation_area(plan: CompiledScenario, s: int, h: int,
         event_i = np.minimum(i, last_event)
         te = np.full(n, horizon)
         if n_events:
-            te = np.where(i < n_events, clip_to_window(times[rows, event_i], horizon), horizon)
+            te = np.where(i < n_events, clip_to_window(times[rows, event_i], start, horizon),
+                          horizon)
         step_j = np.minimum(j, last_step)
         tr = np.where(j < end, np.minimum(step_day[step_j], horizon), horizon)
         nxt = np.minimum(te, tr)
@@ -116,7 +120,7 @@ def crew_days(plan: CompiledScenario, s: int, node_time: np.ndarray,
               world: np.ndarray) -> np.ndarray:
     """Days in the window from the first crew row's start to the last one's finish (a row
     starts its duration, the additive terms of its node, before it finishes)."""
-    horizon = plan.horizon
+    start, horizon = plan.window_start, plan.horizon
     n = node_time.shape[0]
     first = np.full(n, np.inf)
     last = np.full(n, -np.inf)
@@ -130,7 +134,8 @@ def crew_days(plan: CompiledScenario, s: int, node_time: np.ndarray,
         duration = duration + plan.node_add_const[s, v]
         first = np.minimum(first, finish - duration)
         last = np.maximum(last, finish)
-    return np.maximum(0.0, clip_to_window(last, horizon) - clip_to_window(first, horizon))
+    return np.maximum(0.0, clip_to_window(last, start, horizon)
+                      - clip_to_window(first, start, horizon))
 
 
 def strategy_costs(plan: CompiledScenario, s: int, node_time: np.ndarray, world: np.ndarray,

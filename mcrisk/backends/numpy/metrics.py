@@ -2,7 +2,9 @@
 
 Capacity (trough depth and days, shortfall, homeless days), the job mix's columns
 (unservable demand and homeless days per class, with [[demand.jobs]]) and the power check;
-the completion day is a max in driver.py. Pairs: numba/metrics.py and kernels/metrics.cuh.
+the completion day is a max in driver.py. Each counts what happens in its window,
+[window_start, horizon) (power: from window_start on), window_start being 0 without a
+status (docs/metrics.md, Windows). Pairs: numba/metrics.py and kernels/metrics.cuh.
 """
 from __future__ import annotations
 
@@ -98,8 +100,10 @@ def capacity_metrics(plan: CompiledScenario, islands: tuple, world: np.ndarray) 
 
 def island_capacity(plan: CompiledScenario, node_time: np.ndarray, world: np.ndarray):
     """(island_cap [n, k + 1, i], bounds [n, k + 2]): each island's capacity before the
-    first event and after each event in time order, and the interval bounds 0, the event
-    times clipped to [0, horizon], horizon (interval j: [bounds[j], bounds[j + 1]))."""
+    first event and after each event in time order, and the interval bounds window_start,
+    the event times clipped to [window_start, horizon], horizon (interval j: [bounds[j],
+    bounds[j + 1])): the metrics' window, so an interval before window_start has length 0
+    and its capacity counts towards no metric (docs/metrics.md, Windows)."""
     n = node_time.shape[0]
     horizon = plan.horizon
     times = node_time[:, plan.cap_event_node]
@@ -115,7 +119,8 @@ def island_capacity(plan: CompiledScenario, node_time: np.ndarray, world: np.nda
     island_cap = np.add.accumulate(
         np.concatenate([np.broadcast_to(plan.island_cap0, (n, 1, n_islands)), delta], axis=1),
         axis=1)
-    bounds = np.concatenate([np.zeros((n, 1)), np.clip(times, 0.0, horizon),
+    start = plan.window_start
+    bounds = np.concatenate([np.full((n, 1), start), np.clip(times, start, horizon),
                              np.full((n, 1), horizon)], axis=1)
     return island_cap, bounds
 
@@ -140,16 +145,17 @@ def job_metrics(plan: CompiledScenario, islands: tuple, world: np.ndarray):
 
 def unservable_gpu_days(plan: CompiledScenario, island_cap: np.ndarray,
                         event_times: np.ndarray, world: np.ndarray) -> np.ndarray:
-    """Sum over cells [c h, min((c + 1) h, horizon)) of unservable(midpoint) x width, the
-    capacities those in force at the midpoint (every event at or before it applied)."""
+    """Sum over cells [w + c h, min(w + (c + 1) h, horizon)) of unservable(midpoint) x
+    width, w the window's start, the capacities those in force at the midpoint (every event
+    at or before it applied)."""
     n = island_cap.shape[0]
     rows = np.arange(n)
     value = demand_values(plan, world)
-    step, horizon = plan.job_step, plan.horizon
+    step, horizon, start = plan.job_step, plan.horizon, plan.window_start
     total = np.zeros(n)
     cell = 0
-    while cell * step < horizon:
-        lo, hi = cell * step, min((cell + 1) * step, horizon)
+    while start + cell * step < horizon:
+        lo, hi = start + cell * step, min(start + (cell + 1) * step, horizon)
         mid = 0.5 * (lo + hi)
         caps = island_cap[rows, (event_times <= mid).sum(axis=1)]
         segment = int(np.searchsorted(plan.demand_day, mid, side="right"))
@@ -185,18 +191,29 @@ def pack_jobs(plan: CompiledScenario, caps: np.ndarray, demand: np.ndarray) -> n
 
 
 def power_violation(plan: CompiledScenario, s: int, node_time: np.ndarray) -> np.ndarray:
-    """1.0 where some hall's draw exceeds its cap at any time (not only before the horizon)."""
+    """1.0 where some hall's draw exceeds its cap at any time from the window's start on
+    (not only before the horizon): with window_start 0 every draw, day 0's included; with
+    window_start w > 0 the draw in force at w (after every event at or before it) and every
+    later one, a draw that ended by w being history (docs/metrics.md, Windows)."""
     n = node_time.shape[0]
     times = node_time[:, plan.power_event_node]
     order = np.argsort(times, axis=1, kind="stable")
     times = np.take_along_axis(times, order, axis=1)
     violated = np.zeros(n, dtype=bool)
-    # a tie group's state is the one after its last event
+    # a tie group's state is the one after its last event, in force until the next event
     group_end = np.concatenate([times[:, 1:] != times[:, :-1], np.ones((n, 1), bool)], axis=1)
+    start = plan.window_start
+    if start > 0.0:         # only the states still in force at the window's start or later
+        ends = np.concatenate([times[:, 1:], np.full((n, 1), np.inf)], axis=1)
+        group_end &= ends > start
+        first = times[:, 0] > start if times.shape[1] else np.ones(n, bool)
+    else:
+        first = np.ones(n, bool)
     for h, cap in enumerate(plan.hall_cap):
         limit = cap + REL_EPS * cap
         delta = np.where(plan.power_event_hall[s] == h, plan.power_event_delta, 0.0)[order]
-        start = np.full((n, 1), plan.hall_draw0[h])
-        draw = np.add.accumulate(np.concatenate([start, delta], axis=1), axis=1)[:, 1:]
-        violated |= (plan.hall_draw0[h] > limit) | ((draw > limit) & group_end).any(axis=1)
+        begin = np.full((n, 1), plan.hall_draw0[h])
+        draw = np.add.accumulate(np.concatenate([begin, delta], axis=1), axis=1)[:, 1:]
+        violated |= (((plan.hall_draw0[h] > limit) & first)
+                     | ((draw > limit) & group_end).any(axis=1))
     return violated.astype(np.float64)

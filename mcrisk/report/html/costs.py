@@ -44,6 +44,7 @@ class CostReport:
     frontiers: list[Frontier]
     mean_cost_ci: dict[str, tuple[float, float] | None]
     ranking: tuple[str, ...] = ()
+    start: float = 0.0          # the window's start: 0, or a status's as_of
 
     def frontier(self, risk: str = "trough_depth", cost: str = "mean") -> Frontier:
         return frontier_of(self.frontiers, risk, cost)
@@ -79,7 +80,8 @@ def cost_report(run) -> CostReport | None:
     return CostReport(currency=block.get("currency", "USD"), horizon=float(run.plan.horizon),
                       frontiers=pareto_frontiers(run.result.metrics, costs, names),
                       mean_cost_ci={name: mean_ci(total[:, s]) for s, name in enumerate(names)},
-                      ranking=tuple(_order(run.summary)))
+                      ranking=tuple(_order(run.summary)),
+                      start=float(getattr(run.plan, "window_start", 0.0)))
 
 
 def _order(summary: dict) -> list[str]:
@@ -132,12 +134,15 @@ def cost_table(summary: dict, report: CostReport, colors: dict[str, str]) -> str
         cells += [_money_cell(report, total["mean"], report.mean_cost_ci.get(name)),
                   _money_cell(report, total["p90"], total.get("p90_ci"))]
         rows.append("<tr>" + "".join(cells) + "</tr>")
-    return (f"<p>What each strategy costs over the window [0, {fmt(report.horizon)}] days, in "
+    return (f"<p>What each strategy costs over the window [{fmt(report.start)}, "
+            f"{fmt(report.horizon)}] days, in "
             f"{html_text(report.currency)}, beside its P90 trough depth and shortfall. Bold: "
             "the estimate; grey: its 95% interval (the mean's from the spread over the "
             "scenarios, each P90's distribution-free). Costs count only what happens before "
             f"day {fmt(report.horizon)}: a strategy that often completes later has its costs "
-            "cut there (see the warnings under the ranking).</p>"
+            "cut there (see the warnings under the ranking)."
+            + (" What was spent before the status date is history: the status section."
+               if report.start else "") + "</p>"
             + "<div class='scroll'><table class='ranking' style='width:auto'>" + head
             + "".join(rows) + "</table></div>")
 

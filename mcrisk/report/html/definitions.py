@@ -135,6 +135,7 @@ def definitions_html(run) -> str:
         "days count the time from day 0 to H only; events after H change none of them. "
         "Completion is not cut at H. Where a strategy completes after H, its trough days and "
         "shortfall are lower bounds; the findings say in how many scenarios.",
+        *_window_items(s),
         "<b>Row retrofit</b> (an air-cooled row that receives liquid-cooled units): it starts "
         "once the row is empty (every old unit in it removed), its hall is energized and a "
         f"crew is free. {crews} crew{'s' if crews != 1 else ''} take{'s' if crews == 1 else ''}"
@@ -163,6 +164,21 @@ def definitions_html(run) -> str:
             + "<ul>" + "".join(f"<li>{item}</li>" for item in items) + "</ul>")
 
 
+def _window_items(s: dict) -> list[str]:
+    """With a status, the item that says which days the numbers count (docs/metrics.md,
+    Windows); none without one."""
+    st = s.get("status")
+    if not st:
+        return []
+    start, end = (fmt(x) for x in st["window_days"])
+    return [f"<b>Status</b> as of day {start}: every metric above and every cost count the "
+            f"future, from day {start} to H = {end}, instead of from day 0 (B stays the "
+            "capacity at day 0; completion stays a day of the plan); power over cap counts "
+            f"the draw in force on day {start} and every later one. Days 0 to {start} are "
+            "history, the same in every world: the section “A migration in flight” reports "
+            "them as facts."]
+
+
 def provenance_table(run, report_seconds: float | None, run_label: str | None) -> str:
     """Where the numbers come from: scenario file and hash, samples, seed, backend, version,
     random numbers, times, the risk register as run and how percentiles are taken."""
@@ -178,6 +194,7 @@ def provenance_table(run, report_seconds: float | None, run_label: str | None) -
                ("horizon", f"day {fmt(s['horizon_days'])}{horizon_date_text(s).split(' · ')[0]}; a day t "
                 "falls on start date + floor(t)"))
               if s.get("start_date") else ()),
+            *_status_rows(s),
             ("simulation wall time", f"{s['wall_seconds']:.2f} s (incl. streaming the tables)"),
             ("run created (UTC)", html_text(s.get("created_utc", "")))]
     if report_seconds is not None:
@@ -190,3 +207,18 @@ def provenance_table(run, report_seconds: float | None, run_label: str | None) -
                  "P90 CI: distribution-free, binomial order statistics; capacity bands: "
                  "numpy 'inverted_cdf' at integer days (events at time ≤ d count)"))
     return "<table>" + "".join(f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in rows) + "</table>"
+
+
+def _status_rows(s: dict) -> tuple:
+    """The provenance rows of a run with a status: its file, sha256, as_of and the windows."""
+    st = s.get("status")
+    if not st:
+        return ()
+    start, end = st["window_days"]
+    date = f" ({html_text(st['as_of_date'])})" if st.get("as_of_date") else ""
+    return (("status file", f"<code>{html_text(st['path'])}</code>"),
+            ("status sha256", f"<code>{html_text(st['sha256'])}</code>"),
+            ("status as of", f"day {fmt(st['as_of'])}{date}"),
+            ("windows", f"the run's metrics, costs, ranking and percentiles: days {fmt(start)} "
+                        f"to {fmt(end)}; the history (realized so far, measured once on "
+                        f"{st['history']['worlds']} worlds): days 0 to {fmt(start)}"))

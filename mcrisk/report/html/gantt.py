@@ -2,8 +2,10 @@
 marked, grouped (shipments, islands, halls and rows, drain waves, completion), over the days
 when capacity is below baseline in at least 10% / 50% of scenarios (the capacity bands'
 P(C(d) < B)). Per-unit milestones are collapsed into their waves; with start_date the day
-axis shows calendar dates. Drawn as inline SVG: a few hundred elements per strategy, built
-as text in milliseconds (matplotlib took about half a second a chart), sharp at any zoom.
+axis shows calendar dates. With a status, a milestone reached by as_of is a fact: a diamond
+on its actual day, labelled "actual", instead of a bar, and a line marks the status date.
+Drawn as inline SVG: a few hundred elements per strategy, built as text in milliseconds
+(matplotlib took about half a second a chart), sharp at any zoom.
 """
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from ..text import visible
 CRITICAL = 0.5                      # bars at or above this criticality are drawn as critical
 _BAR = "#8FA8C2"                    # any strategy: the strategy colours include oranges
 _CRITICAL_BAR = "#B2182B"
+_ACTUAL = "#1B7837"                 # a milestone reached by the status date, and that date
 _SHADE = "#999999"
 _GROUP_ORDER = ("shipment", "island", "hall", "drain wave", "completion")
 _WIDTH, _LABELS, _RIGHT, _ROW, _TOP = 1100, 270, 20, 18, 30
@@ -83,9 +86,10 @@ def date_ticks(start: _dt.date, lo: float, hi: float, target: int = 8):
 
 
 def gantt_svg(strategy: str, items: list[dict], days: np.ndarray, p_below: np.ndarray,
-              start_date: _dt.date | None) -> str:
+              start_date: _dt.date | None, as_of: float | None = None) -> str:
     """One strategy's Gantt as an SVG element (items: summary.json's milestones of the
-    strategy; days, p_below: the capacity bands' days and P(C(d) < baseline))."""
+    strategy; days, p_below: the capacity bands' days and P(C(d) < baseline); as_of: a
+    status's day, marked, its reached milestones drawn as diamonds on their actual day)."""
     rows = gantt_rows(items)
     n_rows = sum(len(ms) + 1 for _, ms in rows)
     plot_h = n_rows * _ROW
@@ -94,6 +98,7 @@ def gantt_svg(strategy: str, items: list[dict], days: np.ndarray, p_below: np.nd
     days = np.asarray(days, dtype=float)
     shaded = days[p_below >= 0.1]
     values = [m[k] for _, ms in rows for m in ms for k in ("p10", "p90")]
+    values += [as_of] if as_of is not None else []
     lo = min(values + ([float(shaded.min())] if shaded.size else []) + [0.0])
     hi = max(values + ([float(shaded.max()) + 1] if shaded.size else []) + [lo + 1])
     pad = (hi - lo) * 0.02
@@ -129,6 +134,10 @@ def gantt_svg(strategy: str, items: list[dict], days: np.ndarray, p_below: np.nd
                    f'{_text(group.upper())}</text>')
         y += _ROW
         for m in ms:
+            if m.get("actual"):
+                out.append(_actual_mark(m, x(m["actual_day"]), x0, y))
+                y += _ROW
+                continue
             color = _CRITICAL_BAR if m["criticality"] >= CRITICAL else _BAR
             left, right = x(m["p10"]), x(m["p90"])
             out.append(f'<text x="{x0 - 8}" y="{y + 13}" text-anchor="end">'
@@ -140,6 +149,10 @@ def gantt_svg(strategy: str, items: list[dict], days: np.ndarray, p_below: np.nd
                        f'<line x1="{x(m["p50"]):.1f}" x2="{x(m["p50"]):.1f}" y1="{y + 1}" '
                        f'y2="{y + 18}" stroke="black" stroke-width="2.5"/>')
             y += _ROW
+    if as_of is not None:
+        out.append(f'<line x1="{x(as_of):.1f}" x2="{x(as_of):.1f}" y1="{_TOP}" '
+                   f'y2="{_TOP + plot_h}" stroke="{_ACTUAL}" stroke-width="1.5" '
+                   f'stroke-dasharray="4 3"><title>status date: day {as_of:,.1f}</title></line>')
     out.append(f'<rect x="{x0}" y="{_TOP}" width="{x1 - x0}" height="{plot_h}" fill="none" '
                'stroke="#333333"/>')
     axis = (f"date (day 0 = {start_date.isoformat()})" if start_date else "day")
@@ -158,8 +171,21 @@ def gantt_svg(strategy: str, items: list[dict], days: np.ndarray, p_below: np.nd
         lx += 30 + 5.4 * len(label)
     out.append(f'<line x1="{lx}" x2="{lx}" y1="{ly - 2}" y2="{ly + 12}" stroke="black" '
                f'stroke-width="2.5"/><text x="{lx + 7}" y="{ly + 9}">P50</text>')
+    if as_of is not None:
+        lx += 45
+        out.append(f'<path d="M{lx + 6} {ly - 1} l6 6 l-6 6 l-6 -6 z" fill="{_ACTUAL}"/>'
+                   f'<text x="{lx + 17}" y="{ly + 9}">actual (reached by the status date, '
+                   f'the dashed line: day {as_of:,.1f})</text>')
     out.append("</svg>")
     return "".join(out)
+
+
+def _actual_mark(m: dict, at: float, x0: float, y: float) -> str:
+    """A milestone reached by the status date: its name with 'actual', a diamond on its day."""
+    return (f'<text x="{x0 - 8}" y="{y + 13}" text-anchor="end">{_text(m["name"])} '
+            f'(actual)</text><path d="M{at:.1f} {y + 3} l6 6.5 l-6 6.5 l-6 -6.5 z" '
+            f'fill="{_ACTUAL}"><title>{_text(m["name"])}: actual, day '
+            f'{m["actual_day"]:,.1f}</title></path>')
 
 
 def _runs(mask: np.ndarray) -> list[tuple[int, int]]:
@@ -197,6 +223,7 @@ def schedule_html(run, colors: dict[str, str]) -> str:
     start = run.scenario.start_date
     bands = run.detail.bands
     names = list(run.plan.strategy_names)
+    as_of = milestones.get("as_of")
     parts = [f"<p>Each milestone's time over {milestones['samples']:,} scenarios: the bar "
              "runs from its P10 to its P90, the black tick is its P50; bars in red lie on "
              f"the critical path to completion in at least {CRITICAL:.0%} of scenarios. "
@@ -206,7 +233,10 @@ def schedule_html(run, colors: dict[str, str]) -> str:
              "which the milestone lies on the critical path to completion (docs/metrics.md, "
              "Milestones)."
              + (f" Day 0 is {escape(start.isoformat())} ({start.strftime('%A')}); a day "
-                "falls on the date shown." if start else "") + "</p>"]
+                "falls on the date shown." if start else "")
+             + (f" Milestones reached by the status date (day {as_of:,.1f}, the dashed line) "
+                "are facts, the same day in every world: a diamond on their actual day, "
+                "'actual' in the tables." if as_of is not None else "") + "</p>"]
     for s, name in enumerate(names):
         items = milestones["strategies"][name]
         parts.append(f"<h3>{escape(visible(name))}</h3>")
@@ -216,24 +246,33 @@ def schedule_html(run, colors: dict[str, str]) -> str:
                    f"capacity below baseline in at least 10% of scenarios on "
                    f"{int((below >= 0.1).sum()):,} days, in at least 50% on "
                    f"{int((below >= 0.5).sum()):,} days")
-        parts.append(f"<figure>{gantt_svg(name, items, bands.days, bands.p_below_baseline[s], start)}"
+        svg = gantt_svg(name, items, bands.days, bands.p_below_baseline[s], start, as_of)
+        parts.append(f"<figure>{svg}"
                      f"<figcaption>{_text(name)}: milestones, P10-P90 with P50; "
                      f"{_text(shading)}.</figcaption></figure>")
         rows = []
         for level, title in (("wave", "waves, rows, halls, shipments"),
                              ("unit", "per unit")):
-            body = "".join(
-                f"<tr><td>{escape(visible(m['name']))}</td>"
-                f"<td>{_day_cell(m['p10'], start)}</td><td>{_day_cell(m['p50'], start)}</td>"
-                f"<td>{_day_cell(m['p90'], start)}</td>"
-                f"<td>{escape(_ci_text(m))}</td><td>{share_text(m['criticality'])}</td></tr>"
-                for m in items if m["level"] == level)
+            body = "".join(_table_row(m, start, share_text) for m in items
+                           if m["level"] == level)
             rows.append(f"<details{' open' if level == 'wave' else ''}><summary>"
                         f"{escape(visible(name))}: {title}</summary><table><tr><th>milestone"
                         "</th><th>P10</th><th>P50</th><th>P90</th><th>P90 95% CI</th>"
                         f"<th>critical</th></tr>{body}</table></details>")
         parts.extend(rows)
     return "".join(parts)
+
+
+def _table_row(m: dict, start, share_text) -> str:
+    """A milestone's row of the schedule table: its P10, P50, P90, interval and criticality,
+    or, reached by the status date, 'actual' and its day across them."""
+    name = f"<tr><td>{escape(visible(m['name']))}</td>"
+    if m.get("actual"):
+        return (name + f"<td>actual</td><td>{_day_cell(m['actual_day'], start)}</td>"
+                "<td></td><td></td><td></td></tr>")
+    return (name + f"<td>{_day_cell(m['p10'], start)}</td><td>{_day_cell(m['p50'], start)}</td>"
+            f"<td>{_day_cell(m['p90'], start)}</td>"
+            f"<td>{escape(_ci_text(m))}</td><td>{share_text(m['criticality'])}</td></tr>")
 
 
 def _ci_text(m: dict) -> str:

@@ -23,6 +23,7 @@ from .figures import (completion_figure, fan_figure, homeless_figure, island_fig
 from .nightly import alerts_html, diff_html, trend_html
 from .parts import horizon_date_text, notes_html
 from ..jobs import jobs_html
+from ..status import executing_html, status_html
 from .tables import (drivers_table, mitigation_section, paired_table, power_table, ranking_table,
                      strategies_table)
 from ..nightly.metric_changes import NightDiff
@@ -101,6 +102,17 @@ def _risk_mode_html(s: dict) -> str:
             "takes the register as the scenario file writes it.</p></div>")
 
 
+def _status_text(s: dict) -> str:
+    """'status as of day 150 (2027-06-01), sha256 0123456789ab · ' in the header of a run
+    with a status; empty otherwise."""
+    st = s.get("status")
+    if not st:
+        return ""
+    date = f" ({html_text(st['as_of_date'])})" if st.get("as_of_date") else ""
+    return (f"status as of day {fmt(st['as_of'])}{date}, sha256 "
+            f"<code>{html_text(st['sha256'][:12])}</code> · ")
+
+
 def _schedule_section(run, colors: dict[str, str]) -> list[str]:
     """Milestones as a schedule (mcrisk.report.html.gantt), when the run collected them."""
     from .gantt import schedule_html
@@ -127,10 +139,12 @@ def render_report(run, figures: dict[str, bytes], paragraphs: list[str], colors:
             f'seed {html_text(str(s["seed"]))} · backend {html_text(s["backend"])} · '
             f'baseline {fmt(plan.baseline)} H100-eq · horizon {fmt(plan.horizon)} days'
             f'{horizon_date_text(s)} · '
-            f'{html_text(s.get("created_utc", ""))}'
+            + _status_text(s)
+            + f'{html_text(s.get("created_utc", ""))}'
             + (f" · nightly run <code>{html_text(run_label)}</code>" if run_label else "") + "</p>",
             _risk_mode_html(s),
             "<nav>" + "".join(f'<a href="#{a}">{t}</a>' for a, t in (
+                *((("status", "Status"),) if "status" in s else ()),
                 ("findings", "Findings"), ("ranking", "Ranking"), ("drivers", "Drivers"),
                 *((("costs", "Cost"),) if getattr(figures, "costs", None) else ()),
                 *((("jobs", "Job mix"),) if "jobs" in s else ()),
@@ -144,6 +158,8 @@ def render_report(run, figures: dict[str, bytes], paragraphs: list[str], colors:
                 ("definitions", "Definitions"), ("provenance", "Provenance"))) + "</nav>",
             *([alerts_html(alerts, diff, () if diff is not None else notes)]
               if alerts is not None else []),
+            *executing_html(s, colors),
+            *status_html(s, colors),
             '<h2 id="findings">Findings</h2><div class="findings">'
             + "".join(f'<p class="{"warn" if p in warn else ""}">{html_text(p)}</p>'
                       for p in paragraphs) + "</div>",

@@ -54,7 +54,9 @@ def ranking_table(summary: dict, colors: dict[str, str]) -> str:
         m = summary["strategies"][name]
         entry = ranks.get(name)
         label = rank_label(entry) if entry else str(position)
-        cells = [f'<td class="n">{label}</td><td class="name">{swatch(name, colors)}</td>']
+        mark = ("<br><span class=\"ci\">executing</span>"
+                if name == summary.get("executing") else "")
+        cells = [f'<td class="n">{label}</td><td class="name">{swatch(name, colors)}{mark}</td>']
         for metric in ranked:
             cells.append(f'<td class="n">{fmt(m[metric]["p50"])}</td>{p90(m[metric])}'
                          f'<td class="n">{fmt(m[metric]["p99"])}</td>')
