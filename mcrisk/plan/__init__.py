@@ -6,6 +6,11 @@
     world    the quantities drawn or derived once per scenario, shared by every strategy
     costs    the cost arrays from [costs]
     jobs     the job-mix arrays from [[demand.jobs]]
+    conditioning  a status's facts on dates and durations: every world quantity drawn from its
+             posterior (shared terms on a grid, the rest exactly given them)
+    posterior     the grid posterior of one quantity as a quantile table (KIND_TABLE)
+    activities    a status's facts on units and rows: strategies from today, burn-in histories,
+             early failures, node pins and floors
 
 No I/O and no simulation: the backends take a CompiledScenario and nothing else.
 """
