@@ -41,7 +41,7 @@ from ..core.definitions import (BURNIN_ATTEMPT, BURNIN_FIX, BURNIN_FRESH, BURNIN
 from ..core.errors import NO_VALUE, Problem, ScenarioError
 from ..core.model import Scenario
 from ..core.status import Status, UnitStatus
-from .conditioning import Fact, encoded
+from .conditioning import TOLERANCE, Fact, encoded, possible, support
 from .posterior import log_survival
 from .world import World
 
@@ -213,6 +213,8 @@ def _burn_in(scenario: Scenario, status: Status, world: World, handles: dict,
     assert world.rows[q]["kind"] == Q_BURNIN
     kind = scenario.unit_type(next(u.type for u in scenario.incoming if u.id == unit.id))
     state = burn_in_state(unit, kind.burn_in.rma_after_failures, status.as_of)
+    _check_history(world, world.rows[q]["burnin"], unit, kind.burn_in.rma_after_failures,
+                   status.as_of)
     if state[0] == "passed":
         world.rows[q].update(kind=Q_SUM, const=float(state[1]), terms=(), dist=-1)
         world.rows[q + 1].update(kind=Q_SUM, const=float(state[2]), terms=())
@@ -222,6 +224,41 @@ def _burn_in(scenario: Scenario, status: Status, world: World, handles: dict,
                          state=(float(days), float(resume), float(fails), float(rmas)))
 
 
+def _check_history(world: World, b: int, unit: UnitStatus, rma_after: int,
+                   as_of: float) -> None:
+    """Every recorded piece of a burn-in (attempt, fix, RMA) possible under the scenario's
+    distributions, in order, and the running one able to last longer than it has."""
+    names = ("attempt_days", "fix_days", "rma_days")
+    dists = [encoded(world, d) for d in world.burnins[b][0]]
+    previous, fails = unit.install_end, 0
+    for k, attempt in enumerate(unit.attempts):
+        key = f"units.{unit.id}.burn_in[{k}]"
+        if attempt.start < previous - TOLERANCE:
+            raise _Refusal(key, f"starts on day {attempt.start:g}, before the day "
+                                f"{previous:g} its unit was ready for it",
+                           "check the attempts' days")
+        pieces = [(0, attempt.start, attempt.end)]
+        if attempt.end is not None and not attempt.passed:
+            fails += 1
+            repair = 2 if fails == rma_after else 1
+            fails = 0 if repair == 2 else fails
+            pieces.append((repair, attempt.end, attempt.repair_end))
+        for which, start, end in pieces:
+            dist = dists[which]
+            if end is None:
+                if not np.isfinite(log_survival(dist, np.array(as_of - start))):
+                    low, high = support(dist)
+                    raise _Refusal(key, f"running for {as_of - start:g} days at as_of; the "
+                                        f"scenario's {names[which]} end by {high:g}",
+                                   "record its end, or widen the distribution")
+            elif not possible(dist, end - start):
+                low, high = support(dist)
+                raise _Refusal(key, f"a {names[which].split('_')[0]} of {end - start:g} days; "
+                                    f"the scenario's {names[which]} allow {low:g} to {high:g}",
+                               "check the days, or widen the distribution")
+            previous = end if end is not None else previous
+
+
 def _early_failure(scenario: Scenario, status: Status, world: World, handles: dict,
                    unit: UnitStatus) -> None:
     q = handles["early"][unit.id]
@@ -229,8 +266,12 @@ def _early_failure(scenario: Scenario, status: Status, world: World, handles: di
         if unit.accepted is None:
             raise _Refusal(f"units.{unit.id}.failed", "an early failure before acceptance",
                            f"record units.{unit.id}.accepted")
-        world.rows[q].update(kind=Q_SUM, const=float(unit.failed_out - unit.accepted),
-                             terms=(), dist=-1)
+        age = unit.failed_out - unit.accepted
+        if not possible(encoded(world, world.rows[q]["dist"]), age):
+            raise _Refusal(f"units.{unit.id}.failed", f"an early failure {age:g} days after "
+                           "acceptance, which the type's early_failures.age_days do not allow",
+                           "check the days")
+        world.rows[q].update(kind=Q_SUM, const=float(age), terms=(), dist=-1)
         return
     if unit.accepted is None:
         return

@@ -121,12 +121,13 @@ def sample_world(plan: CompiledScenario, seed: int, first: int, count: int) -> n
 
 
 def sample_worlds(plan: CompiledScenario, seed: int, scenario: np.ndarray,
-                  quantities: int | None = None) -> np.ndarray:
-    """world[i, q] of the scenarios numbered `scenario` (uint64, each below 2**32), the first
-    `quantities` quantities only when given (the world is in dependency order)."""
+                  only=None) -> np.ndarray:
+    """world[i, q] of the scenarios numbered `scenario` (uint64, each below 2**32); given
+    `only`, just those quantities (ascending, with every quantity they depend on; the others
+    stay 0): a test's rejection sampling draws groups of quantities apart."""
     count = scenario.shape[0]
     world = np.zeros((count, plan.n_quantities))
-    for q in range(plan.n_quantities if quantities is None else quantities):
+    for q in range(plan.n_quantities) if only is None else only:
         kind = plan.q_kind[q]
         terms = plan.q_terms[plan.q_terms_ptr[q]:plan.q_terms_ptr[q + 1]]
         if kind == Q_SAMPLE:
