@@ -47,6 +47,15 @@ inline constexpr int Q_ATTEMPTS = 3;
 inline constexpr int Q_EARLY = 4;
 inline constexpr int Q_SOAK = 5;
 inline constexpr int Q_OUT = 6;
+inline constexpr int Q_REST = 7;
+inline constexpr int Q_ABOVE = 8;
+
+// How a status conditions a quantity, q_status (definitions).
+inline constexpr int BURNIN_FRESH = 1;
+inline constexpr int BURNIN_ATTEMPT = 2;
+inline constexpr int BURNIN_FIX = 3;
+inline constexpr int BURNIN_RMA = 4;
+inline constexpr int EARLY_SURVIVED = 1;
 
 // Kinds of plan node, node_kind (definitions).
 inline constexpr int NODE_MAX = 0;
@@ -56,13 +65,18 @@ inline constexpr int NODE_CREW = 1;
 inline constexpr double REL_EPS = 1e-09;
 inline constexpr int MAX_BURNIN_ATTEMPTS = 100000;
 
-// Distribution codes, dist_kind, and the knots of a PERT table (distributions).
+// Distribution codes, dist_kind, the knots of a PERT table and of a posterior table
+// (distributions).
 inline constexpr int KIND_FIXED = 0;
 inline constexpr int KIND_UNIFORM = 1;
 inline constexpr int KIND_TRIANGULAR = 2;
 inline constexpr int KIND_PERT = 3;
 inline constexpr int KIND_LOGNORMAL = 4;
+inline constexpr int KIND_TABLE = 5;
 inline constexpr int PERT_TABLE_SIZE = 4097;
+inline constexpr int TABLE_SIZE = 4097;
+inline constexpr double TABLE_Z = 8.5;
+inline constexpr double SQRT2 = 1.4142135623730951;
 
 }  // namespace mcrisk
 

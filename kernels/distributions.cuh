@@ -97,7 +97,106 @@ MCRISK_HD double ppf(int kind, const double* dist_param, int d, const double* pe
     if (kind == KIND_LOGNORMAL) {
         return exp(dist_param[4 * d + 0] + dist_param[4 * d + 1] * ndtri(u));
     }
+    if (kind == KIND_TABLE) {
+        // A posterior table: TABLE_SIZE knots at normal scores -TABLE_Z .. TABLE_Z.
+        int offset = (int)dist_param[4 * d + 0];
+        int last = TABLE_SIZE - 1;
+        double position = (ndtri(u) + TABLE_Z) / (2.0 * TABLE_Z) * last;
+        position = min(max(position, 0.0), (double)last);
+        int knot = min((int)position, last - 1);
+        double frac = position - knot;
+        double lo = pert_table[offset + knot];
+        return lo + frac * (pert_table[offset + knot + 1] - lo);
+    }
     return not_a_number();
+}
+
+// P(X <= x) of distribution d (not `chance`, not a table) as ppf draws it: the inverse of ppf
+// (a PERT's by a binary search of its table).
+MCRISK_HD double cdf(int kind, const double* dist_param, int d, const double* pert_table,
+                     double x) {
+    if (kind == KIND_FIXED) {
+        return x >= dist_param[4 * d + 0] ? 1.0 : 0.0;
+    }
+    if (kind == KIND_UNIFORM) {
+        if (dist_param[4 * d + 1] <= 0.0) {
+            return x >= dist_param[4 * d + 0] ? 1.0 : 0.0;
+        }
+        return min(max((x - dist_param[4 * d + 0]) / dist_param[4 * d + 1], 0.0), 1.0);
+    }
+    if (kind == KIND_TRIANGULAR) {
+        double low = dist_param[4 * d + 0], mode = dist_param[4 * d + 1],
+               high = dist_param[4 * d + 2];
+        double span = high - low;
+        if (span <= 0.0) {
+            return x >= low ? 1.0 : 0.0;
+        }
+        if (x <= low) {
+            return 0.0;
+        }
+        if (x >= high) {
+            return 1.0;
+        }
+        if (x < mode) {
+            return (x - low) * (x - low) / (span * (mode - low));
+        }
+        return 1.0 - (high - x) * (high - x) / (span * (high - mode));
+    }
+    if (kind == KIND_PERT) {
+        int offset = (int)dist_param[4 * d + 2];
+        int last = PERT_TABLE_SIZE - 1;
+        double y = (x - dist_param[4 * d + 0]) / dist_param[4 * d + 1];
+        if (y <= 0.0) {
+            return 0.0;
+        }
+        if (y >= 1.0) {
+            return 1.0;
+        }
+        int lo = 0, hi = last;  // table[lo] <= y < table[hi]
+        while (hi - lo > 1) {
+            int mid = (lo + hi) / 2;
+            if (pert_table[offset + mid] <= y) {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        double position;
+        if (lo == 0) {
+            position = pow(y / pert_table[offset + 1], 1.0 / pert_table[offset + last + 1]);
+        } else if (lo == last - 1) {
+            position = last - pow((1.0 - y) / (1.0 - pert_table[offset + last - 1]),
+                                  1.0 / pert_table[offset + last + 2]);
+        } else {
+            double below = pert_table[offset + lo];
+            position = lo + (y - below) / (pert_table[offset + lo + 1] - below);
+        }
+        return position / last;
+    }
+    if (kind == KIND_LOGNORMAL) {
+        if (x <= 0.0) {
+            return 0.0;
+        }
+        double z = (log(x) - dist_param[4 * d + 0]) / (dist_param[4 * d + 1] * SQRT2);
+        return 0.5 * erfc(-z);
+    }
+    return not_a_number();
+}
+
+// The quantile at u of distribution d (not `chance`) truncated to above `bound`: u mapped
+// into [F(bound), 1); a lognormal's through its survival function.
+MCRISK_HD double ppf_above(int kind, const double* dist_param, int d, const double* pert_table,
+                           double bound, double u) {
+    if (kind == KIND_LOGNORMAL) {
+        double survival = 1.0;
+        if (bound > 0.0) {
+            double z = (log(bound) - dist_param[4 * d + 0]) / (dist_param[4 * d + 1] * SQRT2);
+            survival = 0.5 * erfc(z);
+        }
+        return exp(dist_param[4 * d + 0] - dist_param[4 * d + 1] * ndtri(survival * (1.0 - u)));
+    }
+    double f = cdf(kind, dist_param, d, pert_table, bound);
+    return ppf(kind, dist_param, d, pert_table, f + u * (1.0 - f));
 }
 
 // The draw of distribution d at (seed, scenario, address, index): `chance` tosses u1 and
@@ -118,6 +217,30 @@ MCRISK_HD double draw(const int* dist_kind, const double* dist_param, const doub
         return ppf(kind, dist_param, d, pert_table, u.u2);
     }
     return 0.0;
+}
+
+// draw(...) conditioned to exceed `bound`, from the same uniforms: a `chance` draws its inner
+// distribution above a bound >= 0, and as usual below 0.
+MCRISK_HD double draw_above(const int* dist_kind, const double* dist_param,
+                            const double* dist_chance, const double* pert_table, int d,
+                            u32 seed_lo, u32 seed_hi, u32 scenario, u64 address, u32 index,
+                            double bound) {
+    int kind = dist_kind[d];
+    double chance = dist_chance[d];
+    if (kind == KIND_FIXED && chance >= 1.0) {
+        return dist_param[4 * d + 0];
+    }
+    Uniforms u = uniforms(seed_lo, seed_hi, scenario, address, index);
+    if (chance >= 1.0) {
+        return ppf_above(kind, dist_param, d, pert_table, bound, u.u1);
+    }
+    if (bound < 0.0) {
+        if (u.u1 < chance) {
+            return ppf(kind, dist_param, d, pert_table, u.u2);
+        }
+        return 0.0;
+    }
+    return ppf_above(kind, dist_param, d, pert_table, bound, u.u2);
 }
 
 // out[l] = ppf(kind, dist_param, d, pert_table, u[l]) for l < n, the same operations in every

@@ -5,7 +5,7 @@
 //
 // Axes (2-D arrays are indexed by hand: row * width + column):
 //   d       distribution (at least 1: a placeholder when the scenario draws nothing)
-//   knots   PERT table entries, every table end to end (at least 1)
+//   knots   quantile table entries (PERT and posterior tables) end to end (at least 1)
 //   q       world quantity
 //   terms   the SUM quantities' terms end to end (at least 1)
 //   b       burn-in table row (at least 1)
@@ -36,14 +36,24 @@ struct Plan {
     const int* dist_kind;           // int32[d]: KIND_* code (a `chance`: its inner kind)
     const double* dist_param;       // float64[d, 4]: four parameters by kind
     const double* dist_chance;      // float64[d]: P(a non-zero draw); 1.0: not a `chance`
-    const double* pert_table;       // float64[knots]: every PERT quantile table end to end
+    const double* pert_table;       // float64[knots]: every PERT and posterior (TABLE) quantile
+                                    // table end to end
     // world: the quantities drawn or derived once per scenario, in dependency order
-    const int* q_kind;              // int32[q]: Q_SAMPLE, Q_SUM, Q_BURNIN or Q_ATTEMPTS
-    const int* q_dist;              // int32[q]: distribution of a SAMPLE (a BURNIN: its attempt's)
+    const int* q_kind;              // int32[q]: Q_SAMPLE, Q_SUM, Q_BURNIN, Q_ATTEMPTS, Q_EARLY,
+                                    // Q_SOAK, Q_OUT, Q_REST or Q_ABOVE
+    const int* q_dist;              // int32[q]: distribution of a SAMPLE or an ABOVE (a BURNIN: its
+                                    // attempt's; an EARLY: its age's)
     const u64* q_address;           // uint64[q, 4]: addresses (BURNIN: attempt, outcome, fix, rma)
-    const double* q_const;          // float64[q]: a SUM's constant
+    const double* q_const;          // float64[q]: a SUM's or REST's constant; an ABOVE's bound's; a
+                                    // conditioned BURNIN's elapsed days of its running piece
     const int* q_terms_ptr;         // int32[q + 1]: a SUM's terms: q_terms[ptr[q]:ptr[q + 1]]
-    const int* q_terms;             // int32[terms]: earlier quantities a SUM adds
+    const int* q_terms;             // int32[terms]: earlier quantities a SUM adds (a REST, an
+                                    // ABOVE's bound: subtracts)
+    const int* q_status;            // int32[q]: 0, or how a status conditions a BURNIN (BURNIN_*)
+                                    // or an EARLY (EARLY_SURVIVED)
+    const double* q_state;          // float64[q, 4]: a conditioned BURNIN's days so far, attempt it
+                                    // resumes at, failures in a row, RMAs done; an EARLY's age
+                                    // exceeded and chance
     const int* q_burnin;            // int32[q]: a BURNIN's row of the burn-in tables, else -1
     const int* burnin_dist;         // int32[b, 3]: attempt, fix and rma distributions
     const double* burnin_fail;      // float64[b, 2]: fail_first, fail_retry
@@ -54,6 +64,8 @@ struct Plan {
     const double* node_base_const;  // float64[s, v]: day before which a node cannot start
     const int* node_add_q;          // int32[s, v, 2]: world quantities added to the start, or -1
     const double* node_add_const;   // float64[s, v]: days added to the start
+    const double* node_floor;       // float64[s, v]: day before which the node's time cannot fall
+                                    // (a status's as_of for an event not yet recorded), or -inf
     const int* dep_ptr;             // int32[s, v + 1]: CSR pointers: node v's deps in dep_idx
     const int* dep_idx;             // int32[s, deps]: the deps, node by node
     // crew_schedule: blocks that time nodes without a worklist (mcrisk/plan/compile.py)
@@ -167,6 +179,8 @@ struct Plan {
     const double* R q_const,                                                                       \
     const int* R q_terms_ptr,                                                                      \
     const int* R q_terms,                                                                          \
+    const int* R q_status,                                                                         \
+    const double* R q_state,                                                                       \
     const int* R q_burnin,                                                                         \
     const int* R burnin_dist,                                                                      \
     const double* R burnin_fail,                                                                   \
@@ -176,6 +190,7 @@ struct Plan {
     const double* R node_base_const,                                                               \
     const int* R node_add_q,                                                                       \
     const double* R node_add_const,                                                                \
+    const double* R node_floor,                                                                    \
     const int* R dep_ptr,                                                                          \
     const int* R dep_idx,                                                                          \
     const int* R n_crews,                                                                          \
@@ -253,15 +268,15 @@ struct Plan {
 
 #define MCRISK_PLAN_VALUES                                                                         \
     {dist_kind, dist_param, dist_chance, pert_table, q_kind, q_dist, q_address, q_const,           \
-     q_terms_ptr, q_terms, q_burnin, burnin_dist, burnin_fail, burnin_rma_after,                   \
-     node_base_q, node_kind, node_base_const, node_add_q, node_add_const, dep_ptr,                 \
-     dep_idx, n_crews, block_ptr, block_node, block_wait, n_ready_blocks,                          \
-     block_feeds_crew, crew_node, n_crew_rows, unlock_ptr, unlock_block, cap_event_node,           \
-     cap_event_island, cap_event_delta, cap_event_scale_q, island_cap0, power_event_node,          \
-     power_event_hall, power_event_delta, cap_event_order, power_event_order,                      \
-     n_power_checked, hall_draw0, hall_cap, completion_node, baseline, horizon,                    \
-     window_start, largest_job, demand_day, demand_value, demand_growth_q, n_costs,                \
-     span_start_node, span_start_day, span_end_node, span_end_day, span_rate,                      \
+     q_terms_ptr, q_terms, q_status, q_state, q_burnin, burnin_dist, burnin_fail,                  \
+     burnin_rma_after, node_base_q, node_kind, node_base_const, node_add_q,                        \
+     node_add_const, node_floor, dep_ptr, dep_idx, n_crews, block_ptr, block_node,                 \
+     block_wait, n_ready_blocks, block_feeds_crew, crew_node, n_crew_rows, unlock_ptr,             \
+     unlock_block, cap_event_node, cap_event_island, cap_event_delta, cap_event_scale_q,           \
+     island_cap0, power_event_node, power_event_hall, power_event_delta, cap_event_order,          \
+     power_event_order, n_power_checked, hall_draw0, hall_cap, completion_node, baseline,          \
+     horizon, window_start, largest_job, demand_day, demand_value, demand_growth_q,                \
+     n_costs, span_start_node, span_start_day, span_end_node, span_end_day, span_rate,             \
      span_price_q, span_cost, res_ptr, res_day, res_kw, over_rate, over_price_q,                   \
      shortfall_rate, shortfall_price_q, crew_rate, crew_price_q, lump_amount,                      \
      lump_price_q, lump_cost, n_job_cols, job_size, job_share, job_order, job_step,                \

@@ -34,7 +34,8 @@ MCRISK_HD double _node_time(const Plan& p, int s, int v, const double* world, do
             t += world[q * LANES + l];
         }
     }
-    return t;
+    double at_least = p.node_floor[s * p.n_nodes + v];
+    return at_least > t ? at_least : t;
 }
 
 // out[l] = _node_start(..., l) for l < n, in the same order of maxima.
@@ -71,6 +72,12 @@ MCRISK_HD void _time_lanes(const Plan& p, int s, int v, const double* world, int
             for (int l = 0; l < n; ++l) {
                 t[l] += world[q * LANES + l];
             }
+        }
+    }
+    double at_least = p.node_floor[s * p.n_nodes + v];
+    if (at_least > -infinity()) {  // a status's as_of: not yet recorded
+        for (int l = 0; l < n; ++l) {
+            t[l] = at_least > t[l] ? at_least : t[l];
         }
     }
 }

@@ -14,6 +14,9 @@
 namespace mcrisk {
 
 // Days from install end to a passed burn-in; its number of attempts goes to `attempts`.
+// Conditioned on a status (q_status), the loop continues from the recorded state q_state
+// (days so far, the attempt it resumes at, failures in a row, RMAs done): the piece running at
+// the status date is drawn above its elapsed days q_const.
 MCRISK_HD double burn_in_days(const Plan& p, int q, u32 seed_lo, u32 seed_hi, u32 scenario,
                               double& attempts) {
     int b = p.q_burnin[q];
@@ -23,12 +26,31 @@ MCRISK_HD double burn_in_days(const Plan& p, int q, u32 seed_lo, u32 seed_hi, u3
     int rma_after = p.burnin_rma_after[b];
     u64 a_attempt = p.q_address[4 * q + 0], a_outcome = p.q_address[4 * q + 1];
     u64 a_fix = p.q_address[4 * q + 2], a_rma = p.q_address[4 * q + 3];
-    double days = 0.0;
-    int fails_in_row = 0;
-    int rma_count = 0;
-    for (int k = 0; k < MAX_BURNIN_ATTEMPTS; ++k) {
-        days += draw(p.dist_kind, p.dist_param, p.dist_chance, p.pert_table, attempt_dist,
-                     seed_lo, seed_hi, scenario, a_attempt, (u32)k);
+    int piece = p.q_status[q];
+    double elapsed = p.q_const[q];
+    double days = p.q_state[4 * q + 0];
+    int k0 = (int)p.q_state[4 * q + 1];
+    int fails_in_row = (int)p.q_state[4 * q + 2];
+    int rma_count = (int)p.q_state[4 * q + 3];
+    if (piece == BURNIN_FIX) {  // the fix after attempt k0 is running
+        days += draw_above(p.dist_kind, p.dist_param, p.dist_chance, p.pert_table, fix_dist,
+                           seed_lo, seed_hi, scenario, a_fix, (u32)k0, elapsed);
+        k0 += 1;
+    } else if (piece == BURNIN_RMA) {  // the RMA after attempt k0 is running
+        days += draw_above(p.dist_kind, p.dist_param, p.dist_chance, p.pert_table, rma_dist,
+                           seed_lo, seed_hi, scenario, a_rma, (u32)rma_count, elapsed);
+        rma_count += 1;
+        k0 += 1;
+    }
+    for (int k = k0; k < MAX_BURNIN_ATTEMPTS; ++k) {
+        if (piece == BURNIN_ATTEMPT && k == k0) {  // attempt k0 is running
+            days += draw_above(p.dist_kind, p.dist_param, p.dist_chance, p.pert_table,
+                               attempt_dist, seed_lo, seed_hi, scenario, a_attempt, (u32)k,
+                               elapsed);
+        } else {
+            days += draw(p.dist_kind, p.dist_param, p.dist_chance, p.pert_table, attempt_dist,
+                         seed_lo, seed_hi, scenario, a_attempt, (u32)k);
+        }
         double u_outcome = uniforms(seed_lo, seed_hi, scenario, a_outcome, (u32)k).u1;
         double p_fail = fails_in_row == 0 ? fail_first : fail_retry;
         if (u_outcome >= p_fail) {
@@ -52,12 +74,19 @@ MCRISK_HD double burn_in_days(const Plan& p, int q, u32 seed_lo, u32 seed_hi, u3
 
 // world[q], world[q + 1] (times LANES + l) = burn_in_days(..., scenario0 + l) for l < n: the
 // first attempt for every lane at once; a lane whose first attempt fails is redone by
-// burn_in_days from the start (the same draws, so the same days).
+// burn_in_days from the start (the same draws, so the same days). Conditioned on a status:
+// burn_in_days in every lane.
 MCRISK_HD void burn_in_lanes(const Plan& p, int q, u32 seed_lo, u32 seed_hi, u32 scenario0,
                              int n, double* world, double* u1, double* u2) {
-    int b = p.q_burnin[q];
     double* days = world + q * LANES;
     double* attempts = world + (q + 1) * LANES;
+    if (p.q_status[q] != 0) {
+        for (int l = 0; l < n; ++l) {
+            days[l] = burn_in_days(p, q, seed_lo, seed_hi, scenario0 + (u32)l, attempts[l]);
+        }
+        return;
+    }
+    int b = p.q_burnin[q];
     draw_lanes(p.dist_kind, p.dist_param, p.dist_chance, p.pert_table, p.burnin_dist[3 * b + 0],
                seed_lo, seed_hi, scenario0, n, p.q_address[4 * q + 0], 0u, u1, u2, days);
     for (int l = 0; l < n; ++l) {
@@ -78,6 +107,20 @@ MCRISK_HD void burn_in_lanes(const Plan& p, int q, u32 seed_lo, u32 seed_hi, u32
 MCRISK_HD void early_failure_lanes(const Plan& p, int q, u32 seed_lo, u32 seed_hi, u32 scenario0,
                                    int n, double* world, double* u1, double* u2) {
     double* row = world + q * LANES;
+    if (p.q_status[q] == EARLY_SURVIVED) {  // none by the status date: q_state
+        for (int l = 0; l < n; ++l) {
+            row[l] = draw_above(p.dist_kind, p.dist_param, p.dist_chance, p.pert_table,
+                                p.q_dist[q], seed_lo, seed_hi, scenario0 + (u32)l,
+                                p.q_address[4 * q + 1], 0u, p.q_state[4 * q + 0]);
+        }
+        uniforms_lanes(seed_lo, seed_hi, scenario0, n, p.q_address[4 * q + 0], 0u, u1, u2);
+        for (int l = 0; l < n; ++l) {
+            if (!(u1[l] < p.q_state[4 * q + 1])) {
+                row[l] = infinity();
+            }
+        }
+        return;
+    }
     draw_lanes(p.dist_kind, p.dist_param, p.dist_chance, p.pert_table, p.q_dist[q], seed_lo,
                seed_hi, scenario0, n, p.q_address[4 * q + 1], 0u, u1, u2, row);
     uniforms_lanes(seed_lo, seed_hi, scenario0, n, p.q_address[4 * q + 0], 0u, u1, u2);
@@ -115,6 +158,29 @@ MCRISK_HD void soak_and_out_lanes(const Plan& p, int q, int n, double* world) {
     }
 }
 
+// world[q * LANES + l]: Q_REST, q_const minus its terms in order; Q_ABOVE, a draw of q_dist at
+// its address conditioned to exceed that.
+MCRISK_HD void conditioned_lanes(const Plan& p, int q, u32 seed_lo, u32 seed_hi, u32 scenario0,
+                                 int n, double* world) {
+    double* row = world + q * LANES;
+    for (int l = 0; l < n; ++l) {
+        row[l] = p.q_const[q];
+    }
+    for (int j = p.q_terms_ptr[q]; j < p.q_terms_ptr[q + 1]; ++j) {
+        const double* term = world + p.q_terms[j] * LANES;
+        for (int l = 0; l < n; ++l) {
+            row[l] -= term[l];
+        }
+    }
+    if (p.q_kind[q] == Q_ABOVE) {
+        for (int l = 0; l < n; ++l) {
+            row[l] = draw_above(p.dist_kind, p.dist_param, p.dist_chance, p.pert_table,
+                                p.q_dist[q], seed_lo, seed_hi, scenario0 + (u32)l,
+                                p.q_address[4 * q + 0], 0u, row[l]);
+        }
+    }
+}
+
 // world[q * LANES + l] of scenarios scenario0 + l, l < n, in dependency order (u1, u2: scratch
 // of n uniforms).
 MCRISK_HD void sample_world(const Plan& p, u32 seed_lo, u32 seed_hi, u32 scenario0, int n,
@@ -141,6 +207,8 @@ MCRISK_HD void sample_world(const Plan& p, u32 seed_lo, u32 seed_hi, u32 scenari
             early_failure_lanes(p, q, seed_lo, seed_hi, scenario0, n, world, u1, u2);
         } else if (kind == Q_SOAK || kind == Q_OUT) {
             soak_and_out_lanes(p, q, n, world);
+        } else if (kind == Q_REST || kind == Q_ABOVE) {
+            conditioned_lanes(p, q, seed_lo, seed_hi, scenario0, n, world);
         } else if (kind != Q_ATTEMPTS) {
             for (int l = 0; l < n; ++l) {
                 row[l] = not_a_number();

@@ -150,13 +150,18 @@ SHARED_CONSTANTS = (
      "j's homeless days at JOB_HOMELESS_DAYS + j", definitions,
      ("UNSERVABLE_GPU_DAYS", "JOB_HOMELESS_DAYS")),
     ("Kinds of world quantity, q_kind (definitions)", definitions,
-     ("Q_SAMPLE", "Q_SUM", "Q_BURNIN", "Q_ATTEMPTS", "Q_EARLY", "Q_SOAK", "Q_OUT")),
+     ("Q_SAMPLE", "Q_SUM", "Q_BURNIN", "Q_ATTEMPTS", "Q_EARLY", "Q_SOAK", "Q_OUT", "Q_REST",
+      "Q_ABOVE")),
+    ("How a status conditions a quantity, q_status (definitions)", definitions,
+     ("BURNIN_FRESH", "BURNIN_ATTEMPT", "BURNIN_FIX", "BURNIN_RMA", "EARLY_SURVIVED")),
     ("Kinds of plan node, node_kind (definitions)", definitions, ("NODE_MAX", "NODE_CREW")),
     ('The tolerance of "below baseline" and "above cap", and the burn-in guard (definitions)',
      definitions, ("REL_EPS", "MAX_BURNIN_ATTEMPTS")),
-    ("Distribution codes, dist_kind, and the knots of a PERT table (distributions)",
+    ("Distribution codes, dist_kind, the knots of a PERT table and of a posterior table "
+     "(distributions)",
      distributions, ("KIND_FIXED", "KIND_UNIFORM", "KIND_TRIANGULAR", "KIND_PERT",
-                     "KIND_LOGNORMAL", "PERT_TABLE_SIZE")),
+                     "KIND_LOGNORMAL", "KIND_TABLE", "PERT_TABLE_SIZE", "TABLE_SIZE",
+                     "TABLE_Z", "SQRT2")),
 )
 CONSTANTS_HEADER = "constants.cuh"
 

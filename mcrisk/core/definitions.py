@@ -65,6 +65,18 @@ HOURS_PER_DAY = 24.0
 # its extra soak adds and the days from its acceptance to its early failure.
 Q_SAMPLE, Q_SUM, Q_BURNIN, Q_ATTEMPTS = 0, 1, 2, 3
 Q_EARLY, Q_SOAK, Q_OUT = 4, 5, 6
+# Quantities conditioned on a status (mcrisk/plan/conditioning.py): q_const minus earlier
+# quantities (a duration fixed by a fact: the date's constant minus the other terms), and a
+# draw of its distribution truncated to above q_const minus earlier quantities (a date not
+# reached by the status date, an activity still running).
+Q_REST, Q_ABOVE = 7, 8
+# q_status of a BURNIN conditioned on a unit's burn-in so far (q_state: days so far, the
+# attempt the loop resumes at, failures in a row, RMAs done; q_const: the elapsed days of the
+# piece running at the status date): the next attempt starts afresh, or an attempt, a fix or
+# an RMA is running; and of an EARLY conditioned on no early failure by the status date
+# (q_state: the age it exceeds, the chance given that). 0: not conditioned.
+BURNIN_FRESH, BURNIN_ATTEMPT, BURNIN_FIX, BURNIN_RMA = 1, 2, 3, 4
+EARLY_SURVIVED = 1
 # Kinds of plan node: a max-plus node, and a row retrofit that also waits for a free crew.
 NODE_MAX, NODE_CREW = 0, 1
 

@@ -13,7 +13,21 @@ Encoded form (what the kernels see), per distribution d:
       TRIANGULAR  (min, mode, max, -)
       PERT        (min, max - min, table offset, -)   value = min + span * table(u)
       LOGNORMAL   (ln median, sigma, -, -)             value = exp(mu + sigma * ndtri(u))
+      TABLE       (table offset, -, -, -)              value = table(ndtri(u)), a posterior
   dist_chance[d]   probability that the draw is non-zero (1.0: not a `chance` distribution)
+
+A TABLE is a posterior quantile function computed at compile time (mcrisk/plan/posterior.py):
+TABLE_SIZE knots at normal scores z_k = -TABLE_Z + 2 TABLE_Z k / (TABLE_SIZE - 1), linear in
+z between them; the draw is at z = ndtri(u), which never leaves [-TABLE_Z, TABLE_Z] for the
+uniforms of mcrisk/core/rng.py (ndtri(2**-53) = -8.2). Knots in normal scores rather than in u
+keep both tails resolved: a posterior's quantile function is smooth in z.
+
+A draw conditioned to exceed a bound b (`sample_above`: a date not reached by the status date,
+an activity running for longer than b) maps its uniform into [F(b), 1), F the CDF of the
+distribution as drawn (`cdf`: a PERT's is the inverse of its table's interpolation), and
+takes the quantile there; a lognormal's from its survival function, which keeps the upper
+tail's precision; a `chance` draws its inner distribution above b when b >= 0 (0 is not
+above b), else as usual. The draw stays at its address.
 
 BetaPERT has no closed-form inverse CDF. Its quantile function is tabulated at compile time
 from the Beta quantile (scipy.special.betaincinv: what scipy.stats.beta.ppf gives, bit for
@@ -38,12 +52,16 @@ KIND_UNIFORM = 1
 KIND_TRIANGULAR = 2
 KIND_PERT = 3
 KIND_LOGNORMAL = 4
+KIND_TABLE = 5
 KIND_CODES = {"fixed": KIND_FIXED, "uniform": KIND_UNIFORM, "triangular": KIND_TRIANGULAR,
               "pert": KIND_PERT, "lognormal": KIND_LOGNORMAL}
 
 Z90 = float(special.ndtri(0.9))  # 1.2815515655446004; the contract rounds it to 1.2815516
 PERT_TABLE_SIZE = 4097            # knots at u = 0, 1/4096, ..., 1
 PERT_TABLE_STRIDE = PERT_TABLE_SIZE + 2
+TABLE_SIZE = 4097                 # a posterior table's knots, at normal scores -TABLE_Z .. TABLE_Z
+TABLE_Z = 8.5
+SQRT2 = 1.4142135623730951        # math.sqrt(2.0)
 
 
 def lognormal_sigma(median: float, p90: float) -> float:
@@ -91,6 +109,17 @@ def encode(dist: Distribution, pert_tables: list[np.ndarray]) -> tuple[int, tupl
     raise ValueError(f"unknown distribution kind {dist.kind!r}")
 
 
+def encode_table(table: np.ndarray, chance: float, tables: list[np.ndarray]) -> tuple:
+    """(KIND_TABLE, params, chance) of a posterior quantile table of TABLE_SIZE knots (a
+    `chance` one when chance < 1: the table is then its non-zero part's); the table is appended
+    to `tables`, the plan's quantile tables end to end."""
+    if len(table) != TABLE_SIZE:
+        raise ValueError(f"a posterior table has {TABLE_SIZE} knots, not {len(table)}")
+    offset = sum(len(t) for t in tables)
+    tables.append(np.asarray(table, dtype=np.float64))
+    return KIND_TABLE, (float(offset), 0.0, 0.0, 0.0), float(chance)
+
+
 def median(dist: Distribution) -> float:
     """The median of a (non-chance) distribution, from its own encoding."""
     kind, params, _ = encode(dist, tables := [])
@@ -128,7 +157,86 @@ def ppf(kind: int, param: np.ndarray, pert_table_knots: np.ndarray, u: np.ndarra
         return param[0] + param[1] * y
     if kind == KIND_LOGNORMAL:
         return np.exp(param[0] + param[1] * special.ndtri(u))
+    if kind == KIND_TABLE:
+        offset = int(param[0])
+        table = pert_table_knots[offset:offset + TABLE_SIZE]
+        last = TABLE_SIZE - 1
+        position = (special.ndtri(u) + TABLE_Z) / (2.0 * TABLE_Z) * last
+        position = np.minimum(np.maximum(position, 0.0), float(last))
+        knot = np.minimum(position.astype(np.int64), last - 1)
+        frac = position - knot
+        return table[knot] + frac * (table[knot + 1] - table[knot])
     raise ValueError(f"unknown distribution kind code {kind}")
+
+
+def cdf(kind: int, param: np.ndarray, pert_table_knots: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """P(X <= x) of an encoded (non-chance, non-table) distribution as `ppf` draws it, at x
+    (any shape): the inverse of ppf, a PERT's by searching its table."""
+    x = np.asarray(x, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if kind == KIND_FIXED:
+            return np.where(x >= param[0], 1.0, 0.0)
+        if kind == KIND_UNIFORM:
+            if param[1] <= 0.0:
+                return np.where(x >= param[0], 1.0, 0.0)
+            return np.minimum(np.maximum((x - param[0]) / param[1], 0.0), 1.0)
+        if kind == KIND_TRIANGULAR:
+            low, mode, high = param[0], param[1], param[2]
+            span = high - low
+            if span <= 0.0:
+                return np.where(x >= low, 1.0, 0.0)
+            left = (x - low) * (x - low) / (span * (mode - low))
+            right = 1.0 - (high - x) * (high - x) / (span * (high - mode))
+            return np.where(x <= low, 0.0, np.where(x >= high, 1.0,
+                                                    np.where(x < mode, left, right)))
+        if kind == KIND_PERT:
+            offset = int(param[2])
+            table = pert_table_knots[offset:offset + PERT_TABLE_STRIDE]
+            last = PERT_TABLE_SIZE - 1
+            y = (x - param[0]) / param[1]
+            inside = (y > 0.0) & (y < 1.0)
+            yc = np.where(inside, y, 0.5)
+            knot = np.minimum(np.searchsorted(table[:last + 1], yc, side="right") - 1, last - 1)
+            knot = np.maximum(knot, 0)
+            lo, hi = table[knot], table[np.minimum(knot + 1, last)]
+            position = knot + (yc - lo) / (hi - lo)
+            position = np.where(knot == 0, np.power(yc / table[1], 1.0 / table[last + 1]),
+                                position)
+            position = np.where(knot == last - 1,
+                                last - np.power((1.0 - yc) / (1.0 - table[last - 1]),
+                                                1.0 / table[last + 2]), position)
+            return np.where(y <= 0.0, 0.0, np.where(y >= 1.0, 1.0, position / last))
+        if kind == KIND_LOGNORMAL:
+            positive = x > 0.0
+            z = (np.log(np.where(positive, x, 1.0)) - param[0]) / (param[1] * SQRT2)
+            return np.where(positive, 0.5 * special.erfc(-z), 0.0)
+    raise ValueError(f"no CDF for distribution kind code {kind}")
+
+
+def ppf_above(kind: int, param: np.ndarray, pert_table_knots: np.ndarray, bound: np.ndarray,
+              u: np.ndarray) -> np.ndarray:
+    """The quantile at u of an encoded (non-chance) distribution truncated to above `bound`:
+    u mapped into [F(bound), 1); a lognormal's through its survival function."""
+    u = np.asarray(u, dtype=np.float64)
+    bound = np.broadcast_to(np.asarray(bound, dtype=np.float64), u.shape)
+    if kind == KIND_LOGNORMAL:
+        positive = bound > 0.0
+        z = (np.log(np.where(positive, bound, 1.0)) - param[0]) / (param[1] * SQRT2)
+        survival = np.where(positive, 0.5 * special.erfc(z), 1.0)
+        return np.exp(param[0] - param[1] * special.ndtri(survival * (1.0 - u)))
+    f = cdf(kind, param, pert_table_knots, bound)
+    return ppf(kind, param, pert_table_knots, f + u * (1.0 - f))
+
+
+def sample_above(kind: int, param: np.ndarray, chance: float, pert_table_knots: np.ndarray,
+                 bound: np.ndarray, u1: np.ndarray, u2: np.ndarray) -> np.ndarray:
+    """A draw conditioned to exceed `bound`, from the same two uniforms as `sample`: a
+    `chance` draws its inner distribution above a bound >= 0 from u2, and as usual below 0."""
+    if chance >= 1.0:
+        return ppf_above(kind, param, pert_table_knots, bound, u1)
+    bound = np.broadcast_to(np.asarray(bound, dtype=np.float64), np.shape(u1))
+    usual = np.where(u1 < chance, ppf(kind, param, pert_table_knots, u2), 0.0)
+    return np.where(bound < 0.0, usual, ppf_above(kind, param, pert_table_knots, bound, u2))
 
 
 def sample(kind: int, param: np.ndarray, chance: float, pert_table_knots: np.ndarray,

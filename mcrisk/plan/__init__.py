@@ -7,6 +7,11 @@
     costs    the cost arrays from [costs]
     jobs     the job-mix arrays from [[demand.jobs]]
     window   the metrics' window with a status: the future [as_of, horizon), the history
+    conditioning  a status's facts on dates and durations: every world quantity drawn from its
+             posterior (shared terms on a grid, the rest exactly given them)
+    posterior     the grid posterior of one quantity as a quantile table (KIND_TABLE)
+    activities    a status's facts on units and rows: strategies from today, burn-in histories,
+             early failures, node pins and floors
 
 No I/O and no simulation: the backends take a CompiledScenario and nothing else.
 """

@@ -76,6 +76,10 @@ from .jobs import job_arrays
 from ..core.model import Distribution, Scenario, Strategy
 from .record import CompiledScenario  # noqa: F401 (re-exported: the plan interface is record.py)
 from .world import World, acceptance_policies, compile_world
+from ..core.status import Status
+from .activities import (activity_facts, condition_plans, condition_units, from_today,
+                         status_retrofit_rows)
+from .conditioning import condition, date_facts, pin_quantities
 
 
 def _needs_retrofit(scenario: Scenario, strategy: Strategy) -> set[str]:
@@ -143,7 +147,7 @@ def _strategy_plan(scenario: Scenario, strategy: Strategy, nodes: _Nodes, handle
     """Node kinds, constants, adds and deps of one strategy over the fixed node ids."""
     n = len(nodes.names)
     plan = dict(kind=[NODE_MAX] * n, base_const=[0.0] * n, add_q=[[-1, -1] for _ in range(n)],
-                add_const=[0.0] * n, deps=[[] for _ in range(n)])
+                add_const=[0.0] * n, deps=[[] for _ in range(n)], floor=[-np.inf] * n)
     node = nodes.id
     hall_of_row = {row.id: row.hall for row in scenario.rows()}
     units_in_row: dict[str, list[str]] = {}
@@ -230,6 +234,7 @@ def _unchanged_nodes(before: dict | None, plan: dict) -> set[int]:
         if (plan["kind"][v] == before["kind"][v] == NODE_MAX
                 and _same_bits(plan["base_const"][v], before["base_const"][v])
                 and _same_bits(plan["add_const"][v], before["add_const"][v])
+                and _same_bits(plan["floor"][v], before["floor"][v])
                 and plan["add_q"][v] == before["add_q"][v]
                 and plan["deps"][v] == before["deps"][v]
                 and all(d in unchanged for d in plan["deps"][v])):
@@ -295,17 +300,28 @@ def _topological_order(deps: list[list[int]], names: list[str], strategy: str) -
     return order
 
 
-def compile_scenario(scenario: Scenario) -> CompiledScenario:
-    """Flatten a validated scenario and all its strategies into kernel arrays."""
-    if scenario.status is not None:
-        from ..core.errors import McriskError
-        raise McriskError(f"{scenario.status.path}: conditioning the simulation on a status "
-                          "is not built yet")
+def compile_scenario(scenario: Scenario, status: Status | None = None) -> CompiledScenario:
+    """Flatten a validated scenario and all its strategies into kernel arrays; given a
+    status, every quantity conditioned on its facts and every strategy applied to what
+    remains (mcrisk/plan/conditioning.py, mcrisk/plan/activities.py; docs/status.md). Without
+    one the plan is exactly the unconditioned one. The status defaults to the one the scenario
+    carries (core.facts.with_facts); the metrics' window is the caller's (plan.window)."""
+    status = scenario.status if status is None else status
+    if status is not None:
+        scenario = from_today(scenario, status)
     retrofitted = set().union(*(_needs_retrofit(scenario, s) for s in scenario.strategies))
+    if status is not None:
+        retrofitted |= status_retrofit_rows(status)
     retrofit_rows = [row.id for row in scenario.rows() if row.id in retrofitted]
     world, handles = compile_world(scenario, retrofit_rows)
+    if status is not None:
+        condition_world(scenario, status, world, handles)
     nodes = _Nodes(scenario, handles)
     plans = [_strategy_plan(scenario, s, nodes, handles) for s in scenario.strategies]
+    if status is not None:
+        condition_plans(scenario, status, nodes.id, plans, handles)
+        for strategy, plan in zip(scenario.strategies, plans):
+            plan["topo"] = _topological_order(plan["deps"], nodes.names, strategy.name)
     for before, plan in zip([None] + plans[:-1], plans):
         plan.update(_crew_schedule(plan["deps"], plan["kind"], plan["topo"],
                                    _unchanged_nodes(before, plan)))
@@ -448,6 +464,8 @@ def _assemble(scenario: Scenario, world: World, nodes: _Nodes, plans: list[dict]
         q_terms_ptr=np.concatenate([[0], np.cumsum([len(r["terms"]) for r in world.rows])]).astype(np.int32),
         q_terms=np.array(terms if terms else [0], dtype=np.int32),
         q_burnin=np.array([r["burnin"] for r in world.rows], dtype=np.int32),
+        q_status=np.array([r["status"] for r in world.rows], dtype=np.int32),
+        q_state=np.array([r["state"] for r in world.rows], dtype=np.float64).reshape(-1, 4),
         burnin_dist=np.array([b[0] for b in burnins], dtype=np.int32).reshape(-1, 3),
         burnin_fail=np.array([b[1] for b in burnins], dtype=np.float64).reshape(-1, 2),
         burnin_rma_after=np.array([b[2] for b in burnins], dtype=np.int32),
@@ -456,6 +474,7 @@ def _assemble(scenario: Scenario, world: World, nodes: _Nodes, plans: list[dict]
         node_base_const=np.array([p["base_const"] for p in plans], dtype=np.float64),
         node_add_q=np.array([p["add_q"] for p in plans], dtype=np.int32).reshape(len(plans), n_nodes, 2),
         node_add_const=np.array([p["add_const"] for p in plans], dtype=np.float64),
+        node_floor=np.array([p["floor"] for p in plans], dtype=np.float64),
         dep_ptr=dep_ptr,
         dep_idx=dep_idx,
         topo=np.array([p["topo"] for p in plans], dtype=np.int32),
@@ -538,6 +557,16 @@ def _median(dist: Distribution) -> float:
     kind, params, _ = encode(dist.inner, tables := [])
     table = np.concatenate(tables) if tables else np.zeros(1)
     return float(ppf(kind, np.array(params), table, np.array(1.0 - 0.5 / p)))
+
+
+def condition_world(scenario: Scenario, status: Status, world: World, handles: dict) -> None:
+    """Every world quantity conditioned on the status: pins (risks, performance), then the
+    dates' and the activities' facts together, then burn-in histories and early failures."""
+    pin_quantities(scenario, status, world, handles)
+    facts = date_facts(scenario, status, world, handles) + activity_facts(scenario, status,
+                                                                            handles)
+    condition(world, facts, status)
+    condition_units(scenario, status, world, handles)
 
 
 def _cost_fields(scenario: Scenario, nodes: _Nodes, power_events: tuple, hall_draw0: np.ndarray,

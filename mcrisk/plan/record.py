@@ -46,7 +46,7 @@ class Axis:
 
 AXES = (
     Axis("d", "distribution (at least 1: a placeholder when the scenario draws nothing)"),
-    Axis("knots", "PERT table entries, every table end to end (at least 1)"),
+    Axis("knots", "quantile table entries (PERT and posterior tables) end to end (at least 1)"),
     Axis("q", "world quantity", "n_quantities"),
     Axis("terms", "the SUM quantities' terms end to end (at least 1)"),
     Axis("b", "burn-in table row (at least 1)"),
@@ -116,14 +116,24 @@ PLAN_GROUPS = (
            ("dist_kind", "int32[d]", "KIND_* code (a `chance`: its inner kind)"),
            ("dist_param", "float64[d, 4]", "four parameters by kind"),
            ("dist_chance", "float64[d]", "P(a non-zero draw); 1.0: not a `chance`"),
-           ("pert_table", "float64[knots]", "every PERT quantile table end to end")),
+           ("pert_table", "float64[knots]", "every PERT and posterior (TABLE) quantile table "
+                                            "end to end")),
     _group("world", "the quantities drawn or derived once per scenario, in dependency order",
-           ("q_kind", "int32[q]", "Q_SAMPLE, Q_SUM, Q_BURNIN or Q_ATTEMPTS"),
-           ("q_dist", "int32[q]", "distribution of a SAMPLE (a BURNIN: its attempt's)"),
+           ("q_kind", "int32[q]", "Q_SAMPLE, Q_SUM, Q_BURNIN, Q_ATTEMPTS, Q_EARLY, Q_SOAK, "
+                                  "Q_OUT, Q_REST or Q_ABOVE"),
+           ("q_dist", "int32[q]", "distribution of a SAMPLE or an ABOVE (a BURNIN: its "
+                                  "attempt's; an EARLY: its age's)"),
            ("q_address", "uint64[q, 4]", "addresses (BURNIN: attempt, outcome, fix, rma)"),
-           ("q_const", "float64[q]", "a SUM's constant"),
+           ("q_const", "float64[q]", "a SUM's or REST's constant; an ABOVE's bound's; a "
+                                     "conditioned BURNIN's elapsed days of its running piece"),
            ("q_terms_ptr", "int32[q + 1]", "a SUM's terms: q_terms[ptr[q]:ptr[q + 1]]"),
-           ("q_terms", "int32[terms]", "earlier quantities a SUM adds"),
+           ("q_terms", "int32[terms]", "earlier quantities a SUM adds (a REST, an ABOVE's "
+                                       "bound: subtracts)"),
+           ("q_status", "int32[q]", "0, or how a status conditions a BURNIN (BURNIN_*) or an "
+                                    "EARLY (EARLY_SURVIVED)"),
+           ("q_state", "float64[q, 4]", "a conditioned BURNIN's days so far, attempt it resumes "
+                                        "at, failures in a row, RMAs done; an EARLY's age "
+                                        "exceeded and chance"),
            ("q_burnin", "int32[q]", "a BURNIN's row of the burn-in tables, else -1"),
            ("burnin_dist", "int32[b, 3]", "attempt, fix and rma distributions"),
            ("burnin_fail", "float64[b, 2]", "fail_first, fail_retry"),
@@ -134,6 +144,9 @@ PLAN_GROUPS = (
            ("node_base_const", "float64[s, v]", "day before which a node cannot start"),
            ("node_add_q", "int32[s, v, 2]", "world quantities added to the start, or -1"),
            ("node_add_const", "float64[s, v]", "days added to the start"),
+           ("node_floor", "float64[s, v]", "day before which the node's time cannot fall (a "
+                                           "status's as_of for an event not yet recorded), or "
+                                           "-inf"),
            ("dep_ptr", "int32[s, v + 1]", "CSR pointers: node v's deps in dep_idx"),
            ("dep_idx", "int32[s, deps]", "the deps, node by node"),
            ("topo", "int32[s, v]", "nodes in topological order (the NumPy reference's sweeps)",

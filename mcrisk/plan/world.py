@@ -16,7 +16,7 @@ import numpy as np
 
 from ..core import rng
 from ..core.definitions import Q_ATTEMPTS, Q_BURNIN, Q_EARLY, Q_OUT, Q_SAMPLE, Q_SOAK, Q_SUM
-from ..core.distributions import encode
+from ..core.distributions import encode, encode_table
 from ..core.errors import Problem, ScenarioError
 from ..core.model import DateSpec, Distribution, Scenario
 from ..core.quantities import QuantityLabel
@@ -39,6 +39,12 @@ class World:
         self.dists.append(encode(dist, self.pert_tables))
         return len(self.dists) - 1
 
+    def table_dist(self, table: np.ndarray, chance: float) -> int:
+        """A new distribution: a posterior quantile table (KIND_TABLE; a `chance` of it when
+        chance < 1), for mcrisk/plan/conditioning.py."""
+        self.dists.append(encode_table(table, chance, self.pert_tables))
+        return len(self.dists) - 1
+
     def _add(self, label: QuantityLabel, **row) -> int:
         name = label.name
         if name in self.index:
@@ -47,7 +53,7 @@ class World:
         self.names.append(name)
         self.labels.append(label)
         base = dict(kind=Q_SAMPLE, dist=-1, address=(0, 0, 0, 0), address_labels=(), const=0.0,
-                    terms=(), burnin=-1)
+                    terms=(), burnin=-1, status=0, state=(0.0, 0.0, 0.0, 0.0))
         base.update(row)
         self.rows.append(base)
         return self.index[name]

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import math
 
-from ...core.distributions import (KIND_FIXED, KIND_LOGNORMAL, KIND_PERT, KIND_TRIANGULAR,
-                                   KIND_UNIFORM, PERT_TABLE_SIZE)
+from ...core.distributions import (KIND_FIXED, KIND_LOGNORMAL, KIND_PERT, KIND_TABLE,
+                                   KIND_TRIANGULAR, KIND_UNIFORM, PERT_TABLE_SIZE, SQRT2,
+                                   TABLE_SIZE, TABLE_Z)
 from ...core.jit import jit, jit_inline
 from .random import uniforms, uniforms_lanes
 
@@ -88,7 +89,84 @@ def ppf(kind, dist_param, d, pert_table, u):
         return dist_param[d, 0] + dist_param[d, 1] * y
     if kind == KIND_LOGNORMAL:
         return math.exp(dist_param[d, 0] + dist_param[d, 1] * ndtri(u))
+    if kind == KIND_TABLE:
+        offset = int(dist_param[d, 0])
+        last = TABLE_SIZE - 1
+        position = (ndtri(u) + TABLE_Z) / (2.0 * TABLE_Z) * last
+        position = min(max(position, 0.0), float(last))
+        knot = min(int(position), last - 1)
+        frac = position - knot
+        lo = pert_table[offset + knot]
+        return lo + frac * (pert_table[offset + knot + 1] - lo)
     return math.nan
+
+
+@jit
+def cdf(kind, dist_param, d, pert_table, x):
+    """P(X <= x) of distribution d (not `chance`, not a table) as ppf draws it: the inverse
+    of ppf (a PERT's by a binary search of its table)."""
+    if kind == KIND_FIXED:
+        return 1.0 if x >= dist_param[d, 0] else 0.0
+    if kind == KIND_UNIFORM:
+        if dist_param[d, 1] <= 0.0:
+            return 1.0 if x >= dist_param[d, 0] else 0.0
+        return min(max((x - dist_param[d, 0]) / dist_param[d, 1], 0.0), 1.0)
+    if kind == KIND_TRIANGULAR:
+        low, mode, high = dist_param[d, 0], dist_param[d, 1], dist_param[d, 2]
+        span = high - low
+        if span <= 0.0:
+            return 1.0 if x >= low else 0.0
+        if x <= low:
+            return 0.0
+        if x >= high:
+            return 1.0
+        if x < mode:
+            return (x - low) * (x - low) / (span * (mode - low))
+        return 1.0 - (high - x) * (high - x) / (span * (high - mode))
+    if kind == KIND_PERT:
+        offset = int(dist_param[d, 2])
+        last = PERT_TABLE_SIZE - 1
+        y = (x - dist_param[d, 0]) / dist_param[d, 1]
+        if y <= 0.0:
+            return 0.0
+        if y >= 1.0:
+            return 1.0
+        lo, hi = 0, last                  # table[lo] <= y < table[hi]
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if pert_table[offset + mid] <= y:
+                lo = mid
+            else:
+                hi = mid
+        if lo == 0:
+            position = (y / pert_table[offset + 1]) ** (1.0 / pert_table[offset + last + 1])
+        elif lo == last - 1:
+            position = last - ((1.0 - y) / (1.0 - pert_table[offset + last - 1])) ** (
+                1.0 / pert_table[offset + last + 2])
+        else:
+            below = pert_table[offset + lo]
+            position = lo + (y - below) / (pert_table[offset + lo + 1] - below)
+        return position / last
+    if kind == KIND_LOGNORMAL:
+        if x <= 0.0:
+            return 0.0
+        z = (math.log(x) - dist_param[d, 0]) / (dist_param[d, 1] * SQRT2)
+        return 0.5 * math.erfc(-z)
+    return math.nan
+
+
+@jit
+def ppf_above(kind, dist_param, d, pert_table, bound, u):
+    """The quantile at u of distribution d (not `chance`) truncated to above `bound`: u
+    mapped into [F(bound), 1); a lognormal's through its survival function."""
+    if kind == KIND_LOGNORMAL:
+        survival = 1.0
+        if bound > 0.0:
+            z = (math.log(bound) - dist_param[d, 0]) / (dist_param[d, 1] * SQRT2)
+            survival = 0.5 * math.erfc(z)
+        return math.exp(dist_param[d, 0] - dist_param[d, 1] * ndtri(survival * (1.0 - u)))
+    f = cdf(kind, dist_param, d, pert_table, bound)
+    return ppf(kind, dist_param, d, pert_table, f + u * (1.0 - f))
 
 
 @jit_inline
@@ -104,6 +182,25 @@ def draw(dist_kind, dist_param, dist_chance, pert_table, d, seed_lo, seed_hi, sc
     if u1 < chance:
         return ppf(kind, dist_param, d, pert_table, u2)
     return 0.0
+
+
+@jit_inline
+def draw_above(dist_kind, dist_param, dist_chance, pert_table, d, seed_lo, seed_hi, scenario,
+               address, index, bound):
+    """draw(...) conditioned to exceed `bound`, from the same uniforms: a `chance` draws its
+    inner distribution above a bound >= 0, and as usual below 0."""
+    kind = dist_kind[d]
+    chance = dist_chance[d]
+    if kind == KIND_FIXED and chance >= 1.0:
+        return dist_param[d, 0]
+    u1, u2 = uniforms(seed_lo, seed_hi, scenario, address, index)
+    if chance >= 1.0:
+        return ppf_above(kind, dist_param, d, pert_table, bound, u1)
+    if bound < 0.0:
+        if u1 < chance:
+            return ppf(kind, dist_param, d, pert_table, u2)
+        return 0.0
+    return ppf_above(kind, dist_param, d, pert_table, bound, u2)
 
 
 @jit_inline

@@ -37,7 +37,8 @@ def _node_time(p, s, v, world, start, l):
         q = p.node_add_q[s, v, j]
         if q >= 0:
             t += world[q, l]
-    return t
+    at_least = p.node_floor[s, v]
+    return at_least if at_least > t else t
 
 
 @jit_inline
@@ -69,6 +70,10 @@ def _time_lanes(p, s, v, world, n, t):
         if q >= 0:
             for l in range(n):
                 t[l] += world[q, l]
+    at_least = p.node_floor[s, v]
+    if at_least > -math.inf:                    # a status's as_of: not yet recorded
+        for l in range(n):
+            t[l] = at_least if at_least > t[l] else t[l]
 
 
 @jit_inline

@@ -11,9 +11,10 @@ import math
 
 import numpy as np
 
-from ...core.definitions import (MAX_BURNIN_ATTEMPTS, Q_ATTEMPTS, Q_BURNIN, Q_EARLY, Q_OUT,
-                                 Q_SAMPLE, Q_SOAK, Q_SUM)
-from .distributions import draw, draw_lanes
+from ...core.definitions import (BURNIN_ATTEMPT, BURNIN_FIX, BURNIN_RMA, EARLY_SURVIVED,
+                                 MAX_BURNIN_ATTEMPTS, Q_ABOVE, Q_ATTEMPTS, Q_BURNIN, Q_EARLY,
+                                 Q_OUT, Q_REST, Q_SAMPLE, Q_SOAK, Q_SUM)
+from .distributions import draw, draw_above, draw_lanes
 from ...core.jit import jit, jit_inline
 from .random import uniforms, uniforms_lanes
 
@@ -21,7 +22,8 @@ from .random import uniforms, uniforms_lanes
 @jit_inline
 def burn_in_days(p, q, seed_lo, seed_hi, scenario):
     """The burn-in days and attempts of quantity q in one scenario (inlined: called lane by
-    lane, and a call would pass the record p by value: core/jit.py)."""
+    lane, and a call would pass the record p by value: core/jit.py); conditioned on a status,
+    from its recorded state (numpy/world.py's burn_in_days)."""
     b = p.q_burnin[q]
     attempt_dist, fix_dist = p.burnin_dist[b, 0], p.burnin_dist[b, 1]
     rma_dist = p.burnin_dist[b, 2]
@@ -29,12 +31,27 @@ def burn_in_days(p, q, seed_lo, seed_hi, scenario):
     rma_after = p.burnin_rma_after[b]
     a_attempt, a_outcome = p.q_address[q, 0], p.q_address[q, 1]
     a_fix, a_rma = p.q_address[q, 2], p.q_address[q, 3]
-    days = 0.0
-    fails_in_row = 0
-    rma_count = 0
-    for k in range(MAX_BURNIN_ATTEMPTS):
-        days += draw(p.dist_kind, p.dist_param, p.dist_chance, p.pert_table, attempt_dist,
-                     seed_lo, seed_hi, scenario, a_attempt, k)
+    piece, elapsed = p.q_status[q], p.q_const[q]
+    days = p.q_state[q, 0]
+    k0 = int(p.q_state[q, 1])
+    fails_in_row = int(p.q_state[q, 2])
+    rma_count = int(p.q_state[q, 3])
+    if piece == BURNIN_FIX:                       # the fix after attempt k0 is running
+        days += draw_above(p.dist_kind, p.dist_param, p.dist_chance, p.pert_table, fix_dist,
+                           seed_lo, seed_hi, scenario, a_fix, k0, elapsed)
+        k0 += 1
+    elif piece == BURNIN_RMA:                     # the RMA after attempt k0 is running
+        days += draw_above(p.dist_kind, p.dist_param, p.dist_chance, p.pert_table, rma_dist,
+                           seed_lo, seed_hi, scenario, a_rma, rma_count, elapsed)
+        rma_count += 1
+        k0 += 1
+    for k in range(k0, MAX_BURNIN_ATTEMPTS):
+        if piece == BURNIN_ATTEMPT and k == k0:   # attempt k0 is running
+            days += draw_above(p.dist_kind, p.dist_param, p.dist_chance, p.pert_table,
+                               attempt_dist, seed_lo, seed_hi, scenario, a_attempt, k, elapsed)
+        else:
+            days += draw(p.dist_kind, p.dist_param, p.dist_chance, p.pert_table, attempt_dist,
+                         seed_lo, seed_hi, scenario, a_attempt, k)
         u_outcome, _ = uniforms(seed_lo, seed_hi, scenario, a_outcome, k)
         p_fail = fail_first if fails_in_row == 0 else fail_retry
         if u_outcome >= p_fail:
@@ -57,8 +74,14 @@ def burn_in_lanes(p, q, seed_lo, seed_hi, scenario0, n, world, u1, u2):
 
     Performance: the first attempt, which passes in most scenarios, for every lane at once;
     a lane whose first attempt fails is redone by burn_in_days from the start (the same
-    draws at the same addresses, so the same days).
+    draws at the same addresses, so the same days). Conditioned on a status: burn_in_days in
+    every lane.
     """
+    if p.q_status[q] != 0:
+        for l in range(n):
+            world[q, l], world[q + 1, l] = burn_in_days(p, q, seed_lo, seed_hi,
+                                                        scenario0 + np.uint64(l))
+        return
     b = p.q_burnin[q]
     draw_lanes(p.dist_kind, p.dist_param, p.dist_chance, p.pert_table, p.burnin_dist[b, 0],
                seed_lo, seed_hi, scenario0, n, p.q_address[q, 0], 0, u1, u2, world[q])
@@ -77,6 +100,16 @@ def burn_in_lanes(p, q, seed_lo, seed_hi, scenario0, n, world, u1, u2):
 def early_failure_lanes(p, q, seed_lo, seed_hi, scenario0, n, world, u1, u2):
     """world[q, l]: Q_EARLY, the service age at the unit's early failure, +inf when none
     (numpy/world.py's early_failure_age)."""
+    if p.q_status[q] == EARLY_SURVIVED:           # none by the status date: q_state[q]
+        for l in range(n):
+            world[q, l] = draw_above(p.dist_kind, p.dist_param, p.dist_chance, p.pert_table,
+                                     p.q_dist[q], seed_lo, seed_hi, scenario0 + np.uint64(l),
+                                     p.q_address[q, 1], 0, p.q_state[q, 0])
+        uniforms_lanes(seed_lo, seed_hi, scenario0, n, p.q_address[q, 0], 0, u1, u2)
+        for l in range(n):
+            if not u1[l] < p.q_state[q, 1]:
+                world[q, l] = math.inf
+        return
     draw_lanes(p.dist_kind, p.dist_param, p.dist_chance, p.pert_table, p.q_dist[q], seed_lo,
                seed_hi, scenario0, n, p.q_address[q, 1], 0, u1, u2, world[q])
     uniforms_lanes(seed_lo, seed_hi, scenario0, n, p.q_address[q, 0], 0, u1, u2)
@@ -111,6 +144,23 @@ def soak_and_out_lanes(p, q, n, world):
 
 
 @jit
+def conditioned_lanes(p, q, seed_lo, seed_hi, scenario0, n, world):
+    """world[q, l]: Q_REST, q_const minus its terms in order; Q_ABOVE, a draw of q_dist at
+    its address conditioned to exceed that (numpy/world.py's sample_worlds)."""
+    for l in range(n):
+        world[q, l] = p.q_const[q]
+    for j in range(p.q_terms_ptr[q], p.q_terms_ptr[q + 1]):
+        term = p.q_terms[j]
+        for l in range(n):
+            world[q, l] -= world[term, l]
+    if p.q_kind[q] == Q_ABOVE:
+        for l in range(n):
+            world[q, l] = draw_above(p.dist_kind, p.dist_param, p.dist_chance, p.pert_table,
+                                     p.q_dist[q], seed_lo, seed_hi, scenario0 + np.uint64(l),
+                                     p.q_address[q, 0], 0, world[q, l])
+
+
+@jit
 def sample_world(p, seed_lo, seed_hi, scenario0, n, world, u1, u2):
     """world[q, l] of scenarios scenario0 + l, l < n (u1, u2: scratch of n uniforms)."""
     for q in range(p.q_kind.shape[0]):
@@ -131,6 +181,8 @@ def sample_world(p, seed_lo, seed_hi, scenario0, n, world, u1, u2):
             early_failure_lanes(p, q, seed_lo, seed_hi, scenario0, n, world, u1, u2)
         elif kind == Q_SOAK or kind == Q_OUT:
             soak_and_out_lanes(p, q, n, world)
+        elif kind == Q_REST or kind == Q_ABOVE:
+            conditioned_lanes(p, q, seed_lo, seed_hi, scenario0, n, world)
         elif kind != Q_ATTEMPTS:
             for l in range(n):
                 world[q, l] = math.nan

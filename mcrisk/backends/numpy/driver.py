@@ -25,6 +25,14 @@ def simulate_chunk(plan: CompiledScenario, seed: int, first: int, count: int,
     then plan.n_job_cols job columns (definitions.job_columns)."""
     rng.check_scenarios(first, count)
     world = sample_world(plan, seed, first, count)
+    metrics, nodes = simulate_worlds(plan, world, keep_nodes)
+    return metrics, world, nodes
+
+
+def simulate_worlds(plan: CompiledScenario, world: np.ndarray, keep_nodes: bool = False):
+    """metrics[i, s, m] (and node_time[i, s, v] if keep_nodes, else None) of every strategy
+    on the given worlds world[i, q] (sample_world's, or any the plan could have drawn)."""
+    count = world.shape[0]
     metrics = np.zeros((count, plan.n_strategies,
                         N_METRICS + plan.n_costs + plan.n_job_cols))
     nodes = np.zeros((count, plan.n_strategies, plan.n_nodes)) if keep_nodes else None
@@ -42,4 +50,4 @@ def simulate_chunk(plan: CompiledScenario, seed: int, first: int, count: int,
             metrics[:, s, N_METRICS + plan.n_costs:] = job_metrics(plan, islands, world)
         if keep_nodes:
             nodes[:, s] = node_time
-    return metrics, world, nodes
+    return metrics, nodes

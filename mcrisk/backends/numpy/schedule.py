@@ -14,11 +14,15 @@ from ...plan.record import CompiledScenario
 
 def _node_time(plan: CompiledScenario, s: int, v: int, world: np.ndarray,
                start: np.ndarray) -> np.ndarray:
-    """t[v] given the max of its base and deps (`start`), plus its additive terms."""
+    """t[v] given the max of its base and deps (`start`), plus its additive terms, and at
+    least its floor (a status's as_of for an event not yet recorded; -inf: none)."""
     t = start + plan.node_add_const[s, v]
     for q in plan.node_add_q[s, v]:
         if q >= 0:
             t = t + world[:, q]
+    floor = plan.node_floor[s, v]
+    if floor > -np.inf:
+        t = np.where(floor > t, floor, t)
     return t
 
 
