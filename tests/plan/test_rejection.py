@@ -252,8 +252,10 @@ def kept_worlds(as_of: float):
     world = np.zeros((N_KEPT, plan.n_quantities))
     ids_of_group = {}
     targets = np.arange(N_KEPT)
+    span = 2**32 // len(groups)              # scenario numbers per group (all below 2**32)
+    tries = span // N_KEPT                   # candidate draws per world and group
     for g, (name, qs) in enumerate(groups):
-        base = np.uint64(g * 40_000_000)
+        base = np.uint64(g * span)
         facts = group_facts(status, name, plan)
         chosen = np.zeros(N_KEPT, dtype=np.uint64)
         context = None
@@ -261,8 +263,8 @@ def kept_worlds(as_of: float):
             context = Worlds(plan, world, schedule_nodes(plan, 0, world))
         pending, j = targets, 0
         while pending.size:
-            assert j < 40_000_000 // N_KEPT, f"group {name}: too few draws satisfy the facts"
-            k = min(BATCH * (1 if facts is None else 8), 40_000_000 // N_KEPT - j)
+            assert j < tries, f"group {name}: too few draws satisfy the facts"
+            k = min(BATCH * (1 if facts is None else 8), tries - j)
             ids = base + (np.arange(j, j + k, dtype=np.uint64)[None, :] * np.uint64(N_KEPT)
                           + pending[:, None].astype(np.uint64))
             drawn = sample_worlds(plan, SEED, ids.ravel(), only=qs).reshape(
