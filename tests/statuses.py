@@ -29,7 +29,7 @@ def story(as_of: float, path: str = "status.toml") -> Status:
     new = []
     if as_of >= 139.0:
         old += [UnitStatus("SU3", drained=139.0, removed=146.0),
-                UnitStatus("SU4", drained=139.0, removed=146.0)]
+                UnitStatus("SU4", drained=139.0, removed=147.0)]
         rows += [RowStatus("A2", retrofit_started=134.0)]
         first = (Attempt(140.0, 145.0, False, None if as_of < 151.0 else 151.0),)
         if as_of >= 157.0:

@@ -26,8 +26,9 @@ Facts about activities are physical, so every strategy gets them (docs/status.md
   after as_of. That floor is a rule, not conditioning, where the model would have had the
   event by as_of (a strategy's day-60 drain that has not happened happens at as_of); where
   the world's facts already put the event after as_of it changes nothing. A retrofit
-  running at as_of holds one of the strategy's crews from its start (more running rows than
-  a strategy has crews: refused, naming the strategy).
+  recorded as started, done or running, holds one of the strategy's crews from its start
+  (the crews' days count from the first start); more rows retrofitted at once than a
+  strategy has crews is refused, naming the strategy and the rows.
 """
 from __future__ import annotations
 
@@ -324,26 +325,43 @@ def condition_plans(scenario: Scenario, status: Status, node: dict, plans: list[
                 plan["add_q"][node[("out", unit.id)]] = [handles["early"][unit.id], -1]
             event(("out", unit.id), u.failed_out if u else None)
             event(("back", unit.id), u.failed_back if u else None)
-        running = []
+        recorded = []
         for row in scenario.rows():
             v = node[("ready", row.id)]
             r = status.row(row.id)
-            if r is not None and r.retrofit_done is not None:
-                pin(v, r.retrofit_done)
-            elif r is not None and r.retrofit_started is not None:
+            if r is not None and r.retrofit_started is not None:
+                # Done or running, the row held a crew from its recorded start: the crews
+                # take rows by ready time, so recorded rows (ready at their start, at most
+                # as_of) go first, in the order they started, and the crew days count from
+                # the first start (a done row's retrofit is its recorded days).
                 pin(v, r.retrofit_started)
                 plan["kind"][v] = NODE_CREW
                 plan["add_q"][v] = [handles["retrofit"][row.id], -1]
-                running.append(row.id)
+                recorded.append((r.retrofit_started,
+                                 math.inf if r.retrofit_done is None else r.retrofit_done,
+                                 row.id))
             elif plan["kind"][v] == NODE_CREW:
                 plan["base_const"][v] = max(plan["base_const"][v], as_of)
         crews = strategy.crews_in(scenario.retrofit)
-        if len(running) > crews:
-            problems.append(Problem(status.path, f"rows.{running[crews]}.retrofit_started",
-                                    status.row(running[crews]).retrofit_started,
+        busy = _most_at_once(recorded)
+        if len(busy) > crews:
+            problems.append(Problem(status.path, f"rows.{busy[-1]}.retrofit_started",
+                                    status.row(busy[-1]).retrofit_started,
                                     f"strategy {strategy.name!r} has {crews} retrofit crew"
-                                    f"{'s' if crews != 1 else ''}, and {len(running)} rows "
-                                    f"are being retrofitted ({', '.join(running)})",
-                                    "give the strategy more crews"))
+                                    f"{'s' if crews != 1 else ''}, and rows "
+                                    f"{', '.join(busy)} were being retrofitted at once",
+                                    "check the rows' retrofit days, or give the strategy "
+                                    "more crews"))
     if problems:
         raise ScenarioError(problems)
+
+
+def _most_at_once(spans: list[tuple[float, float, str]]) -> list[str]:
+    """The most rows whose recorded retrofits [start, end) overlap at one time, in the order
+    they started (a retrofit that ends on the day another starts frees its crew for it)."""
+    best: list[str] = []
+    for start, _, _ in spans:
+        at = sorted((s, row) for s, e, row in spans if s <= start < e)
+        if len(at) > len(best):
+            best = [row for _, row in at]
+    return best
