@@ -75,6 +75,7 @@ from ..core.distributions import encode, median, ppf
 from .jobs import job_arrays
 from ..core.model import Distribution, Scenario, Strategy
 from .record import CompiledScenario  # noqa: F401 (re-exported: the plan interface is record.py)
+from .window import with_window
 from .world import World, acceptance_policies, compile_world
 from ..core.status import Status
 from .activities import (activity_facts, condition_plans, condition_units, from_today,
@@ -305,7 +306,8 @@ def compile_scenario(scenario: Scenario, status: Status | None = None) -> Compil
     status, every quantity conditioned on its facts and every strategy applied to what
     remains (mcrisk/plan/conditioning.py, mcrisk/plan/activities.py; docs/status.md). Without
     one the plan is exactly the unconditioned one. The status defaults to the one the scenario
-    carries (core.facts.with_facts); the metrics' window is the caller's (plan.window)."""
+    carries (core.facts.with_facts); with a status the metrics and costs count from as_of
+    (plan.window)."""
     status = scenario.status if status is None else status
     if status is not None:
         scenario = from_today(scenario, status)
@@ -325,7 +327,10 @@ def compile_scenario(scenario: Scenario, status: Status | None = None) -> Compil
     for before, plan in zip([None] + plans[:-1], plans):
         plan.update(_crew_schedule(plan["deps"], plan["kind"], plan["topo"],
                                    _unchanged_nodes(before, plan)))
-    return _assemble(scenario, world, nodes, plans, handles)
+    plan = _assemble(scenario, world, nodes, plans, handles)
+    # With a status every number is about the future, [as_of, horizon) (plan.window; the
+    # history is measured apart, on window.history_plan).
+    return plan if status is None else with_window(plan, status)
 
 
 def _csr(lists_by_strategy: list[list[list[int]]], n_lists: int):

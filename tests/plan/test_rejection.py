@@ -47,6 +47,7 @@ from mcrisk.core import rng
 from mcrisk.core.distributions import sample
 from mcrisk.plan import conditioning
 from mcrisk.plan.compile import compile_scenario
+from mcrisk.plan.window import with_window
 from mcrisk.scenario import load_scenario
 
 from ..helpers import REFERENCE
@@ -290,7 +291,8 @@ def kept_worlds(as_of: float):
 
 
 def conditioned(as_of: float):
-    plan = compile_scenario(scenario(), story(as_of))
+    # counted over the whole horizon, as the prior plan's metrics are (not the future window)
+    plan = with_window(compile_scenario(scenario(), story(as_of)), 0.0)
     metrics, world, nodes = simulate_chunk(plan, 11, 0, N_CONDITIONED, keep_nodes=True)
     return world, metrics[:, 0], nodes[:, 0]
 
