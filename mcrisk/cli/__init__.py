@@ -236,6 +236,8 @@ def _cmd_nightly(args: argparse.Namespace) -> int:
         print(f"compared with {visible(d.previous)}: {len(d.input_changes)} scenario input(s) "
               f"changed, {len(d.reported)} change(s) beyond Monte Carlo noise and material "
               f"({d.pairing_note})")
+        if d.status_change:
+            print(f"  {visible(d.status_change)}")
         for change in d.input_changes[:20]:
             print(f"  input {input_change_line(change, code=visible, escape=visible)}")
         if len(d.input_changes) > 20:
