@@ -1,6 +1,7 @@
-"""run_scenario and run_comparison with a status file count the future (issue 25): the plan's
-window starts at the status's as_of, and a run's summary.json has its status block. Before,
-both conditioned the worlds on the status but counted [0, horizon) and wrote no status."""
+"""run_scenario, run_comparison and optimize's simulations with a status count the future
+(issue 25): the plan's window starts at the status's as_of, and a run's summary.json has its
+status block. Before, all three conditioned the worlds on the status but counted [0, horizon)
+(and a run wrote no status), against docs/metrics.md's Windows."""
 from __future__ import annotations
 
 import pytest
@@ -37,4 +38,24 @@ def test_a_comparison_with_a_status_file_counts_from_as_of(monkeypatch):
     with pytest.raises(Simulated):
         compare_module.run_comparison(REFERENCE, "hybrid-gated", "big-bang", 100, 1,
                                       backend="cpu", status=DAY150)
+    assert seen == [150.0]
+
+
+def test_every_plan_optimize_simulates_with_a_status_counts_from_as_of(monkeypatch):
+    from mcrisk.core.facts import with_facts
+    from mcrisk.optimize import race as race_module
+    from mcrisk.scenario import load_scenario, load_status
+
+    seen = []
+
+    def simulate(plan, *args, **kwargs):
+        seen.append(plan.window_start)
+        raise Simulated
+
+    monkeypatch.setattr(race_module, "simulate", simulate)
+    raw = load_scenario(REFERENCE)
+    scenario = with_facts(raw, load_status(DAY150, raw))
+    backend = type("Backend", (), {"prepare": lambda self, plan: None})()
+    with pytest.raises(Simulated):
+        race_module.simulate_plans(scenario, [(scenario.strategies[0], 1)], backend, 1, 0, 10)
     assert seen == [150.0]
