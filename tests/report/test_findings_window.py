@@ -27,3 +27,22 @@ def test_without_a_status_the_sentence_is_as_before():
     text = _dips(column([0, 0], [0, 0]), "a", 2, 2048, 540)
     assert text == ("never dips below the 2,048 H100-eq baseline within the 540-day horizon in "
                     "any of the 2 sampled scenarios.")
+
+
+def test_an_earlier_completion_is_stated_with_the_interval_of_its_size():
+    """'completes 16.6 days earlier ... (95% CI -17.7 to -15.6)' read as a negative number of
+    days earlier: the interval is of the size the sentence states, as elsewhere (_of_size)."""
+    from mcrisk.report.findings.sentences import _other
+
+    rng = np.random.default_rng(0)
+    n = 400
+    done = 300 + rng.normal(0, 5, n)
+    values = {("a", "completion_day"): done - 16 + rng.normal(0, 1, n),
+              ("b", "completion_day"): done}
+    zero = np.zeros(n)
+
+    def col(name, metric):
+        return values.get((name, metric), zero)
+
+    text = _other(None, {}, "a", "b", col, n, 2048, 540)
+    assert "days earlier than b on average (95% CI 15." in text and "CI -" not in text

@@ -443,12 +443,12 @@ def _other(scenario: Scenario, summary: dict, name: str, leader: str, col, n: in
         more = "more" if short["mean"] > 0 else "less"
         text += (f" Over the same worlds it falls short of demand by "
                  f"{fmt(abs(short['mean']))} {unit('shortfall_gpu_days')} {more} than {leader} "
-                 f"on average ({_interval(short['mean_ci'])}).")
+                 f"on average ({_interval(_of_size(short))}).")
     done = _paired(col(name, "completion_day"), col(leader, "completion_day"))
     if _beyond_noise(done) and not np.any(col(name, "trough_depth") > 0):
         text += (f" It completes {fmt(abs(done['mean']))} days "
                  f"{'later' if done['mean'] > 0 else 'earlier'} than {leader} on average "
-                 f"({_interval(done['mean_ci'])}).")
+                 f"({_interval(_of_size(done))}).")
     text += _horizon_note(col, name, n, horizon, start)
     text += _driven_by(summary, name, "trough_days")
     return text
