@@ -17,6 +17,7 @@ from typing import Callable
 from ..results.compare import compare_costs, compare_jobs, compare_strategies
 from ..backends import Backend
 from ..plan.compile import compile_scenario
+from ..plan.window import with_window
 from ..backends.dask import dask_session
 from ..core.errors import McriskError
 from ..results.jobs import scenario_job_columns
@@ -56,7 +57,8 @@ def run_comparison(path: str | os.PathLike, a: str, b: str, samples: int, seed: 
     """
     progress = as_progress(progress)
     register = load_for_run(path, risks, disable_risks, status)
-    plan = compile_scenario(register.scenario)
+    # conditioned on the status the scenario carries; counting its future, [as_of, horizon)
+    plan = with_window(compile_scenario(register.scenario), register.status)
     for label, name in (("A", a), ("B", b)):
         if name not in plan.strategy_names:
             close = difflib.get_close_matches(name, plan.strategy_names, n=1)

@@ -7,9 +7,10 @@ the report stage for what is rendered and compared (mcrisk.report: diff, alerts,
 report.html); what the history holds is read and written here.
 
     HISTORY/index.json              {"schema": 1, "runs": [entry, ...]}, oldest first
-    HISTORY/2026-12-02T031500Z/     scenario.toml (a copy), summary.json, metrics.parquet,
-                                    capacity_bands.parquet, intervals.json, diff.md,
-                                    alerts.json, report.html, summary.md
+    HISTORY/2026-12-02T031500Z/     scenario.toml (a copy), status.toml (with --status: a
+                                    copy, .json or .csv as the file was), summary.json,
+                                    metrics.parquet, capacity_bands.parquet, milestones.parquet,
+                                    intervals.json, diff.md, alerts.json, report.html, summary.md
     HISTORY/.partial-<id>/          a run in progress (or one that was killed: safe to delete)
 
 A run is built in .partial-<id>/ (every file written through a temporary name and a rename),
@@ -55,10 +56,11 @@ from ..report.figures.data import strategy_colors
 from ..report.text import visible
 from ..report.nightly.trend import read_trend, trend_chart
 from .run import RiskRun, RunResult, run_scenario, set_risks
-from ..scenario import load_status, read_scenario
+from ..scenario import load_status, read_file_bytes, read_scenario
 
 INDEX_FILE = "index.json"
 SCENARIO_COPY = "scenario.toml"
+STATUS_COPY = "status"          # + the status file's suffix: status.toml, .json or .csv
 DIFF_FILE = "diff.md"
 ALERTS_FILE = "alerts.json"
 LARGE_FILES = ("metrics.parquet", "capacity_bands.parquet")   # what --keep-large deletes
@@ -119,6 +121,8 @@ _ENTRY_FIELDS = {
     "mcrisk_version": (False, *_TEXT), "wall_seconds": (False, *_NUMBER),
     "previous": (False, "text or null", lambda v: v is None or isinstance(v, str)),
     "ranking": (False, *_TEXT_LIST), "breaches": (False, *_TEXT_LIST),
+    "status_file": (False, *_TEXT), "status_sha256": (False, *_TEXT),
+    "status_as_of": (False, *_NUMBER),
 }
 
 
@@ -259,7 +263,17 @@ def _entry(run_id: str, run: RunResult, previous: str | None, breaches: list[Bre
             "scenario_sha256": s["scenario_sha256"], "seed": s["seed"], "samples": s["samples"],
             "backend": s["backend"], "mcrisk_version": s["mcrisk_version"],
             "wall_seconds": s["wall_seconds"], "previous": previous, "ranking": s["ranking"],
-            "breaches": [str(b) for b in breaches]}
+            "breaches": [str(b) for b in breaches], **_status_fields(s)}
+
+
+def _status_fields(summary: dict) -> dict:
+    """The index's record of a night's status (none without one): the file it was run with,
+    its sha256 and as_of, as its summary.json's status block has them."""
+    status = summary.get("status")
+    if status is None:
+        return {}
+    return {"status_file": status["path"], "status_sha256": status["sha256"],
+            "status_as_of": status["as_of"]}
 
 
 def run_nightly(scenario_path: str, history: str | Path, conditions: list[Condition] = (),
@@ -289,8 +303,10 @@ def run_nightly(scenario_path: str, history: str | Path, conditions: list[Condit
     history = Path(history)
     scenario, data = read_scenario(scenario_path)
     check_strategies(list(conditions), [s.name for s in scenario.strategies])
+    # the status file is read once too: its copy holds the bytes whose facts were run
+    facts = None if status is None else (Path(status), read_file_bytes(os.fsdecode(status)))
     register = set_risks(scenario, risks, disable_risks,
-                         load_status(status, scenario) if status is not None else None)
+                         None if facts is None else load_status(facts[0], scenario, facts[1]))
     options = {k: v for k, v in (("samples", samples), ("seed", seed), ("chunk_size", chunk_size))
                if v is not None}
     options.update(backend=backend, progress=as_progress(progress), precision=precision)
@@ -302,7 +318,7 @@ def run_nightly(scenario_path: str, history: str | Path, conditions: list[Condit
         with dask_session(dask) as session:       # open for the report's replays too
             options["dask"] = session
             result = _build(register, data, history, run_id, staging, earlier,
-                            list(conditions), options, materiality)
+                            list(conditions), options, materiality, facts)
         folder = _publish(history, run_id, staging, result)
     except BaseException:       # KeyboardInterrupt, SystemExit and SIGTERM's unwinding too
         with signals_held():     # a stop now would leave half a .partial folder
@@ -345,16 +361,25 @@ def prune_large_files(history: Path, scenario_name: str, keep: int) -> tuple[lis
     return pruned, notes
 
 
+def status_copy_name(path: str | os.PathLike) -> str:
+    """The name of a night's copy of its status file: status.toml, .json or .csv, by the
+    file's suffix (which says how it is read)."""
+    return STATUS_COPY + Path(path).suffix.lower()
+
+
 def _build(register: RiskRun, data: bytes, history: Path, run_id: str, staging: Path,
            earlier: list[dict], conditions: list[Condition], options: dict,
-           materiality: Materiality) -> NightlyResult:
+           materiality: Materiality, facts: tuple[Path, bytes] | None = None) -> NightlyResult:
     """Everything of one run inside its .partial folder: `register` the scenario as loaded
-    from `data`, the file's bytes; `earlier` the nights to compare with, latest first."""
-    copy = write_atomic(staging / SCENARIO_COPY, data)
+    from `data`, the file's bytes; `earlier` the nights to compare with, latest first;
+    `facts`, with a status, its file's path and the bytes its Status was built from."""
+    copies = [write_atomic(staging / SCENARIO_COPY, data)]
+    if facts is not None:
+        copies.append(write_atomic(staging / status_copy_name(facts[0]), facts[1]))
     # publish=False: the .partial folder is this run's own, published by the rename below
     run = run_scenario(register, out_dir=staging, report=False, publish=False, **options)
     with options["progress"].phase(WRITE, total=len(NIGHT_STEPS)) as phase:
-        return _night_files(run, copy, history, run_id, staging, earlier, conditions,
+        return _night_files(run, copies, history, run_id, staging, earlier, conditions,
                             materiality, Steps(phase, NIGHT_STEPS))
 
 
@@ -362,11 +387,11 @@ NIGHT_STEPS = ("intervals.json", "diff with the previous night", "alerts and tre
                "report.html, summary.md")
 
 
-def _night_files(run: RunResult, copy: Path, history: Path, run_id: str, staging: Path,
+def _night_files(run: RunResult, copies: list[Path], history: Path, run_id: str, staging: Path,
                  earlier: list[dict], conditions: list[Condition], materiality: Materiality,
                  steps: Steps) -> NightlyResult:
     """The night's own files after its run, one step each of NIGHT_STEPS."""
-    files = [copy, *run.files,
+    files = [*copies, *run.files,
              write_json(staging / INTERVALS_FILE,
                         intervals_document(run.result.metrics, run.plan.strategy_names))]
     steps.next()

@@ -338,7 +338,7 @@ def run_scenario(scenario: RiskRun | str | os.PathLike, samples: int = DEFAULT_S
                           progress=progress, precision=precision)
         with compiles_noted(progress):
             return _run_prepared(scenario, plan, out_dir, report, publish, csv, risk_keys,
-                                 simulation, register.status)
+                                 simulation, status=register.status)
 
 
 def _run_prepared(scenario: Scenario, plan: CompiledScenario, out_dir: str | Path | None,

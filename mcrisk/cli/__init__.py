@@ -52,7 +52,8 @@ from .text import (count_noun, escaped, format_compare_mitigation, format_compar
                    format_cost_comparison,
                    format_drivers, format_horizon_warnings, format_mitigation, format_precision,
                    format_table)
-from .text import format_costs, format_executing, format_jobs, format_status
+from .text import (compare_window_text, format_costs, format_executing, format_jobs,
+                   format_status)
 
 __all__ = ["main", "build_parser", "default_out", "format_table", "format_costs",
            "format_horizon_warnings",
@@ -185,6 +186,8 @@ def _cmd_compare(args: argparse.Namespace) -> int:
           f"{escaped(args.b)} (B) on the same "
           f"{args.samples:,} sampled worlds (seed {args.seed}, backend {compared.backend.name})")
     print(escaped(risk_mode_text(compared.register.entry())))
+    if compared.register.status is not None:
+        print(compare_window_text(compared.register.status, compared.register.scenario))
     print("A - B per scenario; positive = A worse (deeper, longer, later)")
     print()
     print(format_comparison(args.a, args.b, compared.differences, args.samples))
@@ -236,6 +239,8 @@ def _cmd_nightly(args: argparse.Namespace) -> int:
         print(f"compared with {visible(d.previous)}: {len(d.input_changes)} scenario input(s) "
               f"changed, {len(d.reported)} change(s) beyond Monte Carlo noise and material "
               f"({d.pairing_note})")
+        if d.status_change:
+            print(f"  {visible(d.status_change)}")
         for change in d.input_changes[:20]:
             print(f"  input {input_change_line(change, code=visible, escape=visible)}")
         if len(d.input_changes) > 20:

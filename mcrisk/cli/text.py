@@ -139,6 +139,18 @@ def format_comparison(a: str, b: str, comparison: dict, samples: int,
     return "\n".join(lines)
 
 
+def compare_window_text(status, scenario) -> str:
+    """compare's line for a status: which file, and which days every difference counts (the
+    future, [as_of, horizon); completion days still count from day 0)."""
+    from ..results.facts import day_text
+
+    start = scenario.start_date
+    return (f"status as of {day_text(status.as_of, start)}, from {escaped(status.path)} (sha256 "
+            f"{status.sha256[:12]}): every difference below counts days {status.as_of:,g} to "
+            f"{scenario.horizon_days:,g} (the horizon), what is still at risk; completion "
+            "days still count from day 0")
+
+
 def format_cost_comparison(a: str, b: str, differences: dict, samples: int,
                            currency: str) -> str:
     """compare's cost table: per cost column (cost_total first), the paired difference A - B

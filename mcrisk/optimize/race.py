@@ -47,6 +47,7 @@ import numpy as np
 
 from ..backends import Backend
 from ..plan.compile import compile_scenario
+from ..plan.window import with_window
 from ..core.model import Scenario
 from ..core.progress import Progress, as_progress
 from ..backends.chunks import check_memory, default_chunk, simulate
@@ -107,7 +108,8 @@ def simulate_plans(scenario: Scenario, plans: Sequence[tuple], backend: Backend,
     plans ((strategy, crews) pairs, in that order) on scenarios first .. first + samples - 1 of
     `seed`: one compile and one simulation, every plan a strategy with its own crews. `option`
     names the setting that asked for `samples` in the memory check's message."""
-    plan = compile_scenario(plan_scenario(scenario, plans))
+    # with a status (the scenario carries it), every plan counts the future, [as_of, horizon)
+    plan = with_window(compile_scenario(plan_scenario(scenario, plans)), scenario.status)
     chunk_size = default_chunk(plan, chunk_size)    # None: the plan's default
     check_memory(plan, samples, chunk_size, option=option)
     backend.prepare(plan)

@@ -35,7 +35,7 @@ in the status whether it occurred"), an equality fact whose own term may be exac
 disabled.
 
 CONDITION_SHARED = False leaves every shared term at its prior (the facts' own terms still
-meet the facts): the wrong conditioning that tests/plan/test_conditioning.py's rejection
+meet the facts): the wrong conditioning that tests/plan/test_rejection.py's rejection
 sampling check must reject.
 """
 from __future__ import annotations

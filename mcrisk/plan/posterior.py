@@ -25,7 +25,8 @@ and against quadrature, tests/plan/test_posterior.py): on the reference's vendor
 the example statuses, under 1e-4 days between the 0.1% and 99.9% quantiles (measured 1.6e-5
 to 5.4e-5) and under 1e-2 days at the table's ends (|z| = 8.5, probability 1e-17; measured
 1.9e-3 to 5.5e-3); the kernels' linear interpolation between knots adds under 1e-3 days in
-the bulk (measured 9e-6 to 4.7e-4, the most on day 100's wide posterior).
+the bulk (measured 9e-6 to 4.7e-4, the most on day 100's wide posterior). docs/status.md
+states it.
 """
 from __future__ import annotations
 

@@ -213,6 +213,8 @@ def alerts_markdown(alerts, diff: "NightDiff | None") -> list[str]:
     lines += [f"- Note: {md_text(note)}" for note in alerts.notes]
     if diff is not None:
         lines += ["", *_input_lines(diff)]
+        if diff.status_change:
+            lines += ["", md_text(diff.status_change)]
         if diff.run_changes:
             from .nightly.diff import input_change_line
 

@@ -42,13 +42,15 @@ _ATTEMPT_KEYS = ("start", "end", "passed", "repair_end", "rma")
 _DAY_EXAMPLE = "150 (a day of the plan) or 2027-06-01 (with the scenario's start_date)"
 
 
-def load_status(path: str | os.PathLike, scenario: Scenario) -> Status:
-    """Read, validate and build the status at `path` against `scenario`.
+def load_status(path: str | os.PathLike, scenario: Scenario,
+                data: bytes | None = None) -> Status:
+    """Read, validate and build the status at `path` against `scenario`; with `data`, those
+    bytes are the file's (read once by a caller that keeps a copy of them: the nightly).
 
     Raises ScenarioError with every Problem found (file, line, key path, value, what is
     wrong, hint); never another exception for a bad file."""
     file = os.fsdecode(path)
-    data = read_file_bytes(file)
+    data = read_file_bytes(file) if data is None else data
     document, lines = _document(file, data)
     reader = _StatusReader(file, scenario, lines)
     fields = reader.read(document)

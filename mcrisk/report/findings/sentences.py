@@ -318,12 +318,24 @@ def _on(day: float, start: _dt.date | None, word: str = "") -> str:
     return f" ({word}{weekday(iso)} {iso})" if iso else ""
 
 
+def since(summary: dict) -> float:
+    """The first day the run's metrics count: a status's as_of (its window_days), else 0."""
+    status = summary.get("status")
+    if isinstance(status, dict) and status.get("window_days"):
+        return float(status["window_days"][0])
+    return 0.0
+
+
 def _dips(col, name: str, n: int, baseline: float, horizon: float,
-          start: _dt.date | None = None) -> str:
-    """How often the strategy dips below the baseline and, jointly, how deep and how long."""
+          start: _dt.date | None = None, first: float = 0.0) -> str:
+    """How often the strategy dips below the baseline and, jointly, how deep and how long;
+    `first`, the window's first day (a status's as_of), when the trough counts from there."""
     depth, days = col(name, "trough_depth"), col(name, "trough_days")
     dipped = int(np.sum(depth > 0))
-    where = (f"the {fmt(baseline)} H100-eq baseline within the {fmt(horizon)}-day horizon"
+    window = (f"within the {fmt(horizon)}-day horizon" if first == 0 else
+              f"between the status date, day {fmt(first)}{_on(first, start)}, and the "
+              f"{fmt(horizon)}-day horizon")
+    where = (f"the {fmt(baseline)} H100-eq baseline {window}"
              + _on(horizon, start, "until "))
     if dipped == 0:
         return f"never dips below {where} in any of the {n:,} sampled scenarios."
@@ -361,10 +373,12 @@ def _leader(summary: dict, leader: str, col, n: int, baseline: float, horizon: f
     ci = short.get("p90_ci")
     tied = summary.get("ranks", {}).get(leader, {}).get("tied_with")
     text = (f"{leader} ranks first{_rank_words(summary, leader) if tied else ''}. It "
-            + _dips(col, leader, n, baseline, horizon, start))
+            + _dips(col, leader, n, baseline, horizon, start, since(summary)))
     short_of = int(np.sum(col(leader, "shortfall_gpu_days") > 0))
     if short_of == 0:
-        text += " It never falls short of demand within the horizon, in any scenario."
+        text += (" It never falls short of demand "
+                 + ("within the horizon" if since(summary) == 0 else
+                    "between the status date and the horizon") + ", in any scenario.")
     else:
         text += (f" It falls short of demand in {_count(short_of, n)}; its P90 shortfall is "
                  f"{fmt(short['p90'])} {unit('shortfall_gpu_days')}"
@@ -420,7 +434,8 @@ def _runner_up(summary: dict) -> str:
 
 def _other(scenario: Scenario, summary: dict, name: str, leader: str, col, n: int,
            baseline: float, horizon: float, start: _dt.date | None = None) -> str:
-    text = f"{name}{_rank_words(summary, name)} " + _dips(col, name, n, baseline, horizon, start)
+    text = f"{name}{_rank_words(summary, name)} " + _dips(col, name, n, baseline, horizon, start,
+                                                          since(summary))
     if np.any(col(name, "trough_depth") > 0):
         text += f" Its plan: {why(scenario, scenario.strategy(name))}."
     short = _paired(col(name, "shortfall_gpu_days"), col(leader, "shortfall_gpu_days"))
@@ -428,12 +443,12 @@ def _other(scenario: Scenario, summary: dict, name: str, leader: str, col, n: in
         more = "more" if short["mean"] > 0 else "less"
         text += (f" Over the same worlds it falls short of demand by "
                  f"{fmt(abs(short['mean']))} {unit('shortfall_gpu_days')} {more} than {leader} "
-                 f"on average ({_interval(short['mean_ci'])}).")
+                 f"on average ({_interval(_of_size(short))}).")
     done = _paired(col(name, "completion_day"), col(leader, "completion_day"))
     if _beyond_noise(done) and not np.any(col(name, "trough_depth") > 0):
         text += (f" It completes {fmt(abs(done['mean']))} days "
                  f"{'later' if done['mean'] > 0 else 'earlier'} than {leader} on average "
-                 f"({_interval(done['mean_ci'])}).")
+                 f"({_interval(_of_size(done))}).")
     text += _horizon_note(col, name, n, horizon, start)
     text += _driven_by(summary, name, "trough_days")
     return text

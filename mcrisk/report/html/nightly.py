@@ -51,6 +51,8 @@ def diff_html(diff: NightDiff) -> str:
     for label, names in (("added", diff.added_strategies), ("removed", diff.removed_strategies)):
         if names:
             parts.append(f"<p>Strategies {label}: {html_text(', '.join(names))}</p>")
+    if diff.status_change:
+        parts.append(f"<h3>Status</h3><p>{html_text(diff.status_change)}</p>")
     if diff.run_changes:
         parts.append("<h3>Run settings that changed</h3><ul>"
                      + _input_items(diff.run_changes) + "</ul>")
@@ -120,6 +122,8 @@ def alerts_html(alerts, diff: NightDiff | None, notes: tuple[str, ...] = ()) -> 
                          + _input_items(shown)
                          + (f"<li>and {more} more (under Night over night)</li>" if more else "")
                          + "</ul><p>")
+        if diff.status_change:
+            parts.append(f" {html_text(diff.status_change)}")
         if diff.run_changes:
             parts.append(" Run settings changed: " + "; ".join(
                 html_text(input_change_line(c, code=str, escape=str)) for c in diff.run_changes)

@@ -2,6 +2,7 @@
 
     night           one night of a history read back: its summary, scenario and settings
     input_changes   what changed in the scenario file and the run settings
+    status_changes  how the status changed between two nights: as_of, the new facts
     intervals       each night's intervals, for comparing two nights unpaired
     significance    whether a statistic changed beyond Monte Carlo noise
     materiality     whether a change beyond noise is large enough to report

@@ -8,6 +8,7 @@ concepts it rests on have a module each, from the bottom up:
 
     materiality      when a change is large enough to matter (--materiality)
     input_changes    scenario-file keys and run settings that changed
+    status_changes   how the status (a migration in flight) changed: as_of, new facts
     metric_changes   MetricChange and NightDiff: what a comparison finds, and ALPHA
     diff_text        the words: a line per change, diff.md
     intervals        each night's intervals for unpaired comparisons (intervals.json)
@@ -32,6 +33,7 @@ from .materiality import DEFAULT_FLOORS, DEFAULT_RELATIVE, Materiality, parse_ma
 from .metric_changes import ALPHA, COMPARED_STATS, MetricChange, NightDiff
 from .night import Night, NightUnreadable, load_per_scenario, read_night, read_summary
 from .significance import judge_paired, judge_unpaired, pairing
+from .status_changes import status_change
 
 __all__ = [   # compare_nights, and what the nightly, the report, the CLI and tests take from here
     "ALPHA", "COMPARED_STATS", "DEFAULT_FLOORS", "DEFAULT_RELATIVE", "INTERVALS_FILE",
@@ -103,5 +105,6 @@ def compare_nights(current: Night, previous: Night,
         added_strategies=[n for n in cur_summary["strategies"] if n not in prev_summary["strategies"]],
         removed_strategies=[n for n in prev_summary["strategies"] if n not in cur_summary["strategies"]],
         materiality=materiality,
-        run_changes=key_changes(run_settings(prev_summary), run_settings(cur_summary)))
+        run_changes=key_changes(run_settings(prev_summary), run_settings(cur_summary)),
+        status_change=status_change(prev_summary, cur_summary))
 

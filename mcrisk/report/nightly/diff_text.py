@@ -86,6 +86,8 @@ def diff_markdown(diff: NightDiff) -> str:
     for label, names in (("added", diff.added_strategies), ("removed", diff.removed_strategies)):
         if names:
             lines.append(f"- strategies {label}: {', '.join(md_text(n) for n in names)}")
+    if diff.status_change:
+        lines += ["", "## Status", "", md_text(diff.status_change)]
     if diff.run_changes:
         lines += ["", "## Run settings that changed", ""]
         lines += [f"- {input_change_line(change)}" for change in diff.run_changes]

@@ -78,6 +78,7 @@ class NightDiff:
     skipped: tuple[str, ...] = ()                # later nights not compared with, and why
     materiality: Materiality = Materiality()
     run_changes: list[InputChange] = field(default_factory=list)   # seed, samples, risks
+    status_change: str | None = None   # how the status changed (status_changes), unescaped
 
     def delta(self, strategy: str, metric: str, stat: str) -> float | None:
         """The raw change of a statistic, noise or not (None when not in both nights)."""
