@@ -6,7 +6,7 @@ milestones.parquet / milestones.csv: one row per strategy x milestone, columns
     criticality, samples
 and, when the scenario sets start_date, p10_date, p50_date, p90_date (the calendar day each
 falls on: start_date + floor(day)); with a status, `actual` (reached by as_of: the same day
-in every world, a fact) and `actual_day` (null where not reached), and with start_date
+in every world, a fact, not a decision floored at as_of) and `actual_day` (null where not reached), and with start_date
 `actual_date`; the file's metadata then has `as_of`. Days are float64; a value that does not
 exist is null (an empty cell in CSV).
 """

@@ -18,9 +18,13 @@ Per-unit nodes are level "unit"; shipments, halls, islands and rows are level "w
 
 Statistics per milestone over scenarios: mean, P10, P50, P90 (numpy.quantile's default,
 linear), the 95% interval of the P90 (binomial order statistics, as for the metrics) and the
-criticality index. With a status as of day a, a milestone reached by then (the same time in
-every world, at most a: a fact) is `actual`, with that day (and date) as `actual_day`, and
-the outputs show it instead of a distribution. The mean's sums are taken over fixed blocks
+criticality index. With a status as of day a, a milestone reached before then (the same time
+in every world, before a: a fact) is `actual`, with that day (and date) as `actual_day`, and
+the outputs show it instead of a distribution. One on day a itself in every world is actual
+only when none of its nodes is floored at a: an event the status does not record happens at
+or after a (plan.activities floors it there: big-bang's day-60 drain not done by day 150),
+so a time of a in every world may be a strategy's decision due now rather than a fact; it
+then shows as its distribution, a point at a. The mean's sums are taken over fixed blocks
 of scenarios and added exactly (results.exact_sums), so that, like every other number here,
 it is the same for any chunk size. Times are kept exactly for the first KEEP_EXACT
 scenarios; past that, they go into a histogram of BIN_DAYS-wide bins that also keeps each bin's smallest and largest
@@ -517,12 +521,13 @@ class MilestoneCollector:
 
     def summary(self) -> dict:
         """summary.json's `milestones` (docs/metrics.md, Milestones); with as_of, also
-        `as_of` and on every milestone `actual` (reached by as_of: the same time in every
-        world, at most as_of), with `actual_day` (and `actual_date`) where it is."""
+        `as_of` and on every milestone `actual` (reached: the same time in every world,
+        before as_of or on it and not floored there), with `actual_day` (and `actual_date`) where it is."""
         n = self.times[0].n if self.times else 0
         exact = all(t.exact is not None for t in self.times)
         strategies = {}
-        for name, items, kept in zip(self.plan.strategy_names, self.items, self.times):
+        for s, (name, items, kept) in enumerate(zip(self.plan.strategy_names, self.items,
+                                                  self.times)):
             rows = []
             for k, (item, numbers) in enumerate(zip(items, kept.stats())):
                 row = {"key": item.key, "name": item.name, "kind": item.kind,
@@ -531,7 +536,7 @@ class MilestoneCollector:
                     row["dates"] = {key: day_date(self.start_date, row[key])
                                     for key, _ in QUANTILES}
                 if self.as_of is not None:
-                    row.update(self._actual(kept, k))
+                    row.update(self._actual(kept, k, s, item))
                 rows.append(row)
             strategies[name] = rows
         return {"samples": n, "exact": exact,
@@ -540,11 +545,14 @@ class MilestoneCollector:
                 **({"as_of": self.as_of} if self.as_of is not None else {}),
                 "strategies": strategies}
 
-    def _actual(self, kept: _StrategyTimes, k: int) -> dict:
+    def _actual(self, kept: _StrategyTimes, k: int, s: int, item: Milestone) -> dict:
         """A milestone's `actual` keys: reached when its time is the same in every world and
-        at most as_of (a fact of the status)."""
+        before as_of, or on as_of with none of its nodes floored there (a fact of the status;
+        the module's docstring says why)."""
         low, high = float(kept.low[k]), float(kept.high[k])
-        if not (kept.n and low == high and low <= self.as_of):
+        floored = bool(np.isfinite(self.plan.node_floor[s, list(item.members)]).any())
+        if not (kept.n and low == high
+                and (low < self.as_of or (low == self.as_of and not floored))):
             return {"actual": False}
         row = {"actual": True, "actual_day": low}
         if self.start_date is not None:

@@ -222,3 +222,18 @@ def test_the_executing_strategy_leads_without_a_status_too(tiny, tmp_path, capsy
     out = capsys.readouterr().out
     assert "Executing: swap-gated, ranked 1= of 2 (tied with swap-on-day). P90 trough depth 0" \
         in out and "still at risk" not in out and "leader" not in out
+
+
+def test_a_decision_floored_at_as_of_is_not_an_actual_milestone():
+    # day150.toml records no drain: big-bang's day-60 drain happens at as_of in every world,
+    # the same day everywhere, yet it has not happened; the arrivals it records have.
+    from mcrisk.app.schedule import run_schedule
+    from ..helpers import ROOT
+    schedule = run_schedule(ROOT / "scenarios/reference-2048.toml", "big-bang", 200, 1,
+                            backend="numpy",
+                            status=ROOT / "scenarios/reference-2048-status/day150.toml")
+    rows = {m["name"]: m for m in schedule.milestones["strategies"]["big-bang"]}
+    drain = rows["SU1..SU8: first drain starts"]
+    assert drain["p10"] == drain["p90"] == 150.0 and not drain["actual"]
+    assert rows["shipment S1 arrives"]["actual"]
+    assert rows["shipment S1 arrives"]["actual_day"] == 102.0
