@@ -437,7 +437,12 @@ def _other(scenario: Scenario, summary: dict, name: str, leader: str, col, n: in
     text = f"{name}{_rank_words(summary, name)} " + _dips(col, name, n, baseline, horizon, start,
                                                           since(summary))
     if np.any(col(name, "trough_depth") > 0):
-        text += f" Its plan: {why(scenario, scenario.strategy(name))}."
+        first = since(summary)
+        text += f" Its plan: {why(scenario, scenario.strategy(name))}" + (
+            "." if first == 0 else
+            f" (as written: from the status date on, a step the status does not record "
+            f"happens on day {fmt(first)} at the earliest, so one it planned earlier is due "
+            f"now).")
     short = _paired(col(name, "shortfall_gpu_days"), col(leader, "shortfall_gpu_days"))
     if _beyond_noise(short):
         more = "more" if short["mean"] > 0 else "less"
