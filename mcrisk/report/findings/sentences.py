@@ -93,17 +93,62 @@ def _overlap(a: list[float] | None, b: list[float] | None) -> bool:
     return not (a[1] < b[0] or b[1] < a[0])
 
 
+_TRIGGER_WORDS = {   # a drain wave's trigger: (kind, how a wave of it drains)
+    "arrival": "drains when its shipment arrives, without waiting for the new racks to pass "
+               "burn-in on a ready fabric",
+    "accepted": "waits for its replacements' acceptance",
+    "day": "drains on a fixed date",
+}
+
+
+def _trigger_kind(trigger) -> str:
+    """accepted (it waits for acceptance, whatever else), arrival, or day (a date alone)."""
+    if trigger.on_accepted:
+        return "accepted"
+    return "arrival" if trigger.on_arrival else "day"
+
+
 def why(scenario: Scenario, strategy: Strategy) -> str:
-    """What in a strategy's plan exposes it to a capacity trough."""
-    triggers = [t for _, t in strategy.drains]
+    """What in a strategy's plan exposes it to a capacity trough: what its drain waves (the
+    old units that share one trigger) wait for, wave by wave where they differ, and whether
+    its new units go into rows that must first be emptied."""
+    waves: dict = {}
+    for unit_id, trigger in strategy.drains:
+        waves.setdefault(trigger, []).append(unit_id)
+    kinds = [(_trigger_kind(t), t, units) for t, units in waves.items()]
+    found = {kind for kind, _, _ in kinds}
     reasons = []
-    if any(t.on_arrival for t in triggers):
+    if found == {"arrival"}:
         reasons.append("it drains old capacity when shipments arrive, without waiting for "
                        "the new racks to pass burn-in on a ready fabric")
-    elif any(t.day is not None and not t.on_accepted and not t.on_arrival for t in triggers):
-        days = sorted({t.day for t in triggers if t.day is not None})
-        reasons.append(f"it drains old capacity on a fixed date (day {fmt(days[0])}), whatever "
-                       "the new racks' state")
+    elif found == {"day"}:
+        days = sorted({t.day for _, t, _ in kinds})
+        reasons.append(f"it drains old capacity on a fixed date (day {fmt(days[0])}"
+                       + (f" to {fmt(days[-1])}" if len(days) > 1 else "")
+                       + "), whatever the new racks' state")
+    elif len(found) > 1:
+        parts = []
+        for kind in ("accepted", "arrival", "day"):
+            these = [(t, units) for k, t, units in kinds if k == kind]
+            if not these:
+                continue
+            units = [u for _, us in these for u in us]
+            count = (f"{len(these)} of its {len(kinds)} drain waves" if not parts
+                     else f"{len(these)}")
+            which = "" if kind == "accepted" else f" ({unit_list(units)})"
+            verb = _TRIGGER_WORDS[kind]
+            if len(these) > 1:
+                verb = (verb.replace("waits", "wait", 1).replace("drains", "drain", 1)
+                        .replace("its shipment arrives", "their shipments arrive"))
+            if kind == "accepted" and len(these) > 1:
+                verb = verb.replace("its replacements'", "their replacements'")
+            if kind == "day":
+                days = sorted({t.day for t, _ in these})
+                verb += (f" (day {fmt(days[0])}" + (f" to {fmt(days[-1])}" if len(days) > 1
+                                                    else "") + "), whatever the new racks' "
+                         "state")
+            parts.append(f"{count}{which} {verb}")
+        reasons.append("; ".join(parts))
     occupied = {u.row for u in scenario.existing}
     reused = sorted({row for _, row in strategy.placement if row in occupied})
     if reused:
