@@ -390,12 +390,32 @@ def _dips(col, name: str, n: int, baseline: float, horizon: float,
         text += (f" The deepest of those troughs is {fmt(depth.max())} H100-eq and the longest "
                  f"{fmt(days.max())} days (not necessarily in the same scenario).")
         return text
-    lowest = ("has nothing in service at its lowest" if joint.depth >= baseline
-              else f"is at least {fmt(joint.depth)} H100-eq below the baseline at its lowest")
+    lowest = ("it has nothing in service at its deepest" if joint.depth >= baseline
+              else f"its trough is at least {fmt(joint.depth)} H100-eq below the baseline at "
+                   "its deepest")
     text += (f" In {joint.count:,} of {joint.total:,} scenarios ("
-             f"{share(joint.count, joint.total)}) it {lowest} and stays below "
-             f"the baseline for at least {fmt(joint.days)} days in all.")
-    return text
+             f"{share(joint.count, joint.total)}) both hold: {lowest}, and its time below the "
+             f"baseline adds up to at least {fmt(joint.days)} days.")
+    return text + _long_elsewhere(depth, days, joint)
+
+
+def _long_elsewhere(depth: np.ndarray, days: np.ndarray, joint: JointTrough) -> str:
+    """When the joint days threshold shows below the P90 trough days, the long troughs are
+    not the deep ones: say so, with the exact count, so that the joint days are not read as
+    the trough's length beside the table's P90."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        p90 = float(np.quantile(days, 0.9))
+    if not fmt(joint.days) != fmt(p90) or p90 <= joint.days:
+        return ""
+    long = days >= p90 - REL_EPS * max(p90, 1.0)
+    shallow = int(np.sum(long & (depth < joint.depth - REL_EPS * max(joint.depth, 1.0))))
+    if shallow == 0:
+        return ""
+    return (f" The deepest troughs are not the longest: its P90 trough days, {fmt(p90)} days, "
+            f"come from shallower troughs ({shallow:,} of the {int(long.sum()):,} scenarios "
+            f"with that much time below the baseline are less than {fmt(joint.depth)} H100-eq "
+            "deep); "
+            "the two P90s are separate percentiles.")
 
 
 def _horizon_note(col, name: str, n: int, horizon: float, start: _dt.date | None = None) -> str:
