@@ -32,10 +32,10 @@ from ...core.definitions import METRICS, REL_EPS
 from ...core.labels import label, unit
 from ...core.model import Scenario, Strategy
 from ...results.bands import HallPower
+from .drivers import DRIVER_Z, driven_by  # noqa: F401 (DRIVER_Z: re-exported)
 from .pairs import acceptance_pairs, gating_pairs  # noqa: F401 (gating_pairs: re-exported)
 
 HORIZON_NOTE_SHARE = 0.01      # a strategy's own paragraph names the horizon from 1% up
-DRIVER_Z = 3.0                 # a driver is named when |rank corr| x sqrt(n - 1) exceeds this
 # The metrics a sentence names by their label and unit (core.labels).
 _NAMED = ("trough_depth", "trough_days", "shortfall_gpu_days", "homeless_days", "completion_day")
 
@@ -222,72 +222,6 @@ def _beyond_noise(d: dict) -> bool:
     return ci is not None and (ci[0] > 0 or ci[1] < 0)
 
 
-_GATING_WORDS = {   # metric: (what, if gating lowers it, if gating raises it)
-    "trough_depth": ("the trough is", "shallower", "deeper"),
-    "trough_days": ("the time below baseline is", "shorter", "longer"),
-    "shortfall_gpu_days": ("the shortfall against demand is", "smaller", "larger"),
-}
-
-
-def _head_to_head(base: str, other: str, metrics: np.ndarray, names, change: str) -> str:
-    """What `change` (other against base, paired on the same worlds) buys: trough depth, days
-    below baseline, shortfall (base minus other, so positive is what it saves); and what it
-    costs: completion (other minus base); each as a mean difference with its 95% interval,
-    a difference claimed only when its interval excludes 0."""
-    n = metrics.shape[0]
-    col = lambda s, m: _column(metrics, names, s, m)          # noqa: E731
-    buys = []
-    for metric, (what, less, more) in _GATING_WORDS.items():
-        a, b = col(base, metric), col(other, metric)
-        d = _paired(a, b)
-        if np.all(a == b):
-            buys.append(f"{what} the same in every world")
-        elif _beyond_noise(d):
-            better, worse = int(np.sum(a > b)), int(np.sum(a < b))
-            buys.append(f"{what} {less if d['mean'] > 0 else more} by {fmt(abs(d['mean']))} "
-                        f"{unit(metric)} on average ({_interval(_of_size(d))}; better in "
-                        f"{better:,} worlds, " + (f"worse in {worse:,})" if worse else
-                                                  "never worse)"))
-        else:
-            ci = d["mean_ci"]
-            buys.append(f"{label(metric)} show no difference beyond Monte Carlo noise (mean "
-                        f"{fmt(d['mean'])} {unit(metric)}" + (f", {_interval(ci)})" if ci else ")"))
-    late_other, late_base = col(other, "completion_day"), col(base, "completion_day")
-    cost = _paired(late_other, late_base)
-    later, earlier = int(np.sum(late_other > late_base)), int(np.sum(late_other < late_base))
-    if np.all(late_other == late_base):
-        costs = f"With {change} it completes on the same day in every world."
-    elif _beyond_noise(cost):
-        costs = (f"{change[0].upper() + change[1:]} costs {fmt(abs(cost['mean']))} days of "
-                 f"completion on average ({_interval(cost['mean_ci'])})" if cost["mean"] > 0
-                 else f"With {change} it even completes {fmt(abs(cost['mean']))} days earlier "
-                      f"on average ({_interval(_of_size(cost))})")
-        costs += (f": it completes later in {_count(later, n, 'worlds')} and earlier in "
-                  f"{earlier:,}.")
-    else:
-        costs = (f"Its completion shows no difference beyond Monte Carlo noise (mean "
-                 f"{fmt(cost['mean'])} days; later in {later:,} worlds, earlier in "
-                 f"{earlier:,}).")
-    return f"Paired on the same {n:,} worlds, with {change} " + "; ".join(buys) + ". " + costs
-
-
-def gating(arrival: str, gated: str, metrics: np.ndarray, names) -> str:
-    """The head-to-head of a pair from gating_pairs: what gating buys and costs."""
-    return (f"When to drain is what separates {gated} from {arrival}: they put the same racks "
-            f"in the same rows and drain the same old units together; only the trigger differs "
-            f"({arrival} drains when shipments arrive, {gated} once the replacements are "
-            f"accepted). " + _head_to_head(arrival, gated, metrics, names, "gating"))
-
-
-def soaking(first_pass: str, soaked: str, policy, metrics: np.ndarray, names) -> str:
-    """The head-to-head of a pair from acceptance_pairs: what the extra soak buys and costs."""
-    return (f"Whether to accept a rack whose burn-in failed is what separates {soaked} from "
-            f"{first_pass}: {soaked} gives a rack whose burn-in failed "
-            f"{policy.soak_after_failures} or more times an extra soak before acceptance, "
-            f"{first_pass} accepts it on its first pass; every other choice is the same. "
-            + _head_to_head(first_pass, soaked, metrics, names, "the soak"))
-
-
 # ---- the paragraphs -----------------------------------------------------------------------
 
 def findings(scenario: Scenario, summary: dict, largest_job: float | None = None,
@@ -312,7 +246,7 @@ def findings(scenario: Scenario, summary: dict, largest_job: float | None = None
     out = [_leader(summary, leader, col, n, baseline, horizon, start)]
     for arrival, gated in gating_pairs(scenario):
         if arrival in names and gated in names:
-            out.append(gating(arrival, gated, metrics, names))
+            out.append(gating(arrival, gated, metrics, names, summary.get("milestones")))
     for first_pass, soaked in acceptance_pairs(scenario):
         if first_pass in names and soaked in names:
             policy = scenario.strategy(soaked).acceptance
@@ -452,7 +386,7 @@ def _leader(summary: dict, leader: str, col, n: int, baseline: float, horizon: f
     text += _horizon_note(col, leader, n, horizon, start)
     if len(summary["ranking"]) > 1:
         text += " " + _runner_up(summary)
-    return text
+    return text + driven_by(summary, leader)
 
 
 def _runner_up(summary: dict) -> str:
@@ -520,7 +454,7 @@ def _other(scenario: Scenario, summary: dict, name: str, leader: str, col, n: in
                  f"{'later' if done['mean'] > 0 else 'earlier'} than {leader} on average "
                  f"({_interval(_of_size(done))}).")
     text += _horizon_note(col, name, n, horizon, start)
-    text += _driven_by(summary, name, "trough_days")
+    text += driven_by(summary, name)
     return text
 
 
@@ -551,24 +485,6 @@ def kept_units(scenario: Scenario, strategy: Strategy) -> str:
             f"{fmt(scenario.horizon_days)}, never drained: {kept} (nominal) stay in its capacity "
             f"and {draw} in its draw, with their running and power costs where [costs] prices "
             "them; its completion day does not wait for them.")
-
-
-def _driven_by(summary: dict, name: str, metric: str) -> str:
-    """' Its trough days rise most with X (rank correlation +0.55), then Y.' from
-    the run's drivers: those that raise the metric, with a rank correlation beyond noise."""
-    drivers = summary.get("drivers", {})
-    used = drivers.get("scenarios", 0)
-    if used < 2:
-        return ""
-    found = drivers.get("strategies", {}).get(name, {}).get(metric, [])
-    rising = [d for d in found
-              if d["spearman"] > 0 and d["spearman"] * math.sqrt(used - 1) > DRIVER_Z][:2]
-    if not rising:
-        return ""
-    parts = [d["label"][:-1] + f"; rank correlation {d['spearman']:+.2f})"
-             if d["label"].endswith(")") else
-             f"{d['label']} (rank correlation {d['spearman']:+.2f})" for d in rising]
-    return (f" Its {label(metric)} rise most with {', then '.join(parts)}.")
 
 
 def _horizon_rest(ranking: list[str], col, n: int, horizon: float,
@@ -647,3 +563,7 @@ def _from_summary(scenario: Scenario, summary: dict, largest_job, hall_power) ->
         out.append("WARNING: power caps are exceeded: probability of any hall over its cap: "
                    + "; ".join(power) + ". Such a plan is not feasible as written.")
     return out
+
+
+# last: gating's head-to-head uses the helpers above (and is re-exported from here)
+from .gating import gating, soaking  # noqa: E402
