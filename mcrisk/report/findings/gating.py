@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...core.labels import label, unit
-from .sentences import _beyond_noise, _column, _count, _interval, _of_size, _paired, fmt
+from .words import _beyond_noise, _column, _count, _interval, _of_size, _paired, fmt
 
 
 _GATING_WORDS = {   # metric: (what, if gating lowers it, if gating raises it)

@@ -28,61 +28,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...core.definitions import METRICS, REL_EPS
+from ...core.definitions import REL_EPS
 from ...core.labels import label, unit
 from ...core.model import Scenario, Strategy
 from ...results.bands import HallPower
 from .drivers import DRIVER_Z, driven_by  # noqa: F401 (DRIVER_Z: re-exported)
+from .gating import gating, soaking  # noqa: F401 (gating: re-exported)
+from .words import (_and, _beyond_noise, _column, _count, _interval, _of_size,  # noqa: F401
+                    _paired, floor_shown, fmt, share)
 from .pairs import acceptance_pairs, gating_pairs  # noqa: F401 (gating_pairs: re-exported)
 
 HORIZON_NOTE_SHARE = 0.01      # a strategy's own paragraph names the horizon from 1% up
 # The metrics a sentence names by their label and unit (core.labels).
 _NAMED = ("trough_depth", "trough_days", "shortfall_gpu_days", "homeless_days", "completion_day")
-
-
-def fmt(value: float) -> str:
-    """A number for prose and tables: thousands separators, 1 decimal below 100."""
-    if value is None or value != value:       # null in summary.json, or NaN
-        return "n/a"
-    if abs(value) >= 100 or float(value).is_integer():
-        return f"{value:,.0f}"
-    return f"{value:,.1f}"
-
-
-def floor_shown(value: float) -> float:
-    """`value` rounded down to what fmt shows (a whole number from 100 up, else 0.1), so that
-    "at least fmt(floor_shown(v))" is true of v. A value a float rounding below a shown step
-    (2047.9999999999998) counts as that step."""
-    value = float(value) + REL_EPS * max(abs(float(value)), 1.0)
-    if value >= 100:
-        return float(math.floor(value))
-    return math.floor(value * 10) / 10
-
-
-def share(count: int, total: int) -> str:
-    """count / total as a percentage that never rounds a part to 0% or 100%."""
-    if total <= 0:
-        return "n/a"
-    p = 100.0 * count / total
-    if 0 < count < total:
-        if p < 0.1:
-            return "under 0.1%"
-        if p > 99.9:
-            return "over 99.9%"
-    return f"{p:.1f}%"
-
-
-def _count(count: int, total: int, noun: str = "scenarios", extra: str = "") -> str:
-    """'19,998 of 20,000 scenarios (over 99.9%)', 'all 20,000 scenarios'; `extra` goes
-    into the parentheses."""
-    if count == total:
-        return f"all {total:,} {noun}" + (f" ({extra})" if extra else "")
-    return f"{count:,} of {total:,} {noun} ({share(count, total)}{'; ' + extra if extra else ''})"
-
-
-def _and(items: list[str]) -> str:
-    """'a', 'a and b', 'a, b and c'."""
-    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
 
 
 def _overlap(a: list[float] | None, b: list[float] | None) -> bool:
@@ -193,33 +151,6 @@ def joint_trough(depth: np.ndarray, days: np.ndarray, one_in: int = 10) -> Joint
     y = floor_shown(np.sort(days[deep])[::-1][k - 1])          # deep holds >= k scenarios
     both = deep & (days >= y - REL_EPS * max(y, 1.0))
     return JointTrough(x, y, int(both.sum()), n)
-
-
-def _column(metrics: np.ndarray, names, strategy: str, metric: str) -> np.ndarray:
-    return metrics[:, list(names).index(strategy), METRICS.index(metric)]
-
-
-def _paired(a: np.ndarray, b: np.ndarray) -> dict:
-    from ...results.compare import paired_difference
-    return paired_difference(a, b)
-
-
-def _interval(ci) -> str:
-    return f"95% CI {fmt(ci[0])} to {fmt(ci[1])}"
-
-
-def _of_size(d: dict) -> tuple[float, float]:
-    """A paired difference's 95% interval for the size of its mean, the way the sentence
-    states it ("larger by 155", not "by -155"): negated and swapped when the mean is < 0."""
-    low, high = d["mean_ci"]
-    return (low, high) if d["mean"] >= 0 else (-high, -low)
-
-
-def _beyond_noise(d: dict) -> bool:
-    """Whether a paired mean difference is beyond Monte Carlo noise: its 95% interval
-    exists and excludes 0."""
-    ci = d.get("mean_ci")
-    return ci is not None and (ci[0] > 0 or ci[1] < 0)
 
 
 # ---- the paragraphs -----------------------------------------------------------------------
@@ -564,6 +495,3 @@ def _from_summary(scenario: Scenario, summary: dict, largest_job, hall_power) ->
                    + "; ".join(power) + ". Such a plan is not feasible as written.")
     return out
 
-
-# last: gating's head-to-head uses the helpers above (and is re-exported from here)
-from .gating import gating, soaking  # noqa: E402

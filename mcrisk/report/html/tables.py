@@ -6,7 +6,7 @@ from __future__ import annotations
 from ...results.drivers import driver_unit
 from ...results.horizon import horizon_warnings
 from ...results.mitigation import (each_risk_headers, each_risk_sentences, mitigation_sentences,
-                                   risk_value_cells)
+                                   risk_value_cells, shown_verdict)
 from ...core import labels
 from ...results.ranking import rank_label, rule_text
 from ..findings.drivers import driver_metric, driver_reason
@@ -234,7 +234,8 @@ def mitigation_section(s: dict, colors: dict[str, str]) -> list[str]:
              "of the per-scenario difference (not the difference of two P90s) with its 95% "
              "interval, and the share of scenarios in which mitigation lowers or raises the "
              "metric. Mitigation is said to help or hurt only where the interval of the mean "
-             "excludes 0.</p>")
+             "excludes 0 and the mean is at least one unit of the metric (the nightly's "
+             "materiality floor); a smaller one is marked below materiality.</p>")
     order = [n for n in s.get("ranking", []) if n in m["strategies"]]
     order += [n for n in m["strategies"] if n not in order]
     sentences = ('<div class="findings">' + "".join(
@@ -245,9 +246,11 @@ def mitigation_section(s: dict, colors: dict[str, str]) -> list[str]:
         cells = []
         for metric in metrics:
             d = m["strategies"][name][metric]
-            verdict = d["verdict"].replace("_", " ")
+            shown = shown_verdict(metric, d)
+            verdict = ("below materiality" if shown == "immaterial"
+                       else shown.replace("_", " "))
             mark = {"helps": "<b>helps</b>", "hurts": "<span class='yes'>hurts</span>"}.get(
-                d["verdict"], html_text(verdict))
+                shown, html_text(verdict))
             cells.append(
                 f"<td class='n'><b>{fmt(d['mean'])}</b> "
                 f"<span class='ci'>{interval_text(d, 'mean_ci')}</span> {mark}<br>"
