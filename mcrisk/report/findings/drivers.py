@@ -37,17 +37,23 @@ def against_intuition(d: dict) -> bool:
     return driver_unit(d["input"]) == "days" and d["spearman"] < 0
 
 
-def _named(d: dict, metric_words: str) -> str:
-    base = d["label"][:-1] + "; " if d["label"].endswith(")") else d["label"] + " ("
-    return (base + f"rank correlation {d['spearman']:+.2f}: higher "
-            f"{d['label'].split(' (')[0]} goes with "
-            f"{'higher' if d['spearman'] > 0 else 'lower'} {metric_words})")
+def _named(d: dict, first: bool) -> str:
+    """'X (rank correlation +0.41)' for the first driver, 'Y (+0.34)' after it; a label that
+    ends in its own parenthesis (a sum over rows) takes the correlation inside it."""
+    corr = f"rank correlation {d['spearman']:+.2f}" if first else f"{d['spearman']:+.2f}"
+    if d["label"].endswith(")"):
+        return d["label"][:-1] + f"; {corr})"
+    return f"{d['label']} ({corr})"
+
+
+def _joined(parts: list[str]) -> str:
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
 
 
 def driven_by(summary: dict, name: str) -> str:
-    """' Its trough days (...) move most with X (rank correlation -0.75: higher X goes with
-    lower trough days), then Y (...).' from the run's drivers: the strongest by |rank
-    correlation|, either sign, beyond noise; '' when none is."""
+    """' Its trough days move most with X (rank correlation +0.56), Y (+0.34) and Z (-0.34);
+    a higher Z goes with lower trough days, the others with higher.' from the run's drivers:
+    the strongest by |rank correlation|, either sign, beyond noise; '' when none is."""
     drivers = summary.get("drivers", {})
     used = drivers.get("scenarios", 0)
     if used < 2:
@@ -62,8 +68,24 @@ def driven_by(summary: dict, name: str) -> str:
     if not found:
         return ""
     words = label(metric)
-    text = (f" Its {words} (what its drivers explain: {driver_reason(metric)}) move most with "
-            + ", then ".join(_named(d, words) for d in found) + ".")
+    named = _joined([_named(d, k == 0) for k, d in enumerate(found)])
+    up = [d for d in found if d["spearman"] > 0]
+    if len(up) == len(found):
+        direction = f": the higher each, the higher its {words}" if len(found) > 1 else \
+            f": the higher it, the higher its {words}"
+    elif not up:
+        direction = f": the higher each, the lower its {words}" if len(found) > 1 else \
+            f": the higher it, the lower its {words}"
+    else:
+        downs = [d["label"].split(" (")[0] for d in found if d["spearman"] < 0]
+        down = (f"a higher {downs[0]} goes" if len(downs) == 1 else
+                f"a higher {_joined(downs)} go")
+        direction = (f"; {down} with lower {words}, the "
+                     f"{'other' if len(up) == 1 else 'others'} with higher")
+    lead = (" It never dips below the baseline, so its drivers explain its shortfall: it "
+            if metric == "shortfall_gpu_days" else f" Its {words} ")
+    verb = "move" if metric == "trough_days" else "moves"     # trough days, plural
+    text = lead + f"{verb} most with {named}{direction}."
     odd = [d["label"].split(" (")[0] for d in found if against_intuition(d)]
     if odd:
         text += (f" That a larger {' or a larger '.join(odd)} goes with lower {words} runs "

@@ -276,11 +276,9 @@ def _long_elsewhere(depth: np.ndarray, days: np.ndarray, joint: JointTrough) -> 
     shallow = int(np.sum(long & (depth < joint.depth - REL_EPS * max(joint.depth, 1.0))))
     if shallow == 0:
         return ""
-    return (f" The deepest troughs are not the longest: its P90 trough days, {fmt(p90)} days, "
-            f"come from shallower troughs ({shallow:,} of the {int(long.sum()):,} scenarios "
-            f"with that much time below the baseline are less than {fmt(joint.depth)} H100-eq "
-            "deep); "
-            "the two P90s are separate percentiles.")
+    return (f" Of the {int(long.sum()):,} scenarios with at least {fmt(p90)} days below the "
+            f"baseline (its P90 trough days), {shallow:,} have a trough less than "
+            f"{fmt(joint.depth)} H100-eq deep: the two P90s are separate percentiles.")
 
 
 def _horizon_note(col, name: str, n: int, horizon: float, start: _dt.date | None = None) -> str:
