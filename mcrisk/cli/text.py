@@ -88,18 +88,22 @@ def format_horizon_warnings(summary: dict) -> str:
 
 
 def format_drivers(summary: dict, top: int = 3) -> str:
-    """For each strategy, what drives its P90 trough (trough days; shortfall if no trough)."""
+    """For each strategy, what drives its P90 trough (trough days; shortfall if its trough
+    days do not vary: report.findings.drivers.driver_metric), each shift in its own unit."""
+    from ..report.findings.drivers import driver_metric
+    from ..report.html.tables import driver_shift
     from ..report.text import visible
 
     lines = []
     for name in summary["ranking"]:
         per_metric = summary["drivers"]["strategies"][name]
-        metric = next((m for m in ("trough_days", "shortfall_gpu_days") if per_metric[m]), None)
+        metric = driver_metric(per_metric)
         if metric is None:
             lines.append(f"  {visible(name)}: no metric varies")
             continue
+        found = sorted(per_metric[metric], key=lambda d: -abs(d["spearman"]))[:top]
         parts = [f"{visible(d['label'])} (rank corr {d['spearman']:+.2f}, "
-                 f"{d['shift']:+,.1f} near P90)" for d in per_metric[metric][:top]]
+                 f"{visible(driver_shift(d))} near P90)" for d in found]
         lines.append(f"  {visible(name)} [{label(metric)}]: " + "; ".join(parts))
     return "\n".join(lines)
 

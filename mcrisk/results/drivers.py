@@ -7,7 +7,7 @@ days, every row's retrofit days ...). For each strategy and metric:
 * `spearman`: the rank correlation between the input and the metric over all scenarios (a
   tornado chart's bar);
 * `near_p90_mean` - `mean` = `shift`: how far the input sits from its overall mean (in its
-  own unit, days) in the scenarios whose metric lies near its P90 (ranks 85% to 95%), which
+  own unit: driver_unit) in the scenarios whose metric lies near its P90 (ranks 85% to 95%), which
   reads "the P90 trough comes with hall B energized 38 days later than on average".
 
 Labels and groups come from each quantity's QuantityLabel (section, subject, part; see
@@ -68,6 +68,21 @@ _LABELS = {
     ("unit", "early_failure"): "{subject} fails after acceptance (1: yes, 0: no)",
 }
 GROUPED_SECTIONS = ("unit", "row")   # like draws of these are also summed over every subject
+
+
+def driver_unit(name: str) -> str:
+    """The unit of a driver input, from its quantity's name: a per-GPU performance in H100-eq
+    per GPU, an early failure a count (1 or 0 per unit), the demand's growth a share per
+    year, a price in the scenario's currency, every other input (delays, durations) days."""
+    if name.endswith(".h100_eq_per_gpu"):
+        return "H100-eq per GPU"
+    if name.endswith(".early_failure"):
+        return "failures"
+    if name.endswith(".growth_per_year"):
+        return "per year (share)"
+    if name.startswith("cost."):
+        return "currency units"
+    return "days"
 
 
 def _label(label: QuantityLabel) -> str:

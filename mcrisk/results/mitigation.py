@@ -294,19 +294,38 @@ def skipped_entry(side: Counterpart, reason: str) -> dict:
             "skipped": reason}
 
 
+# The nightly's materiality floor (mcrisk.report.nightly.materiality): a mean difference
+# smaller than one unit of the metric is no verdict, beyond noise or not.
+MATERIALITY_FLOORS = {"trough_depth": 1.0, "trough_days": 1.0, "shortfall_gpu_days": 1.0,
+                      "homeless_days": 1.0, "completion_day": 1.0, "power_violation": 0.001}
+
+
+def shown_verdict(metric: str, d: dict) -> str:
+    """The verdict as the report says it: helps / hurts only where the mean difference is
+    beyond noise (`verdict`) and at least the metric's materiality floor; `immaterial` where
+    it is beyond noise but smaller."""
+    v = d["verdict"]
+    if v in ("helps", "hurts") and abs(d["mean"]) < MATERIALITY_FLOORS.get(metric, 0.0):
+        return "immaterial"
+    return v
+
+
 def mitigation_sentences(mitigation: dict, order=None) -> list[str]:
     """Plain-text sentences on the value of mitigation: a claim (helps, hurts) only where
     the 95% interval of the mean difference excludes 0; the rest named as within noise or
     unchanged. `order`: the strategies' order (default: as in `mitigation`)."""
     if "strategies" not in mitigation:
         return [f"Value of mitigation {mitigation.get('skipped', 'not computed')}."]
-    sentences, noise, unchanged = [], [], []
+    sentences, noise, unchanged, small = [], [], [], []
     for name in order or mitigation["strategies"]:
         per_metric = mitigation["strategies"][name]
         helps, hurts = [], []
         for metric, d in per_metric.items():
             words, unit = label(metric), labels.unit(metric)
-            if d["verdict"] == "helps":
+            shown = shown_verdict(metric, d)
+            if shown == "immaterial":
+                small.append(f"{name} {words} ({_num(d['mean'])} {unit})")
+            elif d["verdict"] == "helps":
                 low, high = d["mean_ci"]
                 helps.append(f"the mean {words} by {_num(d['mean'])} {unit} "
                              f"[95% CI {_num(low)}, {_num(high)}]")
@@ -328,6 +347,10 @@ def mitigation_sentences(mitigation: dict, order=None) -> list[str]:
     if noise:
         sentences.append("No claim where the 95% interval of the mean difference contains 0 "
                          f"(within Monte Carlo noise): {', '.join(noise)}.")
+    if small:
+        sentences.append("No claim where the mean difference, beyond noise, is below the "
+                         "materiality floor of one unit of the metric (the nightly's): "
+                         f"{', '.join(small)}.")
     if unchanged:
         sentences.append(f"Mitigation changed no scenario's value of: {', '.join(unchanged)}.")
     return sentences
@@ -355,7 +378,8 @@ def risk_value_cells(entry: dict, currency: str | None) -> list[str]:
     and whether it is worth it."""
     cells = [_moved(entry["trough_depth"], _num),
              _reduced(entry["shortfall_gpu_days"], _num) + " "
-             + entry["shortfall_gpu_days"]["verdict"].replace("_", " ")]
+             + shown_verdict("shortfall_gpu_days", entry["shortfall_gpu_days"])
+             .replace("immaterial", "below materiality").replace("_", " ")]
     if "cost_total" in entry:
         def money(value):
             return money_text(value, currency or "USD")
@@ -395,8 +419,10 @@ def each_risk_sentences(each: dict, order=None) -> list[str]:
                 ("P90", "trough_depth", "p90_change", "lower", "higher"),
                 ("mean", "shortfall_gpu_days", "verdict", "helps", "hurts")):
             words = f"{statistic} {label(measure)}"
-            lower = [n for n, e in entries if e[measure][key] == good]
-            higher = [n for n, e in entries if e[measure][key] == bad]
+            said = (lambda e: shown_verdict(measure, e[measure]) if key == "verdict"  # noqa: E731
+                    else e[measure][key])
+            lower = [n for n, e in entries if said(e) == good]
+            higher = [n for n, e in entries if said(e) == bad]
             parts += [f"lowers the {words} of {_join(lower)}"] if lower else []
             parts += [f"raises the {words} of {_join(higher)}"] if higher else []
         sentences.append(f"Mitigating {risk} alone " + (

@@ -57,9 +57,10 @@ def reference():
 
 # ---- the joint sentence: how deep AND how long, in a counted number of scenarios ------------
 
-JOINT = re.compile(rf"In ({NUMBER}) of ({NUMBER}) scenarios \(([^)]*)\) it (?:has nothing in "
-                   rf"service|is at least ({NUMBER}) H100-eq below the baseline) at its lowest "
-                   rf"and stays below the baseline for at least ({NUMBER}) days in all\.")
+JOINT = re.compile(rf"In ({NUMBER}) of ({NUMBER}) scenarios \(([^)]*)\) both hold: (?:it has "
+                   rf"nothing in service|its trough is at least ({NUMBER}) H100-eq below the "
+                   rf"baseline) at its deepest, and its time below the baseline adds up to at "
+                   rf"least ({NUMBER}) days\.")
 
 
 @pytest.mark.parametrize("seed", range(6))

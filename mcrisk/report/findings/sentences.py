@@ -28,61 +28,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...core.definitions import METRICS, REL_EPS
+from ...core.definitions import REL_EPS
 from ...core.labels import label, unit
 from ...core.model import Scenario, Strategy
 from ...results.bands import HallPower
+from .drivers import DRIVER_Z, driven_by  # noqa: F401 (DRIVER_Z: re-exported)
+from .gating import gating, soaking  # noqa: F401 (gating: re-exported)
+from .words import (_and, _beyond_noise, _column, _count, _interval, _of_size,  # noqa: F401
+                    _paired, floor_shown, fmt, share)
 from .pairs import acceptance_pairs, gating_pairs  # noqa: F401 (gating_pairs: re-exported)
 
 HORIZON_NOTE_SHARE = 0.01      # a strategy's own paragraph names the horizon from 1% up
-DRIVER_Z = 3.0                 # a driver is named when |rank corr| x sqrt(n - 1) exceeds this
 # The metrics a sentence names by their label and unit (core.labels).
 _NAMED = ("trough_depth", "trough_days", "shortfall_gpu_days", "homeless_days", "completion_day")
-
-
-def fmt(value: float) -> str:
-    """A number for prose and tables: thousands separators, 1 decimal below 100."""
-    if value is None or value != value:       # null in summary.json, or NaN
-        return "n/a"
-    if abs(value) >= 100 or float(value).is_integer():
-        return f"{value:,.0f}"
-    return f"{value:,.1f}"
-
-
-def floor_shown(value: float) -> float:
-    """`value` rounded down to what fmt shows (a whole number from 100 up, else 0.1), so that
-    "at least fmt(floor_shown(v))" is true of v. A value a float rounding below a shown step
-    (2047.9999999999998) counts as that step."""
-    value = float(value) + REL_EPS * max(abs(float(value)), 1.0)
-    if value >= 100:
-        return float(math.floor(value))
-    return math.floor(value * 10) / 10
-
-
-def share(count: int, total: int) -> str:
-    """count / total as a percentage that never rounds a part to 0% or 100%."""
-    if total <= 0:
-        return "n/a"
-    p = 100.0 * count / total
-    if 0 < count < total:
-        if p < 0.1:
-            return "under 0.1%"
-        if p > 99.9:
-            return "over 99.9%"
-    return f"{p:.1f}%"
-
-
-def _count(count: int, total: int, noun: str = "scenarios", extra: str = "") -> str:
-    """'19,998 of 20,000 scenarios (over 99.9%)', 'all 20,000 scenarios'; `extra` goes
-    into the parentheses."""
-    if count == total:
-        return f"all {total:,} {noun}" + (f" ({extra})" if extra else "")
-    return f"{count:,} of {total:,} {noun} ({share(count, total)}{'; ' + extra if extra else ''})"
-
-
-def _and(items: list[str]) -> str:
-    """'a', 'a and b', 'a, b and c'."""
-    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
 
 
 def _overlap(a: list[float] | None, b: list[float] | None) -> bool:
@@ -93,17 +51,62 @@ def _overlap(a: list[float] | None, b: list[float] | None) -> bool:
     return not (a[1] < b[0] or b[1] < a[0])
 
 
+_TRIGGER_WORDS = {   # a drain wave's trigger: (kind, how a wave of it drains)
+    "arrival": "drains when its shipment arrives, without waiting for the new racks to pass "
+               "burn-in on a ready fabric",
+    "accepted": "waits for its replacements' acceptance",
+    "day": "drains on a fixed date",
+}
+
+
+def _trigger_kind(trigger) -> str:
+    """accepted (it waits for acceptance, whatever else), arrival, or day (a date alone)."""
+    if trigger.on_accepted:
+        return "accepted"
+    return "arrival" if trigger.on_arrival else "day"
+
+
 def why(scenario: Scenario, strategy: Strategy) -> str:
-    """What in a strategy's plan exposes it to a capacity trough."""
-    triggers = [t for _, t in strategy.drains]
+    """What in a strategy's plan exposes it to a capacity trough: what its drain waves (the
+    old units that share one trigger) wait for, wave by wave where they differ, and whether
+    its new units go into rows that must first be emptied."""
+    waves: dict = {}
+    for unit_id, trigger in strategy.drains:
+        waves.setdefault(trigger, []).append(unit_id)
+    kinds = [(_trigger_kind(t), t, units) for t, units in waves.items()]
+    found = {kind for kind, _, _ in kinds}
     reasons = []
-    if any(t.on_arrival for t in triggers):
+    if found == {"arrival"}:
         reasons.append("it drains old capacity when shipments arrive, without waiting for "
                        "the new racks to pass burn-in on a ready fabric")
-    elif any(t.day is not None and not t.on_accepted and not t.on_arrival for t in triggers):
-        days = sorted({t.day for t in triggers if t.day is not None})
-        reasons.append(f"it drains old capacity on a fixed date (day {fmt(days[0])}), whatever "
-                       "the new racks' state")
+    elif found == {"day"}:
+        days = sorted({t.day for _, t, _ in kinds})
+        reasons.append(f"it drains old capacity on a fixed date (day {fmt(days[0])}"
+                       + (f" to {fmt(days[-1])}" if len(days) > 1 else "")
+                       + "), whatever the new racks' state")
+    elif len(found) > 1:
+        parts = []
+        for kind in ("accepted", "arrival", "day"):
+            these = [(t, units) for k, t, units in kinds if k == kind]
+            if not these:
+                continue
+            units = [u for _, us in these for u in us]
+            count = (f"{len(these)} of its {len(kinds)} drain waves" if not parts
+                     else f"{len(these)}")
+            which = "" if kind == "accepted" else f" ({unit_list(units)})"
+            verb = _TRIGGER_WORDS[kind]
+            if len(these) > 1:
+                verb = (verb.replace("waits", "wait", 1).replace("drains", "drain", 1)
+                        .replace("its shipment arrives", "their shipments arrive"))
+            if kind == "accepted" and len(these) > 1:
+                verb = verb.replace("its replacements'", "their replacements'")
+            if kind == "day":
+                days = sorted({t.day for t, _ in these})
+                verb += (f" (day {fmt(days[0])}" + (f" to {fmt(days[-1])}" if len(days) > 1
+                                                    else "") + "), whatever the new racks' "
+                         "state")
+            parts.append(f"{count}{which} {verb}")
+        reasons.append("; ".join(parts))
     occupied = {u.row for u in scenario.existing}
     reused = sorted({row for _, row in strategy.placement if row in occupied})
     if reused:
@@ -150,99 +153,6 @@ def joint_trough(depth: np.ndarray, days: np.ndarray, one_in: int = 10) -> Joint
     return JointTrough(x, y, int(both.sum()), n)
 
 
-def _column(metrics: np.ndarray, names, strategy: str, metric: str) -> np.ndarray:
-    return metrics[:, list(names).index(strategy), METRICS.index(metric)]
-
-
-def _paired(a: np.ndarray, b: np.ndarray) -> dict:
-    from ...results.compare import paired_difference
-    return paired_difference(a, b)
-
-
-def _interval(ci) -> str:
-    return f"95% CI {fmt(ci[0])} to {fmt(ci[1])}"
-
-
-def _of_size(d: dict) -> tuple[float, float]:
-    """A paired difference's 95% interval for the size of its mean, the way the sentence
-    states it ("larger by 155", not "by -155"): negated and swapped when the mean is < 0."""
-    low, high = d["mean_ci"]
-    return (low, high) if d["mean"] >= 0 else (-high, -low)
-
-
-def _beyond_noise(d: dict) -> bool:
-    """Whether a paired mean difference is beyond Monte Carlo noise: its 95% interval
-    exists and excludes 0."""
-    ci = d.get("mean_ci")
-    return ci is not None and (ci[0] > 0 or ci[1] < 0)
-
-
-_GATING_WORDS = {   # metric: (what, if gating lowers it, if gating raises it)
-    "trough_depth": ("the trough is", "shallower", "deeper"),
-    "trough_days": ("the time below baseline is", "shorter", "longer"),
-    "shortfall_gpu_days": ("the shortfall against demand is", "smaller", "larger"),
-}
-
-
-def _head_to_head(base: str, other: str, metrics: np.ndarray, names, change: str) -> str:
-    """What `change` (other against base, paired on the same worlds) buys: trough depth, days
-    below baseline, shortfall (base minus other, so positive is what it saves); and what it
-    costs: completion (other minus base); each as a mean difference with its 95% interval,
-    a difference claimed only when its interval excludes 0."""
-    n = metrics.shape[0]
-    col = lambda s, m: _column(metrics, names, s, m)          # noqa: E731
-    buys = []
-    for metric, (what, less, more) in _GATING_WORDS.items():
-        a, b = col(base, metric), col(other, metric)
-        d = _paired(a, b)
-        if np.all(a == b):
-            buys.append(f"{what} the same in every world")
-        elif _beyond_noise(d):
-            better, worse = int(np.sum(a > b)), int(np.sum(a < b))
-            buys.append(f"{what} {less if d['mean'] > 0 else more} by {fmt(abs(d['mean']))} "
-                        f"{unit(metric)} on average ({_interval(_of_size(d))}; better in "
-                        f"{better:,} worlds, " + (f"worse in {worse:,})" if worse else
-                                                  "never worse)"))
-        else:
-            ci = d["mean_ci"]
-            buys.append(f"{label(metric)} show no difference beyond Monte Carlo noise (mean "
-                        f"{fmt(d['mean'])} {unit(metric)}" + (f", {_interval(ci)})" if ci else ")"))
-    late_other, late_base = col(other, "completion_day"), col(base, "completion_day")
-    cost = _paired(late_other, late_base)
-    later, earlier = int(np.sum(late_other > late_base)), int(np.sum(late_other < late_base))
-    if np.all(late_other == late_base):
-        costs = f"With {change} it completes on the same day in every world."
-    elif _beyond_noise(cost):
-        costs = (f"{change[0].upper() + change[1:]} costs {fmt(abs(cost['mean']))} days of "
-                 f"completion on average ({_interval(cost['mean_ci'])})" if cost["mean"] > 0
-                 else f"With {change} it even completes {fmt(abs(cost['mean']))} days earlier "
-                      f"on average ({_interval(_of_size(cost))})")
-        costs += (f": it completes later in {_count(later, n, 'worlds')} and earlier in "
-                  f"{earlier:,}.")
-    else:
-        costs = (f"Its completion shows no difference beyond Monte Carlo noise (mean "
-                 f"{fmt(cost['mean'])} days; later in {later:,} worlds, earlier in "
-                 f"{earlier:,}).")
-    return f"Paired on the same {n:,} worlds, with {change} " + "; ".join(buys) + ". " + costs
-
-
-def gating(arrival: str, gated: str, metrics: np.ndarray, names) -> str:
-    """The head-to-head of a pair from gating_pairs: what gating buys and costs."""
-    return (f"When to drain is what separates {gated} from {arrival}: they put the same racks "
-            f"in the same rows and drain the same old units together; only the trigger differs "
-            f"({arrival} drains when shipments arrive, {gated} once the replacements are "
-            f"accepted). " + _head_to_head(arrival, gated, metrics, names, "gating"))
-
-
-def soaking(first_pass: str, soaked: str, policy, metrics: np.ndarray, names) -> str:
-    """The head-to-head of a pair from acceptance_pairs: what the extra soak buys and costs."""
-    return (f"Whether to accept a rack whose burn-in failed is what separates {soaked} from "
-            f"{first_pass}: {soaked} gives a rack whose burn-in failed "
-            f"{policy.soak_after_failures} or more times an extra soak before acceptance, "
-            f"{first_pass} accepts it on its first pass; every other choice is the same. "
-            + _head_to_head(first_pass, soaked, metrics, names, "the soak"))
-
-
 # ---- the paragraphs -----------------------------------------------------------------------
 
 def findings(scenario: Scenario, summary: dict, largest_job: float | None = None,
@@ -267,7 +177,7 @@ def findings(scenario: Scenario, summary: dict, largest_job: float | None = None
     out = [_leader(summary, leader, col, n, baseline, horizon, start)]
     for arrival, gated in gating_pairs(scenario):
         if arrival in names and gated in names:
-            out.append(gating(arrival, gated, metrics, names))
+            out.append(gating(arrival, gated, metrics, names, summary.get("milestones")))
     for first_pass, soaked in acceptance_pairs(scenario):
         if first_pass in names and soaked in names:
             policy = scenario.strategy(soaked).acceptance
@@ -345,12 +255,30 @@ def _dips(col, name: str, n: int, baseline: float, horizon: float,
         text += (f" The deepest of those troughs is {fmt(depth.max())} H100-eq and the longest "
                  f"{fmt(days.max())} days (not necessarily in the same scenario).")
         return text
-    lowest = ("has nothing in service at its lowest" if joint.depth >= baseline
-              else f"is at least {fmt(joint.depth)} H100-eq below the baseline at its lowest")
+    lowest = ("it has nothing in service at its deepest" if joint.depth >= baseline
+              else f"its trough is at least {fmt(joint.depth)} H100-eq below the baseline at "
+                   "its deepest")
     text += (f" In {joint.count:,} of {joint.total:,} scenarios ("
-             f"{share(joint.count, joint.total)}) it {lowest} and stays below "
-             f"the baseline for at least {fmt(joint.days)} days in all.")
-    return text
+             f"{share(joint.count, joint.total)}) both hold: {lowest}, and its time below the "
+             f"baseline adds up to at least {fmt(joint.days)} days.")
+    return text + _long_elsewhere(depth, days, joint)
+
+
+def _long_elsewhere(depth: np.ndarray, days: np.ndarray, joint: JointTrough) -> str:
+    """When the joint days threshold shows below the P90 trough days, the long troughs are
+    not the deep ones: say so, with the exact count, so that the joint days are not read as
+    the trough's length beside the table's P90."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        p90 = float(np.quantile(days, 0.9))
+    if not fmt(joint.days) != fmt(p90) or p90 <= joint.days:
+        return ""
+    long = days >= p90 - REL_EPS * max(p90, 1.0)
+    shallow = int(np.sum(long & (depth < joint.depth - REL_EPS * max(joint.depth, 1.0))))
+    if shallow == 0:
+        return ""
+    return (f" Of the {int(long.sum()):,} scenarios with at least {fmt(p90)} days below the "
+            f"baseline (its P90 trough days), {shallow:,} have a trough less than "
+            f"{fmt(joint.depth)} H100-eq deep: the two P90s are separate percentiles.")
 
 
 def _horizon_note(col, name: str, n: int, horizon: float, start: _dt.date | None = None) -> str:
@@ -387,7 +315,7 @@ def _leader(summary: dict, leader: str, col, n: int, baseline: float, horizon: f
     text += _horizon_note(col, leader, n, horizon, start)
     if len(summary["ranking"]) > 1:
         text += " " + _runner_up(summary)
-    return text
+    return text + driven_by(summary, leader)
 
 
 def _runner_up(summary: dict) -> str:
@@ -455,7 +383,7 @@ def _other(scenario: Scenario, summary: dict, name: str, leader: str, col, n: in
                  f"{'later' if done['mean'] > 0 else 'earlier'} than {leader} on average "
                  f"({_interval(_of_size(done))}).")
     text += _horizon_note(col, name, n, horizon, start)
-    text += _driven_by(summary, name, "trough_days")
+    text += driven_by(summary, name)
     return text
 
 
@@ -486,24 +414,6 @@ def kept_units(scenario: Scenario, strategy: Strategy) -> str:
             f"{fmt(scenario.horizon_days)}, never drained: {kept} (nominal) stay in its capacity "
             f"and {draw} in its draw, with their running and power costs where [costs] prices "
             "them; its completion day does not wait for them.")
-
-
-def _driven_by(summary: dict, name: str, metric: str) -> str:
-    """' Its trough days rise most with X (rank correlation +0.55), then Y.' from
-    the run's drivers: those that raise the metric, with a rank correlation beyond noise."""
-    drivers = summary.get("drivers", {})
-    used = drivers.get("scenarios", 0)
-    if used < 2:
-        return ""
-    found = drivers.get("strategies", {}).get(name, {}).get(metric, [])
-    rising = [d for d in found
-              if d["spearman"] > 0 and d["spearman"] * math.sqrt(used - 1) > DRIVER_Z][:2]
-    if not rising:
-        return ""
-    parts = [d["label"][:-1] + f"; rank correlation {d['spearman']:+.2f})"
-             if d["label"].endswith(")") else
-             f"{d['label']} (rank correlation {d['spearman']:+.2f})" for d in rising]
-    return (f" Its {label(metric)} rise most with {', then '.join(parts)}.")
 
 
 def _horizon_rest(ranking: list[str], col, n: int, horizon: float,
@@ -582,3 +492,4 @@ def _from_summary(scenario: Scenario, summary: dict, largest_job, hall_power) ->
         out.append("WARNING: power caps are exceeded: probability of any hall over its cap: "
                    + "; ".join(power) + ". Such a plan is not feasible as written.")
     return out
+

@@ -3,6 +3,7 @@ means, in the words of docs/metrics.md, with this run's values) and "Provenance"
 numbers come from: scenario file and hash, seed, samples, backend, version, times)."""
 from __future__ import annotations
 
+from ...core.definitions import REL_EPS
 from ...core.labels import unit
 from ...results.mitigation import risk_mode_text
 from ..findings.sentences import fmt
@@ -10,10 +11,19 @@ from .parts import horizon_date_text
 from ..text import html_text
 
 
+def given(value: float) -> str:
+    """A value as the scenario gives it, never rounded to fmt's one decimal (0.08 stays 0.08,
+    2.25 stays 2.25): thousands separators, up to 6 significant digits."""
+    value = float(value)
+    if value.is_integer() and abs(value) < 1e15:
+        return f"{int(value):,}"
+    return f"{value:,.6g}"
+
+
 def _demand_text(points) -> str:
     """The demand points in words: 'day 0: 2,048; day 150: 2,048; day 360: 2,816 H100-eq'."""
     shown = points if len(points) <= 8 else (*points[:3], None, *points[-3:])
-    return "; ".join("…" if p is None else f"day {fmt(p[0])}: {fmt(p[1])}" for p in shown) \
+    return "; ".join("…" if p is None else f"day {given(p[0])}: {given(p[1])}" for p in shown) \
         + " H100-eq"
 
 
@@ -24,10 +34,10 @@ def _demand_item(demand) -> str:
         return (f"<b>Demand</b> D(t) is read piecewise linearly between the scenario's points "
                 f"({_demand_text(demand.points)}), and flat before the first point and after "
                 "the last.")
-    return (f"<b>Demand</b> D(t) = {fmt(f.workload_at_day0)} {html_text(f.unit)} × (1 + g)"
-            f"<sup>t/365</sup> / {fmt(f.per_h100)} {html_text(f.unit)} per H100: a forecast "
+    return (f"<b>Demand</b> D(t) = {given(f.workload_at_day0)} {html_text(f.unit)} × (1 + g)"
+            f"<sup>t/365</sup> / {given(f.per_h100)} {html_text(f.unit)} per H100: a forecast "
             "whose yearly growth g is drawn once per scenario (the same for every strategy), "
-            f"taken every {fmt(f.points_every_days)} days and joined linearly; the charts draw "
+            f"taken every {given(f.points_every_days)} days and joined linearly; the charts draw "
             "its median (P50) curve.")
 
 
@@ -41,15 +51,15 @@ def _behaviour_items(scenario) -> list[str]:
             items.append(
                 f"<b>Attrition</b> of {html_text(t.id)}: each unit counts at its usable share "
                 f"1 − {a.interruptions_per_gpu_day:g} interruptions per GPU-day × "
-                f"{a.gpus_per_interruption} GPUs out × {fmt(a.days_out)} days = "
+                f"{a.gpus_per_interruption} GPUs out × {given(a.days_out)} days = "
                 f"{a.usable_share:.5f} of its capacity (the steady share not out for repair), "
                 "the baseline included.")
         if t.early_failures is not None:
             e = t.early_failures
             items.append(
                 f"<b>Failures after acceptance</b> of {html_text(t.id)}: a unit fails once in "
-                f"its first months of service with chance {fmt(e.chance)} "
-                f"({fmt(e.chance_after_burnin_failure)} if its burn-in failed before) and "
+                f"its first months of service with chance {given(e.chance)} "
+                f"({given(e.chance_after_burnin_failure)} if its burn-in failed before) and "
                 "leaves service for its repair; its capacity (ramp steps included) is out "
                 "from the failure to the repair's end.")
     for st in scenario.strategies:
@@ -65,12 +75,12 @@ def _behaviour_items(scenario) -> list[str]:
     if scenario.demand.jobs:
         items.append(
             "<b>Job mix</b>: demand is jobs of " + ", ".join(
-                f"{html_text(j.id)} {fmt(j.size)} H100-eq ({j.share:.0%})"
+                f"{html_text(j.id)} {given(j.size)} H100-eq ({given(100 * j.share)}%)"
                 for j in scenario.demand.jobs)
             + "; a job runs inside one island. <code>unservable_gpu_days</code>: demand that "
             "total capacity could hold but the islands could not pack (largest jobs first, "
             "into the island with the most free capacity, whole jobs only), integrated by the "
-            f"midpoint rule on cells of {fmt(scenario.demand.packing_step_days)} day(s); "
+            f"midpoint rule on cells of {given(scenario.demand.packing_step_days)} day(s); "
             "<code>homeless_days.&lt;class&gt;</code>: the time no island holds one job of "
             "the class.")
     return items
@@ -82,7 +92,7 @@ def definitions_html(run) -> str:
     in the words of docs/metrics.md, with this run's values (horizon, baseline, largest job,
     demand points, crews, scenarios)."""
     s, scenario, plan = run.summary, run.scenario, run.plan
-    horizon, baseline, job = fmt(plan.horizon), fmt(plan.baseline), fmt(plan.largest_job)
+    horizon, baseline, job = given(plan.horizon), fmt(plan.baseline), given(plan.largest_job)
     crews = scenario.retrofit.crews
     drawn = [t.id for t in scenario.unit_types if t.performance is not None]
     ramped = [t.id for t in scenario.unit_types if t.ramp is not None]
@@ -127,7 +137,7 @@ def definitions_html(run) -> str:
         "an acceptance makes no dip; a dip of zero length is no dip.",
         f"<b>Baseline</b> B = {baseline} H100-eq: the (usable) capacity in service at day 0. "
         "“Below the "
-        "baseline” means C(t) &lt; B by more than 1e-9 × B, so float rounding never makes a "
+        f"baseline” means C(t) &lt; B by more than {REL_EPS:g} × B, so float rounding never makes a "
         "phantom trough.",
         _demand_item(scenario.demand),
         *_behaviour_items(scenario),

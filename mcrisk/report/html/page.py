@@ -166,9 +166,13 @@ def render_report(run, figures: dict[str, bytes], paragraphs: list[str], colors:
             '<h2 id="ranking">Ranking</h2>',
             ranking_table(s, colors),
             '<h2 id="drivers">What drives the P90 trough</h2>'
-            "<p>Inputs ranked by their rank correlation with the metric over "
-            f"{s['drivers']['scenarios']:,} scenarios, and how far each sits from its mean (its "
-            "own unit, days) in the scenarios ranked 85–95% on the metric.</p>",
+            "<p>For each strategy, the inputs ranked by the size of their rank correlation "
+            f"with one metric over {s['drivers']['scenarios']:,} scenarios (the sign says the "
+            "direction: negative, a larger input goes with a lower metric), and how far each "
+            "sits from its mean, in its own unit, in the scenarios ranked 85–95% on the metric. "
+            "The metric is the strategy's trough days, or its shortfall where its trough days "
+            "do not vary: not necessarily the criterion that decided its rank, shown beside "
+            "it. Rank correlations say what goes together, not why.</p>",
             drivers_table(s, colors),
             '<h3>Against the leader, world by world</h3>', paired_table(s, colors)]
     body += cost_section(run, figures, colors)

@@ -3,11 +3,13 @@ drivers of each P90, each strategy against the leader world by world, peak power
 and the value of mitigation (of the whole register and of each risk's)."""
 from __future__ import annotations
 
+from ...results.drivers import driver_unit
 from ...results.horizon import horizon_warnings
 from ...results.mitigation import (each_risk_headers, each_risk_sentences, mitigation_sentences,
-                                   risk_value_cells)
+                                   risk_value_cells, shown_verdict)
 from ...core import labels
 from ...results.ranking import rank_label, rule_text
+from ..findings.drivers import driver_metric, driver_reason
 from ..findings.sentences import fmt
 from .parts import interval_text, swatch
 from ..text import html_text
@@ -133,22 +135,37 @@ def power_table(hall_power: dict, colors: dict[str, str]) -> str:
             + "".join(rows) + "</table></div>")
 
 
+def driver_shift(d: dict) -> str:
+    """How far a driver sits from its mean near the P90, in its own unit (driver_unit)."""
+    unit = driver_unit(d["input"])
+    value = f"{d['shift']:+,.1f}" if unit == "days" else f"{d['shift']:+,.3g}"
+    return f"{value} {unit}"
+
+
 def drivers_table(summary: dict, colors: dict[str, str], top: int = 3) -> str:
-    """Per strategy, the inputs that drive its P90 trough (trough days, else shortfall)."""
+    """Per strategy, the inputs that drive its P90 trough (trough days, else shortfall:
+    findings.drivers.driver_metric), strongest |rank correlation| first, each with its shift
+    in its own unit, beside the criterion that decided its rank."""
     rows = []
+    ranks = summary.get("ranks") or {}
     for name in summary["ranking"]:
         per_metric = summary["drivers"]["strategies"][name]
-        metric = next((m for m in ("trough_days", "shortfall_gpu_days") if per_metric[m]), None)
-        drivers = per_metric[metric][:top] if metric else []
+        metric = driver_metric(per_metric)
+        drivers = sorted(per_metric[metric], key=lambda d: -abs(d["spearman"]))[:top] \
+            if metric else []
         cells = "".join(
             f"<td>{html_text(d['label'])}<br><span class='ci'>rank corr {d['spearman']:+.2f}; "
-            f"{d['shift']:+,.1f} vs mean near P90</span></td>" for d in drivers)
+            f"{html_text(driver_shift(d))} vs mean near P90</span></td>" for d in drivers)
         cells += "<td></td>" * (top - len(drivers))
-        label = html_text(_heading(metric)) if metric else "no metric varies"
-        rows.append(f"<tr><td class='name'>{swatch(name, colors)}</td><td>{label}</td>{cells}</tr>")
+        label = (f"{html_text(_heading(metric))}<br><span class='ci'>"
+                 f"{html_text(driver_reason(metric))}</span>" if metric else "no metric varies")
+        decided = (ranks.get(name) or {}).get("decided_by")
+        rank_cell = html_text(labels.label(decided)) if decided else "–"
+        rows.append(f"<tr><td class='name'>{swatch(name, colors)}</td><td>{rank_cell}</td>"
+                    f"<td>{label}</td>{cells}</tr>")
     head = "".join(f"<th>driver {k + 1}</th>" for k in range(top))
-    return (f"<div class='scroll'><table><tr><th>strategy</th><th>metric</th>{head}</tr>"
-            + "".join(rows) + "</table></div>")
+    return (f"<div class='scroll'><table><tr><th>strategy</th><th>rank decided by</th>"
+            f"<th>drivers explain</th>{head}</tr>" + "".join(rows) + "</table></div>")
 
 
 def paired_table(summary: dict, colors: dict[str, str]) -> str:
@@ -217,7 +234,8 @@ def mitigation_section(s: dict, colors: dict[str, str]) -> list[str]:
              "of the per-scenario difference (not the difference of two P90s) with its 95% "
              "interval, and the share of scenarios in which mitigation lowers or raises the "
              "metric. Mitigation is said to help or hurt only where the interval of the mean "
-             "excludes 0.</p>")
+             "excludes 0 and the mean is at least one unit of the metric (the nightly's "
+             "materiality floor); a smaller one is marked below materiality.</p>")
     order = [n for n in s.get("ranking", []) if n in m["strategies"]]
     order += [n for n in m["strategies"] if n not in order]
     sentences = ('<div class="findings">' + "".join(
@@ -228,9 +246,11 @@ def mitigation_section(s: dict, colors: dict[str, str]) -> list[str]:
         cells = []
         for metric in metrics:
             d = m["strategies"][name][metric]
-            verdict = d["verdict"].replace("_", " ")
+            shown = shown_verdict(metric, d)
+            verdict = ("below materiality" if shown == "immaterial"
+                       else shown.replace("_", " "))
             mark = {"helps": "<b>helps</b>", "hurts": "<span class='yes'>hurts</span>"}.get(
-                d["verdict"], html_text(verdict))
+                shown, html_text(verdict))
             cells.append(
                 f"<td class='n'><b>{fmt(d['mean'])}</b> "
                 f"<span class='ci'>{interval_text(d, 'mean_ci')}</span> {mark}<br>"

@@ -11,14 +11,14 @@ import math
 from dataclasses import dataclass
 
 from ...core.labels import unit
+from ...results.mitigation import MATERIALITY_FLOORS
 from ..text import visible
 
 # The defaults: relative to the larger of the two values, with a floor of one unit of the
 # metric (a thousandth for the power probability), so that a metric near 0 does not report
 # every fraction of a unit.
 DEFAULT_RELATIVE = 0.01
-DEFAULT_FLOORS = {"trough_depth": 1.0, "trough_days": 1.0, "shortfall_gpu_days": 1.0,
-                  "homeless_days": 1.0, "completion_day": 1.0, "power_violation": 0.001}
+DEFAULT_FLOORS = dict(MATERIALITY_FLOORS)     # the value of mitigation uses them too
 
 
 @dataclass(frozen=True)
