@@ -43,6 +43,8 @@ from pathlib import Path
 from typing import Callable
 
 from ..results.precision import PrecisionTarget
+from ..results.jobs import scenario_job_columns
+from ..core.definitions import COSTS
 from ..backends.dask import dask_session
 from ..core.errors import NO_VALUE, McriskError, Problem
 from ..core.outputs import lock_file, make_folders, remove_folders, write_atomic, write_json
@@ -393,7 +395,8 @@ def _night_files(run: RunResult, copies: list[Path], history: Path, run_id: str,
     """The night's own files after its run, one step each of NIGHT_STEPS."""
     files = [*copies, *run.files,
              write_json(staging / INTERVALS_FILE,
-                        intervals_document(run.result.metrics, run.plan.strategy_names))]
+                        intervals_document(run.result.metrics, run.plan.strategy_names,
+                                           extra_values(run)))]
     steps.next()
     diff, skipped = compare_with_last_readable(run_id, staging, history, earlier, materiality)
     if diff is not None:
@@ -418,6 +421,19 @@ def _night_files(run: RunResult, copies: list[Path], history: Path, run_id: str,
     steps.next()
     return NightlyResult(run_id, staging, run, diff.previous if diff else None, diff,
                          breaches, [*notes, *trend.notes], tuple(files), outcome)
+
+
+def extra_values(run: RunResult) -> dict:
+    """{column: values[scenario, strategy]} of the run's cost and job columns, for
+    intervals.json: compared like the metrics."""
+    out = {}
+    result = run.result
+    if result.costs is not None:
+        out.update({name: result.costs[:, :, j] for j, name in enumerate(COSTS)})
+    if result.jobs is not None:
+        columns = scenario_job_columns(run.scenario)
+        out.update({name: result.jobs[:, :, j] for j, name in enumerate(columns)})
+    return out
 
 
 def compare_with_last_readable(run_id: str, folder: Path, history: Path, earlier: list[dict],
