@@ -2,7 +2,7 @@
 (rendered from the same NightDiff as diff.md) and the trend across nights."""
 from __future__ import annotations
 
-from ..nightly.diff_text import input_change_line, judged_by, percent_change
+from ..nightly.diff_text import change_log_groups, input_change_line, judged_by, percent_change
 from ..findings.sentences import fmt
 from .parts import figure_html, notes_html
 from ..nightly.metric_changes import NightDiff
@@ -35,13 +35,25 @@ def _signed_fmt(value: float) -> str:
     return ("+" if value > 0 else "−" if value < 0 else "") + fmt(abs(value))
 
 
+def change_log_html(diff: NightDiff) -> str:
+    """The night in words: a line per change, grouped (change_log)."""
+    groups = change_log_groups(diff)
+    if not groups:
+        return ("<h3>The night in words</h3><p>Nothing changed: the same scenario inputs and "
+                "no new status facts.</p>")
+    return "<h3>The night in words</h3>" + "".join(
+        f"<p><b>{html_text(group.capitalize())}</b></p><ul>"
+        + "".join(f"<li>{html_text(t)}</li>" for t in texts) + "</ul>" for group, texts in groups)
+
+
 def diff_html(diff: NightDiff) -> str:
     """The night-over-night section, rendered from the same data as diff.md: inputs and run
     settings that changed, the reported changes (beyond noise and material) largest first,
     and every compared statistic with its verdict."""
     parts = [f"<p>Compared with <code>{html_text(diff.previous)}</code> "
              f"({html_text(diff.pairing_note)}). {html_text(judged_by(diff))}</p>",
-             notes_html(diff.skipped), "<h3>Scenario inputs that changed</h3>"]
+             notes_html(diff.skipped), change_log_html(diff),
+             "<h3>Scenario inputs that changed, key by key</h3>"]
     if diff.same_file:
         parts.append("<p>None: the scenario file is byte-for-byte the same.</p>")
     elif not diff.input_changes:

@@ -34,6 +34,7 @@ from .metric_changes import ALPHA, COMPARED_STATS, MetricChange, NightDiff
 from .night import Night, NightUnreadable, load_per_scenario, read_night, read_summary
 from .significance import judge_paired, judge_unpaired, pairing
 from .status_changes import status_change
+from .change_log import change_log
 
 __all__ = [   # compare_nights, and what the nightly, the report, the CLI and tests take from here
     "ALPHA", "COMPARED_STATS", "DEFAULT_FLOORS", "DEFAULT_RELATIVE", "INTERVALS_FILE",
@@ -136,5 +137,7 @@ def compare_nights(current: Night, previous: Night,
         removed_strategies=[n for n in prev_summary["strategies"] if n not in cur_summary["strategies"]],
         materiality=materiality,
         run_changes=key_changes(run_settings(prev_summary), run_settings(cur_summary)),
-        status_change=status_change(prev_summary, cur_summary))
+        status_change=status_change(prev_summary, cur_summary),
+        change_log=change_log(previous.scenario_keys, current.scenario_keys, prev_summary,
+                              cur_summary))
 

@@ -65,6 +65,29 @@ def judged_by(diff: NightDiff) -> str:
     return f"Beyond noise: {test}. Reported when beyond noise and {diff.materiality.describe()}."
 
 
+def change_log_groups(diff: NightDiff) -> list[tuple[str, list[str]]]:
+    """The night in words, grouped: [(group, [line, ...])] for each group with a line, in
+    change_log.GROUPS order (plain text: escape when writing)."""
+    from .change_log import GROUPS
+    out = []
+    for group in GROUPS:
+        lines = [line.text for line in diff.change_log if line.group == group]
+        if lines:
+            out.append((group, lines))
+    return out
+
+
+def change_log_markdown(diff: NightDiff) -> list[str]:
+    """diff.md's section 'The night in words': a line per change, grouped."""
+    lines = ["## The night in words", ""]
+    groups = change_log_groups(diff)
+    if not groups:
+        lines += ["Nothing changed: the same scenario inputs and no new status facts.", ""]
+    for group, texts in groups:
+        lines += [f"**{group.capitalize()}**", "", *(f"- {md_text(t)}" for t in texts), ""]
+    return lines
+
+
 def diff_markdown(diff: NightDiff) -> str:
     """diff.md: inputs that changed, reported changes (beyond noise and material, largest
     first), then every compared statistic with its verdict.
@@ -77,7 +100,8 @@ def diff_markdown(diff: NightDiff) -> str:
     if diff.skipped:
         lines += ["Later runs that could not be compared with:", "",
                   *(f"- {md_text(note)}" for note in diff.skipped), ""]
-    lines += ["## Scenario inputs that changed", ""]
+    lines += change_log_markdown(diff)
+    lines += ["## Scenario inputs that changed (key by key)", ""]
     if diff.same_file:
         lines.append("None: the scenario file is byte-for-byte the same (same sha256).")
     elif not diff.input_changes:

@@ -79,6 +79,8 @@ class NightDiff:
     materiality: Materiality = Materiality()
     run_changes: list[InputChange] = field(default_factory=list)   # seed, samples, risks
     status_change: str | None = None   # how the status changed (status_changes), unescaped
+    change_log: list = field(default_factory=list)   # change_log.LogLine: the night in words
+    milestones: list = field(default_factory=list)   # milestones reached: actual against plan
 
     def delta(self, strategy: str, metric: str, stat: str) -> float | None:
         """The raw change of a statistic, noise or not (None when not in both nights)."""
