@@ -57,7 +57,9 @@ from ..report.nightly.diff import (INTERVALS_FILE, Materiality, NightDiff, Night
 from ..report.figures.data import strategy_colors
 from ..report.text import visible
 from ..report.nightly.trend import read_trend, trend_chart
+from .attribution import build_lead, milestones_against_plan
 from .run import RiskRun, RunResult, run_scenario, set_risks
+from ..report.nightly.lead import Lead
 from ..scenario import load_status, read_file_bytes, read_scenario
 
 INDEX_FILE = "index.json"
@@ -88,6 +90,7 @@ class NightlyResult:
     files: tuple[Path, ...]
     alerts: AlertOutcome = AlertOutcome()
     pruned: tuple[str, ...] = ()    # earlier runs whose large files --keep-large deleted
+    lead: Lead | None = None        # the executing plan: its figures and what moved them
 
 
 def read_index(history: Path) -> dict:
@@ -319,8 +322,10 @@ def run_nightly(scenario_path: str, history: str | Path, conditions: list[Condit
         run_id, staging = _claim(history, run_id_for(now or _dt.datetime.now(_dt.timezone.utc)))
         with dask_session(dask) as session:       # open for the report's replays too
             options["dask"] = session
+            context = dict(raw=scenario, status=facts, risks=risks, disable=tuple(disable_risks),
+                           backend=backend)
             result = _build(register, data, history, run_id, staging, earlier,
-                            list(conditions), options, materiality, facts)
+                            list(conditions), options, materiality, facts, context)
         folder = _publish(history, run_id, staging, result)
     except BaseException:       # KeyboardInterrupt, SystemExit and SIGTERM's unwinding too
         with signals_held():     # a stop now would leave half a .partial folder
@@ -371,7 +376,8 @@ def status_copy_name(path: str | os.PathLike) -> str:
 
 def _build(register: RiskRun, data: bytes, history: Path, run_id: str, staging: Path,
            earlier: list[dict], conditions: list[Condition], options: dict,
-           materiality: Materiality, facts: tuple[Path, bytes] | None = None) -> NightlyResult:
+           materiality: Materiality, facts: tuple[Path, bytes] | None = None,
+           context: dict | None = None) -> NightlyResult:
     """Everything of one run inside its .partial folder: `register` the scenario as loaded
     from `data`, the file's bytes; `earlier` the nights to compare with, latest first;
     `facts`, with a status, its file's path and the bytes its Status was built from."""
@@ -382,7 +388,7 @@ def _build(register: RiskRun, data: bytes, history: Path, run_id: str, staging: 
     run = run_scenario(register, out_dir=staging, report=False, publish=False, **options)
     with options["progress"].phase(WRITE, total=len(NIGHT_STEPS)) as phase:
         return _night_files(run, copies, history, run_id, staging, earlier, conditions,
-                            materiality, Steps(phase, NIGHT_STEPS))
+                            materiality, Steps(phase, NIGHT_STEPS), context)
 
 
 NIGHT_STEPS = ("intervals.json", "diff with the previous night", "alerts and trend",
@@ -391,14 +397,27 @@ NIGHT_STEPS = ("intervals.json", "diff with the previous night", "alerts and tre
 
 def _night_files(run: RunResult, copies: list[Path], history: Path, run_id: str, staging: Path,
                  earlier: list[dict], conditions: list[Condition], materiality: Materiality,
-                 steps: Steps) -> NightlyResult:
-    """The night's own files after its run, one step each of NIGHT_STEPS."""
+                 steps: Steps, context: dict | None = None) -> NightlyResult:
+    """The night's own files after its run, one step each of NIGHT_STEPS; `context` (the
+    scenario as read, the status, the risk register and backend asked for) lets the lead
+    block re-run last night's inputs for its attribution."""
     files = [*copies, *run.files,
              write_json(staging / INTERVALS_FILE,
                         intervals_document(run.result.metrics, run.plan.strategy_names,
                                            extra_values(run)))]
     steps.next()
     diff, skipped = compare_with_last_readable(run_id, staging, history, earlier, materiality)
+    lead = None
+    if context is not None:
+        previous = (None if diff is None else
+                    history / next(e["folder"] for e in earlier if e["id"] == diff.previous))
+        seed = run.summary["seed"]
+        lead = build_lead(run, context["raw"], context["status"], previous, diff,
+                          context["risks"], context["disable"], context["backend"], seed)
+        reached = milestones_against_plan(run, context["raw"], context["risks"],
+                                          context["disable"], context["backend"], seed)
+        if diff is not None:
+            diff = replace(diff, lead=lead, milestones=reached)
     if diff is not None:
         files.append(write_atomic(staging / DIFF_FILE, diff_markdown(diff)))
     steps.next()
@@ -420,7 +439,7 @@ def _night_files(run: RunResult, copies: list[Path], history: Path, run_id: str,
                           trend=(trend, chart))
     steps.next()
     return NightlyResult(run_id, staging, run, diff.previous if diff else None, diff,
-                         breaches, [*notes, *trend.notes], tuple(files), outcome)
+                         breaches, [*notes, *trend.notes], tuple(files), outcome, lead=lead)
 
 
 def extra_values(run: RunResult) -> dict:

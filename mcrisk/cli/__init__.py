@@ -212,6 +212,7 @@ def _cmd_nightly(args: argparse.Namespace) -> int:
     from ..report.nightly.alerts import parse_conditions
     from ..report.nightly.diff import change_line, input_change_line, parse_materiality
     from ..report.nightly.diff_text import change_log_groups
+    from ..report.nightly.lead import lead_lines
     from ..report.text import visible
 
     conditions = parse_conditions(args.fail_if)      # every bad one, exit 2 before running
@@ -242,6 +243,9 @@ def _cmd_nightly(args: argparse.Namespace) -> int:
               f"({d.pairing_note})")
         if d.status_change:
             print(f"  {visible(d.status_change)}")
+        if night.lead is not None:
+            for line in lead_lines(night.lead):
+                print(f"  {visible(line)}")
         for group, texts in change_log_groups(d):
             print(f"  {group}:")
             for text in texts:

@@ -137,8 +137,8 @@ def test_reached_milestones_show_actual_against_plan(series):
     _, _, _, third = series
     text = (third.folder / "diff.md").read_text()
     assert "## Milestones reached: actual against plan" in text
-    line = next(t for t in text.splitlines() if t.startswith("| shipment S1 arrives"))
-    assert "day 102" in line and "late" in line
+    line = next(t for t in text.splitlines() if t.startswith("| S1 racks: first install starts"))
+    assert "day 171.5" in line and "late against its P50" in line
 
 
 @pytest.mark.slow

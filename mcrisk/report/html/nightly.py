@@ -46,13 +46,38 @@ def change_log_html(diff: NightDiff) -> str:
         + "".join(f"<li>{html_text(t)}</li>" for t in texts) + "</ul>" for group, texts in groups)
 
 
+def lead_html(diff: NightDiff) -> str:
+    """The executing plan's figures, their moves and what moved them (lead.lead_lines)."""
+    from ..nightly.lead import lead_lines
+    if diff.lead is None:
+        return ""
+    first, *rest = lead_lines(diff.lead)
+    items = "".join(f"<li>{html_text(line.strip())}</li>" for line in rest)
+    return f"<p><b>{html_text(first)}</b></p><ul>{items}</ul>"
+
+
+def milestones_html(diff: NightDiff) -> str:
+    """Each milestone reached: its actual day against the plan's forecast."""
+    from ..nightly.lead import milestone_rows
+    if not diff.milestones:
+        return ""
+    rows = "".join("<tr>" + "".join(f"<td>{html_text(c)}</td>" for c in row) + "</tr>"
+                   for row in milestone_rows(diff.milestones))
+    return ("<h3>Milestones reached: actual against plan</h3><p>The plan's forecast: the P50 "
+            "and P90 of tonight's scenario run without a status (what the plan expected before "
+            "anything happened), for the executing plan.</p><div class='scroll'><table><tr>"
+            "<th>milestone</th><th>actual</th><th>plan P50</th><th>plan P90</th>"
+            f"<th>against plan</th></tr>{rows}</table></div>")
+
+
 def diff_html(diff: NightDiff) -> str:
     """The night-over-night section, rendered from the same data as diff.md: inputs and run
     settings that changed, the reported changes (beyond noise and material) largest first,
     and every compared statistic with its verdict."""
     parts = [f"<p>Compared with <code>{html_text(diff.previous)}</code> "
              f"({html_text(diff.pairing_note)}). {html_text(judged_by(diff))}</p>",
-             notes_html(diff.skipped), change_log_html(diff),
+             notes_html(diff.skipped), lead_html(diff), change_log_html(diff),
+             milestones_html(diff),
              "<h3>Scenario inputs that changed, key by key</h3>"]
     if diff.same_file:
         parts.append("<p>None: the scenario file is byte-for-byte the same.</p>")
@@ -121,6 +146,7 @@ def alerts_html(alerts, diff: NightDiff | None, notes: tuple[str, ...] = ()) -> 
         parts.append("<ul>" + "".join(f"<li>{html_text(n)}</li>"
                                       for n in [*notes, *condition_notes]) + "</ul>")
     if diff is not None:
+        parts.append(lead_html(diff))
         parts.append(f"<p>Since <code>{html_text(diff.previous)}</code>: ")
         if diff.same_file:
             parts.append("the scenario file is the same (same sha256).")
