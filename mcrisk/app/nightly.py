@@ -57,6 +57,7 @@ from ..report.nightly.diff import (INTERVALS_FILE, Materiality, NightDiff, Night
 from ..report.figures.data import strategy_colors
 from ..report.text import visible
 from ..report.nightly.trend import read_trend, trend_chart
+from ..report.nightly.burndown import burndown_svg, read_burndown
 from .attribution import build_lead, milestones_against_plan
 from .run import RiskRun, RunResult, run_scenario, set_risks
 from ..report.nightly.lead import Lead
@@ -433,10 +434,15 @@ def _night_files(run: RunResult, copies: list[Path], history: Path, run_id: str,
     trend = read_trend(history, list(reversed(earlier)), run_id, run.summary)
     names = run.plan.strategy_names
     chart = trend_chart(trend, names, strategy_colors(names)) if len(trend.nights) > 1 else None
+    executing = lead.strategy if lead is not None else run.summary["ranking"][0]
+    burn, burn_notes = read_burndown(history, list(reversed(earlier)), run_id, run.summary,
+                                     executing)
+    burn_svg = (burndown_svg(burn, executing, strategy_colors(names).get(executing, "#1f77b4"))
+                if len(burn) > 1 else None)
     steps.next()
     files += write_report(run, diff=diff, run_label=run_id,
                           notes=tuple(skipped) if diff is None else (), alerts=outcome,
-                          trend=(trend, chart))
+                          trend=(trend, chart, burn_svg, tuple(burn_notes)))
     steps.next()
     return NightlyResult(run_id, staging, run, diff.previous if diff else None, diff,
                          breaches, [*notes, *trend.notes], tuple(files), outcome, lead=lead)

@@ -178,8 +178,10 @@ def alerts_html(alerts, diff: NightDiff | None, notes: tuple[str, ...] = ()) -> 
             f'<div class="{box}">{"".join(parts)}</div>')
 
 
-def trend_html(trend, chart: bytes | None) -> str:
-    """The trend section: the chart (or why there is none yet) and the nights left out."""
+def trend_html(trend, chart: bytes | None, burndown: str | None = None,
+               burndown_notes: tuple[str, ...] = ()) -> str:
+    """The trend section: the chart (or why there is none yet), the executing plan's risk
+    burn-down (inline SVG), and the nights left out."""
     parts = []
     if chart is None:
         parts.append("<p>This is the first readable night of this scenario in the history: "
@@ -193,6 +195,15 @@ def trend_html(trend, chart: bytes | None) -> str:
                                  "a step inside the intervals of both nights may be Monte Carlo "
                                  "noise (Night over night judges tonight's). Dotted vertical "
                                  "lines: the scenario file changed before that night."))
-    if trend.notes:
-        parts.append(notes_html(trend.notes))
+    parts.append('<h3 id="burndown">Risk burn-down of the executing plan</h3>')
+    if burndown is None:
+        parts.append("<p>The burn-down starts with the second night of this scenario.</p>")
+    else:
+        parts.append(f'<figure class="svg">{burndown}<figcaption>The executing plan\'s P90 '
+                     "completion, P90 trough depth and cost (mean and P90) on each night of "
+                     "the history, against its status date (as_of; the night's date when a "
+                     "night had no status), each P90 with its 95% interval shaded (summary."
+                     "json's p90_ci). A falling line is risk burned down.</figcaption></figure>")
+    if trend.notes or burndown_notes:
+        parts.append(notes_html((*trend.notes, *burndown_notes)))
     return "".join(parts)

@@ -13,4 +13,5 @@
     change_log      the night in words: a line per change, grouped (happened, plan, model)
     alerts          --fail-if conditions: parsed, checked, evaluated
     trend           each strategy's P90s across the nights of a history, with its chart
+    burndown        the executing plan's risk burn-down over the history (inline SVG)
 """
