@@ -115,7 +115,7 @@ def burndown_svg(nights: list[BurnNight], strategy: str, color: str = "#1f77b4")
             ax.set_xlabel("status date (day of the plan)" if by_status else "night", fontsize=10)
             ax.tick_params(labelsize=9)
             ax.grid(alpha=0.3)
-            if len(stats) > 1:
+            if len(stats) > 1 and ax.get_legend_handles_labels()[0]:
                 ax.legend(fontsize=9, frameon=False)
             if metric == "cost_total":
                 ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(
