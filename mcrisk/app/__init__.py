@@ -8,6 +8,8 @@
     compare     `mcrisk compare`: two strategies paired on the same worlds
     schedule    `mcrisk schedule`: one strategy's milestones
     nightly     `mcrisk nightly`: a dated run in a history, compared with the last night
+    attribution what moved the executing plan's figures since last night (groups of changes
+                re-run alone, paired), and reached milestones against the plan's forecast
 
 These modules run and return; only the CLI prints or exits.
 """

@@ -43,6 +43,8 @@ from pathlib import Path
 from typing import Callable
 
 from ..results.precision import PrecisionTarget
+from ..results.jobs import scenario_job_columns
+from ..core.definitions import COSTS
 from ..backends.dask import dask_session
 from ..core.errors import NO_VALUE, McriskError, Problem
 from ..core.outputs import lock_file, make_folders, remove_folders, write_atomic, write_json
@@ -55,7 +57,10 @@ from ..report.nightly.diff import (INTERVALS_FILE, Materiality, NightDiff, Night
 from ..report.figures.data import strategy_colors
 from ..report.text import visible
 from ..report.nightly.trend import read_trend, trend_chart
+from ..report.nightly.burndown import burndown_svg, read_burndown
+from .attribution import build_lead, milestones_against_plan
 from .run import RiskRun, RunResult, run_scenario, set_risks
+from ..report.nightly.lead import Lead
 from ..scenario import load_status, read_file_bytes, read_scenario
 
 INDEX_FILE = "index.json"
@@ -86,6 +91,7 @@ class NightlyResult:
     files: tuple[Path, ...]
     alerts: AlertOutcome = AlertOutcome()
     pruned: tuple[str, ...] = ()    # earlier runs whose large files --keep-large deleted
+    lead: Lead | None = None        # the executing plan: its figures and what moved them
 
 
 def read_index(history: Path) -> dict:
@@ -317,8 +323,10 @@ def run_nightly(scenario_path: str, history: str | Path, conditions: list[Condit
         run_id, staging = _claim(history, run_id_for(now or _dt.datetime.now(_dt.timezone.utc)))
         with dask_session(dask) as session:       # open for the report's replays too
             options["dask"] = session
+            context = dict(raw=scenario, status=facts, risks=risks, disable=tuple(disable_risks),
+                           backend=backend)
             result = _build(register, data, history, run_id, staging, earlier,
-                            list(conditions), options, materiality, facts)
+                            list(conditions), options, materiality, facts, context)
         folder = _publish(history, run_id, staging, result)
     except BaseException:       # KeyboardInterrupt, SystemExit and SIGTERM's unwinding too
         with signals_held():     # a stop now would leave half a .partial folder
@@ -369,7 +377,8 @@ def status_copy_name(path: str | os.PathLike) -> str:
 
 def _build(register: RiskRun, data: bytes, history: Path, run_id: str, staging: Path,
            earlier: list[dict], conditions: list[Condition], options: dict,
-           materiality: Materiality, facts: tuple[Path, bytes] | None = None) -> NightlyResult:
+           materiality: Materiality, facts: tuple[Path, bytes] | None = None,
+           context: dict | None = None) -> NightlyResult:
     """Everything of one run inside its .partial folder: `register` the scenario as loaded
     from `data`, the file's bytes; `earlier` the nights to compare with, latest first;
     `facts`, with a status, its file's path and the bytes its Status was built from."""
@@ -380,7 +389,7 @@ def _build(register: RiskRun, data: bytes, history: Path, run_id: str, staging: 
     run = run_scenario(register, out_dir=staging, report=False, publish=False, **options)
     with options["progress"].phase(WRITE, total=len(NIGHT_STEPS)) as phase:
         return _night_files(run, copies, history, run_id, staging, earlier, conditions,
-                            materiality, Steps(phase, NIGHT_STEPS))
+                            materiality, Steps(phase, NIGHT_STEPS), context)
 
 
 NIGHT_STEPS = ("intervals.json", "diff with the previous night", "alerts and trend",
@@ -389,13 +398,27 @@ NIGHT_STEPS = ("intervals.json", "diff with the previous night", "alerts and tre
 
 def _night_files(run: RunResult, copies: list[Path], history: Path, run_id: str, staging: Path,
                  earlier: list[dict], conditions: list[Condition], materiality: Materiality,
-                 steps: Steps) -> NightlyResult:
-    """The night's own files after its run, one step each of NIGHT_STEPS."""
+                 steps: Steps, context: dict | None = None) -> NightlyResult:
+    """The night's own files after its run, one step each of NIGHT_STEPS; `context` (the
+    scenario as read, the status, the risk register and backend asked for) lets the lead
+    block re-run last night's inputs for its attribution."""
     files = [*copies, *run.files,
              write_json(staging / INTERVALS_FILE,
-                        intervals_document(run.result.metrics, run.plan.strategy_names))]
+                        intervals_document(run.result.metrics, run.plan.strategy_names,
+                                           extra_values(run)))]
     steps.next()
     diff, skipped = compare_with_last_readable(run_id, staging, history, earlier, materiality)
+    lead = None
+    if context is not None:
+        previous = (None if diff is None else
+                    history / next(e["folder"] for e in earlier if e["id"] == diff.previous))
+        seed = run.summary["seed"]
+        lead = build_lead(run, context["raw"], context["status"], previous, diff,
+                          context["risks"], context["disable"], context["backend"], seed)
+        reached = milestones_against_plan(run, context["raw"], context["risks"],
+                                          context["disable"], context["backend"], seed)
+        if diff is not None:
+            diff = replace(diff, lead=lead, milestones=reached)
     if diff is not None:
         files.append(write_atomic(staging / DIFF_FILE, diff_markdown(diff)))
     steps.next()
@@ -411,13 +434,31 @@ def _night_files(run: RunResult, copies: list[Path], history: Path, run_id: str,
     trend = read_trend(history, list(reversed(earlier)), run_id, run.summary)
     names = run.plan.strategy_names
     chart = trend_chart(trend, names, strategy_colors(names)) if len(trend.nights) > 1 else None
+    executing = lead.strategy if lead is not None else run.summary["ranking"][0]
+    burn, burn_notes = read_burndown(history, list(reversed(earlier)), run_id, run.summary,
+                                     executing)
+    burn_svg = (burndown_svg(burn, executing, strategy_colors(names).get(executing, "#1f77b4"))
+                if len(burn) > 1 else None)
     steps.next()
     files += write_report(run, diff=diff, run_label=run_id,
                           notes=tuple(skipped) if diff is None else (), alerts=outcome,
-                          trend=(trend, chart))
+                          trend=(trend, chart, burn_svg, tuple(burn_notes)))
     steps.next()
     return NightlyResult(run_id, staging, run, diff.previous if diff else None, diff,
-                         breaches, [*notes, *trend.notes], tuple(files), outcome)
+                         breaches, [*notes, *trend.notes], tuple(files), outcome, lead=lead)
+
+
+def extra_values(run: RunResult) -> dict:
+    """{column: values[scenario, strategy]} of the run's cost and job columns, for
+    intervals.json: compared like the metrics."""
+    out = {}
+    result = run.result
+    if result.costs is not None:
+        out.update({name: result.costs[:, :, j] for j, name in enumerate(COSTS)})
+    if result.jobs is not None:
+        columns = scenario_job_columns(run.scenario)
+        out.update({name: result.jobs[:, :, j] for j, name in enumerate(columns)})
+    return out
 
 
 def compare_with_last_readable(run_id: str, folder: Path, history: Path, earlier: list[dict],

@@ -211,6 +211,8 @@ def _cmd_nightly(args: argparse.Namespace) -> int:
     from ..app.nightly import run_nightly
     from ..report.nightly.alerts import parse_conditions
     from ..report.nightly.diff import change_line, input_change_line, parse_materiality
+    from ..report.nightly.diff_text import change_log_groups
+    from ..report.nightly.lead import lead_lines
     from ..report.text import visible
 
     conditions = parse_conditions(args.fail_if)      # every bad one, exit 2 before running
@@ -241,10 +243,15 @@ def _cmd_nightly(args: argparse.Namespace) -> int:
               f"({d.pairing_note})")
         if d.status_change:
             print(f"  {visible(d.status_change)}")
-        for change in d.input_changes[:20]:
-            print(f"  input {input_change_line(change, code=visible, escape=visible)}")
-        if len(d.input_changes) > 20:
-            print(f"  ... and {len(d.input_changes) - 20} more inputs (diff.md lists every one)")
+        if night.lead is not None:
+            for line in lead_lines(night.lead):
+                print(f"  {visible(line)}")
+        for group, texts in change_log_groups(d):
+            print(f"  {group}:")
+            for text in texts:
+                print(f"    {visible(text)}")
+        if d.input_changes:
+            print(f"  ({len(d.input_changes)} scenario key(s) changed: diff.md lists each one)")
         for change in d.run_changes:
             print(f"  run setting {input_change_line(change, code=visible, escape=visible)}")
         for c in d.reported:

@@ -2,7 +2,7 @@
 (rendered from the same NightDiff as diff.md) and the trend across nights."""
 from __future__ import annotations
 
-from ..nightly.diff_text import input_change_line, judged_by, percent_change
+from ..nightly.diff_text import change_log_groups, input_change_line, judged_by, percent_change
 from ..findings.sentences import fmt
 from .parts import figure_html, notes_html
 from ..nightly.metric_changes import NightDiff
@@ -35,13 +35,50 @@ def _signed_fmt(value: float) -> str:
     return ("+" if value > 0 else "−" if value < 0 else "") + fmt(abs(value))
 
 
+def change_log_html(diff: NightDiff) -> str:
+    """The night in words: a line per change, grouped (change_log)."""
+    groups = change_log_groups(diff)
+    if not groups:
+        return ("<h3>The night in words</h3><p>Nothing changed: the same scenario inputs and "
+                "no new status facts.</p>")
+    return "<h3>The night in words</h3>" + "".join(
+        f"<p><b>{html_text(group.capitalize())}</b></p><ul>"
+        + "".join(f"<li>{html_text(t)}</li>" for t in texts) + "</ul>" for group, texts in groups)
+
+
+def lead_html(diff: NightDiff) -> str:
+    """The executing plan's figures, their moves and what moved them (lead.lead_lines)."""
+    from ..nightly.lead import lead_lines
+    if diff.lead is None:
+        return ""
+    first, *rest = lead_lines(diff.lead)
+    items = "".join(f"<li>{html_text(line.strip())}</li>" for line in rest)
+    return f"<p><b>{html_text(first)}</b></p><ul>{items}</ul>"
+
+
+def milestones_html(diff: NightDiff) -> str:
+    """Each milestone reached: its actual day against the plan's forecast."""
+    from ..nightly.lead import milestone_rows
+    if not diff.milestones:
+        return ""
+    rows = "".join("<tr>" + "".join(f"<td>{html_text(c)}</td>" for c in row) + "</tr>"
+                   for row in milestone_rows(diff.milestones))
+    return ("<h3>Milestones reached: actual against plan</h3><p>The plan's forecast: the P50 "
+            "and P90 of tonight's scenario run without a status (what the plan expected before "
+            "anything happened), for the executing plan.</p><div class='scroll'><table><tr>"
+            "<th>milestone</th><th>actual</th><th>plan P50</th><th>plan P90</th>"
+            f"<th>against plan</th></tr>{rows}</table></div>")
+
+
 def diff_html(diff: NightDiff) -> str:
     """The night-over-night section, rendered from the same data as diff.md: inputs and run
     settings that changed, the reported changes (beyond noise and material) largest first,
     and every compared statistic with its verdict."""
     parts = [f"<p>Compared with <code>{html_text(diff.previous)}</code> "
              f"({html_text(diff.pairing_note)}). {html_text(judged_by(diff))}</p>",
-             notes_html(diff.skipped), "<h3>Scenario inputs that changed</h3>"]
+             notes_html(diff.skipped), lead_html(diff), change_log_html(diff),
+             milestones_html(diff),
+             "<h3>Scenario inputs that changed, key by key</h3>"]
     if diff.same_file:
         parts.append("<p>None: the scenario file is byte-for-byte the same.</p>")
     elif not diff.input_changes:
@@ -109,6 +146,7 @@ def alerts_html(alerts, diff: NightDiff | None, notes: tuple[str, ...] = ()) -> 
         parts.append("<ul>" + "".join(f"<li>{html_text(n)}</li>"
                                       for n in [*notes, *condition_notes]) + "</ul>")
     if diff is not None:
+        parts.append(lead_html(diff))
         parts.append(f"<p>Since <code>{html_text(diff.previous)}</code>: ")
         if diff.same_file:
             parts.append("the scenario file is the same (same sha256).")
@@ -140,8 +178,10 @@ def alerts_html(alerts, diff: NightDiff | None, notes: tuple[str, ...] = ()) -> 
             f'<div class="{box}">{"".join(parts)}</div>')
 
 
-def trend_html(trend, chart: bytes | None) -> str:
-    """The trend section: the chart (or why there is none yet) and the nights left out."""
+def trend_html(trend, chart: bytes | None, burndown: str | None = None,
+               burndown_notes: tuple[str, ...] = ()) -> str:
+    """The trend section: the chart (or why there is none yet), the executing plan's risk
+    burn-down (inline SVG), and the nights left out."""
     parts = []
     if chart is None:
         parts.append("<p>This is the first readable night of this scenario in the history: "
@@ -155,6 +195,15 @@ def trend_html(trend, chart: bytes | None) -> str:
                                  "a step inside the intervals of both nights may be Monte Carlo "
                                  "noise (Night over night judges tonight's). Dotted vertical "
                                  "lines: the scenario file changed before that night."))
-    if trend.notes:
-        parts.append(notes_html(trend.notes))
+    parts.append('<h3 id="burndown">Risk burn-down of the executing plan</h3>')
+    if burndown is None:
+        parts.append("<p>The burn-down starts with the second night of this scenario.</p>")
+    else:
+        parts.append(f'<figure class="svg">{burndown}<figcaption>The executing plan\'s P90 '
+                     "completion, P90 trough depth and cost (mean and P90) on each night of "
+                     "the history, against its status date (as_of; the night's date when a "
+                     "night had no status), each P90 with its 95% interval shaded (summary."
+                     "json's p90_ci). A falling line is risk burned down.</figcaption></figure>")
+    if trend.notes or burndown_notes:
+        parts.append(notes_html((*trend.notes, *burndown_notes)))
     return "".join(parts)

@@ -59,6 +59,7 @@ td.name { white-space: nowrap; }
           margin-right: 6px; vertical-align: -1px; }
 figure { margin: 12px 0 20px; }
 figure img { width: 100%; height: auto; border: 1px solid var(--line); }
+figure.svg svg { width: 100%; height: auto; border: 1px solid var(--line); }
 figcaption { color: var(--muted); font-size: 13px; margin-top: 4px; }
 code { font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 13px;
        background: var(--band); padding: 1px 4px; border-radius: 3px; word-break: break-all; }

@@ -9,6 +9,9 @@
     metric_changes  a comparison's result, as every output reads it
     diff            the comparison of two nights (diff.md)
     diff_text       its text: a line per reported change
+    lead            the executing plan's figures, what moved them, milestones against plan
+    change_log      the night in words: a line per change, grouped (happened, plan, model)
     alerts          --fail-if conditions: parsed, checked, evaluated
     trend           each strategy's P90s across the nights of a history, with its chart
+    burndown        the executing plan's risk burn-down over the history (inline SVG)
 """

@@ -34,6 +34,7 @@ from .metric_changes import ALPHA, COMPARED_STATS, MetricChange, NightDiff
 from .night import Night, NightUnreadable, load_per_scenario, read_night, read_summary
 from .significance import judge_paired, judge_unpaired, pairing
 from .status_changes import status_change
+from .change_log import change_log
 
 __all__ = [   # compare_nights, and what the nightly, the report, the CLI and tests take from here
     "ALPHA", "COMPARED_STATS", "DEFAULT_FLOORS", "DEFAULT_RELATIVE", "INTERVALS_FILE",
@@ -51,8 +52,32 @@ def _value(metric_stats: dict, stat: str) -> float:
 
 
 def _values(night: Night) -> dict:
-    """{strategy: values[scenario, metric]} of a night with per-scenario values."""
+    """{strategy: values[scenario, column]} of a night with per-scenario values."""
     return {name: values for name, (_, values) in night.per_scenario.items()}
+
+
+def stat_block(summary: dict, strategy: str, column: str) -> dict:
+    """A column's statistics in a summary.json: a metric's, a cost column's (`costs`) or a job
+    column's (`jobs`); {} where the night has none."""
+    per = summary["strategies"].get(strategy, {})
+    if column in METRICS:
+        return per.get(column) or {}
+    for block in ("costs", "jobs"):
+        found = (per.get(block) or {}).get(column) if isinstance(per.get(block), dict) else None
+        if isinstance(found, dict):
+            return found
+    return {}
+
+
+def _compared_columns(current: Night, previous: Night) -> tuple[str, ...]:
+    """Tonight's cost and job columns that last night has too (in its metrics.parquet, or its
+    summary.json when that is gone): compared like the metrics."""
+    prev = set(previous.extra_columns)
+    if previous.per_scenario is None:
+        any_name = next(iter(previous.summary["strategies"]), None)
+        prev = {c for c in current.extra_columns
+                if any_name is not None and stat_block(previous.summary, any_name, c)}
+    return tuple(c for c in current.extra_columns if c in prev)
 
 
 def compare_nights(current: Night, previous: Night,
@@ -64,12 +89,17 @@ def compare_nights(current: Night, previous: Night,
     paired, note = pairing(previous, current)
     common = [n for n in cur_summary["strategies"] if n in prev_summary["strategies"]]
     intervals: dict = {}
+    extras = _compared_columns(current, previous)
+    cur_index = {c: len(METRICS) + j for j, c in enumerate(current.extra_columns)}
+    prev_index = {c: len(METRICS) + j for j, c in enumerate(previous.extra_columns)}
+    columns = [(k, k, m) for k, m in enumerate(METRICS)] + [
+        (prev_index.get(c), cur_index[c], c) for c in extras]
 
     def unpaired(name: str) -> tuple[dict, dict]:
         if not intervals:           # computed once, and only when a comparison needs them
             intervals["prev"] = (previous.intervals if previous.per_scenario is None
-                                 else night_intervals(_values(previous)))
-            intervals["cur"] = night_intervals(_values(current))
+                                 else night_intervals(_values(previous), previous.extra_columns))
+            intervals["cur"] = night_intervals(_values(current), current.extra_columns)
         return intervals["prev"][name], intervals["cur"][name]
 
     changes, deltas = [], {}
@@ -77,19 +107,20 @@ def compare_nights(current: Night, previous: Night,
         (yi, y) = current.per_scenario[name]
         pair = paired and previous.per_scenario[name][0].shape == yi.shape and bool(
             np.array_equal(previous.per_scenario[name][0], yi))
-        for k, metric in enumerate(METRICS):
-            old, new = prev_summary["strategies"][name][metric], cur_summary["strategies"][name][metric]
+        for k_prev, k, metric in columns:
+            old, new = stat_block(prev_summary, name, metric), stat_block(cur_summary, name, metric)
             for stat, value in new.items():
                 if is_number(value) and is_number(old.get(stat)):
                     deltas[(name, metric, stat)] = float(value) - float(old[stat])
             tested = ("probability",) if metric == "power_violation" else COMPARED_STATS
             for stat in tested:
-                if pair:
-                    significant, method, p = judge_paired(previous.per_scenario[name][1][:, k],
-                                                          y[:, k], stat)
+                if pair and k_prev is not None:
+                    significant, method, p = judge_paired(
+                        previous.per_scenario[name][1][:, k_prev], y[:, k], stat)
                 else:
                     a, b = unpaired(name)
-                    significant, method, p = judge_unpaired(a[metric], b[metric], stat)
+                    significant, method, p = judge_unpaired(a.get(metric, {}),
+                                                            b.get(metric, {}), stat)
                 before, after = _value(old, stat), _value(new, stat)
                 material = materiality.is_material(metric, before, after)
                 threshold = (materiality.threshold(metric, before, after)
@@ -106,5 +137,7 @@ def compare_nights(current: Night, previous: Night,
         removed_strategies=[n for n in prev_summary["strategies"] if n not in cur_summary["strategies"]],
         materiality=materiality,
         run_changes=key_changes(run_settings(prev_summary), run_settings(cur_summary)),
-        status_change=status_change(prev_summary, cur_summary))
+        status_change=status_change(prev_summary, cur_summary),
+        change_log=change_log(previous.scenario_keys, current.scenario_keys, prev_summary,
+                              cur_summary))
 

@@ -65,6 +65,53 @@ def judged_by(diff: NightDiff) -> str:
     return f"Beyond noise: {test}. Reported when beyond noise and {diff.materiality.describe()}."
 
 
+def change_log_groups(diff: NightDiff) -> list[tuple[str, list[str]]]:
+    """The night in words, grouped: [(group, [line, ...])] for each group with a line, in
+    change_log.GROUPS order (plain text: escape when writing)."""
+    from .change_log import GROUPS
+    out = []
+    for group in GROUPS:
+        lines = [line.text for line in diff.change_log if line.group == group]
+        if lines:
+            out.append((group, lines))
+    return out
+
+
+def lead_markdown(diff: NightDiff) -> list[str]:
+    """diff.md's first section: the executing plan, its figures' moves and what moved them."""
+    from .lead import lead_lines
+    if diff.lead is None:
+        return []
+    first, *rest = lead_lines(diff.lead)
+    return [f"## The executing plan: {md_text(diff.lead.strategy)}", "", md_text(first), "",
+            *(f"- {md_text(line.strip())}" if not line.startswith("  ") else
+              f"  - {md_text(line.strip())}" for line in rest), ""]
+
+
+def milestones_markdown(diff: NightDiff) -> list[str]:
+    """Each milestone the status has reached: its actual day against the plan's forecast."""
+    from .lead import milestone_rows
+    if not diff.milestones:
+        return []
+    return ["## Milestones reached: actual against plan", "",
+            "The plan's forecast: the P50 and P90 of tonight's scenario run without a status "
+            "(what the plan expected before anything happened), for the executing plan.", "",
+            "| milestone | actual | plan P50 | plan P90 | against plan |", "|---|---|---|---|---|",
+            *(f"| {' | '.join(md_text(c) for c in row)} |"
+              for row in milestone_rows(diff.milestones)), ""]
+
+
+def change_log_markdown(diff: NightDiff) -> list[str]:
+    """diff.md's section 'The night in words': a line per change, grouped."""
+    lines = ["## The night in words", ""]
+    groups = change_log_groups(diff)
+    if not groups:
+        lines += ["Nothing changed: the same scenario inputs and no new status facts.", ""]
+    for group, texts in groups:
+        lines += [f"**{group.capitalize()}**", "", *(f"- {md_text(t)}" for t in texts), ""]
+    return lines
+
+
 def diff_markdown(diff: NightDiff) -> str:
     """diff.md: inputs that changed, reported changes (beyond noise and material, largest
     first), then every compared statistic with its verdict.
@@ -77,7 +124,10 @@ def diff_markdown(diff: NightDiff) -> str:
     if diff.skipped:
         lines += ["Later runs that could not be compared with:", "",
                   *(f"- {md_text(note)}" for note in diff.skipped), ""]
-    lines += ["## Scenario inputs that changed", ""]
+    lines += lead_markdown(diff)
+    lines += change_log_markdown(diff)
+    lines += milestones_markdown(diff)
+    lines += ["## Scenario inputs that changed (key by key)", ""]
     if diff.same_file:
         lines.append("None: the scenario file is byte-for-byte the same (same sha256).")
     elif not diff.input_changes:

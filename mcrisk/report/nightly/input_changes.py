@@ -16,7 +16,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-_ID_KEYS = ("id", "name", "units")
+_ID_KEYS = ("id", "name", "units", "hall")
 
 
 @dataclass(frozen=True)

@@ -43,27 +43,35 @@ def metric_intervals(values: np.ndarray) -> dict:
     return out
 
 
-def night_intervals(per_strategy: dict[str, np.ndarray]) -> dict:
+def night_intervals(per_strategy: dict[str, np.ndarray], extras: tuple[str, ...] = ()) -> dict:
     """{strategy: {metric: metric_intervals, power_violation: {n, count}}} from each
-    strategy's values[scenario, metric] (metric in METRICS order)."""
+    strategy's values[scenario, column] (METRICS in order, then the `extras` columns: cost
+    and job columns, intervals like a metric's)."""
     out = {}
+    columns = (*METRICS, *extras)
     for name, values in per_strategy.items():
-        per = {metric: metric_intervals(values[:, k]) for k, metric in enumerate(METRICS)
-               if k != POWER_VIOLATION}
+        per = {metric: metric_intervals(values[:, k]) for k, metric in enumerate(columns)
+               if k != POWER_VIOLATION and k < values.shape[1]}
         power = values[:, POWER_VIOLATION]
         per["power_violation"] = {"n": int(power.size), "count": int(np.sum(power > 0.5))}
         out[name] = per
     return out
 
 
-def intervals_document(metrics: np.ndarray, strategy_names) -> dict:
-    """intervals.json of a run: night_intervals of metrics[scenario, strategy, metric].
+def intervals_document(metrics: np.ndarray, strategy_names,
+                       extras: dict[str, np.ndarray] | None = None) -> dict:
+    """intervals.json of a run: night_intervals of metrics[scenario, strategy, metric] and of
+    each extra column (cost and job columns: {name: values[scenario, strategy]}).
 
     Written by every nightly run (a few kB), so that a night whose metrics.parquet has been
     deleted can still be compared with, unpaired, on every statistic."""
+    extras = extras or {}
+    columns = [metrics[:, :, :len(METRICS)], *(v[:, :, None] for v in extras.values())]
+    values = np.concatenate(columns, axis=2)
     return {"schema": INTERVALS_SCHEMA, "samples": int(metrics.shape[0]),
-            "strategies": night_intervals({name: metrics[:, s, :]
-                                           for s, name in enumerate(strategy_names)})}
+            "strategies": night_intervals({name: values[:, s, :]
+                                           for s, name in enumerate(strategy_names)},
+                                          tuple(extras))}
 
 
 def intervals_from_summary(summary: dict) -> dict:

@@ -29,7 +29,7 @@ class Materiality:
     floors: tuple[tuple[str, float], ...] = tuple(DEFAULT_FLOORS.items())
 
     def floor(self, metric: str) -> float:
-        return dict(self.floors).get(metric, 0.0)
+        return dict(self.floors).get(metric, 1.0)     # a cost or job column: one unit
 
     def threshold(self, metric: str, old: float, new: float) -> float:
         scale = max(abs(old), abs(new))

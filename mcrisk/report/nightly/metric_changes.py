@@ -79,6 +79,9 @@ class NightDiff:
     materiality: Materiality = Materiality()
     run_changes: list[InputChange] = field(default_factory=list)   # seed, samples, risks
     status_change: str | None = None   # how the status changed (status_changes), unescaped
+    change_log: list = field(default_factory=list)   # change_log.LogLine: the night in words
+    milestones: list = field(default_factory=list)   # lead.MilestoneActual: reached, vs plan
+    lead: object = None                # lead.Lead: the executing plan's figures, what moved them
 
     def delta(self, strategy: str, metric: str, stat: str) -> float | None:
         """The raw change of a statistic, noise or not (None when not in both nights)."""

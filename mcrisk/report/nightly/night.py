@@ -18,6 +18,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ...core.definitions import METRICS
+from ...results.jobs import HOMELESS_PREFIX, UNSERVABLE
 from .input_changes import scenario_keys
 from .intervals import INTERVALS_FILE, intervals_from_summary, intervals_problem, is_number
 from .metric_changes import COMPARED_STATS
@@ -39,6 +40,8 @@ class Night:
                                                    # when the folder has none (--keep-large)
     intervals: dict | None = None                  # night_intervals, when per_scenario is None
     intervals_source: str = ""                     # where those came from, in words
+    extra_columns: tuple[str, ...] = ()            # cost and job columns after METRICS in
+                                                   # per_scenario's values (extra_columns)
 
 
 # What a damaged file can raise while it is read: I/O, JSON, TOML, UTF-8 and Parquet errors
@@ -63,11 +66,12 @@ def read_night(run_id: str, folder: Path) -> Night:
         intervals, source = _stored_intervals(folder / INTERVALS_FILE, summary)
         return Night(run_id, summary, keys, None, intervals, source)
     per_scenario = _read(parquet, _load_metrics)
+    extras = _read(parquet, lambda path: extra_columns(pq.read_schema(path).names))
     missing = [name for name in summary["strategies"] if name not in per_scenario]
     if missing:
         raise NightUnreadable(f"{folder / 'metrics.parquet'}: no rows for strategy "
                               f"{visible(missing[0])!r}, which summary.json lists")
-    return Night(run_id, summary, keys, per_scenario)
+    return Night(run_id, summary, keys, per_scenario, extra_columns=extras)
 
 
 def read_summary(folder: Path) -> dict:
@@ -125,14 +129,24 @@ def _load_metrics(path: Path) -> dict:
     return per_scenario
 
 
+def extra_columns(names) -> tuple[str, ...]:
+    """The cost columns (cost_*) and job columns (unservable_gpu_days, homeless_days.<id>) of
+    a metrics.parquet's column names, in file order: compared like the metrics."""
+    return tuple(n for n in names if n.startswith("cost_") or n == UNSERVABLE
+                 or n.startswith(HOMELESS_PREFIX))
+
+
 def load_per_scenario(path: str | Path) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """{strategy: (scenario[n] int64, values[n, metric] float64)} from a metrics.parquet."""
-    table = pq.read_table(path, columns=["scenario", "strategy", *METRICS])
+    """{strategy: (scenario[n] int64, values[n, column] float64)} from a metrics.parquet: the
+    METRICS, then its extra_columns (cost and job columns) in file order."""
+    extras = extra_columns(pq.read_schema(path).names)
+    table = pq.read_table(path, columns=["scenario", "strategy", *METRICS, *extras])
     out = {}
     for name in pc.unique(table["strategy"]).to_pylist():
         rows = table.filter(pc.equal(table["strategy"], name))
         scenario = rows["scenario"].to_numpy()
-        values = np.stack([rows[m].to_numpy().astype(np.float64) for m in METRICS], axis=1)
+        values = np.stack([rows[m].to_numpy().astype(np.float64) for m in (*METRICS, *extras)],
+                          axis=1)
         order = np.argsort(scenario, kind="stable")
         out[name] = (scenario[order], values[order])
     return out
