@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from ..results.mitigation import risk_mode_text
 from ..results.horizon import horizon_warnings
+from ..core.definitions import METRICS
 from ..core.labels import heading, label, share_label
 from ..results.ranking import rank_label, rule_text
 from .findings.sentences import fmt
@@ -201,9 +202,11 @@ def alerts_markdown(alerts, diff: "NightDiff | None") -> list[str]:
         lines += [f"**{n} --fail-if breach{'es' if n != 1 else ''}** (the nightly exits 3):", ""]
         for b in alerts.breaches:
             c = b.condition
-            lines.append(f"- {md_code(c.text)}: **{md_text(b.strategy)}** {c.metric} "
-                         f"{c.stat.upper()}{' change' if c.delta else ''} = {b.value:,.6g} "
-                         f"{md_text(c.op)} {c.threshold:g}"
+            lines.append(f"- {md_code(c.text)}: **{md_text(b.strategy)}** "
+                         f"{c.metric if c.metric in METRICS else md_text(c.metric)} "
+                         f"{c.stat.upper()}{' change' if c.delta else ''} = "
+                         f"{b.shown or f'{b.value:,.6g}'} {md_text(c.op)} {c.threshold_text()}"
+                         + (f": {md_text(b.words)}" if b.words else "")
                          + (f" ({md_text(b.detail)})" if b.detail else ""))
     elif alerts.conditions:
         lines.append(f"No --fail-if condition breached ({len(alerts.conditions)} checked: "
