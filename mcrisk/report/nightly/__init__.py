@@ -9,6 +9,7 @@
     metric_changes  a comparison's result, as every output reads it
     diff            the comparison of two nights (diff.md)
     diff_text       its text: a line per reported change
+    columns         what a --fail-if condition can name: every column the run reports
     alerts          --fail-if conditions: parsed, checked, evaluated
     trend           each strategy's P90s across the nights of a history, with its chart
 """
