@@ -39,6 +39,21 @@ KAT_PHILOX4X32_10 = [
 
 # ---- scenario files edited as text (run in a temporary folder: fixture in_tmp) ---------------
 
+def page_text(path) -> str:
+    """report.html at `path` as its text: tags dropped, entities unescaped, spaces collapsed
+    (the long form of what summary.md leaves out)."""
+    import html as _html
+    import re as _re
+
+    raw = _re.sub(r"<[^>]+>", " ", Path(path).read_text())
+    return " ".join(_html.unescape(raw).split())
+
+
+def md_flat(text: str) -> str:
+    """summary.md with its wrapped lines joined (it wraps at 100 characters)."""
+    return " ".join(text.split())
+
+
 def variant(*edits: tuple[str, str], text: str = REFERENCE_TEXT) -> str:
     """`text` with each (old, new) edit applied to the first occurrence of old."""
     for old, new in edits:

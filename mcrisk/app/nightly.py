@@ -51,7 +51,7 @@ from ..core.outputs import lock_file, make_folders, remove_folders, write_atomic
 from ..core.stops import signals_held
 from ..core.progress import WRITE, Progress, Steps, as_progress
 from ..report import write_report
-from ..report.nightly.alerts import AlertOutcome, Breach, Condition, check_strategies, evaluate
+from ..report.nightly.alerts import AlertOutcome, Breach, Condition, check_conditions, evaluate
 from ..report.nightly.diff import (INTERVALS_FILE, Materiality, NightDiff, NightUnreadable,
                                    compare_nights, diff_markdown, intervals_document, read_night)
 from ..report.figures.data import strategy_colors
@@ -308,7 +308,7 @@ def run_nightly(scenario_path: str, history: str | Path, conditions: list[Condit
                           "metrics.parquet is what the next night pairs with)")
     history = Path(history)
     scenario, data = read_scenario(scenario_path)
-    check_strategies(list(conditions), [s.name for s in scenario.strategies])
+    check_conditions(list(conditions), scenario)
     # the status file is read once too: its copy holds the bytes whose facts were run
     facts = None if status is None else (Path(status), read_file_bytes(os.fsdecode(status)))
     register = set_risks(scenario, risks, disable_risks,
@@ -427,6 +427,7 @@ def _night_files(run: RunResult, copies: list[Path], history: Path, run_id: str,
     files.append(write_json(staging / ALERTS_FILE, {
         "conditions": [c.text for c in conditions],
         "breaches": [{"condition": b.condition.text, "strategy": b.strategy, "value": b.value,
+                      **({"date": b.shown} if b.shown else {}), "words": b.words,
                       **({"detail": b.detail} if b.detail else {})} for b in breaches],
         "notes": notes,
         "materiality": (diff.materiality if diff else materiality).describe()}))

@@ -213,8 +213,12 @@ def build_parser() -> argparse.ArgumentParser:
     nightly.add_argument("--fail-if", action="append", default=[], metavar="EXPR",
                          help="exit 3 when EXPR holds, e.g. 'hybrid-gated.trough_depth.p90 > 0', "
                               "'any.power_violation.probability > 0', "
-                              "'hybrid-gated.trough_days.p90.delta > 5' (repeatable; a .delta "
-                              "counts only when the diff reports the change)")
+                              "'hybrid-gated.trough_days.p90.delta > 5', on any column the run "
+                              "reports: 'big-bang.cost_total.p90 > 6e7', "
+                              "'any.homeless_days.frontier.p90 > 10', "
+                              "'hybrid-gated.milestone.completion.p90.date > 2027-11-30' "
+                              "(repeatable; a .delta counts only when the diff reports the "
+                              "change; docs/nightly.md)")
     nightly.add_argument("--materiality", action="append", default=[], metavar="SPEC",
                          help="smallest change the diff reports: a share of the value, e.g. "
                               "2%%, and/or METRIC=AMOUNT in the metric's unit, e.g. "

@@ -10,55 +10,173 @@ from typing import TYPE_CHECKING
 
 from ..results.mitigation import risk_mode_text
 from ..results.horizon import horizon_warnings
+from ..core.definitions import METRICS
 from ..core.labels import heading, label, share_label
 from ..results.ranking import rank_label, rule_text
 from .findings.sentences import fmt
-from .jobs import jobs_markdown
-from .status import executing_markdown, status_markdown
+from .status import executing_words
 from .text import md_code, md_paragraph, md_text
 
 if TYPE_CHECKING:
     from .nightly.diff import NightDiff
 
 
+SUMMARY_WIDTH = 100      # summary.md: about one screen of a chat client, lines this wide
+_TOP_FINDINGS = 3        # findings paragraphs summary.md opens; report.html has every one
+
+
 def summary_markdown(summary: dict, paragraphs: list[str], diff: "NightDiff | None" = None,
                      run_label: str | None = None, notes: tuple[str, ...] = (),
                      alerts=None) -> str:
-    """summary.md; `notes` are nightly remarks (a comparison that was skipped, and why);
-    `alerts`: the nightly's alerts.AlertOutcome, shown first (with the changed inputs)."""
+    """summary.md, short enough for a chat message (about 25 lines of at most SUMMARY_WIDTH
+    characters, more only for a nightly's breaches): the run in one line, the nightly's
+    alerts, the executing plan and its status, the ranking at P90, the top findings (the
+    opening sentences of the first _TOP_FINDINGS paragraphs), the horizon warnings in one
+    line, and a pointer to report.html, which keeps everything this leaves out (the ranking
+    rule, every finding, the cost, job-mix and mitigation tables, the status section, the
+    changes). `notes` are nightly remarks (a comparison that was skipped, and why); `alerts`:
+    the nightly's alerts.AlertOutcome, shown first."""
     s = summary
     lines = [f"# mcrisk: {md_text(s.get('scenario_name', s['scenario']))}", "",
-             f"{s['samples']:,} scenarios, seed {s['seed']}, backend {md_text(s['backend'])}, "
-             f"mcrisk {md_text(s['mcrisk_version'])}, scenario {md_code(s['scenario'])} "
-             f"(sha256 {md_text(s['scenario_sha256'][:12])})"
-             + (f", nightly run {md_code(run_label)}" if run_label else "") + ".", "",
-             *([md_paragraph("Risk register: " + risk_mode_text(s["risks"]) + "."), ""]
-               if "risks" in s else []),
-             *([md_paragraph(_dates_line(s)), ""] if s.get("start_date") else []),
-             *(alerts_markdown(alerts, diff) if alerts is not None else []),
-             *executing_markdown(s),
-             *status_markdown(s),
-             *ranking_markdown(s),
-             *costs_markdown(s),
-             *jobs_markdown(s),
-             *each_mitigation_markdown(s)]
-    for paragraph in paragraphs:
-        lines += [md_paragraph(paragraph), ""]
+             *_wrap(f"{s['samples']:,} scenarios, seed {s['seed']}, scenario "
+                    f"{md_code(s['scenario'])} (sha256 {md_text(s['scenario_sha256'][:12])})"
+                    + (f", nightly run {md_code(run_label)}" if run_label else "") + "."), ""]
+    risks = s.get("risks") or {}
+    if risks and (risks.get("mode", "file") != "file" or risks.get("disabled_by_cli")):
+        lines += [*_wrap(md_paragraph("Risk register set on the command line: "
+                                      + risk_mode_text(risks) + ".")), ""]
+    if alerts is not None:
+        lines += alerts_markdown(alerts, diff)
     if diff is not None:
-        lines += diff_summary_markdown(diff)
-    for note in notes:
-        lines += ["", f"Note: {md_text(note)}"]
+        lines += [*diff_summary_markdown(diff), ""]
+    executing = executing_words(s)
+    if executing:
+        lines += [*_wrap(f"**{md_text(executing)}**"), ""]
+    if s.get("status"):
+        lines += [*_wrap(_status_brief(s["status"])), ""]
+    lines += [*ranking_brief(s), ""]
+    findings = [_opening(p) for p in paragraphs[:_TOP_FINDINGS]]
+    for finding in findings:
+        lines += _wrap(md_paragraph(finding), "- ", "  ")
+    warned = horizon_brief(s)
+    if warned:
+        lines += _wrap(md_text(warned), "- ", "  ")
+    if findings or warned:
+        lines.append("")
+    if notes:
+        lines += [*_wrap(f"{len(notes)} note{'s' if len(notes) != 1 else ''} on the comparison "
+                         "(report.html): " + md_text(notes[0])), ""]
+    lines += _wrap("The long form is `report.html`, beside this file: " + _long_form(s) + ".")
     return "\n".join(lines).rstrip() + "\n"
 
 
-def _dates_line(s: dict) -> str:
-    """Day 0's date and the horizon's, for a run with a start_date."""
+def _wrap(text: str, first: str = "", rest: str = "") -> list[str]:
+    """Markdown `text` as lines of at most SUMMARY_WIDTH characters, where that can be done
+    without changing what it says: a code span is never broken (a space in it would show),
+    a long word stays whole, and no continuation line starts with what would begin a block
+    (a heading, a quote, a list item, a table row, HTML): such a word joins the line above."""
+    import re
+    import textwrap
+
+    held = re.sub(r"(?<![`\\])(`+)(?!`).*?(?<!`)\1(?!`)", lambda m: m[0].replace(" ", "\0"),
+                  text)                                    # a code span: never broken
+    lines = textwrap.wrap(held, SUMMARY_WIDTH, initial_indent=first, subsequent_indent=rest,
+                          break_long_words=False, break_on_hyphens=False) or [first.rstrip()]
+    block = re.compile(r"\s*(?:[#>+*=_~`|<-]|\d+[.)])")
+    out = [lines[0]]
+    for line in lines[1:]:
+        while block.match(line) and line.strip():
+            word, _, line = line.strip().partition(" ")
+            out[-1] += " " + word
+            line = rest + line if line else ""
+        if line.strip():
+            out.append(line)
+    return [line.replace("\0", " ") for line in out]
+
+
+def _opening(paragraph: str, at_least: int = 60) -> str:
+    """A paragraph's opening sentences: the first, and the next too while they are shorter
+    than `at_least` characters ('hybrid-gated ranks first.' says little alone)."""
+    import re
+
+    sentences = re.split(r"(?<=[.!?])\s+(?=[A-Za-z0-9(])(?<!e\.g\. )(?<!i\.e\. )",
+                         paragraph.strip())
+    out = sentences[0]
+    for sentence in sentences[1:]:
+        if len(out) >= at_least:
+            break
+        out += " " + sentence
+    return out
+
+
+def _long_form(s: dict) -> str:
+    """What report.html has that summary.md leaves out, in a few words."""
+    parts = ["every finding", "the ranking rule and intervals"]
+    if s.get("costs"):
+        parts.append("costs")
+    if s.get("jobs"):
+        parts.append("the job mix")
+    if (s.get("mitigation") or {}).get("each_risk"):
+        parts.append("mitigations")
+    if s.get("status"):
+        parts.append("the status")
+    parts += ["drivers", "schedule", "charts"]
+    return ", ".join(parts)
+
+
+def _status_brief(status: dict) -> str:
     from ..results.milestones import weekday
 
-    end = s.get("horizon_date")
-    return (f"Day 0 is {weekday(s['start_date'])} {s['start_date']}; the horizon, day "
-            f"{fmt(s['horizon_days'])}, falls on " + (f"{weekday(end)} {end}" if end else "n/a")
-            + "; day t falls on day 0 + floor(t) days.")
+    when = f"day {fmt(status['as_of'])}"
+    if status.get("as_of_date"):
+        when += f" ({weekday(status['as_of_date'])} {status['as_of_date']})"
+    happened = "; ".join(status.get("happened") or []) or "nothing recorded yet"
+    return md_text(f"Status as of {when}: {happened}.")
+
+
+def ranking_brief(s: dict) -> list[str]:
+    """The ranking at P90 in a narrow table: rank, strategy, the P90 trough depth, trough
+    days, shortfall and completion day, the cost P90 with costs, and the deciding criterion."""
+    from ..results.compare import money_text
+
+    ranks = s.get("ranks") or {}
+    costs = s.get("costs")
+    headers = ["trough depth", "trough days", "shortfall", "completion",
+               *(["cost"] if costs else [])]
+    lines = [f"Ranking, best first (P90s; trough depth in H100-eq, shortfall in H100-eq x "
+             f"days{', cost in ' + md_text(costs['currency']) if costs else ''}):", "",
+             "| rank | strategy | " + " | ".join(headers) + " | decided by |",
+             "|---:|---|" + "---:|" * len(headers) + "---|"]
+    for position, name in enumerate(s["ranking"], start=1):
+        m = s["strategies"][name]
+        entry = ranks.get(name)
+        decided = entry.get("decided_by") if entry else None
+        cells = [*(fmt(m[k]["p90"]) for k in ("trough_depth", "trough_days",
+                                              "shortfall_gpu_days")), _dated(m, "p90")]
+        if costs:
+            cells.append(md_text(money_text(m["costs"]["cost_total"]["p90"], costs["currency"])))
+        lines.append(f"| {rank_label(entry) if entry else position} | {md_text(name)}"
+                     + (" (executing)" if name == s.get("executing") else "") + " | "
+                     + " | ".join(cells) + " | "
+                     + (md_text(label(decided)) if decided else "-") + " |")
+    return lines
+
+
+def horizon_brief(s: dict) -> str:
+    """The horizon warnings in one sentence: which strategies complete after the horizon in
+    how many scenarios ('' when none does often)."""
+    from ..results.horizon import BEYOND_HORIZON_NOTABLE
+
+    late = [(name, s["strategies"][name]["beyond_horizon"]["probability"])
+            for name in s.get("ranking") or []
+            if (s["strategies"][name].get("beyond_horizon") or {}).get("probability", 0)
+            > BEYOND_HORIZON_NOTABLE]
+    if not late or not horizon_warnings(s):
+        return ""
+    return (f"Warning: completion passes the {fmt(s['horizon_days'])}-day horizon under "
+            + ", ".join(f"{name} ({p:.1%})" for name, p in late)
+            + " of scenarios; what happens after it is not counted (report.html says which "
+              "horizon would cover each).")
 
 
 def _dated(m: dict, key: str) -> str:
@@ -103,74 +221,8 @@ def ranking_markdown(s: dict) -> list[str]:
     return lines
 
 
-def costs_markdown(s: dict) -> list[str]:
-    """The cost table under the ranking (the terminal's): per strategy in ranking order the
-    mean, P50, P90 and P99 of cost_total and its largest components at the mean, money as
-    $1.23M in the run's currency; ends with a blank line. Nothing without costs."""
-    from ..results.compare import money_text
-    from ..results.costs import largest_components
-
-    block = s.get("costs")
-    if not block:
-        return []
-    currency = block["currency"]
-    start, end = block["window_days"]
-
-    def money(value: float | None) -> str:      # md_text: $ never a math delimiter
-        return md_text(money_text(value, currency))
-
-    ranks = s.get("ranks") or {}
-    lines = [md_paragraph(f"Cost in {currency} over days {start:,.0f} to {end:,.0f}: every "
-                          + ("cost counts only what happens before the horizon." if not start
-                             else "cost counts only what happens from the status date to the "
-                                  "horizon (what was spent before it: the status section).")),
-             "",
-             "| rank | strategy | cost mean | cost P50 | cost P90 | cost P99 | "
-             "largest components at the mean |",
-             "|---:|---|---:|---:|---:|---:|---|"]
-    for position, name in enumerate(s["ranking"], start=1):
-        entry = ranks.get(name)
-        per_cost = s["strategies"][name]["costs"]
-        total = per_cost["cost_total"]
-        parts = ", ".join(f"{md_text(label)} {money(mean)}"
-                          for label, mean in largest_components(per_cost))
-        lines.append(f"| {rank_label(entry) if entry else position} | {md_text(name)} | "
-                     + " | ".join(money(total[key]) for key in ("mean", "p50", "p90", "p99"))
-                     + f" | {parts or '-'} |")
-    return [*lines, ""]
-
-
-def each_mitigation_markdown(s: dict) -> list[str]:
-    """The value of each mitigation (summary.json's `mitigation.each_risk`): a sentence per
-    risk and a table, a row per risk and strategy in ranking order; ends with a blank line.
-    Nothing when the run has none."""
-    from ..results.mitigation import each_risk_headers, each_risk_sentences, risk_value_cells
-
-    each = (s.get("mitigation") or {}).get("each_risk")
-    if not each:
-        return []
-    costs = "currency" in each
-    lines = [md_paragraph("Value of each mitigation: every risk as assessed against the same "
-                          "register with only one risk mitigated, on the same worlds "
-                          "(reduction = pre - mitigated; claims only beyond Monte Carlo "
-                          "noise)" + (", worth it only where the mitigation, its own cost "
-                                      "included, lowers the mean total cost beyond noise"
-                                      if costs else "") + "."), ""]
-    for sentence in each_risk_sentences(each, s.get("ranking")):
-        lines += [md_paragraph(sentence), ""]
-    headers = ["risk mitigated", "strategy", *each_risk_headers(costs)]
-    lines += ["| " + " | ".join(headers) + " |",
-              "|---|---|" + "---:|" * (len(headers) - 2)]
-    for risk, value in each["risks"].items():
-        for name in [n for n in s.get("ranking", []) if n in value["strategies"]]:
-            cells = [md_text(c) for c in risk_value_cells(
-                value["strategies"][name], each.get("currency"))]
-            lines.append(f"| {md_text(risk)} | {md_text(name)} | " + " | ".join(cells) + " |")
-    return [*lines, ""]
-
-
-_TOP_INPUTS = 12        # changed inputs named in summary.md; diff.md names every one
-_TOP_CHANGES = 10
+_TOP_INPUTS = 3         # changed inputs named in summary.md; report.html 12, diff.md all
+_TOP_CHANGES = 3        # changes named in summary.md; report.html and diff.md list them all
 
 
 def _input_lines(diff: "NightDiff") -> list[str]:
@@ -188,7 +240,7 @@ def _input_lines(diff: "NightDiff") -> list[str]:
              f"{md_code(diff.previous)}:", ""]
     lines += [f"- {input_change_line(c)}" for c in shown]
     if n > len(shown):
-        lines.append(f"- and {n - len(shown)} more (diff.md lists every one)")
+        lines.append(f"- and {n - len(shown)} more (report.html and diff.md name them)")
     return lines
 
 
@@ -201,16 +253,20 @@ def alerts_markdown(alerts, diff: "NightDiff | None") -> list[str]:
         lines += [f"**{n} --fail-if breach{'es' if n != 1 else ''}** (the nightly exits 3):", ""]
         for b in alerts.breaches:
             c = b.condition
-            lines.append(f"- {md_code(c.text)}: **{md_text(b.strategy)}** {c.metric} "
-                         f"{c.stat.upper()}{' change' if c.delta else ''} = {b.value:,.6g} "
-                         f"{md_text(c.op)} {c.threshold:g}"
+            lines.append(f"- {md_code(c.text)}: **{md_text(b.strategy)}** "
+                         f"{c.metric if c.metric in METRICS else md_text(c.metric)} "
+                         f"{c.stat.upper()}{' change' if c.delta else ''} = "
+                         f"{b.shown or f'{b.value:,.6g}'} {md_text(c.op)} {c.threshold_text()}"
+                         + (f": {md_text(b.words)}" if b.words else "")
                          + (f" ({md_text(b.detail)})" if b.detail else ""))
     elif alerts.conditions:
         lines.append(f"No --fail-if condition breached ({len(alerts.conditions)} checked: "
                      + ", ".join(md_code(c.text) for c in alerts.conditions) + ").")
     else:
         lines.append("No --fail-if conditions were set.")
-    lines += [f"- Note: {md_text(note)}" for note in alerts.notes]
+    if alerts.notes:
+        lines.append(f"- {len(alerts.notes)} note{'s' if len(alerts.notes) != 1 else ''} on the "
+                     f"conditions (report.html lists them), the first: {md_text(alerts.notes[0])}")
     if diff is not None:
         lines += ["", *_input_lines(diff)]
         if diff.status_change:
@@ -237,5 +293,5 @@ def diff_summary_markdown(diff: "NightDiff") -> list[str]:
         lines.append("")
     lines += [f"- {change_line(c)}" for c in reported[:_TOP_CHANGES]]
     if n > _TOP_CHANGES:
-        lines.append(f"- and {n - _TOP_CHANGES} more (see diff.md)")
+        lines.append(f"- and {n - _TOP_CHANGES} more (see report.html or diff.md)")
     return lines

@@ -95,7 +95,7 @@ def _span(ids: list[str]) -> str:
 
 def definitions(plan: CompiledScenario, scenario: Scenario) -> list[list[Milestone]]:
     """Milestones of every strategy, in plan order: nodes first (file order), then rollups."""
-    keys = _node_keys(scenario)
+    keys = node_keys(scenario)
     hall_of_row = {row.id: row.hall for row in scenario.rows()}
     shipment_of = {u: ship.id for ship in scenario.shipments for u in ship.units}
     out = []
@@ -160,8 +160,8 @@ def definitions(plan: CompiledScenario, scenario: Scenario) -> list[list[Milesto
     return out
 
 
-def _node_keys(scenario: Scenario) -> list[tuple]:
-    """The node keys in plan.compile._Nodes order (node ids)."""
+def node_keys(scenario: Scenario) -> list[tuple]:
+    """The node keys in plan.compile._Nodes order (node ids); --fail-if checks keys by them."""
     keys = [("arrival", s.id) for s in scenario.shipments]
     keys += [("energized", h.id) for h in scenario.halls]
     keys += [("island", i.id) for i in scenario.islands]

@@ -28,7 +28,7 @@ from mcrisk.plan.compile import compile_scenario
 from mcrisk.report.schedule_tables import format_schedule
 from mcrisk.report.tables import STATUS_METADATA
 
-from ..helpers import schema_errors
+from ..helpers import md_flat, page_text, schema_errors
 
 SHA = "ab" * 32
 AS_OF = 15.0
@@ -157,16 +157,19 @@ def test_metrics_parquet_records_the_status(reported):
 
 
 def test_summary_md_leads_with_the_executing_strategy_then_the_status(reported):
-    md = (reported.out_dir / "summary.md").read_text()
+    # summary.md is the short form (issue 26): the executing plan, the status in a line, the
+    # ranking; report.html keeps the status section, its provenance and the history table
+    md = md_flat((reported.out_dir / "summary.md").read_text())
     executing = md.index("**Executing: swap-gated, ranked ")
-    section = md.index("## A migration in flight")
-    ranking = md.index("## Ranking: days 15 to 100")
-    assert executing < section < ranking
-    assert f"sha256 {SHA}" in md and "Status as of day 15 (2027-01-19)" in md
-    assert "- Old units: 2 of 2 drained, 2 removed" in md
-    assert "| swap-on-day | 256 | 5 | 1,280 | 5 |" in md
-    assert "| swap-gated (executing) |" in md
-    assert "Cost in USD over days 15 to 100" in md
+    status = md.index("Status as of day 15 (")
+    ranking = md.index("Ranking, best first")
+    assert executing < status < ranking
+    assert "2027-01-19" in md[status:ranking] and "Old units: 2 of 2 drained, 2 removed" in md
+    assert "| swap-gated (executing) |" in md and "the status" in md.split("long form")[-1]
+    page = page_text(reported.out_dir / "report.html")
+    assert SHA in page and "Old units: 2 of 2 drained, 2 removed" in page
+    assert "swap-on-day 256 5 1,280 5" in page
+    assert "over days 15 to 100" in page
 
 
 def test_report_html_has_the_executing_block_the_status_and_its_provenance(reported):

@@ -149,7 +149,7 @@ def test_cli_pre_and_post_runs_land_in_different_folders(tiny, tmp_path, monkeyp
     assert pre["mitigation"]["strategies"] == post["mitigation"]["strategies"]
     assert (pre["mitigation"]["run_is"], post["mitigation"]["run_is"]) == ("pre", "post")
     md = (tmp_path / "out" / f"{path.stem}-risks-post" / "summary.md").read_text()
-    assert "Risk register: risk mode post (every risk after mitigation)" in md
+    assert "Risk register set on the command line: risk mode post (every risk after mitigation)" in " ".join(md.split())
     assert not (tmp_path / "out" / path.stem).exists()
 
 

@@ -39,10 +39,10 @@ def test_conditions_parse(text, parts):
     ("hybrid-gated.trough_dept.p90 > 0", "did you mean 'trough_depth'"),
     ("hybrid-gated.trough_depth.p95 > 0", "unknown statistic 'p95'"),
     ("any.power_violation.p90 > 0", "choose one of probability"),
-    ("trough_depth.p90 > 0", "is not STRATEGY.METRIC.STAT"),
+    ("trough_depth.p90 > 0", "is not STRATEGY.COLUMN.STAT"),
     ("hybrid-gated.trough_depth.p90 > five", "cannot parse"),
     ("hybrid-gated.trough_depth.p90", "cannot parse"),
-    ("__import__('os').system('touch pwned') > 0", "is not STRATEGY.METRIC.STAT"),
+    ("__import__('os').system('touch pwned') > 0", "is not STRATEGY.COLUMN.STAT"),
     ("__import__('os').system('touch pwned').p90 > 0", "unknown metric"),
 ])
 def test_bad_conditions_say_what_is_wrong(text, message):

@@ -192,9 +192,9 @@ def test_summary_md_shows_names_and_paragraphs_literally():
                           run_label="<u>run</u>\x1b", notes=("skipped " + name,))
     assert_literal(outside_code_spans(md))
     assert not any(c in md for c in "\x00\x1b\u202e")
-    assert "\n\\# not a heading\n" in md
+    assert "\n- \\# not a heading\n" in md          # a finding, not a heading
     row = next(line for line in md.splitlines() if line.startswith("| 1 |"))
-    assert len(re.findall(r"(?<!\\)\|", row)) == 10         # 9 columns, with "decided by"
+    assert len(re.findall(r"(?<!\\)\|", row)) == 8          # 7 columns, with "decided by"
 
 
 def test_breaches_and_notes_for_the_terminal_show_invisible_characters_escaped():

@@ -19,7 +19,7 @@ from mcrisk.plan.compile import compile_scenario
 from mcrisk.core.definitions import NODE_CREW
 from mcrisk.core.errors import ScenarioError
 from mcrisk.results import milestones as milestones_module
-from mcrisk.results.milestones import (MilestoneCollector, _ci_ranks, _Histogram, _node_keys, critical_nodes,
+from mcrisk.results.milestones import (MilestoneCollector, _ci_ranks, _Histogram, node_keys, critical_nodes,
                                day_date, definitions, milestone_times)
 from mcrisk.report.html.gantt import gantt_rows, gantt_svg
 from mcrisk.report.schedule_tables import format_schedule, write_csvs
@@ -77,7 +77,7 @@ def _by_key(summary, strategy):
 def test_node_keys_follow_the_compiled_node_ids():
     scenario = load_scenario(str(REFERENCE))
     plan = compile_scenario(scenario)
-    keys = _node_keys(scenario)
+    keys = node_keys(scenario)
     assert len(keys) == plan.n_nodes
     for key, name in zip(keys, plan.node_names):
         assert key[1] in name
@@ -224,7 +224,7 @@ def test_gated_drains_never_start_before_the_acceptances_they_wait_for():
     scenario = load_scenario(str(REFERENCE))
     plan = compile_scenario(scenario)
     nodes, _ = simulate_nodes(plan, 3_000)
-    node = {key: v for v, key in enumerate(_node_keys(scenario))}
+    node = {key: v for v, key in enumerate(node_keys(scenario))}
     checked = 0
     for s, strategy in enumerate(scenario.strategies):
         for unit, trigger in strategy.drains:

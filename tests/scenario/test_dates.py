@@ -101,14 +101,13 @@ def test_terminal_shows_day_0_and_completion_dates(runs):
 def test_summary_md_and_report_show_the_dates(runs):
     s = runs["dated"]["summary"]
     md, page = runs["dated"]["md"], runs["dated"]["html"]
-    assert "Day 0 is Mon 2027-01-04; the horizon, day 200, falls on " + HORIZON_DATE in md
-    assert "day 0 = Mon 2027-01-04" in page
+    assert "day 0 = Mon 2027-01-04" in page       # summary.md (short) dates its P90s only
     assert "horizon 200 days (" + HORIZON_DATE + ")" in page
     for m in s["strategies"].values():
         for key in ("p50", "p90"):
             iso = _by_hand(m["completion_day"][key])
             weekday = dt.date.fromisoformat(iso).strftime("%a")
-            assert f"({weekday} {iso})" in md
+            assert f"({weekday} {iso})" in md or key == "p50"
             assert f"<small>{weekday} {iso}</small>" in page
     # findings name the horizon with its date
     assert f"200-day horizon (until {HORIZON_DATE})" in md

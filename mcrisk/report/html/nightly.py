@@ -131,8 +131,9 @@ def alerts_html(alerts, diff: NightDiff | None, notes: tuple[str, ...] = ()) -> 
                          f"<li><code>{html_text(b.condition.text)}</code>: "
                          f"<b>{html_text(b.strategy)}</b> {html_text(b.condition.metric)} "
                          f"{html_text(b.condition.stat.upper())}{' change' if b.condition.delta else ''}"
-                         f" = <b>{html_text(f'{b.value:,.6g}')}</b> "
-                         f"{html_text(b.condition.op)} {html_text(f'{b.condition.threshold:g}')}"
+                         f" = <b>{html_text(b.shown or f'{b.value:,.6g}')}</b> "
+                         f"{html_text(b.condition.op)} {html_text(b.condition.threshold_text())}"
+                         + (f": {html_text(b.words)}" if b.words else "")
                          + (f" <span class='ci'>({html_text(b.detail)})</span>" if b.detail else "")
                          + "</li>" for b in breaches) + "</ul>")
     elif conditions:

@@ -11,6 +11,7 @@
     diff_text       its text: a line per reported change
     lead            the executing plan's figures, what moved them, milestones against plan
     change_log      the night in words: a line per change, grouped (happened, plan, model)
+    columns         what a --fail-if condition can name: every column the run reports
     alerts          --fail-if conditions: parsed, checked, evaluated
     trend           each strategy's P90s across the nights of a history, with its chart
     burndown        the executing plan's risk burn-down over the history (inline SVG)
