@@ -5,7 +5,8 @@ each a marker declared in pyproject.toml).
 
 Plain helpers (paths, scenario edits, the schema check, known answers) are in tests/helpers.py,
 backend tolerances in tests/parity.py, the random scenario generator in
-tests/random_scenarios.py: test modules import those, never each other.
+tests/random_scenarios.py, headless Chromium through its DevTools protocol in tests/devtools.py:
+test modules import those, never each other.
 """
 from __future__ import annotations
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -15,6 +14,7 @@ import matplotlib.image
 import pytest
 
 from mcrisk.cli import main
+from ..devtools import find_chromium
 from ..helpers import ROOT
 
 MINIMAL = ROOT / "scenarios" / "minimal.toml"
@@ -23,14 +23,6 @@ MINIMAL = ROOT / "scenarios" / "minimal.toml"
 PROBE = ('<script>window.addEventListener("load", () => { const im = [...document.images]; '
          'document.title = "IMAGES:" + im.length + ":BROKEN:" + '
          'im.filter(i => !i.complete || i.naturalWidth === 0).length; });</script>')
-
-
-def find_chromium() -> str | None:
-    for name in ("chromium", "chromium-browser", "/usr/bin/chromium", "google-chrome"):
-        found = shutil.which(name)
-        if found:
-            return found
-    return None
 
 
 CHROMIUM = find_chromium()
