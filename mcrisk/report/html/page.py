@@ -51,7 +51,12 @@ nav a { margin-right: 14px; color: #0b5cad; text-decoration: none; }
 table { border-collapse: collapse; margin: 8px 0 12px; font-size: 14px; }
 th, td { border-bottom: 1px solid var(--line); padding: 5px 9px; vertical-align: top; }
 th { background: var(--band); text-align: left; font-weight: 600; }
-td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; }
+/* No table hides a column behind a scroll bar (issue 26): headers wrap; a number never does,
+   and a wide table's cells (.wrap) wrap only between their parts (.u: '[1,180, 2,527]'). */
+td.n { white-space: nowrap; }
+table.wrap td.n { white-space: normal; }
+.u { white-space: nowrap; }
 .ci { color: var(--muted); font-size: 12px; }
 tr:nth-child(even) td { background: #fbfcfd; }
 td.name { white-space: nowrap; }
@@ -60,6 +65,7 @@ td.name { white-space: nowrap; }
 figure { margin: 12px 0 20px; }
 figure img { width: 100%; height: auto; border: 1px solid var(--line); }
 figure.svg svg { width: 100%; height: auto; border: 1px solid var(--line); }
+svg.gantt { max-width: 100%; height: auto; }
 figcaption { color: var(--muted); font-size: 13px; margin-top: 4px; }
 code { font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 13px;
        background: var(--band); padding: 1px 4px; border-radius: 3px; word-break: break-all; }
@@ -83,6 +89,9 @@ table.ranking td.n .ci { white-space: normal; font-size: 11px; }
 @media print {
   main { max-width: none; padding: 0; }
   .scroll { overflow: visible; }
+  table { font-size: 8.5pt; }
+  th, td { padding: 3px 4px; }
+  .ci { font-size: 7.5pt; }
   table.ranking { font-size: 8.5pt; }
   table.ranking th, table.ranking td { padding: 2px 3px; }
   table.ranking td.name { white-space: normal; overflow-wrap: anywhere; }

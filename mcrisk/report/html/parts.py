@@ -1,13 +1,39 @@
 """Small pieces of report.html that every section uses: a strategy's colour swatch with its
-name, an interval in brackets, a figure with its caption, the
-horizon's date, and a box of nightly remarks. User strings are written through
-text.html_text (escaped, invisible characters shown)."""
+name, an interval in brackets, a table cell's text and a column heading that wrap only between
+their parts, a figure with its caption, the horizon's date, and a box of nightly remarks.
+User strings are written through text.html_text (escaped, invisible characters shown)."""
 from __future__ import annotations
 
 import base64
+import re
 
 from ..findings.sentences import fmt
 from ..text import html_text
+
+# The parts of a cell such as '21,146 [14,056, 28,237] helps' or '$61.1M to $56.3M within
+# noise': an interval in brackets, 'a to b', a run of words, any other run of non-spaces.
+_PART = re.compile(r"\[[^\]]*\]|\S+ to \S+|[A-Za-z][A-Za-z ]*[A-Za-z]|\S+")
+
+
+def parts_html(text: str) -> str:
+    """A table cell's plain text as HTML that may wrap between its parts (value, interval,
+    verdict) but never inside one: each part with a space in it is a span of class `u`
+    (white-space: nowrap). The text reads the same; only a narrow table (in print) wraps it."""
+    out, end = [], 0
+    for m in _PART.finditer(text):
+        part = html_text(m.group())
+        out += [html_text(text[end:m.start()]),
+                f"<span class='u'>{part}</span>" if " " in m.group() else part]
+        end = m.end()
+    return "".join(out) + html_text(text[end:])
+
+
+def heading_html(text: str) -> str:
+    """A column heading that wraps between words but not inside a short group in brackets or
+    parentheses: '(H100-eq)' and '[95% CI]' stay whole (spans of class u)."""
+    return re.sub(r"[\[(][^\])]{1,12}[\])]", lambda m: f"<span class='u'>{m.group()}</span>",
+                  html_text(text))
+
 
 def figure_html(png: bytes, alt: str, caption: str, extra: str = "") -> str:
     """A figure with its caption (plain text, escaped here) and `extra`, HTML built by the

@@ -11,7 +11,7 @@ from ...core import labels
 from ...results.ranking import rank_label, rule_text
 from ..findings.drivers import driver_metric, driver_reason
 from ..findings.sentences import fmt
-from .parts import interval_text, swatch
+from .parts import heading_html, interval_text, parts_html, swatch
 from ..text import html_text
 
 
@@ -251,14 +251,16 @@ def mitigation_section(s: dict, colors: dict[str, str]) -> list[str]:
                        else shown.replace("_", " "))
             mark = {"helps": "<b>helps</b>", "hurts": "<span class='yes'>hurts</span>"}.get(
                 shown, html_text(verdict))
-            cells.append(
+            cells.append(   # wraps, in a narrow table, between its parts only (class u)
                 f"<td class='n'><b>{fmt(d['mean'])}</b> "
-                f"<span class='ci'>{interval_text(d, 'mean_ci')}</span> {mark}<br>"
-                f"<span class='ci'>P90 {fmt(d['p90'])} {interval_text(d)}<br>lower in "
-                f"{d['p_a_worse']:.1%}, higher in {d['p_a_better']:.1%}</span></td>")
+                f"<span class='ci u'>{interval_text(d, 'mean_ci')}</span> {mark}<br>"
+                f"<span class='ci'><span class='u'>P90 {fmt(d['p90'])}</span> "
+                f"<span class='u'>{interval_text(d)}</span><br><span class='u'>lower in "
+                f"{d['p_a_worse']:.1%},</span> <span class='u'>higher in "
+                f"{d['p_a_better']:.1%}</span></span></td>")
         rows.append(f"<tr><td class='name'>{swatch(name, colors)}</td>{''.join(cells)}</tr>")
-    header = "".join(f"<th class='n'>{html_text(_heading(k))}</th>" for k in metrics)
-    table = (f"<div class='scroll'><table><tr><th>strategy</th>{header}</tr>"
+    header = "".join(f"<th class='n'>{heading_html(_heading(k))}</th>" for k in metrics)
+    table = (f"<div class='scroll'><table class='wrap'><tr><th>strategy</th>{header}</tr>"
              + "".join(rows) + "</table></div>")
     each = each_mitigation_section(m["each_risk"], order, colors) if "each_risk" in m else []
     return head + [intro, sentences, table] + each
@@ -279,14 +281,15 @@ def each_mitigation_section(each: dict, order: list[str], colors: dict[str, str]
                 if costs else "") + ".</p>")
     sentences = ('<div class="findings">' + "".join(
         f"<p>{html_text(t)}</p>" for t in each_risk_sentences(each, order)) + "</div>")
-    header = "".join(f"<th class='n'>{html_text(h)}</th>" for h in each_risk_headers(costs))
+    header = "".join(f"<th class='n'>{heading_html(h)}</th>" for h in each_risk_headers(costs))
     rows = []
     for risk, value in each["risks"].items():
         names = [n for n in order if n in value["strategies"]]
         for name in names:
-            cells = "".join(f"<td class='n'>{html_text(c)}</td>" for c in risk_value_cells(
+            cells = "".join(f"<td class='n'>{parts_html(c)}</td>" for c in risk_value_cells(
                 value["strategies"][name], each.get("currency")))
             rows.append(f"<tr><td class='name'>{html_text(risk)}</td>"
                         f"<td class='name'>{swatch(name, colors)}</td>{cells}</tr>")
-    return [intro, sentences, f"<div class='scroll'><table><tr><th>risk mitigated</th>"
-            f"<th>strategy</th>{header}</tr>" + "".join(rows) + "</table></div>"]
+    return [intro, sentences, "<div class='scroll'><table class='wrap'><tr>"
+            f"<th>risk mitigated</th><th>strategy</th>{header}</tr>" + "".join(rows)
+            + "</table></div>"]
