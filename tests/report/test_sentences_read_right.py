@@ -216,3 +216,8 @@ def test_mitigation_below_materiality_gets_no_verdict_word_or_colour():
     html = "".join(mitigation_section({"mitigation": m, "ranking": ["a"]}, {"a": "#000000"}))
     assert "<span class='yes'>hurts</span>" not in html, html
     assert "<b>helps</b>" in html
+
+
+def test_a_number_that_shows_as_zero_has_no_minus_sign():
+    from mcrisk.report.findings.words import fmt
+    assert [fmt(v) for v in (-0.0, -0.04, 0.0, -0.05, -12.0)] == ["0", "0.0", "0", "-0.1", "-12"]

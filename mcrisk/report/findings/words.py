@@ -14,8 +14,10 @@ def fmt(value: float) -> str:
     if value is None or value != value:       # null in summary.json, or NaN
         return "n/a"
     if abs(value) >= 100 or float(value).is_integer():
-        return f"{value:,.0f}"
-    return f"{value:,.1f}"
+        text = f"{value:,.0f}"
+    else:
+        text = f"{value:,.1f}"
+    return text[1:] if text in ("-0", "-0.0") else text    # -0.0, or a rounding to 0: "0"
 
 
 def floor_shown(value: float) -> float:
