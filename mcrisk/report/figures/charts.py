@@ -252,7 +252,7 @@ def exceedance_of(table: dict[str, data.MetricCurves], names: tuple[str, ...],
                      Key("line", "1 in 10: a curve crosses it at its P90", _LEVEL_STYLE)],
                     min(len(names) + 1, _LEGEND_COLUMNS), svg.WIDTH - 2 * svg.PAD)
     header = Header(title, legend)
-    room = (svg.WIDTH - 2 * svg.PAD) / len(panels) - 40
+    room = (svg.WIDTH - 2 * svg.PAD) / len(panels) - (90 if len(panels) > 1 else 120)
     cells = []
     for metric, xlabel in panels:
         curves = table[metric]

@@ -353,7 +353,12 @@ class Panel:
         last = self.xaxis.labels[-1] if self.xaxis.labels and self.xaxis.show_labels else ""
         at_end = self.xaxis.ticks and abs(self.xaxis.ticks[-1] - self.xaxis.hi) < \
             1e-9 * max(1.0, abs(self.xaxis.hi))
-        return text_width(last, TICK_SIZE) / 2 if at_end else 0.0
+        room = text_width(last, TICK_SIZE) / 2 if at_end else 0.0
+        span = abs(self.xaxis.hi - self.xaxis.lo) or 1.0
+        for day, label in self.top_ticks or ():      # a date near the right end: half of it
+            if self.xaxis.hi - 0.08 * span <= day <= self.xaxis.hi:
+                room = max(room, text_width(label, TICK_SIZE * 0.85) / 2)
+        return room
 
     def svg(self) -> str:
         x0, y0, w, h = self.x, self.y, self.w, self.h
