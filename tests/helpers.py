@@ -2,7 +2,8 @@
 
 The shipped scenarios (paths and text), textual edits of a scenario and the problems loading
 it reports, the summary.json schema check, the Random123 known answers, the report's charts
-as the report draws them, and what a reader would see as a broken figure (layout_problems).
+as the report draws them, read back from their SVG (svg_root, panel_points), and what a reader
+would see as a broken figure, measured in a browser (svg_layout_problems).
 Fixtures live in tests/conftest.py; backend parity (the tolerance table) in tests/parity.py; the generator of
 small random scenarios in tests/random_scenarios.py.
 """
@@ -92,7 +93,7 @@ def schema_errors(document) -> list[str]:
             for e in validator.iter_errors(document)]
 
 
-def exceedance_chart(metrics, names, colors, panels, title) -> bytes:
+def exceedance_chart(metrics, names, colors, panels, title) -> str:
     """The report's exceedance chart of metrics[n, s, m], as the report submits it: each
     panel's curves from data.curve_table."""
     from mcrisk.report.figures import charts, data
@@ -101,7 +102,7 @@ def exceedance_chart(metrics, names, colors, panels, title) -> bytes:
                                 colors, panels, title)
 
 
-def completion_chart(metrics, names, colors, horizon, axis=None, start=None) -> bytes:
+def completion_chart(metrics, names, colors, horizon, axis=None, start=None) -> str:
     """The report's completion chart of metrics[n, s, m], its axis from data.completion_axis
     unless given."""
     from mcrisk.report.figures import charts, data
@@ -112,6 +113,112 @@ def completion_chart(metrics, names, colors, horizon, axis=None, start=None) -> 
 
 
 # ---- a figure as a reader sees it ------------------------------------------------------------
+
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def svg_root(chart: str):
+    """The chart's SVG element, parsed as XML (a chart that is not well-formed fails here)."""
+    import xml.etree.ElementTree as ET
+
+    root = ET.fromstring(chart)
+    assert root.tag == f"{SVG}svg" and root.get("role") == "img" and root.get("aria-label")
+    return root
+
+
+def svg_panels(root) -> list:
+    """The chart's plotting areas (svg.Panel's groups), in reading order."""
+    return [g for g in root.iter(f"{SVG}g") if g.get("class") == "panel"]
+
+
+def panel_points(panel, element):
+    """A drawn polyline's or polygon's points as data (x, y), through the panel's limits and
+    box (data-xlim, data-ylim, data-box): the figure read back as numbers."""
+    import numpy as np
+
+    x_lo, x_hi = map(float, panel.get("data-xlim").split())
+    y_lo, y_hi = map(float, panel.get("data-ylim").split())
+    left, top, width, height = map(float, panel.get("data-box").split())
+    xy = np.array([[float(v) for v in pair.split(",")] for pair in element.get("points").split()])
+    x = x_lo + (xy[:, 0] - left) / width * (x_hi - x_lo)
+    y = y_lo + (top + height - xy[:, 1]) / height * (y_hi - y_lo)
+    return x, y, abs(x_hi - x_lo) / width, abs(y_hi - y_lo) / height   # and a pixel's worth
+
+
+def svg_texts(root, css: str | None = None) -> list[str]:
+    """The texts the chart shows (not its tooltips), those of elements of class `css` only if
+    given (a text's own class or its group's)."""
+    out = []
+
+    def walk(node, inherited):
+        here = node.get("class") or inherited
+        if node.tag == f"{SVG}text" and (css is None or css in (node.get("class"), inherited)):
+            out.append(node.text or "")
+        for child in node:
+            walk(child, here)
+    walk(root, None)
+    return out
+
+
+_MEASURE = """<script>
+const problems = [];
+for (const svg of document.querySelectorAll("svg.chart")) {
+  const canvas = svg.getBoundingClientRect();
+  const frames = [...svg.querySelectorAll("rect.frame")].map(r => r.getBoundingClientRect());
+  const texts = [...svg.querySelectorAll("text")].filter(t => t.textContent.trim());
+  const boxes = texts.map(t => t.getBoundingClientRect());
+  const group = t => t.closest("g.xticks, g.yticks, g.dates");
+  const over = (a, b, tol) => a.left < b.right - tol && b.left < a.right - tol &&
+                              a.top < b.bottom - tol && b.top < a.bottom - tol;
+  texts.forEach((t, i) => {
+    const b = boxes[i], name = svg.id + " " + JSON.stringify(t.textContent);
+    if (b.left < canvas.left - 0.5 || b.right > canvas.right + 0.5 ||
+        b.top < canvas.top - 0.5 || b.bottom > canvas.bottom + 0.5)
+      problems.push(name + " reaches past the canvas");
+    if (!t.classList.contains("name") && frames.some(f => over(b, f, 1)))
+      problems.push(name + " lies on a plotting area");
+    if (t.classList.contains("name") && !frames.some(f => b.left >= f.left - 0.5 &&
+        b.right <= f.right + 0.5 && b.top >= f.top - 0.5 && b.bottom <= f.bottom + 0.5))
+      problems.push(name + " reaches out of its plotting area");
+    texts.forEach((u, j) => {
+      if (j > i && over(b, boxes[j], 0.5) && !(group(t) && group(t) === group(u)))
+        problems.push(name + " lies on " + JSON.stringify(u.textContent));
+    });
+  });
+}
+document.title = "LAYOUT:" + JSON.stringify(problems);
+</script>"""
+
+
+def svg_layout_problems(charts: list[str], tmp_path) -> list[str] | None:
+    """What a reader would see as broken in the charts, measured in headless Chromium with
+    its own fonts: a text reaching past its canvas, lying on a plotting area (a point's name
+    excepted, which must stay inside its own), or on another text (two tick labels of one
+    axis excepted: they are placed apart by their step). None where there is no Chromium."""
+    import html as html_module
+    import re
+    import shutil
+    import subprocess
+
+    browser = next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome")
+                    if shutil.which(n)), None)
+    if browser is None:
+        return None
+    page = tmp_path / "charts.html"
+    page.write_text("<!doctype html><html><head><meta charset='utf-8'><title>x</title></head>"
+                    "<body style='margin:0;width:1300px'>" + "".join(
+                        f"<div>{c}</div>" for c in charts) + _MEASURE + "</body></html>")
+    done = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu",
+                           f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom",
+                           page.as_uri()], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "HOME": str(tmp_path)})
+    match = re.search(r"<title>LAYOUT:(.*?)</title>", done.stdout, re.S)
+    assert match, f"the measuring script did not run: {done.stderr[-800:]!r}"
+    import json
+    return json.loads(html_module.unescape(match.group(1)))
+
+
+# the nightly's trend chart is still matplotlib's (report/nightly/trend.py)
 
 def drawn_texts(fig, monkeypatch) -> list:
     """Every non-empty text the figure draws (ticks outside the view are not drawn), after one

@@ -395,15 +395,11 @@ def _write_run(scenario: Scenario, plan: CompiledScenario, folder: Path, report:
     the CSV copies, and (if `report`) report.html and summary.md there: the `write` phase,
     one step each of write_steps. `status`: the run's status block (status_block), which
     metrics.parquet's metadata, the milestones and the summary record."""
-    from ..report import figure_pool, submit_metric_figures
     from .collect import RunCollector  # the report stack loads only when asked for
 
-    with RunCollector(plan, folder, scenario, status) as collect, \
-            figure_pool(report) as figures:
+    with RunCollector(plan, folder, scenario, status) as collect:
         result, reached = _simulate(plan, samples, seed, backend, chunk_size, progress,
                                     precision, collect.hooks)
-        if figures is not None:           # drawn by the figure worker during the summaries
-            submit_metric_figures(figures, plan, result.metrics, scenario.start_date)
         summary = build_summary(scenario, backend, result, chunk_size, reached,
                                 **risk_keys(result, backend), progress=progress, status=status)
         with progress.phase(WRITE, total=len(write_steps(csv, report))) as phase:
@@ -411,7 +407,7 @@ def _write_run(scenario: Scenario, plan: CompiledScenario, folder: Path, report:
             tables, detail = collect.commit()
             steps.next()
             return _write_files(RunResult(scenario, plan, backend, result, summary, folder,
-                                          (), detail), tables, csv, report, steps, figures)
+                                          (), detail), tables, csv, report, steps)
 
 
 def write_steps(csv: bool, report: bool) -> tuple[str, ...]:
@@ -421,9 +417,9 @@ def write_steps(csv: bool, report: bool) -> tuple[str, ...]:
 
 
 def _write_files(run: RunResult, tables: list[Path], csv: bool, report: bool,
-                 steps: Steps, figures=None) -> RunResult:
+                 steps: Steps) -> RunResult:
     """The write phase after the tables: summary.json (with the milestones), the CSV
-    copies, the report (its figures from `figures`, the run's report.figure_pool);
+    copies, the report;
     `run.files` lists every file in the order they appear in."""
     summary, folder = run.summary, run.out_dir
     if run.detail.milestones is not None:
@@ -439,6 +435,6 @@ def _write_files(run: RunResult, tables: list[Path], csv: bool, report: bool,
     if report:
         from ..report import write_report
 
-        run = replace(run, files=run.files + tuple(write_report(run, figures=figures)))
+        run = replace(run, files=run.files + tuple(write_report(run)))
         steps.next()
     return run

@@ -22,10 +22,8 @@ HEAVY = ("scipy.stats", "numba", "pyarrow", "matplotlib", "tqdm")
 
 def _loaded_after(code: str) -> dict:
     """{module: loaded?} for HEAVY after running `code` in a fresh interpreter; `code` may
-    set `phases`, a list of (phase name, [heavy modules loaded when it started]). The report's
-    figures are drawn in this interpreter (MCRISK_FIGURE_WORKER=0): whether a run hands them
-    to a worker depends on the machine's load (tests/report/test_figure_worker.py covers the
-    worker), and this checks when each library is first needed, not who draws."""
+    set `phases`, a list of (phase name, [heavy modules loaded when it started]). A run's
+    report draws its figures as SVG text: matplotlib is the nightly trend chart's only."""
     probe = (f"import sys, json\nphases = []\n{code}\n"
              f"print(json.dumps({{'loaded': {{m: m in sys.modules for m in {HEAVY!r}}}, "
              f"'phases': phases}}))")
@@ -69,9 +67,8 @@ def test_a_run_loads_each_library_at_the_phase_that_uses_it(tmp_path):
     assert list(phases) == ["compile", "simulate", "summarize", "write"]
     assert set(phases["compile"]) <= {"numba"}
     assert set(phases["simulate"]) == {"numba", "pyarrow"}  # metrics.parquet streams
-    assert "matplotlib" not in phases["write"]              # the report loads it
     assert seen["loaded"] == {"scipy.stats": False, "numba": True, "pyarrow": True,
-                              "matplotlib": True, "tqdm": False}
+                              "matplotlib": False, "tqdm": False}   # the figures are SVG text
 
 
 def test_a_run_without_files_loads_neither_pyarrow_nor_matplotlib():

@@ -104,18 +104,6 @@ def _at_exit():
 atexit.register(_at_exit)
 """
 
-SIGNAL_WHEN_THE_FIGURE_WORKER_IS_JOINED = """
-import os, threading
-import concurrent.futures.process as _process
-_join = threading.Thread.join
-def _joining(self, *args, **kwargs):
-    if isinstance(self, _process._ExecutorManagerThread) and not os.path.exists("worker.pid"):
-        with open("worker.pid", "w") as handle:
-            handle.write(" ".join(str(pid) for pid in self.processes))
-        os.kill(os.getpid(), {stop})
-    return _join(self, *args, **kwargs)
-_process._ExecutorManagerThread.join = _joining
-"""
 
 FAILED_REPORT_AND_SIGNAL_IN_ITS_CLEANUP = """
 import errno, os, shutil
@@ -182,24 +170,6 @@ def test_a_stop_while_the_process_winds_down_ends_it_with_the_message(stop, tmp_
     manifest = json.loads((out / ".mcrisk-outputs.json").read_text())
     assert sorted(p.name for p in out.iterdir()) == sorted([*manifest["files"],
                                                             ".mcrisk-outputs.json"])
-
-
-@pytest.mark.parametrize("stop", STOPS)
-def test_a_stop_in_the_figure_workers_shutdown_leaves_no_worker_and_no_debris(stop, tmp_path):
-    out = tmp_path / "out"
-    run_scenario(str(MINIMAL), samples=100, backend="numpy", out_dir=out, report=False)
-    before = _tree(tmp_path)
-    done = _mcrisk(SIGNAL_WHEN_THE_FIGURE_WORKER_IS_JOINED.format(stop=int(stop)), "run",
-                   str(MINIMAL), "--out", str(out), *WORLDS, cwd=tmp_path,
-                   figure_worker="force")
-    _stopped(done, stop)
-    pids = [int(pid) for pid in (tmp_path / "worker.pid").read_text().split()]
-    (tmp_path / "worker.pid").unlink()
-    assert pids and _tree(tmp_path) == before                 # the earlier run, whole
-    deadline = time.monotonic() + 10
-    while any(Path(f"/proc/{pid}").exists() for pid in pids) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not any(Path(f"/proc/{pid}").exists() for pid in pids)
 
 
 @pytest.mark.parametrize("stop", STOPS)

@@ -15,7 +15,7 @@ import pytest
 
 from mcrisk.cli import main
 from ..devtools import find_chromium
-from ..helpers import ROOT
+from ..helpers import ROOT, svg_layout_problems
 
 MINIMAL = ROOT / "scenarios" / "minimal.toml"
 # Injected into a test copy only (the report itself has no scripts): counts the images
@@ -69,9 +69,15 @@ def test_report_loads_without_console_errors_and_renders(report, tmp_path):
     assert pixels.std() > 0.05                      # not a blank page
 
 
-def test_every_image_decodes(report, tmp_path):
-    result = image_probe(tmp_path, report.read_text(), "probe.html")
-    assert result == "IMAGES:6:BROKEN:0"
+def test_every_image_decodes_and_every_chart_is_laid_out_clear(report, tmp_path):
+    """The figures are inline SVG (no image to decode); each of the six is measured in the
+    browser: every text inside its canvas, off the plotting areas and off the others."""
+    page = report.read_text()
+    result = image_probe(tmp_path, page, "probe.html")
+    assert result == "IMAGES:0:BROKEN:0"
+    charts = re.findall(r'<svg class="chart".*?</svg>', page, re.S)
+    assert len(charts) == 6
+    assert svg_layout_problems(charts, tmp_path) == []
 
 
 def test_the_image_probe_catches_a_broken_image(tmp_path):

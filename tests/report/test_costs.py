@@ -16,8 +16,9 @@ from mcrisk.results.statistics import metric_summary
 from mcrisk.results.compare import money_text
 from mcrisk.core.definitions import COST, COSTS, METRICS, N_COSTS, N_METRICS
 from mcrisk.report import _cost_parts
-from mcrisk.report.figures.worker import FigurePool
 from mcrisk.report.figures.costs import pareto_of
+
+from ..helpers import SVG, svg_panels, svg_root, svg_texts
 from mcrisk.report.findings.costs import (completion_clause, cost_clause, cost_findings,
                                          depth_ties, pairs_that_matter)
 from mcrisk.report.html.costs import (component_table, cost_report, cost_section, cost_table,
@@ -74,9 +75,9 @@ def test_no_costs_no_section_no_findings_no_chart():
     run.result.costs = None
     pictures = Figures({})
     assert cost_report(run) is None
-    with FigurePool() as pool:
-        assert _cost_parts(run, pool, strategy_colors(run.plan.strategy_names)) == (None, [])
-        assert "pareto" not in pool and pool.pngs() == {}
+    drawn = {}
+    assert _cost_parts(run, drawn, strategy_colors(run.plan.strategy_names)) == (None, [])
+    assert drawn == {}
     assert cost_section(run, pictures, {}) == []
     assert cost_findings(run, None) == []
 
@@ -121,25 +122,30 @@ def test_pareto_table_names_the_dominated_and_by_whom():
     assert html.count("<td><b>frontier</b></td>") == 8
 
 
-def test_pareto_chart_is_a_png_with_a_dollar_in_a_name():
+def test_pareto_chart_is_an_svg_with_a_dollar_in_a_name_and_every_point():
     run = trade_run()
     run.plan.strategy_names = names = ("$gated$", "rush", "waste")
     run.summary["strategies"] = dict(zip(names, run.summary["strategies"].values()))
     run.summary["ranking"] = list(names)
     report = cost_report(run)
-    png = pareto_of(pareto_data(report, run.summary), strategy_colors(names))
-    assert png.startswith(b"\x89PNG")
+    chart = pareto_of(pareto_data(report, run.summary), strategy_colors(names))
+    root = svg_root(chart)
+    assert "$gated$" in svg_texts(root, "legend") and "$gated$" in svg_texts(root, "name")
+    for panel in svg_panels(root):                      # a point per strategy, each named
+        assert len([g for g in panel.iter(f"{SVG}g") if g.get("class") == "point"]) == 3
+        assert sorted(svg_texts(panel, "name")) == sorted(names)
+        assert svg_texts(panel, "xticks")[0].startswith("$")
 
 
 def test_section_in_order_with_chart_and_nav(tmp_path):
     run = trade_run()
     colors = strategy_colors(run.plan.strategy_names)
-    with FigurePool() as pool:
-        report, paragraphs = _cost_parts(run, pool, colors)
-        pictures = Figures(pool.pngs(), costs=report)
-    assert pictures["pareto"].startswith(b"\x89PNG") and pictures.costs is not None
+    drawn = {}
+    report, paragraphs = _cost_parts(run, drawn, colors)
+    pictures = Figures(drawn, costs=report)
+    assert pictures["pareto"].startswith("<svg") and pictures.costs is not None
     html = "".join(cost_section(run, pictures, colors))
-    assert html.index('id="costs"') < html.index("<img") < html.index("dominated by")
+    assert html.index('id="costs"') < html.index("<svg") < html.index("dominated by")
     assert "Dominated on P90 trough depth against mean cost: waste (by gated, rush)." in html
     assert paragraphs[0] == ("On P90 trough depth against mean cost, the Pareto frontier is "
                              "rush, gated (cheapest first); dominated beyond Monte Carlo noise: "

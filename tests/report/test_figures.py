@@ -29,7 +29,8 @@ from mcrisk.report.figures.paths import (SEVERITY, ReplayMismatch, capacity_path
 from mcrisk.scenario import load_scenario
 from mcrisk.backends.chunks import simulate
 
-from ..helpers import completion_chart, exceedance_chart, layout_problems
+from ..helpers import (SVG, completion_chart, exceedance_chart, layout_problems, panel_points,
+                      svg_layout_problems, svg_panels, svg_root, svg_texts)
 
 
 def time_below(path, level: float) -> float:
@@ -56,17 +57,6 @@ def reference_run(reference_plan):
     collector = BandCollector(reference_plan)
     result = simulate(reference_plan, 400, SEED, CPU, chunk_size=128, chunk_hooks=(collector,))
     return reference_plan, result.metrics, collector
-
-
-@pytest.fixture
-def drawn(monkeypatch):
-    """Every figure made while the test runs, kept open instead of saved as PNG (saving is
-    most of a figure's time; the lines, labels and legends exist before it)."""
-    kept = []
-    monkeypatch.setattr(figures_module, "to_png", lambda fig: kept.append(fig) or b"")
-    yield kept
-    for fig in kept:
-        matplotlib.pyplot.close(fig)
 
 
 # -- picking the scenario ---------------------------------------------------------------------
@@ -196,11 +186,13 @@ def test_paths_use_the_drawn_performance_and_the_ramp(tiny):
 
 # -- figures ----------------------------------------------------------------------------------
 
-def step_lines(ax):
-    return [line for line in ax.get_lines() if line.get_drawstyle() == "steps-post"]
+def classed(panel, tag: str, css: str) -> list:
+    return [e for e in panel.iter(f"{SVG}{tag}") if (e.get("class") or "").split()[0] == css]
 
 
-def test_fan_and_island_charts_draw_the_replayed_paths_not_a_p50_line(reference_run, drawn):
+def test_fan_and_island_charts_draw_the_replayed_paths_and_the_bands(reference_run):
+    """Read back from the SVG: per strategy the band is the run's P10-P90 of each day, the two
+    lines are the replayed scenarios' exact step functions (to a pixel), nothing else."""
     plan, metrics, collector = reference_run
     bands = collector.bands()
     colors = data.strategy_colors(plan.strategy_names)
@@ -208,53 +200,73 @@ def test_fan_and_island_charts_draw_the_replayed_paths_not_a_p50_line(reference_
                                (figures_module.largest_island_chart, "largest", bands.largest)):
         severity = SEVERITY["fan" if which == "total" else "island"]
         paths = representative_paths(plan, replayer(plan, SEED), metrics, severity)
-        chart(plan, bands, colors, paths)
-        axes = [ax for ax in drawn[-1].axes if ax.get_visible()]
-        for s, (ax, name) in enumerate(zip(axes, plan.strategy_names)):
-            lines = step_lines(ax)
+        root = svg_root(chart(plan, bands, colors, paths))
+        panels = svg_panels(root)
+        assert len(panels) == len(plan.strategy_names)
+        for s, (panel, name) in enumerate(zip(panels, plan.strategy_names)):
+            assert panel.get("data-xlim") == f"0.0 {float(plan.horizon)!r}"
+            lines = classed(panel, "polyline", "scenario")
             assert len(lines) == 2                         # the two scenarios, nothing else
             for line, path in zip(lines, paths[name]):
                 x, y = getattr(path, which).xy()
-                np.testing.assert_array_equal(line.get_xdata(), x)
-                np.testing.assert_array_equal(line.get_ydata(), y)
-            assert ax.get_xlim() == (0.0, plan.horizon)
-        legend = " ".join(t.get_text() for t in drawn[-1].legends[0].get_texts())
+                px, py, dx, dy = panel_points(panel, line)
+                corners_x = np.repeat(x, 2)[1:]
+                corners_y = np.repeat(y, 2)[:-1]
+                np.testing.assert_allclose(px, corners_x, atol=dx)
+                np.testing.assert_allclose(py, corners_y, atol=dy)
+            assert lines[0].get("stroke") == colors[name]
+            (polygon,) = classed(panel, "polygon", "band")
+            bx, by, dx, dy = panel_points(panel, polygon)
+            days = len(bands.days)
+            upper = by[:2 * days - 1]
+            lower = by[2 * days - 1:][::-1]
+            np.testing.assert_allclose(upper[::2], band[s, :, 2], atol=dy)
+            np.testing.assert_allclose(lower[::2], band[s, :, 0], atol=dy)
+            np.testing.assert_allclose(bx[:2 * days - 1:2], bands.days, atol=dx)
+        legend = " ".join(svg_texts(root, "legend"))
         words = {"shortfall_gpu_days": "shortfall", "homeless_days": "homeless days"}[severity]
         assert f"scenario at the P50 of {words}" in legend and "P90" in legend
         assert "P10–P90 of each day" in legend
+        titles = svg_texts(root, "panel-title")
+        assert titles == list(plan.strategy_names)
 
 
-def test_the_1_in_10_label_is_in_the_legend_not_over_the_curves(reference_run, drawn):
+def test_the_1_in_10_label_is_in_the_legend_not_over_the_curves(reference_run):
     plan, metrics, _ = reference_run
     colors = data.strategy_colors(plan.strategy_names)
-    exceedance_chart(metrics, plan.strategy_names, colors,
-                                    (("trough_depth", "depth"), ("trough_days", "days")), "t")
-    fig = drawn[-1]
-    for ax in fig.axes:
-        assert not [t for t in ax.texts if "1 in 10" in t.get_text()]
-        assert any(line.get_ydata()[0] == 0.10 for line in ax.get_lines())   # the line stays
-    assert any("1 in 10" in t.get_text() for t in fig.legends[0].get_texts())
+    root = svg_root(exceedance_chart(metrics, plan.strategy_names, colors,
+                                     (("trough_depth", "depth"), ("trough_days", "days")), "t"))
+    for panel in svg_panels(root):
+        assert not [t for t in svg_texts(panel) if "1 in 10" in t]
+        (level,) = [e for e in panel.iter(f"{SVG}line") if e.get("class") == "level"]
+        y_lo, y_hi = map(float, panel.get("data-ylim").split())
+        top, height = (float(v) for v in panel.get("data-box").split()[1::2])
+        at = y_lo + (top + height - float(level.get("y1"))) / height * (y_hi - y_lo)
+        assert abs(at - 0.10) < 0.01                                    # the line stays
+        assert svg_texts(panel, "yticks") == ["0%", "20%", "40%", "60%", "80%", "100%"]
+    assert any("1 in 10" in t for t in svg_texts(root, "legend"))
 
 
-def test_strategies_at_one_value_in_every_scenario_are_named_and_dashed(reference_run, drawn):
+def test_strategies_at_one_value_in_every_scenario_are_named_and_dashed(reference_run):
     plan, metrics, _ = reference_run
     names = plan.strategy_names
     colors = data.strategy_colors(names)
-    exceedance_chart(metrics, names, colors, (("trough_depth", "depth"),), "t")
-    ax = drawn[-1].axes[0]
+    root = svg_root(exceedance_chart(metrics, names, colors, (("trough_depth", "depth"),), "t"))
+    (panel,) = svg_panels(root)
     at_zero = [n for s, n in enumerate(names) if (metrics[:, s, M["trough_depth"]] == 0).all()]
     assert at_zero == ["swing-gated", "hybrid-gated"]            # from the metrics themselves
-    label = ax.get_xlabel().replace("\n", " ")
+    label = " ".join(svg_texts(panel, "xlabel"))
     assert f"{len(at_zero)} strategies at 0 in every scenario" in label
     assert all(name in label for name in at_zero)
     depth = metrics[:, names.index("big-bang"), M["trough_depth"]]
     assert (depth == plan.baseline).all()              # alone at B = 2,048: named too
     assert "1 strategy at 2,048 in every scenario: big-bang" in label
     # each of them drawn, dashed with a different offset, so that both colours show
-    dashed = [line for line in step_lines(ax) if line.get_linestyle() != "-"]
-    assert sorted(matplotlib.colors.to_hex(line.get_color()) for line in dashed) == sorted(
-        colors[n].lower() for n in at_zero)
-    assert len({line._unscaled_dash_pattern[0] for line in dashed}) == 2
+    curves = classed(panel, "polyline", "curve")
+    assert len(curves) == len(names)
+    dashed = [c for c in curves if c.get("stroke-dasharray")]
+    assert sorted(c.get("stroke") for c in dashed) == sorted(colors[n] for n in at_zero)
+    assert len({c.get("stroke-dashoffset", "0") for c in dashed}) == 2
 
 
 def synthetic_completion(n=10_000):
@@ -266,7 +278,7 @@ def synthetic_completion(n=10_000):
     return metrics
 
 
-def test_completion_axis_is_cut_at_the_largest_p999_and_the_caption_says_so(drawn):
+def test_completion_axis_is_cut_at_the_largest_p999_and_the_caption_says_so():
     metrics = synthetic_completion()
     names = ("A", "B")
     axis = data.completion_axis(metrics, names, horizon=540.0)
@@ -277,10 +289,12 @@ def test_completion_axis_is_cut_at_the_largest_p999_and_the_caption_says_so(draw
     assert 540.0 < axis.right < 560.0
     assert axis.cut and axis.latest == 5000.0 and axis.latest_strategy == "B"
     assert axis.beyond == {"A": 0.0, "B": 5 / 10_000}
-    completion_chart(metrics, names, {"A": "#000000", "B": "#111111"}, 540.0, axis)
-    ax = drawn[-1].axes[0]
-    assert ax.get_xlim()[1] == axis.right
-    assert "axis cut at day" in ax.get_xlabel() and "5,000" in ax.get_xlabel()
+    root = svg_root(completion_chart(metrics, names, {"A": "#000000", "B": "#111111"}, 540.0,
+                                     axis))
+    (panel,) = svg_panels(root)
+    assert float(panel.get("data-xlim").split()[1]) == axis.right
+    label = " ".join(svg_texts(panel, "xlabel"))
+    assert "axis cut at day" in label and "5,000" in label
     caption = completion_caption(axis)
     assert f"ends at day {fmt(axis.right)}, just past the horizon" in caption
     assert "up to 0.05% of a strategy's scenarios complete later, the latest on day 5,000 (B)" \
@@ -385,67 +399,63 @@ def reference_paths(reference_run):
             for chart, severity in SEVERITY.items()}
 
 
-def report_figures(plan, metrics, bands, power, paths, start=None) -> list:
-    """The six figures as report_parts makes them, kept as Figure objects (no PNG)."""
-    kept = []
+def report_figures(plan, metrics, bands, power, paths, start=None) -> list[str]:
+    """The six figures as report_parts makes them (SVG)."""
     names = plan.strategy_names
     colors = data.strategy_colors(names)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(figures_module, "to_png", lambda fig: kept.append(fig) or b"")
-        figures_module.fan_chart(plan, bands, colors, paths["fan"], start)
-        figures_module.largest_island_chart(plan, bands, colors, paths["island"], start)
-        exceedance_chart(metrics, names, colors, (
-            ("trough_depth", "trough depth (H100-eq below baseline)"),
-            ("trough_days", "days below baseline"),
-            ("shortfall_gpu_days", "shortfall against demand (H100-eq × days)")), "Trough")
-        completion_chart(metrics, names, colors, plan.horizon, None, start)
-        exceedance_chart(metrics, names, colors, (
-            ("homeless_days", "days with no island big enough"),), "Homeless time")
-        figures_module.power_chart(power, colors)
-    return kept
+    return [figures_module.fan_chart(plan, bands, colors, paths["fan"], start),
+            figures_module.largest_island_chart(plan, bands, colors, paths["island"], start),
+            exceedance_chart(metrics, names, colors, (
+                ("trough_depth", "trough depth (H100-eq below baseline)"),
+                ("trough_days", "days below baseline"),
+                ("shortfall_gpu_days", "shortfall against demand (H100-eq × days)")), "Trough"),
+            completion_chart(metrics, names, colors, plan.horizon, None, start),
+            exceedance_chart(metrics, names, colors, (
+                ("homeless_days", "days with no island big enough"),), "Homeless time"),
+            figures_module.power_chart(power, colors)]
 
 
-@pytest.mark.parametrize("start", [pytest.param(None, marks=pytest.mark.slow), "2027-01-04"])
+@pytest.mark.browser
+@pytest.mark.parametrize("start", [None, "2027-01-04"])
 def test_every_text_and_legend_of_the_report_figures_is_inside_and_clear(
-        reference_run, reference_paths, start, monkeypatch):
-    """Both with and without a date axis (which adds a row of labels above every panel)."""
+        reference_run, reference_paths, start, tmp_path):
+    """Both with and without a date axis (which adds a row of labels above every panel),
+    measured in a browser with its own fonts."""
     import datetime as dt
 
     plan, metrics, collector = reference_run
     start = None if start is None else dt.date.fromisoformat(start)
-    kept = report_figures(plan, metrics, collector.bands(), collector.hall_power(),
-                          reference_paths, start)
-    try:
-        for fig in kept:
-            assert layout_problems(fig, monkeypatch) == [], fig.texts[0].get_text()
-            assert tuple(fig.get_size_inches()) in {(12.0, 6.4), (12.0, 5.6), (12.0, 3.8)}
-    finally:
-        for fig in kept:
-            matplotlib.pyplot.close(fig)
+    charts = report_figures(plan, metrics, collector.bands(), collector.hall_power(),
+                            reference_paths, start)
+    for chart in charts:
+        root = svg_root(chart)
+        assert root.get("width") == "1200"                 # every figure the column's width
+        assert svg_texts(root, "xticks") and svg_texts(root, "title")
+        if start is not None and root.get("id") in ("fig-fan", "fig-island", "fig-completion"):
+            assert re.fullmatch(r"[A-Z][a-z]{2} 20\d\d", svg_texts(root, "dates")[0])
+    problems = svg_layout_problems(charts, tmp_path)
+    if problems is None:
+        pytest.skip("no headless Chromium here")
+    assert problems == []
 
 
-def test_a_figure_is_drawn_once_at_its_own_size(reference_run, monkeypatch):
-    """tight_layout and savefig(bbox_inches='tight') drew each figure two or three times, and
-    cropped it to a different width each time."""
-    import io
+def test_the_figures_need_no_plotting_library():
+    """The figures are text: a run's report imports neither matplotlib nor a worker."""
+    import subprocess
+    import sys
 
-    plan, metrics, _ = reference_run
-    draws = []
-    draw = matplotlib.figure.Figure.draw
-    monkeypatch.setattr(matplotlib.figure.Figure, "draw",
-                        lambda self, renderer: draws.append(self) or draw(self, renderer))
-    names = plan.strategy_names
-    png = completion_chart(metrics, names, data.strategy_colors(names),
-                                          plan.horizon)
-    assert len(draws) == 1
-    pixels = matplotlib.image.imread(io.BytesIO(png), format="png")
-    assert pixels.shape[:2] == (380, 1200)                 # 12 x 3.8 inches at 100 dpi
+    code = ("import sys, mcrisk.report, mcrisk.report.figures.charts, "
+            "mcrisk.report.figures.costs; print('matplotlib' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True)
+    assert done.stdout.strip() == "False"
 
 
-def test_long_names_fold_the_legend_and_long_labels_wrap_inside_the_canvas(monkeypatch):
-    """Eight strategies with 28-character names do not fit one legend row 12 inches wide, and
-    the completion label with a date and a cut axis is longer than the axis: the legend takes
-    more rows and the label more lines, every word kept, nothing past the canvas."""
+@pytest.mark.browser
+def test_long_names_fold_the_legend_and_long_labels_wrap_inside_the_canvas(tmp_path):
+    """Eight strategies with 28-character names do not fit one legend row 1200 pixels wide,
+    and the completion label with a date and a cut axis is longer than the axis: the legend
+    takes more rows and the label more lines, every word kept, nothing past the canvas."""
     import datetime as dt
 
     rng = np.random.default_rng(1)
@@ -453,25 +463,23 @@ def test_long_names_fold_the_legend_and_long_labels_wrap_inside_the_canvas(monke
     metrics = rng.gamma(2.0, 50.0, (5000, len(names), len(METRICS)))
     metrics[:3, 0, M["completion_day"]] = 9000.0
     colors = data.strategy_colors(names)
-    kept = []
-    monkeypatch.setattr(figures_module, "to_png", lambda fig: kept.append(fig) or b"")
-    completion_chart(metrics, names, colors, 200.0, None, dt.date(2027, 1, 4))
-    exceedance_chart(metrics, names, colors,
-                                    (("trough_depth", "depth " * 30), ("trough_days", "days")),
-                                    "t")
-    try:
-        for fig in kept:
-            assert layout_problems(fig, monkeypatch) == []
-            legend = fig.legends[0]
-            assert legend._ncols < 6 and len(legend.get_texts()) == len(names) + 1 + (
-                fig is kept[0])
-        label = kept[0].axes[0].get_xlabel()
-        assert "\n" in label and "later completions, up to day 9,000, are off the chart" in \
-            label.replace("\n", " ")
-        assert kept[1].axes[0].get_xlabel().split() == ["depth"] * 30
-    finally:
-        for fig in kept:
-            matplotlib.pyplot.close(fig)
+    charts = [completion_chart(metrics, names, colors, 200.0, None, dt.date(2027, 1, 4)),
+              exceedance_chart(metrics, names, colors,
+                               (("trough_depth", "depth " * 30), ("trough_days", "days")), "t")]
+    roots = [svg_root(chart) for chart in charts]
+    for root in roots:
+        legend = svg_texts(root, "legend")
+        assert len(legend) >= len(names) + 1 and "strategy number 0 …$x^2$ <b>" in legend
+        rows = {e.get("y") for e in root.iter(f"{SVG}text")
+                if e.text in legend and e.text.startswith("strategy")}
+        assert len(rows) > 1                               # folded into more than one row
+    label = svg_texts(svg_panels(roots[0])[0], "xlabel")
+    assert len(label) > 1 and "later completions, up to day 9,000, are off the chart" in \
+        " ".join(label)
+    assert " ".join(svg_texts(svg_panels(roots[1])[0], "xlabel")).split() == ["depth"] * 30
+    problems = svg_layout_problems(charts, tmp_path)
+    if problems is not None:
+        assert problems == []
 
 
 def test_the_trend_chart_keeps_rotated_night_labels_and_its_legend_inside(monkeypatch):

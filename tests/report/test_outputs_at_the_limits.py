@@ -9,15 +9,18 @@ figure kept its height while its legend grew a row for every few strategies.
 """
 from __future__ import annotations
 
+import re
+
 import matplotlib
 import matplotlib.pyplot
 import pytest
 
 from mcrisk.cli import main
-from mcrisk.report.figures import charts, costs as cost_charts
+from mcrisk.report.figures import charts
 from mcrisk.scenario import MAX_ID_LENGTH, MAX_STRATEGIES
 
-from ..helpers import DATA, layout_problems
+from ..helpers import (DATA, SVG, layout_problems, svg_layout_problems, svg_panels, svg_root,
+                      svg_texts)
 
 RUN_FILES = ["capacity_bands.parquet", "metrics.parquet", "milestones.csv",
              "milestones.parquet", "ranking.csv", "report.html", "strategies.csv",
@@ -53,14 +56,19 @@ def scenario_at_the_limits() -> str:
     return text
 
 
-def apart(boxes) -> bool:
-    """Whether no two of the boxes (display coordinates) overlap."""
-    return not any(a.x0 < b.x1 and b.x0 < a.x1 and a.y0 < b.y1 and b.y0 < a.y1
-                   for i, a in enumerate(boxes) for b in boxes[i + 1:])
-
-
-def strategy_labels(fig) -> list[str]:
+def strategy_labels(root) -> list[str]:
     """How a figure names the strategies: its key (the legend with an entry for each), else
+    its panels' titles (a panel per strategy), else its first panel's y labels (a bar per
+    strategy)."""
+    key = svg_texts(root, "legend")
+    if len(key) >= MAX_STRATEGIES:
+        return key[:MAX_STRATEGIES]
+    titles = svg_texts(root, "panel-title")
+    return titles or svg_texts(svg_panels(root)[0], "yticks")
+
+
+def figure_labels(fig) -> list[str]:
+    """How a matplotlib figure (the nightly trend chart) names the strategies: its key (the legend with an entry for each), else
     its panels' titles (a panel per strategy), else its first panel's y labels (a bar per
     strategy)."""
     keys = [[t.get_text() for t in legend.get_texts()] for legend in fig.legends]
@@ -73,17 +81,7 @@ def strategy_labels(fig) -> list[str]:
 
 @pytest.mark.slow
 def test_a_run_with_the_most_strategies_and_longest_names_writes_and_lays_out_everything(
-        tmp_path, monkeypatch, capsys):
-    monkeypatch.setenv("MCRISK_FIGURE_WORKER", "0")        # draw here, where they are kept
-    kept = []
-    save = charts.to_png
-
-    def keep(fig):
-        kept.append(fig)
-        return save(fig)
-
-    monkeypatch.setattr(charts, "to_png", keep)
-    monkeypatch.setattr(cost_charts, "to_png", keep)
+        tmp_path, capsys):
     path, out = tmp_path / "x.toml", tmp_path / "out"
     path.write_text(scenario_at_the_limits())
     names = [longest_name(k) for k in range(MAX_STRATEGIES)]
@@ -96,31 +94,24 @@ def test_a_run_with_the_most_strategies_and_longest_names_writes_and_lays_out_ev
     assert all(f" {name} " in terminal for name in names)
     page = (out / "report.html").read_text()
     assert all(name in page for name in names)
-    try:
-        assert len(kept) == 7
-        for fig in kept:
-            title = fig.texts[0].get_text()
-            assert fig.get_size_inches()[0] == 12.0, title         # the page's column
-            named = [t for ax in fig.axes for t in ax.texts]   # the Pareto points' names
-            for text in named:                                 # lie on their plot: apart
-                text.set_visible(False)
-            assert layout_problems(fig, monkeypatch) == [], title
-            for text in named:
-                text.set_visible(True)
-            assert apart([t.get_window_extent(fig.canvas.get_renderer()) for t in named])
-            assert len(set(strategy_labels(fig))) == MAX_STRATEGIES, title
-        power = next(f for f in kept if f.texts[0].get_text().startswith("Power check"))
-        render = power.canvas.get_renderer()
-        for ax in power.axes:                      # a bar's name clear of its neighbours'
-            boxes = [t.get_window_extent(render) for t in ax.get_yticklabels()]
-            assert len(boxes) == MAX_STRATEGIES and apart(boxes)
-    finally:
-        for fig in kept:
-            matplotlib.pyplot.close(fig)
+    charts_drawn = re.findall(r'<svg class="chart".*?</svg>', page, re.S)
+    assert len(charts_drawn) == 7
+    for chart in charts_drawn:
+        root = svg_root(chart)
+        title = svg_texts(root, "title")[0]
+        assert root.get("width") == "1200", title                   # the page's column
+        assert len(set(strategy_labels(root))) == MAX_STRATEGIES, title
+    power = svg_root(next(c for c in charts_drawn if 'id="fig-power"' in c))
+    for panel in svg_panels(power):            # a bar's name clear of its neighbours'
+        ys = sorted(float(t.get("y")) for t in panel.iter(f"{SVG}text")
+                    if t.text in {charts.short_name(n, 24) for n in names})
+        assert len(ys) == MAX_STRATEGIES and min(b - a for a, b in zip(ys, ys[1:])) >= 10
+    problems = svg_layout_problems(charts_drawn, tmp_path)
+    assert problems in (None, [])
 
 
 @pytest.mark.parametrize("halls, drawn", [(8, 8), (20, 12)])
-def test_the_power_chart_draws_many_halls_three_a_row(monkeypatch, halls, drawn):
+def test_the_power_chart_draws_many_halls_three_a_row(halls, drawn, tmp_path):
     """One panel per hall in one row left each less than nothing from about 6 halls on
     (figure too small for its labels); now three a row, at most the 12 halls nearest their
     caps (the report's power table lists every hall)."""
@@ -129,19 +120,13 @@ def test_the_power_chart_draws_many_halls_three_a_row(monkeypatch, halls, drawn)
     names = [longest_name(k) for k in range(MAX_STRATEGIES)]
     power = {name: [PowerRow(f"hall-{h}", 1000.0, 10.0 * h + s, 10.0 * h + s + 5)
                     for h in range(halls)] for s, name in enumerate(names)}
-    kept = []
-    monkeypatch.setattr(charts, "to_png", lambda fig: kept.append(fig) or b"")
-    charts.power_chart(power, strategy_colors(tuple(names)))
-    fig = kept[0]
-    try:
-        shown = [ax for ax in fig.axes if ax.get_visible()]
-        assert len(shown) == drawn
-        assert len({round(ax.get_position().x0, 3) for ax in shown}) == 3
-        assert [ax.get_xlabel().split(":")[0] for ax in shown] == \
-            [f"hall hall-{h}" for h in range(halls - drawn, halls)]    # the fullest, in order
-        assert layout_problems(fig, monkeypatch) == []
-    finally:
-        matplotlib.pyplot.close(fig)
+    chart = charts.power_chart(power, strategy_colors(tuple(names)))
+    shown = svg_panels(svg_root(chart))
+    assert len(shown) == drawn
+    assert len({p.get("data-box").split()[0] for p in shown}) == 3
+    assert [svg_texts(p, "xlabel")[0].split(":")[0] for p in shown] == \
+        [f"hall hall-{h}" for h in range(halls - drawn, halls)]    # the fullest, in order
+    assert svg_layout_problems([chart], tmp_path) in (None, [])
 
 
 def test_the_nightly_trend_chart_keys_the_most_strategies(monkeypatch):
@@ -161,6 +146,6 @@ def test_the_nightly_trend_chart_keys_the_most_strategies(monkeypatch):
                                         strategy_colors(names))
         try:
             assert layout_problems(fig, monkeypatch) == []
-            assert len(set(strategy_labels(fig))) == MAX_STRATEGIES
+            assert len(set(figure_labels(fig))) == MAX_STRATEGIES
         finally:
             matplotlib.pyplot.close(fig)

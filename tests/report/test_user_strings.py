@@ -33,15 +33,14 @@ import json
 import re
 import tomllib
 
-import matplotlib.pyplot
-import matplotlib.text
 import pyarrow.parquet as pq
 import pytest
 
 from mcrisk.cli import main
-from mcrisk.report.figures import charts, costs as cost_charts
 from mcrisk.report.text import md_text
 from mcrisk.app.nightly import run_nightly
+
+from ..helpers import svg_root, svg_texts
 
 H = "<script>alert(1)</script>\"'&amp;|*_`$x^2$\\~~s~~[a](b), z"
 UNIT = "jobs\x1b[31m\n<b>$\\alpha$</b>\u202e"          # the forecast's free-text unit
@@ -293,11 +292,6 @@ NOW = dt.datetime(2026, 12, 2, 3, 15, 0, tzinfo=dt.timezone.utc)
 @pytest.mark.slow
 def test_every_user_string_reaches_every_output_escaped_for_its_place(tmp_path, monkeypatch,
                                                                       capsys):
-    monkeypatch.setenv("MCRISK_FIGURE_WORKER", "0")          # figures drawn here, kept
-    kept = []
-    save = charts.to_png
-    monkeypatch.setattr(charts, "to_png", lambda fig: kept.append(fig) or save(fig))
-    monkeypatch.setattr(cost_charts, "to_png", lambda fig: kept.append(fig) or save(fig))
     home = tmp_path / "d<i>\"&$x$|\x1b[2J\n"                 # file and folder names too
     home.mkdir()
     scenario = home / "s<b>\"'&.toml"
@@ -369,17 +363,11 @@ def test_every_user_string_reaches_every_output_escaped_for_its_place(tmp_path, 
         problems.append(f"the scenario with strategies.toml appended: {terminal[-1][1]}")
     assert problems == [], "\n".join(problems)
 
-    try:
-        assert kept
-        for fig in kept:
-            for text in fig.findobj(matplotlib.text.Text):
-                if "$" in text.get_text():
-                    assert not text.get_parse_math(), text.get_text()
-        shown = {t.get_text() for fig in kept for t in fig.findobj(matplotlib.text.Text)}
-        assert any(t.startswith("<script>alert(1)</script>") for t in shown)   # as written
-    finally:
-        for fig in kept:
-            matplotlib.pyplot.close(fig)
+    charts = [chart for page in tmp_path.rglob("report.html")
+              for chart in re.findall(r'<svg class="chart".*?</svg>', page.read_text(), re.S)]
+    assert charts
+    shown = {t for chart in charts for t in svg_texts(svg_root(chart))}   # parsed: escaped
+    assert any(t.startswith("<script>alert(1)</script>") for t in shown)   # as written
 
 
 def test_markdown_text_escapes_githubs_math_and_strikethrough():

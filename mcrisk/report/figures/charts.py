@@ -1,99 +1,42 @@
-"""Figures of the report as PNG bytes (matplotlib, Agg backend, no display needed).
+"""The figures of report.html as inline SVG (svg.py's primitives): fan charts, exceedance,
+completion, power.
 
 One colour per strategy, in scenario order, the same in every figure. Distributions over
 scenarios are drawn from 401 quantiles ('inverted_cdf'), so a figure costs the same at 10^3
-and 10^6 samples. Every figure is drawn with mathtext and TeX off, so that names and ids are
-shown as written: a `$` in a hall id is a dollar sign, not the start of a formula.
-
-Each figure is laid out once, before it is drawn (layout: room for titles, labels and
-legends measured from their font metrics), and drawn once, when saved: tight_layout and
-savefig(bbox_inches="tight") drew the figures two to three times, most of the report's time.
-Figures are plain matplotlib.figure.Figure objects, not pyplot's: nothing global to close.
-Every figure is drawn from data's plain stand-ins (the curve charts from data.curve_table's
-quantiles: exceedance_of, completion_of), which is how the worker draws them in a second
-process; this module imports neither Numba nor SciPy for that reason.
+and 10^6 samples. Every figure is drawn from data's plain stand-ins or the objects they stand
+for (the curve charts from data.curve_table's quantiles: exceedance_of, completion_of), as
+text: a few milliseconds a figure, no plotting library imported (matplotlib took 2-3 s of a
+default run for the seven figures, half of it importing itself). Each figure is laid out
+once, from its texts' widths (svg.text_width), so that titles, ticks, labels and legends keep
+clear of one another and of the plotting areas; names and ids are shown as written.
 """
 from __future__ import annotations
 
-import functools
-import io
 import math
-import textwrap
-
 from typing import TYPE_CHECKING
 
-import matplotlib
 import numpy as np
-from matplotlib.figure import Figure
-from matplotlib.lines import Line2D
-from matplotlib.patches import Patch
-from matplotlib.ticker import FuncFormatter, PercentFormatter
 
 from ...core.definitions import demand_at, demand_label
 from ...core.labels import axis_label, label as column_label
 from . import data
-from . import layout
+from . import svg
 from .data import CompletionAxis
+from .svg import PT, Axis, Cell, Header, Key, Legend
 from ..text import visible
 
-if TYPE_CHECKING:      # not imported: the figure worker draws without Numba or SciPy
+if TYPE_CHECKING:      # not imported: the figures are drawn without Numba or SciPy
     from ...plan.record import CompiledScenario
     from ...results.bands import CapacityBands, HallPower
     from .paths import ScenarioPath
 
 _LEVELS = data.LEVELS
-_DPI = 100
-_BASELINE_STYLE = dict(color="#444444", linestyle="--", linewidth=1.0)
-_DEMAND_STYLE = dict(color="black", linestyle=":", linewidth=1.4)
-_THOUSANDS = FuncFormatter(lambda x, _: f"{x:,.0f}")
-# Large values as 200k, 1.5M, so that tick labels do not run into each other.
-_COMPACT = FuncFormatter(lambda x, _: (f"{x / 1e6:,.3g}M" if abs(x) >= 1e6 else
-                                       f"{x / 1e3:,.3g}k" if abs(x) >= 1e4 else f"{x:,.0f}"))
-
-
-def literal_text(draw):
-    """Run a figure function with mathtext and usetex off for every text it creates.
-
-    matplotlib reads text between two `$` as mathtext (and, with usetex, all of it as TeX);
-    a user's `$x^$` would then raise inside savefig, after other files were written. Text
-    objects take parse_math from rcParams when they are created, and savefig runs inside
-    the function, so the context covers titles, labels, legends and tick labels alike.
-    """
-    @functools.wraps(draw)
-    def literal(*args, **kwargs):
-        with matplotlib.rc_context({"text.parse_math": False, "text.usetex": False}):
-            return draw(*args, **kwargs)
-    return literal
-
-
-def to_png(fig) -> bytes:
-    """The figure as PNG, drawn once: its layout is already fixed (layout). zlib level
-    3 instead of PIL's 6: the same pixels, a third less time encoding, ~6% more bytes."""
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=_DPI, pil_kwargs={"compress_level": 3})
-    return buffer.getvalue()
-
-
-def new_figure(rows: int, cols: int, width: float, height: float, **shared):
-    """A figure of rows x cols axes (as a 2-D array), not registered with pyplot."""
-    fig = Figure(figsize=(width, height))
-    return fig, fig.subplots(rows, cols, squeeze=False, **shared)
-
-
-def _grid(n: int, width: float = 12.0, height: float = 3.2):
-    """Up to three panels a row, sharing both axes, as a 2-D array with None in the cells past
-    the n-th (no axes is made for them); tick labels only on the outer edges."""
-    cols = min(3, n)
-    rows = math.ceil(n / cols)
-    fig = Figure(figsize=(width, height * rows))
-    cells = fig.add_gridspec(rows, cols)
-    grid = np.full((rows, cols), None, dtype=object)
-    for i in range(n):
-        first = grid.flat[0]
-        grid.flat[i] = ax = fig.add_subplot(cells[i // cols, i % cols], sharex=first,
-                                            sharey=first)
-        ax.label_outer()
-    return fig, grid
+_BASELINE_STYLE = dict(color="#444444", width=1.0 * PT, dash="5.1 2.2")
+_DEMAND_STYLE = dict(color="black", width=1.4 * PT, dash="1.9 3.2")
+_JOB_STYLE = dict(color="#B00020", width=1.0 * PT, dash="5.1 2.2")
+_LEVEL_STYLE = dict(color="#888888", width=0.8 * PT, dash="1.1 1.8")
+_BAND_OPACITY = 0.25
+_LEGEND_COLUMNS = 6
 
 
 def short_name(name: str, limit: int = 40) -> str:
@@ -117,118 +60,41 @@ def _names_in_a_note(names: list[str]) -> str:
     return shown if more <= 0 else f"{shown} and {more} more"
 
 
-_P50_PATH = dict(linewidth=2.2)                              # in the strategy's colour
-_P90_PATH = dict(color="#1b1f24", linewidth=1.1)
+_P50_PATH = dict(width=2.2 * PT)                              # in the strategy's colour
+_P90_PATH = dict(color="#1b1f24", width=1.1 * PT)
 
 
-def _draw_paths(ax, paths: list[ScenarioPath] | None, which: str, color: str) -> None:
+def _draw_paths(panel, paths: list[ScenarioPath] | None, which: str, color: str,
+                name: str) -> None:
     """The replayed scenarios as exact step lines: the first quantile's in the strategy's
     colour, the next one's thin and dark on top (so both show where they are one scenario)."""
     for j, path in enumerate(paths or ()):
         x, y = getattr(path, which).xy()
         style = dict(color=color, **_P50_PATH) if j == 0 else _P90_PATH
-        ax.step(x, y, where="post", zorder=3 + j, **style)
+        tip = f"{name}: the scenario at the {path.label} of {column_label(path.severity)}"
+        panel.step(x, y, f"scenario {path.label.lower()}", tip, **style)
 
 
-def _path_keys(paths: dict[str, list[ScenarioPath]] | None) -> tuple[list, list[str]]:
-    """Legend handles and labels of the scenario lines (empty without paths)."""
+def _path_keys(paths: dict[str, list[ScenarioPath]] | None) -> list[Key]:
+    """Legend keys of the scenario lines (none without paths)."""
     first = next(iter(paths.values()), None) if paths else None
     if not first:
-        return [], []
+        return []
     words = column_label(first[0].severity)
-    handles = [Line2D([], [], color="#555555", **_P50_PATH),
-               Line2D([], [], **_P90_PATH)][:len(first)]
-    labels = [f"scenario at the {p.label} of {words}" + (" (strategy colour)" if j == 0 else
-                                                           " (black)")
-              for j, p in enumerate(first)]
-    return handles, labels
+    styles = [dict(color="#555555", **_P50_PATH), _P90_PATH]
+    return [Key("line", f"scenario at the {p.label} of {words}"
+                + (" (strategy colour)" if j == 0 else " (black)"), styles[j])
+            for j, p in enumerate(first[:2])]
 
 
-def date_axis(ax, start, lo: float, hi: float) -> None:
-    """A secondary axis on top of a day axis: the first of each month (gantt.date_ticks, at
-    the day it begins: day t falls on start + floor(t)); nothing when `start` is None."""
+def date_ticks(start, lo: float, hi: float) -> list | None:
+    """The first of each month over a day axis (gantt.date_ticks), for the axis on top;
+    None without a start date."""
     if start is None:
-        return
-    from ..html.gantt import date_ticks
+        return None
+    from ..html.gantt import date_ticks as ticks
 
-    ticks = date_ticks(start, lo, hi)
-    top = ax.secondary_xaxis("top")
-    top.set_xticks([d for d, _ in ticks], [label for _, label in ticks])
-    top.tick_params(labelsize=8)
-
-
-@literal_text
-def fan_chart(plan: CompiledScenario, bands: CapacityBands, colors: dict[str, str],
-              paths: dict[str, list[ScenarioPath]] | None = None, start=None) -> bytes:
-    """Total capacity per strategy: per-day P10-P90 band, whole scenarios (`paths`, exact step
-    functions of continuous time), baseline and demand. `plan`, `bands` and `paths` may be
-    their data stand-ins (PlanLines, BandArrays, PathLines): the same figure."""
-    fig, grid = _grid(len(bands.strategy_names))
-    axes = list(grid.flat)
-    days = bands.days
-    demand_days = np.union1d(days.astype(float), np.clip(plan.demand_day, 0.0, plan.horizon))
-    demand = demand_at(plan, demand_days)
-    for s, (ax, name) in enumerate(zip(axes, bands.strategy_names)):
-        color = colors[name]
-        ax.fill_between(days, bands.total[s, :, 0], bands.total[s, :, 2], step="post",
-                        color=color, alpha=0.25, linewidth=0)
-        _draw_paths(ax, (paths or {}).get(name), "total", color)
-        ax.axhline(plan.baseline, **_BASELINE_STYLE)
-        ax.plot(demand_days, demand, **_DEMAND_STYLE)
-        ax.set_title(short_name(name), color=color, fontsize=11, fontweight="bold")
-        ax.set_xlim(0, plan.horizon)
-        date_axis(ax, start, 0, plan.horizon)
-        ax.grid(alpha=0.3)
-        ax.yaxis.set_major_formatter(_THOUSANDS)
-    _label_grid(axes, len(bands.strategy_names), _day_label(start), "capacity (H100-eq)")
-    handles, labels = _path_keys(paths)
-    _key_legend(fig, grid, "Capacity in service C(t): per-day P10–P90 band and whole "
-                "scenarios, against baseline and demand",
-                [*handles, Line2D([], [], **_BASELINE_STYLE), Line2D([], [], **_DEMAND_STYLE)],
-                [*labels, f"baseline {plan.baseline:,.0f}", demand_label(plan)])
-    return to_png(fig)
-
-
-def _key_legend(fig, grid, title: str, handles: list, labels: list[str]) -> None:
-    """Title and a legend (the band, in neutral grey, then `handles`) above a grid, which is
-    laid out under them."""
-    def legend(ncol: int):
-        return fig.legend([Patch(color="#777777", alpha=0.3, linewidth=0), *handles],
-                          ["P10–P90 of each day (strategy colour)", *labels],
-                          loc="upper center", ncol=ncol, fontsize=9, frameon=False)
-
-    measure = layout.Measure(fig)
-    layout.arrange(fig, grid, measure, layout.header(fig, measure, title, 12, legend, ncol=3))
-
-
-@literal_text
-def largest_island_chart(plan: CompiledScenario, bands: CapacityBands,
-                         colors: dict[str, str],
-                         paths: dict[str, list[ScenarioPath]] | None = None,
-                         start=None) -> bytes:
-    """The largest island's capacity per strategy against the largest job's size: per-day
-    P10-P90 band and whole scenarios (`paths`); data stand-ins as for fan_chart."""
-    fig, grid = _grid(len(bands.strategy_names), height=2.8)
-    axes = list(grid.flat)
-    days = bands.days
-    for s, (ax, name) in enumerate(zip(axes, bands.strategy_names)):
-        color = colors[name]
-        ax.fill_between(days, bands.largest[s, :, 0], bands.largest[s, :, 2], step="post",
-                        color=color, alpha=0.25, linewidth=0)
-        _draw_paths(ax, (paths or {}).get(name), "largest", color)
-        ax.axhline(plan.largest_job, color="#B00020", linestyle="--", linewidth=1.0)
-        ax.set_title(short_name(name), color=color, fontsize=11, fontweight="bold")
-        ax.set_xlim(0, plan.horizon)
-        date_axis(ax, start, 0, plan.horizon)
-        ax.grid(alpha=0.3)
-        ax.yaxis.set_major_formatter(_THOUSANDS)
-    _label_grid(axes, len(bands.strategy_names), _day_label(start),
-                "largest island (H100-eq)")
-    handles, labels = _path_keys(paths)
-    _key_legend(fig, grid, "Largest island's capacity: can the largest job still run?",
-                [*handles, Line2D([], [], color="#B00020", linestyle="--", linewidth=1.0)],
-                [*labels, f"largest job {plan.largest_job:,.0f}"])
-    return to_png(fig)
+    return ticks(start, lo, hi)
 
 
 def _day_label(start) -> str:
@@ -236,24 +102,84 @@ def _day_label(start) -> str:
             f"day of the plan (top: dates, day 0 = {start.isoformat()})")
 
 
-def _label_grid(axes, n: int, xlabel: str, ylabel: str) -> None:
+def _band_chart(fid: str, label: str, title: str, plan, bands, colors, paths, start,
+                which: str, level: float, level_css: str, level_style: dict, level_key: str,
+                ylabel: str, plot_height: float, demand: bool) -> str:
+    """A band chart (fan_chart, largest_island_chart): per strategy a panel with its
+    per-day P10-P90 band of `which`, its replayed scenarios and a level line, three a row."""
+    names = list(bands.strategy_names)
+    n = len(names)
     cols = min(3, n)
     rows = math.ceil(n / cols)
-    for i, ax in enumerate(list(axes)[:n]):
-        if i % cols == 0:
-            ax.set_ylabel(ylabel)
-        if i // cols == rows - 1 or i + cols >= n:
-            ax.set_xlabel(xlabel)
-            ax.tick_params(labelbottom=True)
+    days = np.asarray(bands.days, dtype=float)
+    values = np.asarray(getattr(bands, which), dtype=float)
+    demand_days = np.union1d(days, np.clip(plan.demand_day, 0.0, plan.horizon))
+    demand_values = demand_at(plan, demand_days) if demand else np.array([])
+    drawn = [values[:, :, 0].ravel(), values[:, :, 2].ravel(), [level], demand_values]
+    for picked in (paths or {}).values():
+        drawn += [getattr(p, which).xy()[1] for p in picked]
+    every = np.concatenate([np.asarray(v, dtype=float).ravel() for v in drawn])
+    every = every[np.isfinite(every)]
+    lo, hi = svg.padded(float(every.min()), float(every.max())) if every.size else (0.0, 1.0)
+    top = date_ticks(start, 0, plan.horizon)
+    cells: list[list[Cell | None]] = [[None] * cols for _ in range(rows)]
+    for i, name in enumerate(names):
+        r, c = divmod(i, cols)
+        xaxis = Axis.linear(0.0, float(plan.horizon), target=8,
+                            title=_day_label(start) if i + cols >= n else "")
+        xaxis.show_labels = i + cols >= n
+        yaxis = Axis.linear(lo, hi, target=5, title=ylabel if c == 0 else "")
+        yaxis.show_labels = c == 0
+        cells[r][c] = Cell(xaxis, yaxis, short_name(name), colors[name], top)
+    legend = Legend([Key("patch", "P10–P90 of each day (strategy colour)",
+                         dict(fill="#777777", opacity=0.3)), *_path_keys(paths),
+                     Key("line", level_key, level_style),
+                     *([Key("line", demand_label(plan), _DEMAND_STYLE)] if demand else [])],
+                    3, svg.WIDTH - 2 * svg.PAD)
+    header = Header(title, legend)
+    panels, height = svg.arrange(fid, cells, header.height, plot_height)
+    for s, (panel, name) in enumerate(zip(panels, names)):
+        color = colors[name]
+        panel.band(days, values[s, :, 0], values[s, :, 2], color, _BAND_OPACITY,
+                   tip=f"{name}: P10–P90 of each day")
+        _draw_paths(panel, (paths or {}).get(name), which, color, name)
+        panel.hline(level, level_css, **level_style)
+        if demand:
+            panel.line(demand_days, demand_values, "demand", **_DEMAND_STYLE)
+    return svg.figure_svg(fid, label, height, [header.svg(), *(p.svg() for p in panels)])
 
 
-_LEVEL_STYLE = dict(color="#888888", linewidth=0.8, linestyle=":")
-_DASH = 5.0                       # points: the dash length of curves drawn over each other
+def fan_chart(plan: CompiledScenario, bands: CapacityBands, colors: dict[str, str],
+              paths: dict[str, list[ScenarioPath]] | None = None, start=None) -> str:
+    """Total capacity per strategy: per-day P10-P90 band, whole scenarios (`paths`, exact step
+    functions of continuous time), baseline and demand. `plan`, `bands` and `paths` may be
+    their data stand-ins (PlanLines, BandArrays, PathLines): the same figure."""
+    return _band_chart("fig-fan", "fan charts of capacity over time per strategy",
+                       "Capacity in service C(t): per-day P10–P90 band and whole scenarios, "
+                       "against baseline and demand", plan, bands, colors, paths, start,
+                       "total", float(plan.baseline), "baseline", _BASELINE_STYLE,
+                       f"baseline {plan.baseline:,.0f}", "capacity (H100-eq)", 200.0, True)
+
+
+def largest_island_chart(plan: CompiledScenario, bands: CapacityBands,
+                         colors: dict[str, str],
+                         paths: dict[str, list[ScenarioPath]] | None = None,
+                         start=None) -> str:
+    """The largest island's capacity per strategy against the largest job's size: per-day
+    P10-P90 band and whole scenarios (`paths`); data stand-ins as for fan_chart."""
+    return _band_chart("fig-island", "largest island capacity over time",
+                       "Largest island's capacity: can the largest job still run?", plan, bands,
+                       colors, paths, start, "largest", float(plan.largest_job), "largest-job",
+                       _JOB_STYLE, f"largest job {plan.largest_job:,.0f}",
+                       "largest island (H100-eq)", 170.0, False)
+
+
+_DASH = 5.0 * PT                 # the dash length of curves drawn over each other
 
 
 def _widths(n: int) -> list[float]:
-    """Line widths in drawing order, widest first: a curve drawn over an earlier one that
-    runs close to it leaves the earlier one showing at its edges."""
+    """Line widths (points) in drawing order, widest first: a curve drawn over an earlier one
+    that runs close to it leaves the earlier one showing at its edges."""
     step = min(0.8, 3.2 / max(n - 1, 1))
     return [1.2 + step * (n - 1 - s) for s in range(n)]
 
@@ -266,8 +192,8 @@ def _same_curves(curves: list[np.ndarray]) -> list[list[int]]:
     return list(groups.values())
 
 
-def _draw_curves(ax, table: data.MetricCurves, names: tuple[str, ...], colors: dict[str, str],
-                 hi: float, exceed: bool) -> list[str]:
+def _draw_curves(panel, table: data.MetricCurves, names: tuple[str, ...],
+                 colors: dict[str, str], hi: float, exceed: bool) -> list[str]:
     """Step curves of every strategy; returns notes on the ones that would hide each other.
 
     Identical curves (the same quantiles at every level; e.g. two strategies at 0 in every
@@ -282,9 +208,10 @@ def _draw_curves(ax, table: data.MetricCurves, names: tuple[str, ...], colors: d
         for j, s in enumerate(group):
             x = np.concatenate([[lo], curves[s], [hi]])
             style = {} if len(group) == 1 else dict(
-                linestyle=(j * _DASH, (_DASH, _DASH * (len(group) - 1))))
+                dash=f"{_DASH:.1f} {_DASH * (len(group) - 1):.1f}", offset=j * _DASH)
             width = widths[group[0]] if len(group) > 1 else widths[s]
-            ax.step(x, y, where="post", color=colors[names[s]], linewidth=width, **style)
+            panel.step(x, y, "curve", names[s], color=colors[names[s]], width=width * PT,
+                       **style)
         who = _names_in_a_note([names[s] for s in group])
         value = table.constant[group[0]]
         if value is not None:                                # a step at one value
@@ -296,92 +223,91 @@ def _draw_curves(ax, table: data.MetricCurves, names: tuple[str, ...], colors: d
     return notes
 
 
-def _with_notes(label: str, notes: list[str], width: int) -> str:
-    return "\n".join([label, *(line for note in notes
-                                for line in textwrap.wrap(note, width))])
+def _with_notes(label: str, notes: list[str], width: float) -> list[str]:
+    """An x label with the notes under it, every line no wider than `width` pixels."""
+    return [line for text in (label, *notes) for line in svg.wrap(text, width, svg.LABEL_SIZE)]
 
 
-def _strategy_handles(names: tuple[str, ...], colors: dict[str, str]) -> list:
-    return [Line2D([], [], color=colors[name], linewidth=width)
+def _strategy_keys(names: tuple[str, ...], colors: dict[str, str]) -> list[Key]:
+    return [Key("line", short_name(name, 28), dict(color=colors[name], width=width * PT))
             for name, width in zip(names, _widths(len(names)))]
 
 
-@literal_text
+def _curve_x(lo: float, hi: float) -> tuple[float, float]:
+    return svg.padded(lo, hi)
+
+
+def _probability_axis(title: str) -> Axis:
+    ticks = [0.0, 0.2, 0.4, 0.6, 0.8, 1.0]
+    return Axis(-0.02, 1.02, ticks, [svg.percent(t) for t in ticks], [title])
+
+
 def exceedance_of(table: dict[str, data.MetricCurves], names: tuple[str, ...],
                   colors: dict[str, str], panels: tuple[tuple[str, str], ...],
-                  title: str) -> bytes:
+                  title: str) -> str:
     """P(metric > x) per strategy, one panel per (metric, x-axis label), from each panel's
     curves (data.curve_table of the metrics)."""
-    fig, grid = new_figure(1, len(panels), 12, 3.8)
-    width = 150 // len(panels)
-    for ax, (metric, xlabel) in zip(grid.flat, panels):
+    fid = "fig-exceed-" + "-".join(m for m, _ in panels)
+    legend = Legend([*_strategy_keys(names, colors),
+                     Key("line", "1 in 10: a curve crosses it at its P90", _LEVEL_STYLE)],
+                    min(len(names) + 1, _LEGEND_COLUMNS), svg.WIDTH - 2 * svg.PAD)
+    header = Header(title, legend)
+    room = (svg.WIDTH - 2 * svg.PAD) / len(panels) - (90 if len(panels) > 1 else 120)
+    cells = []
+    for metric, xlabel in panels:
         curves = table[metric]
-        notes = _draw_curves(ax, curves, names, colors, curves.hi, True)
-        ax.axhline(0.10, **_LEVEL_STYLE)
-        ax.set_xlabel(_with_notes(xlabel, notes, width))
-        ax.set_ylabel("probability of exceeding")
-        ax.yaxis.set_major_formatter(PercentFormatter(1.0))
-        ax.xaxis.set_major_formatter(_COMPACT)
-        ax.set_ylim(-0.02, 1.02)
-        ax.grid(alpha=0.3)
-    _strategy_legend(fig, grid, title,
-                     [*_strategy_handles(names, colors), Line2D([], [], **_LEVEL_STYLE)],
-                     [*(short_name(n, 28) for n in names), "1 in 10: a curve crosses it at its P90"])
-    return to_png(fig)
+        lo, hi = _curve_x(curves.lo, curves.hi)
+        probe = svg.Panel("", 0, 0, 1, 1, Axis.linear(lo, hi), _probability_axis(""))
+        notes = _draw_curves(probe, curves, names, colors, curves.hi, True)   # its notes
+        cells.append(Cell(Axis.linear(lo, hi, svg.compact, target=8 if len(panels) == 1 else 7,
+                                      title=_with_notes(xlabel, notes, room)),
+                          _probability_axis("probability of exceeding")))
+    placed, height = svg.arrange(fid, [cells], header.height, 180.0)
+    for panel, (metric, _) in zip(placed, panels):
+        _draw_curves(panel, table[metric], names, colors, table[metric].hi, True)
+        panel.hline(0.10, "level", **_LEVEL_STYLE)
+    label = title if len(panels) > 1 else f"exceedance curve: {title}"
+    return svg.figure_svg(fid, label, height, [header.svg(), *(p.svg() for p in placed)])
 
 
-def _strategy_legend(fig, grid, title: str, handles: list, labels: list[str]) -> None:
-    """One legend row (more if it would not fit) under the title, outside the plotting area,
-    so that the curves stay visible; the panels of `grid` are laid out under it."""
-    def legend(ncol: int):
-        return fig.legend(handles, labels, loc="upper center", ncol=ncol, fontsize=9,
-                          frameon=False)
-
-    measure = layout.Measure(fig)
-    top = layout.header(fig, measure, title, 12, legend, ncol=min(len(labels), 6))
-    layout.arrange(fig, grid, measure, top)
-
-
-@literal_text
 def completion_of(curves: data.MetricCurves, names: tuple[str, ...], colors: dict[str, str],
-                  horizon: float, axis: CompletionAxis, start=None) -> bytes:
+                  horizon: float, axis: CompletionAxis, start=None) -> str:
     """S-curves: P(completion_day <= x) per strategy, from completion_day's curves
     (data.curve_table), the day axis cut as `axis` (data.completion_axis) says."""
-    fig, grid = new_figure(1, 1, 12, 3.8)
-    ax = grid[0, 0]
+    fid = "fig-completion"
     lo = curves.lo
-    notes = _draw_curves(ax, curves, names, colors, max(curves.hi, axis.right), False)
-    ax.axvline(horizon, **_BASELINE_STYLE)
-    for level in (0.5, 0.9):
-        ax.axhline(level, **_LEVEL_STYLE)
     left = min(lo, horizon)
-    ax.set_xlim(left - max(1.0, 0.02 * (axis.right - left)), axis.right)
-    date_axis(ax, start, left - max(1.0, 0.02 * (axis.right - left)), axis.right)
+    x_lo = left - max(1.0, 0.02 * (axis.right - left))
     label = axis_label("completion_day")
     if start is not None:
         label += f"; top: dates, day 0 = {start.isoformat()}"
     if axis.cut:
         label += (f"; axis cut at day {axis.right:,.0f}: later completions, up to day "
                   f"{axis.latest:,.0f}, are off the chart")
-    ax.set_xlabel(_with_notes(label, notes, 150))
-    ax.set_ylabel("probability done by then")
-    ax.yaxis.set_major_formatter(PercentFormatter(1.0))
-    ax.xaxis.set_major_formatter(_THOUSANDS)
-    ax.set_ylim(-0.02, 1.02)
-    ax.grid(alpha=0.3)
-    _strategy_legend(fig, grid, "Completion S-curves (ECDF of completion_day)",
-                     [*_strategy_handles(names, colors), Line2D([], [], **_BASELINE_STYLE),
-                      Line2D([], [], **_LEVEL_STYLE)],
-                     [*(short_name(n, 28) for n in names), f"horizon H = {horizon:,.0f} days",
-                      "50% and 90%"])
-    return to_png(fig)
+    probe = svg.Panel("", 0, 0, 1, 1, Axis.linear(x_lo, axis.right), _probability_axis(""))
+    notes = _draw_curves(probe, curves, names, colors, max(curves.hi, axis.right), False)
+    cell = Cell(Axis.linear(x_lo, axis.right, target=8,
+                            title=_with_notes(label, notes, svg.WIDTH - 120)),
+                _probability_axis("probability done by then"),
+                top_ticks=date_ticks(start, x_lo, axis.right))
+    legend = Legend([*_strategy_keys(names, colors),
+                     Key("line", f"horizon H = {horizon:,.0f} days", _BASELINE_STYLE),
+                     Key("line", "50% and 90%", _LEVEL_STYLE)],
+                    min(len(names) + 2, _LEGEND_COLUMNS), svg.WIDTH - 2 * svg.PAD)
+    header = Header("Completion S-curves (ECDF of completion_day)", legend)
+    (panel,), height = svg.arrange(fid, [[cell]], header.height, 180.0)
+    _draw_curves(panel, curves, names, colors, max(curves.hi, axis.right), False)
+    panel.vline(horizon, "horizon", f"horizon: day {horizon:,.0f}", **_BASELINE_STYLE)
+    for level in (0.5, 0.9):
+        panel.hline(level, "level", **_LEVEL_STYLE)
+    return svg.figure_svg(fid, "completion S-curves", height, [header.svg(), panel.svg()])
 
 
 # The power chart draws at most this many halls, those nearest their caps (the report's table
-# lists every hall), three a row; and each strategy's bar with its 8-point name takes this
-# many inches, so that a hundred strategies' names stay apart.
+# lists every hall), three a row; and each strategy's bar with its name takes this many
+# pixels, so that a hundred strategies' names stay apart.
 _POWER_PANELS = 12
-_BAR_PITCH = 0.17
+_BAR_PITCH = 17.0
 
 
 def _halls_to_draw(power: dict, names: list[str]) -> list[int]:
@@ -395,45 +321,58 @@ def _halls_to_draw(power: dict, names: list[str]) -> list[int]:
     return sorted(sorted(range(halls), key=lambda h: -share[h])[:_POWER_PANELS])
 
 
-@literal_text
-def power_chart(power: dict[str, list[HallPower]], colors: dict[str, str]) -> bytes:
+def power_chart(power: dict[str, list[HallPower]], colors: dict[str, str]) -> str:
     """P90 peak draw per hall and strategy against each hall's cap (HallPower rows or their
     data.PowerRow stand-ins), one panel per hall, three a row."""
+    fid = "fig-power"
     names = list(power)
     drawn = _halls_to_draw(power, names)
     total = len(power[names[0]]) if names else 0
     cols = min(3, len(drawn)) if len(drawn) > 3 else max(1, len(drawn))
     rows = math.ceil(len(drawn) / cols) if drawn else 1
-    fig, grid = new_figure(rows, cols, 12, 3.8 * rows)
-    for ax in grid.flat[len(drawn):]:
-        ax.set_visible(False)
-    legends = []
-    for h, ax in zip(drawn, grid.flat):
-        hall_rows = [power[name][h] for name in names]
-        y = np.arange(len(names))
-        ax.barh(y, [r.peak_p90_kw for r in hall_rows], color=[colors[n] for n in names],
-                alpha=0.85)
-        ax.scatter([r.peak_max_kw for r in hall_rows], y, marker="|", s=200, color="black",
-                   label="highest in any scenario", zorder=3)
-        ax.axvline(hall_rows[0].cap_kw, color="#B00020", linewidth=1.5,
-                   label=f"cap {hall_rows[0].cap_kw:,.0f} kW")
-        ax.set_yticks(y, [short_name(n, 24) for n in names], fontsize=8)
-        ax.invert_yaxis()
-        ax.set_xlabel(f"hall {short_name(hall_rows[0].hall, 24)}: P90 peak draw (kW)")
-        ax.xaxis.set_major_formatter(_THOUSANDS)
-        ax.grid(alpha=0.3, axis="x")
-        legends.append((ax, ax.legend(fontsize=8, loc="upper center", frameon=False,
-                                      ncol=2 if len(drawn) <= 2 else 1)))   # narrower panels
     title = "Power check per hall: peak IT draw against the cap"
     if len(drawn) < total:
         title += f" (the {len(drawn)} of {total:,} halls nearest their caps)"
-    measure = layout.Measure(fig)
-    top = layout.header(fig, measure, title, 12)
-    under = max([0.0, *(layout.legend_room(legend, measure) for _, legend in legends)])
-    bars = _BAR_PITCH * len(names)          # a bar per strategy, its name beside it
-    layout.arrange(fig, grid, measure, top, under=under,
-                   least_height=max(layout.LEAST_PLOT_HEIGHT, bars),
-                   grown_height=max(layout.ROOMY_PLOT_HEIGHT, bars))
-    for ax, legend in legends:                  # under each hall's x label, once placed
-        layout.legend_under(ax, measure, legend)
-    return to_png(fig)
+    header = Header(title)
+    n = len(names)
+    categories = [short_name(name, 24) for name in names]
+    cells: list[list[Cell | None]] = [[None] * cols for _ in range(rows)]
+    legends = []
+    cell_room = (svg.WIDTH - 2 * svg.PAD) / cols - 60
+    for i, h in enumerate(drawn):
+        hall_rows = [power[name][h] for name in names]
+        cap = hall_rows[0].cap_kw
+        top = max([cap, *(r.peak_max_kw for r in hall_rows), *(r.peak_p90_kw for r in hall_rows)])
+        xlabel = svg.wrap(f"hall {short_name(hall_rows[0].hall, 24)}: P90 peak draw (kW)",
+                          cell_room, svg.LABEL_SIZE)
+        yaxis = Axis(n - 0.5, -0.5, list(range(n)), [])
+        legend = Legend([Key("tick", "highest in any scenario"),
+                         Key("line", f"cap {cap:,.0f} kW", dict(color="#B00020", width=1.5 * PT))],
+                        2 if len(drawn) <= 2 else 1, cell_room, size=svg.KEY_SIZE * 0.85)
+        legends.append(legend)
+        cells[i // cols][i % cols] = Cell(Axis.linear(0.0, top * 1.05 if top > 0 else 1.0, target=7,
+                                                      title=xlabel),
+                                          yaxis, grid="x", categories=categories,
+                                          under=legend.height + svg.GAP / 2)
+    panels, height = svg.arrange(fid, cells, header.height, max(200.0, _BAR_PITCH * n))
+    parts = [header.svg()]
+    for h, panel, legend in zip(drawn, panels, legends):
+        hall_rows = [power[name][h] for name in names]
+        for k, (name, row) in enumerate(zip(names, hall_rows)):
+            y0, y1 = float(panel.Y(k - 0.4)), float(panel.Y(k + 0.4))
+            x0, x1 = float(panel.X(0.0)), float(panel.X(row.peak_p90_kw))
+            panel.raw(f'<rect class="bar" x="{svg.num(x0)}" y="{svg.num(min(y0, y1))}" '
+                      f'width="{svg.num(max(x1 - x0, 0.0))}" height="{svg.num(abs(y1 - y0))}" '
+                      f'fill="{colors[name]}" fill-opacity="0.85"><title>'
+                      f'{svg.esc(name)}: P90 peak {row.peak_p90_kw:,.0f} kW</title></rect>')
+            mx = svg.num(float(panel.X(row.peak_max_kw)))
+            ym = float(panel.Y(k))
+            panel.raw(f'<line class="highest" x1="{mx}" x2="{mx}" y1="{svg.num(ym - 10)}" '
+                      f'y2="{svg.num(ym + 10)}" stroke="black" stroke-width="2"><title>'
+                      f'{svg.esc(name)}: highest {row.peak_max_kw:,.0f} kW</title></line>')
+        panel.vline(hall_rows[0].cap_kw, "cap", f"cap {hall_rows[0].cap_kw:,.0f} kW",
+                    color="#B00020", width=1.5 * PT)
+        parts.append(panel.svg())
+        parts.append(legend.svg(panel.x + panel.w / 2,
+                                panel.y + panel.h + panel.room_below() + svg.GAP / 2))
+    return svg.figure_svg(fid, "peak power draw per hall", height, parts)

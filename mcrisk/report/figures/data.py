@@ -3,8 +3,8 @@
 A figure function takes the run's objects (the compiled plan, the capacity bands, the replayed
 scenario paths, the hall power rows, the metrics); drawing needs only a few numbers of each.
 These stand-ins carry just those numbers, with the attribute names the figure code reads, so
-that a second process (worker.py) draws the figures without importing the simulation's
-modules (Numba, SciPy) and without the per-scenario metrics: an exceedance or completion curve
+that the figures are drawn without the simulation's modules (Numba, SciPy) and without the
+per-scenario metrics: an exceedance or completion curve
 is drawn from 401 quantiles (MetricCurves), whatever the number of scenarios; the Pareto
 chart from its points (ParetoData), without the statistics behind the frontiers. Drawing from a
 stand-in or from the object it stands for gives the same figure, byte for byte.
@@ -145,14 +145,14 @@ _PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#
 
 
 class Figures(dict):
-    """PNG bytes by figure name, with what the captions need to say about them: `paths`,
+    """SVG elements by figure name, with what the captions need to say about them: `paths`,
     {figure: {strategy: [ScenarioPath]}} (the scenarios drawn as lines), `completion`,
     the completion chart's CompletionAxis (where its day axis is cut), and `costs`, the
     cost section's report.html.costs.CostReport (None without a [costs] section)."""
 
-    def __init__(self, pngs: dict[str, bytes], paths: dict | None = None,
+    def __init__(self, charts: dict[str, str], paths: dict | None = None,
                  completion: "CompletionAxis | None" = None, costs=None):
-        super().__init__(pngs)
+        super().__init__(charts)
         self.paths = paths or {}
         self.completion = completion
         self.costs = costs

@@ -1,4 +1,4 @@
-"""report.html: one self-contained page (inline CSS, figures as base64 PNG, no scripts).
+"""report.html: one self-contained page (inline CSS, figures as inline SVG (the nightly trend as base64 PNG), no scripts).
 
     page         the whole page, section by section (render_report)
     parts        small pieces every section uses: a strategy's swatch, a number's cell

@@ -1,4 +1,4 @@
-"""report.html: one self-contained page (inline CSS, figures as base64 PNG, no scripts, no
+"""report.html: one self-contained page (inline CSS, figures as inline SVG (the nightly trend chart a base64 PNG), no scripts, no
 network). Every string that comes from the scenario file or a history is written through
 text.html_text: HTML-escaped, with control and other invisible characters shown as escapes.
 
@@ -135,7 +135,7 @@ def render_report(run, figures: dict[str, bytes], paragraphs: list[str], colors:
                   diff: NightDiff | None = None, run_label: str | None = None,
                   report_seconds: float | None = None, notes: tuple[str, ...] = (),
                   alerts=None, trend=None) -> str:
-    """The whole page as a string. `run` is a RunResult with detail; figures as PNG bytes.
+    """The whole page as a string. `run` is a RunResult with detail; figures as SVG elements.
 
     `notes`: nightly remarks without a comparison (why no earlier night could be read);
     `alerts`: the nightly's alerts.AlertOutcome (a box at the top, with the changed inputs);

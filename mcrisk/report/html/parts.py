@@ -35,11 +35,19 @@ def heading_html(text: str) -> str:
                   html_text(text))
 
 
-def figure_html(png: bytes, alt: str, caption: str, extra: str = "") -> str:
-    """A figure with its caption (plain text, escaped here) and `extra`, HTML built by the
-    caller from escaped parts (a table of what the lines are)."""
-    data = base64.b64encode(png).decode("ascii")
-    return (f'<figure><img alt="{html_text(alt)}" src="data:image/png;base64,{data}">'
+def figure_html(chart: str | bytes, alt: str, caption: str, extra: str = "") -> str:
+    """A figure (an SVG element, figures.svg: every text in it escaped where it was built;
+    or PNG bytes, the nightly's trend chart) with its caption (plain text, escaped here) and
+    `extra`, HTML built by the caller from escaped parts (a table of what the lines are).
+    `alt` names the chart for assistive technology, in place of the chart's own label."""
+    if isinstance(chart, bytes):
+        data = base64.b64encode(chart).decode("ascii")
+        return (f'<figure><img alt="{html_text(alt)}" src="data:image/png;base64,{data}">'
+                f"<figcaption>{html_text(caption)}{extra}</figcaption></figure>")
+    start = chart.index('aria-label="')
+    end = chart.index('"', start + len('aria-label="'))
+    chart = f'{chart[:start]}aria-label="{html_text(alt)}{chart[end:]}'
+    return (f'<figure class="svg">{chart}'
             f"<figcaption>{html_text(caption)}{extra}</figcaption></figure>")
 
 
