@@ -415,9 +415,9 @@ def _night_files(run: RunResult, copies: list[Path], history: Path, run_id: str,
         seed = run.summary["seed"]
         lead = build_lead(run, context["raw"], context["status"], previous, diff,
                           context["risks"], context["disable"], context["backend"], seed)
-        reached = milestones_against_plan(run, context["raw"], context["risks"],
-                                          context["disable"], context["backend"], seed)
-        if diff is not None:
+        if diff is not None:          # a first night shows no milestones: no plan run for them
+            reached = milestones_against_plan(run, context["raw"], context["risks"],
+                                              context["disable"], context["backend"], seed)
             diff = replace(diff, lead=lead, milestones=reached)
     if diff is not None:
         files.append(write_atomic(staging / DIFF_FILE, diff_markdown(diff)))

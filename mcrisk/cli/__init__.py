@@ -210,8 +210,9 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 def _cmd_nightly(args: argparse.Namespace) -> int:
     from ..app.nightly import run_nightly
     from ..report.nightly.alerts import parse_conditions
-    from ..report.nightly.diff import change_line, input_change_line, parse_materiality
-    from ..report.nightly.diff_text import change_log_groups
+    from ..report.nightly.diff import parse_materiality
+    from ..report.nightly.diff_text import change_log_groups, top_change_lines
+    from ..report.nightly.lead import milestone_terminal_lines, milestones_line
     from ..report.nightly.lead import lead_lines
     from ..report.text import visible
 
@@ -252,10 +253,16 @@ def _cmd_nightly(args: argparse.Namespace) -> int:
                 print(f"    {visible(text)}")
         if d.input_changes:
             print(f"  ({len(d.input_changes)} scenario key(s) changed: diff.md lists each one)")
-        for change in d.run_changes:
-            print(f"  run setting {input_change_line(change, code=visible, escape=visible)}")
-        for c in d.reported:
-            print(f"  {change_line(c, escape=visible)}")
+        for line in d.run_lines:
+            print(f"  run setting: {visible(line)}")
+        if d.milestones:
+            print(f"  {milestones_line(d.milestones)}")
+            for line in milestone_terminal_lines(d.milestones):
+                print(f"    {visible(line)}")
+        if d.reported:
+            print("  the most material reported changes (a strategy's column on a line):")
+        for line in top_change_lines(d, escape=visible):
+            print(f"    {line}")
         if d.immaterial:
             print(f"  ({len(d.immaterial)} more beyond noise but below the materiality "
                   "threshold: see diff.md)")

@@ -271,18 +271,16 @@ def alerts_markdown(alerts, diff: "NightDiff | None") -> list[str]:
         lines += ["", *_input_lines(diff)]
         if diff.status_change:
             lines += ["", md_text(diff.status_change)]
-        if diff.run_changes:
-            from .nightly.diff import input_change_line
-
+        if diff.run_lines:
             lines += ["", "Run settings changed: " + "; ".join(
-                input_change_line(c) for c in diff.run_changes) + "."]
+                md_text(line) for line in diff.run_lines) + "."]
     return [*lines, ""]
 
 
 def diff_summary_markdown(diff: "NightDiff") -> list[str]:
     """The night-over-night lines: the changes reported (beyond noise and material), largest
     first, at most _TOP_CHANGES (diff.md has all)."""
-    from .nightly.diff import change_line
+    from .nightly.diff_text import top_change_lines
 
     reported = diff.reported
     n = len(reported)
@@ -291,7 +289,5 @@ def diff_summary_markdown(diff: "NightDiff") -> list[str]:
                                                         " (see diff.md).")]
     if n:
         lines.append("")
-    lines += [f"- {change_line(c)}" for c in reported[:_TOP_CHANGES]]
-    if n > _TOP_CHANGES:
-        lines.append(f"- and {n - _TOP_CHANGES} more (see report.html or diff.md)")
+    lines += [f"- {line}" for line in top_change_lines(diff, top=_TOP_CHANGES)]
     return lines

@@ -592,4 +592,5 @@ def test_nightly_runs_the_risk_register_it_is_told_to(tmp_path, capsys):
     assert summary["risks"]["disabled"] == ["cdu-recall"]
     assert main(args[:-4] + ["--risks", "off"]) == 0
     out = capsys.readouterr().out
-    assert "run setting" in out and "risks.enabled" in out
+    assert "run setting: risk utility-slip off" in out and "run setting: risk mode off" in out
+    assert "risks.register[" not in out

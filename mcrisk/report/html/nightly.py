@@ -2,7 +2,8 @@
 (rendered from the same NightDiff as diff.md) and the trend across nights."""
 from __future__ import annotations
 
-from ..nightly.diff_text import change_log_groups, input_change_line, judged_by, percent_change
+from ..nightly.diff_text import (change_log_groups, input_change_line, judged_by,
+                                 percent_change, top_change_lines)
 from ..findings.sentences import fmt
 from .parts import figure_html, notes_html
 from ..nightly.metric_changes import NightDiff
@@ -92,11 +93,23 @@ def diff_html(diff: NightDiff) -> str:
         parts.append(f"<h3>Status</h3><p>{html_text(diff.status_change)}</p>")
     if diff.run_changes:
         parts.append("<h3>Run settings that changed</h3><ul>"
-                     + _input_items(diff.run_changes) + "</ul>")
-    parts.append("<h3>Changes beyond Monte Carlo noise, largest first</h3>")
+                     + "".join(f"<li>{html_text(line)}</li>" for line in diff.run_lines)
+                     + "</ul><details><summary>Key by key</summary><ul>"
+                     + _input_items(diff.run_changes) + "</ul></details>")
+    parts.append("<h3>Changes beyond Monte Carlo noise and material</h3>")
     reported = diff.reported
-    parts.append("<ul>" + "".join(_change_item(c) for c in reported) + "</ul>" if reported
-                 else "<p>None.</p>")
+    if reported:
+        top = top_change_lines(diff, escape=html_text)
+        if len(top) > 1 and top[-1].startswith("and "):
+            top[-1] = top[-1].replace(": diff.md lists every one", ", every one listed below")
+        parts.append(f"<p>{len(reported)} reported; the most material first, a strategy's "
+                     "column on a line:</p><ul>"
+                     + "".join(f"<li>{line.replace(' -> ', ' → ')}</li>" for line in top)
+                     + f"</ul><details><summary>Every reported change ({len(reported)}), "
+                     "largest relative change first</summary><ul>"
+                     + "".join(_change_item(c) for c in reported) + "</ul></details>")
+    else:
+        parts.append("<p>None.</p>")
     if diff.immaterial:
         parts.append(f"<p>{len(diff.immaterial)} more beyond noise but below the materiality "
                      "threshold, not reported as changes (see the table).</p>")
@@ -163,17 +176,20 @@ def alerts_html(alerts, diff: NightDiff | None, notes: tuple[str, ...] = ()) -> 
                          + "</ul><p>")
         if diff.status_change:
             parts.append(f" {html_text(diff.status_change)}")
-        if diff.run_changes:
+        if diff.run_lines:
             parts.append(" Run settings changed: " + "; ".join(
-                html_text(input_change_line(c, code=str, escape=str)) for c in diff.run_changes)
-                + ".")
+                html_text(line) for line in diff.run_lines) + ".")
         reported = diff.reported
         parts.append(f" {len(reported)} change{'s' if len(reported) != 1 else ''} beyond Monte "
-                     "Carlo noise and material" + (", the largest:" if reported else ".") + "</p>")
+                     "Carlo noise and material" + (", the most material (a strategy's column "
+                                                   "on a line):" if reported else ".") + "</p>")
         if reported:
-            parts.append("<ul>" + "".join(_change_item(c) for c in reported[:_TOP_CHANGES])
-                         + (f"<li>and {len(reported) - _TOP_CHANGES} more (under Night over "
-                            "night)</li>" if len(reported) > _TOP_CHANGES else "") + "</ul>")
+            lines = top_change_lines(diff, escape=html_text, top=_TOP_CHANGES)
+            if len(lines) > _TOP_CHANGES:
+                lines[-1] = lines[-1].replace(": diff.md lists every one",
+                                              ", listed under Night over night")
+            parts.append("<ul>" + "".join(f"<li>{line.replace(' -> ', ' → ')}</li>"
+                                          for line in lines) + "</ul>")
     box = "warn" if breaches else "findings"
     return (f'<h2 id="alerts">Tonight: alerts and changes</h2>'
             f'<div class="{box}">{"".join(parts)}</div>')
@@ -204,7 +220,10 @@ def trend_html(trend, chart: bytes | None, burndown: str | None = None,
                      "completion, P90 trough depth and cost (mean and P90) on each night of "
                      "the history, against its status date (as_of; the night's date when a "
                      "night had no status), each P90 with its 95% interval shaded (summary."
-                     "json's p90_ci). A falling line is risk burned down.</figcaption></figure>")
+                     "json's p90_ci). A falling completion or trough depth is risk burned down. "
+                     "The cost counts only from each night's status date to the horizon, so it "
+                     "falls as days pass even when nothing changes: a falling cost line is not "
+                     "by itself risk burned down.</figcaption></figure>")
     if trend.notes or burndown_notes:
         parts.append(notes_html((*trend.notes, *burndown_notes)))
     return "".join(parts)

@@ -1,7 +1,8 @@
 """The night in words: what changed between two nights as a change log a person reads, one
-line per change, grouped under what happened (the status's new facts), what the plan changed
-(strategies) and what the model changed (every other scenario input, and the status's facts
-about the model itself: a risk that occurred or can no longer occur, a measured performance).
+line per change, grouped under what happened (the status's new facts, including its facts
+about the model itself: a risk that occurred or can no longer occur, a measured performance;
+units whose new events read alike share a line), what the plan changed (strategies) and what
+the model changed (every other scenario input: what the attribution calls model changes).
 
 Built from what the comparison already holds: each night's scenario file flattened
 (input_changes.scenario_keys) and each night's summary.json status block (its dated events
@@ -44,15 +45,18 @@ def _num(value) -> str:
     return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.4g}"
 
 
-def late_words(day: float, promised) -> str:
-    """', 27 days late' / ', 3 days early' / ', on time' against a promised day ('' without)."""
+def late_words(day: float, promised, start=None) -> str:
+    """', 27 days late (promised day 75)' / ', 3 days early (promised ...)' / ', on time'
+    against a promised day ('' without). The promised day is said: the milestone table
+    measures lateness against the plan's P50 instead, and the two must not read as one."""
     if not isinstance(promised, (int, float)) or isinstance(promised, bool):
         return ""
     d = day - promised
     if abs(d) < 0.5:
         return ", on time"
     n = round(abs(d))
-    return f", {n} day{'s' if n != 1 else ''} {'late' if d > 0 else 'early'}"
+    return (f", {n} day{'s' if n != 1 else ''} {'late' if d > 0 else 'early'} (promised "
+            f"{when(promised, start)})")
 
 
 _ORDINAL = {2: "second", 3: "third", 4: "fourth", 5: "fifth"}
@@ -234,49 +238,134 @@ def _promise(keys: dict, kind: str, ident: str):
 _ATTEMPT = re.compile(r"burn-in attempt (\d+) (started|failed|passed)")
 
 
-def _unit_words(events: list[dict], start) -> str:
-    """One unit's new events as one clause list: 'installed in row B1 on day 177; failed
-    burn-in on day 183 and a second time on day 192; passed on day 201; accepted on day 201'."""
+def _unit_clauses(events: list[dict]) -> tuple[list[tuple[str, float]], bool]:
+    """One unit's new events as (clause, day) pairs in reading order ('installed in row B1',
+    177.0), and whether any of them is notable: a failed burn-in, an attempt still running, a
+    pass after a failure, or an event the rules below do not know. A repair's end is not a
+    clause (the next attempt's start says it)."""
     parts, failed, row = [], [], None
-    running = None
+    running, notable = None, False
     for e in events:
         what, day = str(e.get("event", "")), float(e.get("day", math.nan))
         m = _ATTEMPT.fullmatch(what)
         if what.startswith("install started"):
             found = re.search(r"in row (\S+)$", what)
             row = found.group(1) if found else None
-            running = f"install started{f' in row {row}' if row else ''} on {when(day, start)}"
+            running = (f"install started{f' in row {row}' if row else ''}", day)
         elif what == "installed":
             running = None
-            parts.append(f"installed{f' in row {row}' if row else ''} on {when(day, start)}")
+            parts.append((f"installed{f' in row {row}' if row else ''}", day))
         elif m and m.group(2) == "started":
-            running = f"burn-in attempt {m.group(1)} running since {when(day, start)}"
+            running = (f"burn-in attempt {m.group(1)} running since", day)
+            notable = notable or int(m.group(1)) > 1
         elif m and m.group(2) == "failed":
-            running = None
+            running, notable = None, True
             k = int(m.group(1))
-            failed.append(f"failed burn-in on {when(day, start)}" if k == 1 else
-                          f"failed burn-in a {_ordinal(k)} time on {when(day, start)}")
+            failed.append(("failed burn-in" if k == 1 else f"failed burn-in a {_ordinal(k)} time",
+                           day))
         elif m and m.group(2) == "passed":
             running = None
             k = int(m.group(1))
+            notable = notable or k > 1
             parts += failed
             failed = []
-            parts.append(f"passed burn-in{f' on attempt {k}' if k > 1 else ''} on "
-                         f"{when(day, start)}")
+            parts.append((f"passed burn-in{f' on attempt {k}' if k > 1 else ''}", day))
         elif what.startswith("repair after attempt"):
             continue
         elif what == "accepted":
-            parts.append(f"accepted on {when(day, start)}")
+            parts.append(("accepted", day))
         elif what == "drain started":
-            parts.append(f"drained from {when(day, start)}")
+            parts.append(("drain started", day))
         elif what == "removed":
-            parts.append(f"removed on {when(day, start)}")
+            parts.append(("removed", day))
         else:
-            parts.append(f"{what} on {when(day, start)}")
+            notable = True
+            parts.append((what, day))
     parts += failed
     if running:
         parts.append(running)
-    return "; ".join(parts)
+        notable = notable or running[0].startswith("burn-in attempt")
+    return parts, notable
+
+
+def _clause(label: str, day: float, start) -> str:
+    if label.endswith(" since"):
+        return f"{label} {when(day, start)}"
+    return f"{label} on {when(day, start)}"
+
+
+def _unit_words(events: list[dict], start) -> str:
+    """One unit's new events as one clause list: 'installed in row B1 on day 177; failed
+    burn-in on day 183; failed burn-in a second time on day 192; passed burn-in on attempt 3
+    on day 201; accepted on day 201'."""
+    return "; ".join(_clause(label, day, start) for label, day in _unit_clauses(events)[0])
+
+
+def _days_words(days: list[float], start) -> str:
+    """'on day 195', or 'between day 175 and day 186' for a group's range of days."""
+    low, high = min(days), max(days)
+    if low == high:
+        return f"on {when(low, start)}"
+    return f"between {when(low, start)} and {when(high, start)}"
+
+
+def _id_order(ident: str) -> tuple:
+    m = re.fullmatch(r"(.*?)(\d+)", ident)
+    return (m.group(1), int(m.group(2)), ident) if m else (ident, -1, ident)
+
+
+def unit_ids(ids: list[str]) -> str:
+    """Unit ids as a short list, consecutive numbers as a range the way a scenario writes
+    one: 'N01, N02, N04..N07, N09, N10'."""
+    def split(ident):
+        m = re.fullmatch(r"(.*?)(\d+)", ident)
+        return (m.group(1), int(m.group(2)), len(m.group(2))) if m else (ident, None, 0)
+    runs: list[list[str]] = []
+    for ident in ids:
+        prefix, n, width = split(ident)
+        if runs and n is not None:
+            p, last, w = split(runs[-1][-1])
+            if p == prefix and last is not None and n == last + 1 and w == width:
+                runs[-1].append(ident)
+                continue
+        runs.append([ident])
+    return ", ".join(r[0] if len(r) == 1 else f"{r[0]}, {r[1]}" if len(r) == 2
+                     else f"{r[0]}..{r[-1]}" for r in runs)
+
+
+_FIRST_TRY = {"passed burn-in": "passed burn-in at the first attempt"}
+
+
+def _unit_lines(units: dict[str, list[dict]], start) -> list[str]:
+    """A line per unit with a notable event (a failed burn-in, an attempt running); units whose
+    new events read alike (the same steps, the same row) share one line with their range of
+    days: 'N01, N02, N04..N07, N09, N10 (8 units): installed in row B1 between day 175 and
+    day 186; passed burn-in between ...; accepted between ...'. A unit alone keeps its own
+    line with its own days."""
+    groups: dict[tuple, list[tuple[str, list]]] = {}
+    order: list[tuple] = []
+    for ident, events in units.items():
+        clauses, notable = _unit_clauses(events)
+        key = ("notable", ident) if notable else tuple(label for label, _ in clauses)
+        if key not in groups:
+            groups[key] = []
+            order.append(key)
+        groups[key].append((ident, clauses))
+    lines = []
+    for key in order:
+        members = groups[key]
+        if len(members) == 1:
+            ident, clauses = members[0]
+            lines.append(f"{ident} " + "; ".join(_clause(label, day, start)
+                                                 for label, day in clauses))
+            continue
+        ids = sorted((ident for ident, _ in members), key=_id_order)
+        steps = [_days_words([clauses[k][1] for _, clauses in members], start) for k in
+                 range(len(key))]
+        lines.append(f"{unit_ids(ids)} ({len(members)} units): "
+                     + "; ".join(f"{_FIRST_TRY.get(label, label)} {days}"
+                                 for label, days in zip(key, steps)))
+    return lines
 
 
 def _event_key(e: dict) -> tuple:
@@ -300,7 +389,7 @@ def happened_lines(old_status: dict | None, new_status: dict | None, keys: dict,
         if kind == "unit":
             units.setdefault(ident, []).append(e)
             continue
-        late = late_words(day, _promise(keys, kind, ident))
+        late = late_words(day, _promise(keys, kind, ident), start)
         if kind == "shipment" and what == "arrived":
             text = f"{ident} arrived on {when(day, start)}{late}"
         elif kind == "hall" and what == "energized":
@@ -310,8 +399,7 @@ def happened_lines(old_status: dict | None, new_status: dict | None, keys: dict,
         else:
             text = f"{kind} {ident} {what} on {when(day, start)}{late}"
         lines.append(LogLine(HAPPENED, text))
-    for ident, events in units.items():
-        lines.append(LogLine(HAPPENED, f"{ident} {_unit_words(events, start)}"))
+    lines += [LogLine(HAPPENED, text) for text in _unit_lines(units, start)]
     now = {_event_key(e) for e in new_status.get("events") or []}
     gone = [e for e in before if _event_key(e) not in now]
     for e in gone:
@@ -357,7 +445,10 @@ def _model_facts(status: dict | None) -> dict:
 def status_model_lines(old_status, new_status, old_keys: dict) -> list[LogLine]:
     """The status's facts about the model that are new tonight: a risk that occurred or can
     no longer occur, a measured per-GPU performance (against last night's value: its
-    measurement, or the scenario's distribution)."""
+    measurement, or the scenario's distribution). They are what happened, not what the model
+    changed: they come in tonight's status file, and the executing plan's attribution counts
+    them with the status facts (a line under 'what the model changed' beside 'model changes:
+    nothing changed' read as a contradiction)."""
     before, after = _model_facts(old_status), _model_facts(new_status)
     lines = []
     for (kind, ident), value in after.items():
@@ -365,8 +456,8 @@ def status_model_lines(old_status, new_status, old_keys: dict) -> list[LogLine]:
             continue
         if kind == "risk":
             was = before.get((kind, ident))
-            lines.append(LogLine(MODEL, f"risk {ident} {value}, from the status"
-                                        + (f" (was: {was})" if was else "")))
+            lines.append(LogLine(HAPPENED, f"risk {ident} {value}"
+                                           + (f" (was: {was})" if was else "")))
         else:
             was = before.get((kind, ident))
             if was is None:
@@ -374,7 +465,7 @@ def status_model_lines(old_status, new_status, old_keys: dict) -> list[LogLine]:
                 was = f"PERT {was[5:]}" if was.startswith("PERT") else was
             else:
                 was = f"measured {_num(was)}"
-            lines.append(LogLine(MODEL, f"per-GPU performance of {ident} measured at "
+            lines.append(LogLine(HAPPENED, f"per-GPU performance of {ident} measured at "
                                         f"{_num(value)} (was {was})"))
     return lines
 
@@ -393,7 +484,62 @@ def change_log(old_keys: dict, new_keys: dict, old_summary: dict,
     names = lambda keys: list(dict.fromkeys(  # noqa: E731
         m.group("name") for m in map(_STRATEGY.fullmatch, keys) if m))
     lines = happened_lines(old_summary.get("status"), new_summary.get("status"), new_keys, start)
-    lines += plan_lines(plan, names(old_keys), names(new_keys))
     lines += status_model_lines(old_summary.get("status"), new_summary.get("status"), old_keys)
+    lines += plan_lines(plan, names(old_keys), names(new_keys))
     lines += model_lines(model, old_keys, new_keys)
+    return lines
+
+
+def _risk_words(entry: dict | None) -> str:
+    """A risk as run, in words: 'on with probability 1 and impact 30 days' / 'off (as
+    written: probability 0.2, impact lognormal, median 30, P90 90 days)'."""
+    if not isinstance(entry, dict):
+        return "not in the register"
+    impact = dict(entry.get("impact") or {})
+    if "kind" in impact:
+        impact["dist"] = impact.pop("kind")
+    p = entry.get("probability")
+    p = f"{p:g}" if isinstance(p, (int, float)) and not isinstance(p, bool) else p
+    impact = f"{distribution_words(impact)} days"
+    if entry.get("enabled"):
+        return f"on with probability {p} and impact {impact}"
+    return f"off (as written: probability {p}, impact {impact})"
+
+
+def run_setting_lines(old_summary: dict, new_summary: dict,
+                      changes: list[InputChange]) -> list[str]:
+    """The run settings that changed, in words: a line per risk whose register entry changed
+    (as run tonight, as run last night, and the status's fact that caused it), the seed and
+    the sample count; risks.enabled / risks.disabled only where no risk line says it; any
+    other setting as its key line (no change is dropped)."""
+    register = lambda s: {r.get("id"): r for r in ((s.get("risks") or {}).get("register")  # noqa
+                                                   or []) if isinstance(r, dict)}
+    old_risks, new_risks = register(old_summary), register(new_summary)
+    facts = _model_facts(new_summary.get("status"))
+    lines, worded = [], set()
+    for change in changes:
+        found = re.fullmatch(r"risks\.register\[(.+?)\]\..*", change.key)
+        if found is None or found.group(1) in worded:
+            continue
+        ident = found.group(1)
+        worded.add(ident)
+        fact = facts.get(("risk", ident))
+        lines.append(f"risk {ident} {_risk_words(new_risks.get(ident))} tonight"
+                     + (f", as the status records it {fact}" if fact else "")
+                     + f"; last night {_risk_words(old_risks.get(ident))}")
+    for change in changes:
+        if change.key in ("seed", "samples") and change.kind == "changed":
+            lines.append(f"{change.key} {change.new:,} (last night {change.old:,})")
+        elif change.key == "risks.mode" and change.kind == "changed":
+            lines.append(f"risk mode {change.new} (last night {change.old})")
+        elif change.key in ("risks.enabled", "risks.disabled") and isinstance(change.old, list) \
+                and isinstance(change.new, list) and set(change.old) ^ set(change.new) <= worded:
+            continue
+        elif change.key.startswith("risks.register["):
+            continue
+        else:
+            lines.append(f"run setting {change.kind} {change.key}: "
+                         + (f"{render_value(change.old)} -> {render_value(change.new)}"
+                            if change.kind == "changed" else render_value(
+                                change.new if change.kind == "added" else change.old)))
     return lines

@@ -34,7 +34,7 @@ from .metric_changes import ALPHA, COMPARED_STATS, MetricChange, NightDiff
 from .night import Night, NightUnreadable, load_per_scenario, read_night, read_summary
 from .significance import judge_paired, judge_unpaired, pairing
 from .status_changes import status_change
-from .change_log import change_log
+from .change_log import change_log, run_setting_lines
 
 __all__ = [   # compare_nights, and what the nightly, the report, the CLI and tests take from here
     "ALPHA", "COMPARED_STATS", "DEFAULT_FLOORS", "DEFAULT_RELATIVE", "INTERVALS_FILE",
@@ -128,6 +128,7 @@ def compare_nights(current: Night, previous: Night,
                 changes.append(MetricChange(name, metric, stat, before, after,
                                             None if significant is None else bool(significant),
                                             method, p, material, threshold))
+    run_changes = key_changes(run_settings(prev_summary), run_settings(cur_summary))
     return NightDiff(
         current=current.run_id, previous=previous.run_id, paired=paired, pairing_note=note,
         same_file=cur_summary.get("scenario_sha256") == prev_summary.get("scenario_sha256"),
@@ -136,7 +137,8 @@ def compare_nights(current: Night, previous: Night,
         added_strategies=[n for n in cur_summary["strategies"] if n not in prev_summary["strategies"]],
         removed_strategies=[n for n in prev_summary["strategies"] if n not in cur_summary["strategies"]],
         materiality=materiality,
-        run_changes=key_changes(run_settings(prev_summary), run_settings(cur_summary)),
+        run_changes=run_changes,
+        run_lines=run_setting_lines(prev_summary, cur_summary, run_changes),
         status_change=status_change(prev_summary, cur_summary),
         change_log=change_log(previous.scenario_keys, current.scenario_keys, prev_summary,
                               cur_summary))

@@ -47,6 +47,47 @@ def percent_change(c: MetricChange) -> str:
     return text.replace("-", "−", 1)          # the minus sign signed_number writes
 
 
+TOP_CHANGES = 10      # grouped change lines on the terminal and at the top of diff.md
+
+
+def grouped_changes(diff: NightDiff) -> list[list[MetricChange]]:
+    """The reported changes grouped by strategy and column (its mean, P50, P90 and P99 on one
+    line), most material first: the six metrics and the total cost before the cost
+    components and job columns, then by the largest relative change in the group."""
+    from ...core.definitions import METRICS
+    groups: dict[tuple[str, str], list[MetricChange]] = {}
+    for c in diff.reported:                          # largest relative change first
+        groups.setdefault((c.strategy, c.metric), []).append(c)
+    order = {"mean": 0, "p50": 1, "p90": 2, "p99": 3, "probability": 4}
+    headline = lambda m: m in METRICS or m == "cost_total"  # noqa: E731
+    ranked = sorted(groups.values(), key=lambda g: (not headline(g[0].metric), -g[0].relative))
+    return [sorted(g, key=lambda c: order.get(c.stat, 9)) for g in ranked]
+
+
+def grouped_change_line(changes: list[MetricChange], escape=md_text) -> str:
+    """One strategy's reported changes of one column on a line: 'big-bang trough_depth: MEAN
+    2,048 -> 248, P50 2,048 -> 248 (−87.9%; paired tests, p<1e-300)'."""
+    first = changes[0]
+    largest = max(changes, key=lambda c: c.relative)
+    stats = ", ".join(f"{c.stat.upper()} {plain_number(c.old)} -> {plain_number(c.new)}"
+                      for c in changes)
+    return (f"{escape(first.strategy)} {first.metric}: {stats} (largest change "
+            f"{percent_change(largest)})")
+
+
+def top_change_lines(diff: NightDiff, escape=md_text, top: int = TOP_CHANGES) -> list[str]:
+    """The most material reported changes, grouped (grouped_changes), at most `top` lines,
+    and a line counting the rest."""
+    groups = grouped_changes(diff)
+    lines = [grouped_change_line(g, escape) for g in groups[:top]]
+    rest = groups[top:]
+    if rest:
+        n = sum(len(g) for g in rest)
+        lines.append(f"and {n} more reported change{'s' if n != 1 else ''}: diff.md lists "
+                     "every one")
+    return lines
+
+
 def input_change_line(change: InputChange, code=md_code, escape=md_text) -> str:
     """One changed scenario input: `changed KEY: old -> new`, `added KEY = v`, `removed KEY
     (was v)`; the key through `code`, values through `escape`."""
@@ -140,15 +181,24 @@ def diff_markdown(diff: NightDiff) -> str:
         lines += ["", "## Status", "", md_text(diff.status_change)]
     if diff.run_changes:
         lines += ["", "## Run settings that changed", ""]
+        lines += [f"- {md_text(line)}" for line in diff.run_lines]
+        lines += ["", "Key by key:", ""]
         lines += [f"- {input_change_line(change)}" for change in diff.run_changes]
     reported, immaterial = diff.reported, diff.immaterial
-    lines += ["", "## Changes beyond Monte Carlo noise (largest first)", ""]
+    lines += ["", "## Changes beyond Monte Carlo noise and material", ""]
     if not reported:
         lines.append("None.")
-    lines += [f"- {change_line(c)}" for c in reported]
+    else:
+        lines += [f"{len(reported)} reported change{'s' if len(reported) != 1 else ''}; "
+                  "the most material first, a strategy's column on a line (every one is listed "
+                  "under \"Every reported change\" below):", ""]
+        lines += [f"- {line}" for line in top_change_lines(diff)]
     if immaterial:
         lines += ["", f"{len(immaterial)} more beyond noise but below the materiality "
                   "threshold, not reported as changes (see the table)."]
+    if reported:
+        lines += ["", "## Every reported change (largest relative change first)", ""]
+        lines += [f"- {change_line(c)}" for c in reported]
     lines += ["", "## All compared statistics", "",
               "| strategy | metric | stat | last night | tonight | change | reported | how judged |",
               "|---|---|---|---:|---:|---:|---|---|"]

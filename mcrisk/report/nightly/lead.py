@@ -113,3 +113,38 @@ def milestone_rows(milestones: list[MilestoneActual]) -> list[tuple[str, str, st
     def day(v):
         return "n/a" if v is None else f"day {v:,.0f}" if float(v).is_integer() else f"day {v:,.1f}"
     return [(m.name, day(m.actual), day(m.p50), day(m.p90), m.words()) for m in milestones]
+
+
+def _late(m: MilestoneActual) -> float:
+    return -1e18 if m.p50 is None else m.actual - m.p50
+
+
+def milestones_line(milestones: list[MilestoneActual]) -> str:
+    """The terminal's one line on the milestones reached: how many, how many late, early or on
+    time against the plan's P50, and how many came later than its P90."""
+    n = len(milestones)
+    known = [m for m in milestones if m.p50 is not None]
+    late = sum(1 for m in known if round(m.actual - m.p50) > 0)
+    early = sum(1 for m in known if round(m.actual - m.p50) < 0)
+    beyond = sum(1 for m in known if m.p90 is not None and m.actual > m.p90 + 0.5)
+    parts = [f"{late} late", f"{early} early", f"{len(known) - late - early} on time"]
+    return (f"milestones reached: {n}, against the plan's P50 (tonight's scenario run without a "
+            f"status): {', '.join(parts)}; {beyond} later than the plan's P90"
+            + (f"; {n - len(known)} not in the plan's forecast" if n > len(known) else "")
+            + ("; the latest against plan:" if late else ""))
+
+
+def milestone_terminal_lines(milestones: list[MilestoneActual], top: int = 3) -> list[str]:
+    """The milestones latest against the plan's P50 (every one later than its P90 among
+    them), at most `top` unless more are later than their P90; diff.md has the table."""
+    known = sorted((m for m in milestones if m.p50 is not None and round(m.actual - m.p50) > 0),
+                   key=_late, reverse=True)
+    beyond = [m for m in known if m.p90 is not None and m.actual > m.p90 + 0.5]
+    shown = known[:top] + [m for m in beyond if m not in known[:top]]
+    rows = {m.name: row for m, row in zip(milestones, milestone_rows(milestones))}
+    lines = [f"{m.name}: {rows[m.name][1]}, {m.words()} (plan P50 {rows[m.name][2]}, "
+             f"P90 {rows[m.name][3]})" for m in shown]
+    if len(milestones) > len(shown):
+        lines.append(f"({len(milestones) - len(shown)} more in diff.md, under \"Milestones "
+                     "reached: actual against plan\")")
+    return lines

@@ -78,6 +78,7 @@ class NightDiff:
     skipped: tuple[str, ...] = ()                # later nights not compared with, and why
     materiality: Materiality = Materiality()
     run_changes: list[InputChange] = field(default_factory=list)   # seed, samples, risks
+    run_lines: list[str] = field(default_factory=list)   # run_changes in words (unescaped)
     status_change: str | None = None   # how the status changed (status_changes), unescaped
     change_log: list = field(default_factory=list)   # change_log.LogLine: the night in words
     milestones: list = field(default_factory=list)   # lead.MilestoneActual: reached, vs plan
