@@ -48,7 +48,12 @@ def summary_markdown(summary: dict, paragraphs: list[str], diff: "NightDiff | No
     if alerts is not None:
         lines += alerts_markdown(alerts, diff)
     if diff is not None:
-        lines += [*diff_summary_markdown(diff), ""]
+        lines += night_lead_markdown(diff)
+        n = len(diff.reported)
+        lines += [*_wrap(f"Night over night vs {md_code(diff.previous)}: {n} change"
+                         f"{'s' if n != 1 else ''} beyond Monte Carlo noise and material across "
+                         "the strategies; the largest in report.html, every one in diff.md."),
+                  ""]
     executing = executing_words(s)
     if executing:
         lines += [*_wrap(f"**{md_text(executing)}**"), ""]
@@ -223,6 +228,7 @@ def ranking_markdown(s: dict) -> list[str]:
 
 _TOP_INPUTS = 3         # changed inputs named in summary.md; report.html 12, diff.md all
 _TOP_CHANGES = 3        # changes named in summary.md; report.html and diff.md list them all
+_TOP_HAPPENED = 3       # lines of what happened in summary.md; report.html and diff.md all
 
 
 def _input_lines(diff: "NightDiff") -> list[str]:
@@ -268,13 +274,72 @@ def alerts_markdown(alerts, diff: "NightDiff | None") -> list[str]:
         lines.append(f"- {len(alerts.notes)} note{'s' if len(alerts.notes) != 1 else ''} on the "
                      f"conditions (report.html lists them), the first: {md_text(alerts.notes[0])}")
     if diff is not None:
-        lines += ["", *_input_lines(diff)]
-        if diff.status_change:
-            lines += ["", md_text(diff.status_change)]
+        lines += ["", *_wrap_all(_input_lines(diff))]
         if diff.run_lines:
-            lines += ["", "Run settings changed: " + "; ".join(
-                md_text(line) for line in diff.run_lines) + "."]
+            lines += ["", *_wrap("Run settings changed: " + "; ".join(
+                md_text(line) for line in diff.run_lines) + ".")]
     return [*lines, ""]
+
+
+def _wrap_all(lines: list[str]) -> list[str]:
+    """Each line wrapped at SUMMARY_WIDTH, a list item's continuation indented under it."""
+    out = []
+    for line in lines:
+        if line.startswith("- "):
+            out += _wrap(line[2:], "- ", "  ")
+        else:
+            out += _wrap(line) if line else [""]
+    return out
+
+
+def night_lead_markdown(diff: "NightDiff") -> list[str]:
+    """What a planner reads first in a nightly: the executing plan's figures since last night
+    (with each group's share where the attribution ran) and what happened, in words, at most
+    _TOP_HAPPENED lines (report.html and diff.md have the whole night)."""
+    from .nightly.change_log import HAPPENED
+    from .nightly.lead import number, signed
+
+    lines = []
+    lead = diff.lead
+    moves = [] if lead is None else [
+        None if f.old is None or f.new is None else f.new - f.old for f in lead.figures]
+    if lead is not None and all(m == 0 for m in moves):
+        lines += [*_wrap(f"**The executing plan, {md_text(lead.strategy)}:** unchanged since "
+                         "last night on every figure: " + md_text(", ".join(
+                             f"{f.label} {number(f.new, f.unit)}" for f in lead.figures))
+                         + "."), ""]
+    elif lead is not None:
+        lines += _wrap(f"**The executing plan, {md_text(lead.strategy)}, since last night:**")
+        applied = [g for g in lead.groups if g.applied]
+        for f in lead.figures:
+            move = None if f.old is None or f.new is None else f.new - f.old
+            text = (f"{f.label}: {number(f.old, f.unit)} → {number(f.new, f.unit)} "
+                    f"({signed(move, f.unit)}; {f.verdict}")
+            if f.key in lead.total and applied and move:
+                parts = [f"{g.name} {signed(g.contributions.get(f.key), f.unit)}"
+                         for g in applied if g.contributions.get(f.key)]
+                if parts:
+                    text += "; from " + ", ".join(parts)
+            lines += _wrap(md_text(text + ")"), "- ", "  ")
+        lines.append("")
+    if diff.status_change:       # its first clause: which windows the two nights count
+        lines += [*_wrap(md_text(diff.status_change.split(": ")[0].rstrip(".") + ".")), ""]
+    happened = [line.text for line in diff.change_log if line.group == HAPPENED]
+    others = len(diff.change_log) - len(happened)
+    if happened or others:
+        lines += _wrap("What happened since last night" + (":" if happened else ": nothing "
+                                                           "recorded."))
+        for text in happened[:_TOP_HAPPENED]:
+            lines += _wrap(md_text(text), "- ", "  ")
+        more = len(happened) - _TOP_HAPPENED
+        if more > 0 or others:
+            rest = ([f"{more} more of what happened"] if more > 0 else []) + (
+                [f"{others} change{'s' if others != 1 else ''} to the plan or the model"]
+                if others else [])
+            lines += _wrap("- and " + " and ".join(rest) + ": report.html and diff.md", "",
+                           "  ")
+        lines.append("")
+    return lines
 
 
 def diff_summary_markdown(diff: "NightDiff") -> list[str]:

@@ -69,8 +69,11 @@ def test_the_comparison_says_how_the_status_changed_in_every_output(two_nights):
     sentence = second.diff.status_change
     assert sentence.startswith("The status changed (as_of moved from day 150 to day 210")
     assert "2 shipments arrived (S3, S4)" in sentence and "1 hall energized (B)" in sentence
-    for name in ("diff.md", "summary.md"):
-        assert md_text(sentence) in (second.folder / name).read_text()
+    assert md_text(sentence) in (second.folder / "diff.md").read_text()
+    # summary.md, one screen, keeps the windows (the whole sentence is in the report)
+    summary_md = " ".join((second.folder / "summary.md").read_text().split())
+    assert ("The status changed (as\\_of moved from day 150 to day 210, so tonight's metrics "
+            "and costs count from day 210 and last night's from day 150).") in summary_md
     assert "as_of moved from day 150 to day 210" in (second.folder / "report.html").read_text()
 
 
@@ -100,3 +103,14 @@ def test_the_terminal_says_how_the_status_changed(tmp_path, capsys):
     assert ("The status changed (as_of moved from day 100 to day 150, so tonight's metrics "
             "and costs count from day 150 and last night's from day 100): new dated facts: "
             "2 shipments arrived (S1, S2); 1 island fabric ready (xdr).") in out
+
+
+@pytest.mark.slow
+def test_summary_md_leads_with_the_executing_plan_and_what_happened(two_nights):
+    _, _, second = two_nights
+    text = (second.folder / "summary.md").read_text()
+    lead = text.index("**The executing plan, hybrid-gated, since last night:**")
+    assert lead < text.index("What happened since last night:") < text.index("Ranking, best")
+    assert "- S3 arrived on day 166, 31 days late (promised day 135)" in text
+    assert "- completion (P90): " in text and "from status facts" in text
+    assert max(len(line) for line in text.splitlines()[2:]) <= 100
