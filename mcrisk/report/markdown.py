@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from ..results.mitigation import risk_mode_text
 from ..results.horizon import horizon_warnings
 from ..core.definitions import METRICS
-from ..core.labels import heading, label, share_label
+from ..core.labels import heading, label, share_label, unit
 from ..results.ranking import rank_label, rule_text
 from .findings.sentences import fmt
 from .status import executing_words
@@ -146,10 +146,11 @@ def ranking_brief(s: dict) -> list[str]:
 
     ranks = s.get("ranks") or {}
     costs = s.get("costs")
-    headers = ["trough depth", "trough days", "shortfall", "completion",
-               *(["cost"] if costs else [])]
-    lines = [f"Ranking, best first (P90s; trough depth in H100-eq, shortfall in H100-eq x "
-             f"days{', cost in ' + md_text(costs['currency']) if costs else ''}):", "",
+    headers = [label("trough_depth"), label("trough_days"), label("shortfall_gpu_days"),
+               "completion", *(["cost"] if costs else [])]
+    lines = [f"Ranking, best first (P90s; {label('trough_depth')} in {unit('trough_depth')}, "
+             f"{label('shortfall_gpu_days')} in {unit('shortfall_gpu_days')}"
+             f"{', cost in ' + md_text(costs['currency']) if costs else ''}):", "",
              "| rank | strategy | " + " | ".join(headers) + " | decided by |",
              "|---:|---|" + "---:|" * len(headers) + "---|"]
     for position, name in enumerate(s["ranking"], start=1):

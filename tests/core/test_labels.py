@@ -94,7 +94,7 @@ def _docstrings(tree: ast.AST) -> set[int]:
 
 
 # Words of sentences, not labels: how a sentence says that a metric went up or down.
-SENTENCE_WORDS = {("report/findings/sentences.py", "_GATING_WORDS")}
+SENTENCE_WORDS = {("report/findings/gating.py", "_GATING_WORDS")}
 
 
 def _room_sources():

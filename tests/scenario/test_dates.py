@@ -58,12 +58,12 @@ def runs(tmp_path_factory):
         buffer = io.StringIO()
         axes = []                             # (start, lo, hi) of every date-axis request
 
-        def spy(ax, start, lo, hi, real=figures.date_axis):
+        def spy(start, lo, hi, real=figures.date_ticks):
             axes.append((start, lo, hi))
-            return real(ax, start, lo, hi)
+            return real(start, lo, hi)
 
         with contextlib.redirect_stdout(buffer), pytest.MonkeyPatch.context() as mp:
-            mp.setattr(figures, "date_axis", spy)
+            mp.setattr(figures, "date_ticks", spy)
             assert main(["run", str(path), "--samples", "200", "--seed", "5", "--out",
                          str(folder), "--quiet"]) == 0
         out[key] = {"terminal": buffer.getvalue(), "date_axes": axes,
@@ -147,33 +147,24 @@ def test_dated_summary_fits_the_schema(runs):
 
 def test_date_axis_ticks_fall_on_the_first_of_each_month():
     """Jan 4 + 28 = Feb 1, + 28 = Mar 1, + 31 = Apr 1, + 30 = May 1, + 31 = Jun 1, + 30 = Jul 1."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots()
-    ax.set_xlim(0, 200)
-    figures.date_axis(ax, START, 0, 200)
-    top = [child for child in ax.get_children() if type(child).__name__ == "SecondaryAxis"]
-    assert len(top) == 1
-    assert list(top[0].get_xticks()) == [28, 56, 87, 117, 148, 178]
-    assert [t.get_text() for t in top[0].get_xticklabels()] == [
-        "Feb 2027", "Mar", "Apr", "May", "Jun", "Jul"]
-    fig2, ax2 = plt.subplots()
-    figures.date_axis(ax2, None, 0, 200)
-    assert not [c for c in ax2.get_children() if type(c).__name__ == "SecondaryAxis"]
-    plt.close(fig)
-    plt.close(fig2)
+    assert figures.date_ticks(START, 0, 200) == [
+        (28.0, "Feb 2027"), (56.0, "Mar"), (87.0, "Apr"), (117.0, "May"), (148.0, "Jun"),
+        (178.0, "Jul")]
+    assert figures.date_ticks(None, 0, 200) is None
 
 
 def test_charts_get_a_date_axis_only_with_start_date(runs):
-    """Fan and largest-island charts (one panel per strategy, 0..H) and the completion chart."""
+    """The fan and largest-island charts (0..H, every panel) and the completion chart ask
+    for the months on top; with start_date they are drawn, without it none."""
     dated = runs["dated"]["date_axes"]
-    strategies = len(runs["dated"]["summary"]["strategies"])
-    assert [a for a in dated if a[1:] == (0, 200)] == [(START, 0, 200)] * (2 * strategies)
-    assert len(dated) == 2 * strategies + 1 and all(a[0] == START for a in dated)
+    assert [a for a in dated if a[1:] == (0, 200)] == [(START, 0, 200)] * 2
+    assert len(dated) == 3 and all(a[0] == START for a in dated)
     plain = runs["plain"]["date_axes"]
-    assert len(plain) == 2 * strategies + 1 and all(a[0] is None for a in plain)
+    assert len(plain) == 3 and all(a[0] is None for a in plain)
+    figures_html = [re.findall(r"<figure class=\"svg\">.*?</figure>", runs[k]["html"], re.S)
+                    for k in ("dated", "plain")]
+    assert sum("Feb 2027" in f for f in figures_html[0]) >= 2      # the fan, the island
+    assert not any("Feb 2027" in f for f in figures_html[1])
 
 
 # -- the calendar's ends (issue 24 item 11) ------------------------------------------------------

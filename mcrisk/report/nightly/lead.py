@@ -14,9 +14,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-FIGURES = (("trough_depth", "p90", "P90 trough depth", "H100-eq"),
-           ("completion_day", "p90", "completion (P90)", "days"),
-           ("shortfall_gpu_days", "p90", "shortfall (P90)", "H100-eq x days"),
+from ...core.labels import label, unit
+
+FIGURES = (("trough_depth", "p90", f"P90 {label('trough_depth')}", unit("trough_depth")),
+           ("completion_day", "p90", "completion (P90)", unit("completion_day")),
+           ("shortfall_gpu_days", "p90", f"{label('shortfall_gpu_days')} (P90)",
+            unit("shortfall_gpu_days")),
            ("cost_total", "mean", "cost (mean)", "money"),
            ("cost_total", "p90", "cost (P90)", "money"))
 
