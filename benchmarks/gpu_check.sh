@@ -4,7 +4,8 @@
 #   2. pytest -m gpu: the CuPy kernels against the Numba backend, bit-exact random stream,
 #      the GPU path really taken; the closed forms and the identities (chunking, replay,
 #      common random numbers) on the GPU too; costs, crews, kept units, forecast demand,
-#      failures after acceptance and the full reference (job mix included) against Numba
+#      failures after acceptance, the full reference (job mix included) and plans conditioned
+#      on a status (posterior tables, truncated draws, pins and floors) against Numba
 #   3. benchmarks/bench_gpu.py: kernel throughput at 1e6 and 1e7 scenarios on the reference,
 #      end-to-end 1e6 x 5 (sampling, metrics, percentiles, summary), GPU-vs-CPU differences
 # Everything it prints also goes to $OUT (the lent machine's folder that comes back), else to
@@ -57,7 +58,8 @@ set +e
 "$PYTHON" -m pytest -q -m gpu -p no:cacheprovider tests/backends/test_cuda.py \
     tests/backends/test_closed_forms.py tests/backends/test_backends.py tests/backends/test_full_scenario.py \
     tests/backends/test_early_failures.py tests/plan/test_keep.py tests/plan/test_forecast.py \
-    tests/plan/test_crews.py tests/backends/test_costs_parity.py 2>&1 \
+    tests/plan/test_crews.py tests/backends/test_costs_parity.py \
+    tests/backends/test_conditioned_parity.py 2>&1 \
     | tee "$OUT/pytest-gpu.txt"
 tests=${PIPESTATUS[0]}
 set -e
