@@ -44,7 +44,7 @@ from ..backends.dask import check_address, retried_chunks, retried_text
 from ..core.errors import McriskError, ScenarioError
 from ..core.stops import Terminated, stop_message, stop_status, stops_unwind
 from ..app.run import RunResult, load_for_run, run_scenario
-from ..scenario import load_scenario, load_status
+from ..scenario import load_scenario, load_status, scenario_warnings
 from ..core.facts import with_facts
 from .options import build_parser
 from .progress import terminal_progress
@@ -129,6 +129,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
                                                             args.status)
     precision = _precision(args)
     register = load_for_run(args.scenario, args.risks, tuple(args.disable_risk), args.status)
+    _print_warnings(register.scenario)
     with terminal_progress(args.quiet) as progress:
         run = run_scenario(register, samples=args.samples, seed=args.seed,
                            backend=args.backend, out_dir=out, chunk_size=args.chunk_size,
@@ -326,6 +327,14 @@ def _validate_search(path: str) -> str:
             f"{escaped(space.template)})")
 
 
+def _print_warnings(scenario) -> None:
+    """The scenario's sanity warnings (mcrisk/scenario/sanity.py), one 'warning: ' line each
+    on stderr: valid input that is most likely not meant."""
+    from ..report.text import visible
+    for warning in scenario_warnings(scenario):
+        print(f"warning: {visible(warning)}", file=sys.stderr)
+
+
 def _cmd_validate(args: argparse.Namespace) -> int:
     failed = False
     if args.status is not None and len(args.scenario) != 1:
@@ -350,6 +359,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
             failed = True
             print(str(error), file=sys.stderr)
             continue
+        _print_warnings(scenario)
         if args.status is not None:
             print(f"{escaped(args.status)}: ok (as of day {scenario.status.as_of:g}, "
                   f"{count_noun(len(scenario.status.units), 'unit')} with facts)")
