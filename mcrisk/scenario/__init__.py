@@ -14,6 +14,8 @@ Times are days from the plan's day 0, capacity is in H100-eq, power in kW.
 The package in layers, each importing only those below it:
 
     __init__        the public API: read the file, then every section in order
+    sanity          checks with numbers on the whole scenario: a hall over its cap at day 0
+                    (an error), draws past the horizon and unplaceable jobs (warnings)
     strategies      [[strategies]]: placement, drains, deadlock checks
     fleets          [[existing]], [[incoming]], [[shipments]], [[risks]]
     costs           [costs]: prices, power contracts, reservation steps (docs/costs.md)
