@@ -129,7 +129,6 @@ def _cmd_run(args: argparse.Namespace) -> int:
                                                             args.status)
     precision = _precision(args)
     register = load_for_run(args.scenario, args.risks, tuple(args.disable_risk), args.status)
-    _print_warnings(register.scenario)
     with terminal_progress(args.quiet) as progress:
         run = run_scenario(register, samples=args.samples, seed=args.seed,
                            backend=args.backend, out_dir=out, chunk_size=args.chunk_size,
@@ -137,6 +136,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
                            mitigation=not args.no_mitigation, csv=args.csv,
                            dask=args.dask)
     _warn_retries(run.backend)
+    _print_warnings(register.scenario)     # after the run: a refused run prints its problem alone
     _print_run(run)
     _print_drivers(run.summary)
     if precision is not None:
