@@ -1,8 +1,9 @@
 """Sanity checks with numbers, on a scenario that has been read (issue 28, 3a and 4).
 
 Errors (located Problems, raised by load_scenario like any other): a hall whose existing
-units draw more at day 0 than its power_cap_kw (a cap typed in MW, 1.6 for 1,600 kW, would
-otherwise run as a plan over its cap from its first day).
+units draw UNIT_SLIP (100) times its power_cap_kw or more at day 0 (a cap typed in MW, 1.6 for
+1,600 kW, would otherwise run as a plan over its cap from its first day). A smaller excess
+at day 0 is a warning: a plan over its cap is what the run measures (power_violation).
 
 Warnings (plain sentences, file and key first; `mcrisk validate` and `mcrisk run` print them
 and a run records them in summary.json `warnings`), each about something valid that is most
@@ -26,9 +27,17 @@ from ..core.model import Distribution, Scenario
 PAST_HORIZON_SHARE = 0.001
 
 
+UNIT_SLIP = 100.0      # a day-0 draw this many times the cap: a unit slip, an error
+
+
 def power_problems(scenario: Scenario) -> list[Problem]:
-    """A hall whose existing units draw more than its cap at day 0, with the numbers (and
-    the cap x 1000 when that would hold them: kW typed as MW)."""
+    """A hall whose existing units draw UNIT_SLIP times its cap or more at day 0, with the
+    numbers (and the cap x 1000 when that would hold them: MW typed for kW). A smaller
+    excess is a plan over its cap, which the run measures (a warning, _over_cap)."""
+    return [problem for problem, ratio in _over_cap(scenario) if ratio >= UNIT_SLIP]
+
+
+def _over_cap(scenario: Scenario) -> list[tuple[Problem, float]]:
     problems = []
     types = {kind.id: kind for kind in scenario.unit_types}
     for h, hall in enumerate(scenario.halls):
@@ -40,16 +49,19 @@ def power_problems(scenario: Scenario) -> list[Problem]:
         hint = (f"power_cap_kw is in kW: if {_n(hall.power_cap_kw)} was meant in MW, write "
                 f"{_n(hall.power_cap_kw * 1000)}" if hall.power_cap_kw * 1000 >= draw else
                 "raise power_cap_kw to the hall's real cap, or check power_kw of the units' types")
-        problems.append(Problem(
+        problems.append((Problem(
             scenario.path, f"halls[{h}].power_cap_kw", hall.power_cap_kw,
             f"hall {hall.id} draws {_n(draw)} kW at day 0 (its {len(units)} existing units), "
-            f"{draw / hall.power_cap_kw:,.4g} x its cap", hint))
+            f"{draw / hall.power_cap_kw:,.4g} x its cap", hint), draw / hall.power_cap_kw))
     return problems
 
 
 def scenario_warnings(scenario: Scenario) -> list[str]:
     """Every warning of the module docstring, in file order."""
-    return _horizon_warnings(scenario) + _job_warnings(scenario)
+    over = [f"{p.file}: {p.key} = {_n(p.value)}: {p.message}; the run measures it as a "
+            f"power violation from day 0 ({p.hint})"
+            for p, ratio in _over_cap(scenario) if ratio < UNIT_SLIP]
+    return over + _horizon_warnings(scenario) + _job_warnings(scenario)
 
 
 def _n(x: float) -> str:

@@ -21,7 +21,13 @@ def test_a_cap_typed_in_megawatts_is_an_error_with_the_numbers():
     found = problems(variant(("power_cap_kw = 500", "power_cap_kw = 0.1"), text=MINIMAL_TEXT))
     assert found[0].endswith("(raise power_cap_kw to the hall's real cap, or check power_kw "
                              "of the units' types)")
-    load_text(variant(("power_cap_kw = 500", "power_cap_kw = 163.2"), text=MINIMAL_TEXT))
+    assert scenario_warnings(load_text(variant(("power_cap_kw = 500", "power_cap_kw = 163.2"),
+                                               text=MINIMAL_TEXT))) == []
+    # over the cap by less than 100x: a plan the run measures, with a warning
+    [warning] = scenario_warnings(load_text(variant(("power_cap_kw = 500", "power_cap_kw = 100"),
+                                                    text=MINIMAL_TEXT)))
+    assert warning.startswith("x.toml: halls[0].power_cap_kw = 100: hall H draws 163.2 kW at "
+                              "day 0 (its 2 existing units), 1.632 x its cap; the run measures")
 
 
 DELAY = 'delay = { dist = "triangular", min = 0, mode = 3, max = 10 }'
