@@ -53,6 +53,47 @@ MCRISK_HD double ndtri(double p) {
     return ndtri_lower(p);
 }
 
+// The quantile at u of a lognormal (mu, sigma) truncated to [low, high] (low 0: none, high 0:
+// none): u mapped into [F(low), F(high)], through the survival function when low lies above
+// the median, then clamped into [low, high].
+MCRISK_HD double lognormal_between(double mu, double sigma, double low, double high, double u) {
+    double scale = sigma * SQRT2;
+    double z_low = -infinity();
+    if (low > 0.0) {
+        z_low = (log(low) - mu) / scale;
+    }
+    double z_high = infinity();
+    if (high > 0.0) {
+        z_high = (log(high) - mu) / scale;
+    }
+    double x;
+    if (z_low > 0.0) {
+        double s_low = 0.5 * erfc(z_low);
+        double s_high = 0.0;
+        if (high > 0.0) {
+            s_high = 0.5 * erfc(z_high);
+        }
+        x = exp(mu - sigma * ndtri(s_high + (1.0 - u) * (s_low - s_high)));
+    } else {
+        double f_low = 0.0;
+        if (low > 0.0) {
+            f_low = 0.5 * erfc(-z_low);
+        }
+        double f_high = 1.0;
+        if (high > 0.0) {
+            f_high = 0.5 * erfc(-z_high);
+        }
+        x = exp(mu + sigma * ndtri(f_low + u * (f_high - f_low)));
+    }
+    if (low > 0.0 && x < low) {
+        x = low;
+    }
+    if (high > 0.0 && x > high) {
+        x = high;
+    }
+    return x;
+}
+
 // Inverse CDF of distribution d (not `chance`) at u.
 MCRISK_HD double ppf(int kind, const double* dist_param, int d, const double* pert_table,
                      double u) {
@@ -95,6 +136,10 @@ MCRISK_HD double ppf(int kind, const double* dist_param, int d, const double* pe
         return dist_param[4 * d + 0] + dist_param[4 * d + 1] * y;
     }
     if (kind == KIND_LOGNORMAL) {
+        if (dist_param[4 * d + 2] > 0.0 || dist_param[4 * d + 3] > 0.0) {
+            return lognormal_between(dist_param[4 * d + 0], dist_param[4 * d + 1],
+                                     dist_param[4 * d + 2], dist_param[4 * d + 3], u);
+        }
         return exp(dist_param[4 * d + 0] + dist_param[4 * d + 1] * ndtri(u));
     }
     if (kind == KIND_TABLE) {
@@ -177,16 +222,34 @@ MCRISK_HD double cdf(int kind, const double* dist_param, int d, const double* pe
         if (x <= 0.0) {
             return 0.0;
         }
-        double z = (log(x) - dist_param[4 * d + 0]) / (dist_param[4 * d + 1] * SQRT2);
-        return 0.5 * erfc(-z);
+        double scale = dist_param[4 * d + 1] * SQRT2;
+        double f = 0.5 * erfc(-(log(x) - dist_param[4 * d + 0]) / scale);
+        double low = dist_param[4 * d + 2], high = dist_param[4 * d + 3];
+        if (low > 0.0 || high > 0.0) {  // bounded: the truncated CDF
+            double f_low = 0.0;
+            if (low > 0.0) {
+                f_low = 0.5 * erfc(-(log(low) - dist_param[4 * d + 0]) / scale);
+            }
+            double f_high = 1.0;
+            if (high > 0.0) {
+                f_high = 0.5 * erfc(-(log(high) - dist_param[4 * d + 0]) / scale);
+            }
+            return min(max((f - f_low) / (f_high - f_low), 0.0), 1.0);
+        }
+        return f;
     }
     return not_a_number();
 }
 
 // The quantile at u of distribution d (not `chance`) truncated to above `bound`: u mapped
-// into [F(bound), 1); a lognormal's through its survival function.
+// into [F(bound), 1); a lognormal's through its survival function (a bounded one's into
+// [F(max(bound, min)), F(max)], lognormal_between).
 MCRISK_HD double ppf_above(int kind, const double* dist_param, int d, const double* pert_table,
                            double bound, double u) {
+    if (kind == KIND_LOGNORMAL && (dist_param[4 * d + 2] > 0.0 || dist_param[4 * d + 3] > 0.0)) {
+        return lognormal_between(dist_param[4 * d + 0], dist_param[4 * d + 1],
+                                 max(bound, dist_param[4 * d + 2]), dist_param[4 * d + 3], u);
+    }
     if (kind == KIND_LOGNORMAL) {
         double survival = 1.0;
         if (bound > 0.0) {

@@ -44,7 +44,7 @@ from ..backends.dask import check_address, retried_chunks, retried_text
 from ..core.errors import McriskError, ScenarioError
 from ..core.stops import Terminated, stop_message, stop_status, stops_unwind
 from ..app.run import RunResult, load_for_run, run_scenario
-from ..scenario import load_scenario, load_status
+from ..scenario import load_scenario, load_status, scenario_warnings
 from ..core.facts import with_facts
 from .options import build_parser
 from .progress import terminal_progress
@@ -136,6 +136,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
                            mitigation=not args.no_mitigation, csv=args.csv,
                            dask=args.dask)
     _warn_retries(run.backend)
+    _print_warnings(register.scenario)     # after the run: a refused run prints its problem alone
     _print_run(run)
     _print_drivers(run.summary)
     if precision is not None:
@@ -326,6 +327,14 @@ def _validate_search(path: str) -> str:
             f"{escaped(space.template)})")
 
 
+def _print_warnings(scenario) -> None:
+    """The scenario's sanity warnings (mcrisk/scenario/sanity.py), one 'warning: ' line each
+    on stderr: valid input that is most likely not meant."""
+    from ..report.text import visible
+    for warning in scenario_warnings(scenario):
+        print(f"warning: {visible(warning)}", file=sys.stderr)
+
+
 def _cmd_validate(args: argparse.Namespace) -> int:
     failed = False
     if args.status is not None and len(args.scenario) != 1:
@@ -350,6 +359,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
             failed = True
             print(str(error), file=sys.stderr)
             continue
+        _print_warnings(scenario)
         if args.status is not None:
             print(f"{escaped(args.status)}: ok (as of day {scenario.status.as_of:g}, "
                   f"{count_noun(len(scenario.status.units), 'unit')} with facts)")

@@ -12,7 +12,8 @@ Encoded form (what the kernels see), per distribution d:
       UNIFORM     (min, max - min, -, -)
       TRIANGULAR  (min, mode, max, -)
       PERT        (min, max - min, table offset, -)   value = min + span * table(u)
-      LOGNORMAL   (ln median, sigma, -, -)             value = exp(mu + sigma * ndtri(u))
+      LOGNORMAL   (ln median, sigma, min, max)         value = exp(mu + sigma * ndtri(u))
+                  min, max: a bounded lognormal's (0: no such bound), below
       TABLE       (table offset, -, -, -)              value = table(ndtri(u)), a posterior
   dist_chance[d]   probability that the draw is non-zero (1.0: not a `chance` distribution)
 
@@ -28,6 +29,16 @@ distribution as drawn (`cdf`: a PERT's is the inverse of its table's interpolati
 takes the quantile there; a lognormal's from its survival function, which keeps the upper
 tail's precision; a `chance` draws its inner distribution above b when b >= 0 (0 is not
 above b), else as usual. The draw stays at its address.
+
+A bounded lognormal (`min` / `max` in the scenario, param 2 and 3 non-zero) is truncated to
+[min, max]: its uniform is mapped into [F(min), F(max)] and the quantile taken there
+(`lognormal_between`), at the same address, so common random numbers hold. With min above
+the median the map goes through the survival function, S(max) + (1 - u) (S(min) - S(max)),
+which keeps the upper tail's precision, else through the CDF, F(min) + u (F(max) - F(min));
+either way the draw is then clamped into [min, max], so rounding never puts it outside. An
+unbounded lognormal (params 2 and 3 zero) is drawn by the plain formula above, bit for bit
+as before bounds existed. A conditioned draw of a bounded one (`ppf_above`) is the same map
+with min raised to the conditioning bound.
 
 BetaPERT has no closed-form inverse CDF. Its quantile function is tabulated at compile time
 from the Beta quantile (scipy.special.betaincinv: what scipy.stats.beta.ppf gives, bit for
@@ -105,7 +116,9 @@ def encode(dist: Distribution, pert_tables: list[np.ndarray]) -> tuple[int, tupl
         pert_tables.append(pert_table(*p))
         return KIND_PERT, (p[0], p[2] - p[0], float(offset), 0.0), chance
     if dist.kind == "lognormal":
-        return KIND_LOGNORMAL, (math.log(p[0]), lognormal_sigma(p[0], p[1]), 0.0, 0.0), chance
+        low, high = dist.bounds or (0.0, math.inf)
+        return KIND_LOGNORMAL, (math.log(p[0]), lognormal_sigma(p[0], p[1]), float(low),
+                                float(high) if math.isfinite(high) else 0.0), chance
     raise ValueError(f"unknown distribution kind {dist.kind!r}")
 
 
@@ -125,6 +138,36 @@ def median(dist: Distribution) -> float:
     kind, params, _ = encode(dist, tables := [])
     table = np.concatenate(tables) if tables else np.zeros(1)
     return float(ppf(kind, np.array(params), table, np.array(0.5)))
+
+
+def is_bounded(kind: int, param) -> bool:
+    """Whether an encoded distribution is a bounded lognormal (min or max given)."""
+    return kind == KIND_LOGNORMAL and (param[2] > 0.0 or param[3] > 0.0)
+
+
+def lognormal_between(mu: float, sigma: float, low, high: float, u: np.ndarray) -> np.ndarray:
+    """The quantile at u of a lognormal (mu, sigma) truncated to [low, high] (low 0: none,
+    high 0: none; low may be an array, a conditioning bound per draw): u mapped into
+    [F(low), F(high)], through the survival function when low lies above the median, and
+    clamped into [low, high]. The kernels' lognormal_between does the same operations."""
+    u = np.asarray(u, dtype=np.float64)
+    low = np.broadcast_to(np.asarray(low, dtype=np.float64), u.shape)
+    scale = sigma * SQRT2
+    with np.errstate(divide="ignore"):
+        z_low = np.where(low > 0.0, (np.log(np.where(low > 0.0, low, 1.0)) - mu) / scale,
+                         -np.inf)
+    z_high = (math.log(high) - mu) / scale if high > 0.0 else math.inf
+    s_low = np.where(low > 0.0, 0.5 * special.erfc(z_low), 1.0)
+    s_high = 0.5 * special.erfc(z_high) if high > 0.0 else 0.0
+    f_low = np.where(low > 0.0, 0.5 * special.erfc(-z_low), 0.0)
+    f_high = 0.5 * special.erfc(-z_high) if high > 0.0 else 1.0
+    upper = z_low > 0.0
+    with np.errstate(divide="ignore", over="ignore"):
+        by_survival = np.exp(mu - sigma * special.ndtri(s_high + (1.0 - u) * (s_low - s_high)))
+        by_cdf = np.exp(mu + sigma * special.ndtri(f_low + u * (f_high - f_low)))
+    x = np.where(upper, by_survival, by_cdf)
+    x = np.where((low > 0.0) & (x < low), low, x)
+    return np.where((high > 0.0) & (x > high), high, x) if high > 0.0 else x
 
 
 def ppf(kind: int, param: np.ndarray, pert_table_knots: np.ndarray, u: np.ndarray) -> np.ndarray:
@@ -156,6 +199,8 @@ def ppf(kind: int, param: np.ndarray, pert_table_knots: np.ndarray, u: np.ndarra
                      1.0 - (1.0 - table[last - 1]) * np.power(last - position, table[last + 2]), y)
         return param[0] + param[1] * y
     if kind == KIND_LOGNORMAL:
+        if is_bounded(kind, param):
+            return lognormal_between(param[0], param[1], param[2], param[3], u)
         return np.exp(param[0] + param[1] * special.ndtri(u))
     if kind == KIND_TABLE:
         offset = int(param[0])
@@ -209,16 +254,26 @@ def cdf(kind: int, param: np.ndarray, pert_table_knots: np.ndarray, x: np.ndarra
         if kind == KIND_LOGNORMAL:
             positive = x > 0.0
             z = (np.log(np.where(positive, x, 1.0)) - param[0]) / (param[1] * SQRT2)
-            return np.where(positive, 0.5 * special.erfc(-z), 0.0)
+            f = np.where(positive, 0.5 * special.erfc(-z), 0.0)
+            if not is_bounded(kind, param):
+                return f
+            unbounded = np.array(param, dtype=np.float64)
+            unbounded[2:] = 0.0
+            f_low, f_high = (float(cdf(kind, unbounded, pert_table_knots, b)) if b > 0.0
+                             else default for b, default in ((param[2], 0.0), (param[3], 1.0)))
+            return np.minimum(np.maximum((f - f_low) / (f_high - f_low), 0.0), 1.0)
     raise ValueError(f"no CDF for distribution kind code {kind}")
 
 
 def ppf_above(kind: int, param: np.ndarray, pert_table_knots: np.ndarray, bound: np.ndarray,
               u: np.ndarray) -> np.ndarray:
     """The quantile at u of an encoded (non-chance) distribution truncated to above `bound`:
-    u mapped into [F(bound), 1); a lognormal's through its survival function."""
+    u mapped into [F(bound), 1); a lognormal's through its survival function (a bounded
+    lognormal's into [F(max(bound, min)), F(max)], lognormal_between)."""
     u = np.asarray(u, dtype=np.float64)
     bound = np.broadcast_to(np.asarray(bound, dtype=np.float64), u.shape)
+    if is_bounded(kind, param):
+        return lognormal_between(param[0], param[1], np.maximum(bound, param[2]), param[3], u)
     if kind == KIND_LOGNORMAL:
         positive = bound > 0.0
         z = (np.log(np.where(positive, bound, 1.0)) - param[0]) / (param[1] * SQRT2)

@@ -27,11 +27,17 @@ class Distribution:
       pert       (min, mode, max, lambda)      BetaPERT; lambda = 4 is the classic PERT
       lognormal  (median, p90)                 ln X ~ Normal(ln median, (ln p90 - ln median) / z90)
       chance     (p,) with `inner`             with probability p draw `inner`, else 0
+
+    bounds: (min, max) of a lognormal written with `min` / `max` (docs/scenario-format.md,
+    Bounded distributions): the draw is conditioned to lie in [min, max] (its uniform mapped
+    into [F(min), F(max)]); max is math.inf when only min is given, min 0.0 when only max.
+    None: unbounded.
     """
 
     kind: str
     params: tuple[float, ...]
     inner: Distribution | None = None
+    bounds: tuple[float, float] | None = None
 
     @staticmethod
     def fixed(value: float) -> Distribution:

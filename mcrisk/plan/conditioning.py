@@ -104,8 +104,8 @@ def support(dist: Encoded) -> tuple[float, float]:
         return float(p[0]), float(p[0] + p[1])
     if dist.kind == KIND_TRIANGULAR:
         return float(p[0]), float(p[2])
-    if dist.kind == KIND_LOGNORMAL:
-        return 0.0, math.inf
+    if dist.kind == KIND_LOGNORMAL:    # a bounded one's [min, max] (max 0: none)
+        return float(p[2]), float(p[3]) if p[3] > 0.0 else math.inf
     raise ValueError(f"no support for kind {dist.kind}")
 
 
@@ -115,7 +115,7 @@ def possible(dist: Encoded, x: float) -> bool:
         return True
     low, high = support(dist)
     if dist.kind == KIND_LOGNORMAL:
-        return x > 0.0 and math.isfinite(x)
+        return x > 0.0 and math.isfinite(x) and low - TOLERANCE <= x <= high + TOLERANCE
     return low - TOLERANCE <= x <= high + TOLERANCE
 
 

@@ -39,7 +39,7 @@ from scipy import special
 
 from ..core.distributions import (KIND_FIXED, KIND_LOGNORMAL, KIND_PERT, KIND_TRIANGULAR,
                                   KIND_UNIFORM, PERT_TABLE_SIZE, PERT_TABLE_STRIDE, SQRT2,
-                                  TABLE_SIZE, TABLE_Z, cdf, ppf)
+                                  TABLE_SIZE, TABLE_Z, cdf, is_bounded, ppf)
 
 COARSE = 65537          # first pass: where the posterior lives
 GRID = 65537            # second pass: the grid the table is read from
@@ -68,7 +68,7 @@ class NoPosterior(ValueError):
 
 def values_at(prior: Encoded, z: np.ndarray) -> np.ndarray:
     """V at prior normal scores z (the non-zero part's, for a `chance`)."""
-    if prior.kind == KIND_LOGNORMAL:
+    if prior.kind == KIND_LOGNORMAL and not is_bounded(prior.kind, prior.param):
         return np.exp(prior.param[0] + prior.param[1] * z)
     return ppf(prior.kind, prior.param, prior.tables, special.ndtr(z))
 
@@ -103,6 +103,13 @@ def log_density(dist: Encoded, x: np.ndarray) -> np.ndarray:
             xc = np.where(positive, x, 1.0)
             z = (np.log(xc) - p[0]) / p[1]
             log_pdf = -0.5 * z * z - np.log(xc * p[1] * math.sqrt(2.0 * math.pi))
+            if is_bounded(dist.kind, p):      # truncated to [min, max]: renormalized
+                unbounded = np.array([p[0], p[1], 0.0, 0.0])
+                f_low, f_high = (float(cdf(KIND_LOGNORMAL, unbounded, dist.tables, b))
+                                 if b > 0.0 else default
+                                 for b, default in ((p[2], 0.0), (p[3], 1.0)))
+                inside = positive & (x >= p[2]) & ((x <= p[3]) | (p[3] <= 0.0))
+                return np.where(inside, log_pdf - math.log(f_high - f_low), -np.inf)
             return np.where(positive, log_pdf, -np.inf)
     raise ValueError(f"no density for distribution kind code {dist.kind}")
 
@@ -112,7 +119,7 @@ def log_survival(dist: Encoded, b: np.ndarray) -> np.ndarray:
     1 below 0, p P(inner > b) from 0 on)."""
     b = np.asarray(b, dtype=np.float64)
     with np.errstate(divide="ignore"):
-        if dist.kind == KIND_LOGNORMAL:
+        if dist.kind == KIND_LOGNORMAL and not is_bounded(dist.kind, dist.param):
             positive = b > 0.0
             z = (np.log(np.where(positive, b, 1.0)) - dist.param[0]) / (dist.param[1] * SQRT2)
             inner = np.where(positive, np.log(0.5 * special.erfc(z)), 0.0)

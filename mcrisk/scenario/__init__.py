@@ -14,6 +14,8 @@ Times are days from the plan's day 0, capacity is in H100-eq, power in kW.
 The package in layers, each importing only those below it:
 
     __init__        the public API: read the file, then every section in order
+    sanity          checks with numbers on the whole scenario: a hall over its cap at day 0
+                    (an error), draws past the horizon and unplaceable jobs (warnings)
     strategies      [[strategies]]: placement, drains, deadlock checks
     fleets          [[existing]], [[incoming]], [[shipments]], [[risks]]
     costs           [costs]: prices, power contracts, reservation steps (docs/costs.md)
@@ -50,6 +52,7 @@ from .strategies import read_strategies
 # each is documented with its value), the cooling and risk-target vocabularies, and the
 # functions tests check by hand.
 from .distributions import largest_draw  # noqa: F401
+from .sanity import power_problems, scenario_warnings  # noqa: F401
 from .fleets import RISK_TARGETS  # noqa: F401
 from .limits import (MAX_BURN_IN_ATTEMPTS, MAX_DAYS, MAX_ENTRIES, MAX_FILE_BYTES,  # noqa: F401
                      MAX_GPUS, MAX_H100_EQ_PER_GPU, MAX_HORIZON_DAYS, MAX_ID_LENGTH,
@@ -98,7 +101,11 @@ def read_scenario(path: str | os.PathLike) -> tuple[Scenario, bytes]:
     parts = read_document(reader, document)
     if reader.problems:
         raise ScenarioError(reader.problems)
-    return Scenario(path=file, sha256=hashlib.sha256(data).hexdigest(), **parts), data
+    scenario = Scenario(path=file, sha256=hashlib.sha256(data).hexdigest(), **parts)
+    problems = power_problems(scenario)
+    if problems:
+        raise ScenarioError(problems)
+    return scenario, data
 
 
 _TOP_KEYS = ("scenario", "demand", "unit_types", "islands", "halls", "retrofit", "existing",

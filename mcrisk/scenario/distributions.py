@@ -1,7 +1,8 @@
 """Distributions and dates as a scenario writes them: a bare number of days or a table with
 `dist` (fixed, uniform, triangular, pert, lognormal, chance), each parameter checked against
-its bounds and the others (min <= mode <= max, ...); a date { day, delay, shared }; and the
-largest value the random stream can draw from a distribution.
+its bounds and the others (min <= mode <= max, ...); a lognormal's optional `min` / `max`
+(a truncation to [min, max]: Distribution.bounds); a date { day, delay, shared }; and the
+smallest and largest values the random stream can draw from a distribution.
 """
 from __future__ import annotations
 
@@ -17,12 +18,12 @@ from .reader import (Spec, Table, as_ids, as_number, as_probability, as_table,
 
 
 _DIST_PARAMS = {
-    "fixed": ("value",),
+    "fixed": ("value", "min", "max"),      # min, max: refused with a hint (_refuse_bounds)
     "uniform": ("min", "max"),
     "triangular": ("min", "mode", "max"),
     "pert": ("min", "mode", "max", "lambda"),
-    "lognormal": ("median", "p90"),
-    "chance": ("p", "then"),
+    "lognormal": ("median", "p90", "min", "max"),
+    "chance": ("p", "then", "min", "max"),
 }
 _PARAM_SPECS = {                       # example, meaning
     "value": ("5", "a duration in days"),
@@ -112,9 +113,21 @@ _ORDER_HINT = "min <= mode <= max, with min < max"
 _CERTAIN_HINT = "for a certain duration write the number alone"
 
 
+def _refuse_bounds(t: Table, kind: str, hint: str) -> bool:
+    """Whether `min` / `max` are absent from a fixed or chance table (reports each if not)."""
+    clean = True
+    for name in ("min", "max"):
+        if name in t.data:
+            t.r.report(t.at(name), t.data[name], f"a {kind} distribution cannot be bounded",
+                       hint)
+            clean = False
+    return clean
+
+
 def _read_fixed(t: Table, measure: Measure):
     value = _param(t, "value", measure)
-    return None if value is None else Distribution.fixed(value)
+    clean = _refuse_bounds(t, "fixed", "a fixed value is its own bound: remove min and max")
+    return None if value is None or not clean else Distribution.fixed(value)
 
 
 def _read_uniform(t: Table, measure: Measure):
@@ -156,15 +169,59 @@ def _read_lognormal(t: Table, measure: Measure):
                    "a wider lognormal's far tail (the generator reaches 8.2 sigma) passes "
                    "1e19 x the median; for 'usually nothing, sometimes long' use a chance")
         return None
-    return Distribution("lognormal", (median, p90)) if ordered and None not in (median, p90) \
-        else None
+    bounds = _read_bounds(t, measure, median, p90 if ordered else None)
+    if not ordered or None in (median, p90) or bounds is False:
+        return None
+    return Distribution("lognormal", (median, p90), bounds=bounds)
+
+
+def _read_bounds(t: Table, measure: Measure, median, p90):
+    """A lognormal's optional `min` / `max`: (min, max) with 0.0 / inf for the one not given,
+    None when neither is, False when either is bad (reported): not a number in [0, limit],
+    min >= max, min above the largest value the lognormal draws or max below its smallest
+    (its quantiles at 8.2 standard deviations: the bound would leave nothing to draw)."""
+    if "min" not in t.data and "max" not in t.data:
+        return None
+    low = t.read("min", as_number, "1", "the smallest value a draw may take", default=0.0,
+                 at_least=0, at_most=measure.limit)
+    high = t.read("max", as_number, "120", "the largest value a draw may take (a cap)",
+                  default=math.inf, above=0, at_most=measure.limit)
+    if low is None or high is None:
+        return False
+    if not _compare(t, "max", high, ">", "min", low, "a bounded draw lies in [min, max], "
+                    "min < max; for a certain value write the number alone"):
+        return False
+    if median is None or p90 is None:
+        return False
+    smallest, largest = (median * math.exp(z * _lognormal_sigma(median, p90))
+                         for z in (-_Z_LARGEST, _Z_LARGEST))
+    if low > largest:
+        t.r.report(t.at("min"), low, f"is above the largest value this lognormal draws "
+                   f"({largest:,.6g}, its quantile at 8.2 standard deviations)",
+                   "lower min, or raise median or p90")
+        return False
+    if high < smallest:
+        t.r.report(t.at("max"), high, f"is below the smallest value this lognormal draws "
+                   f"({smallest:,.6g}, its quantile at -8.2 standard deviations)",
+                   "raise max, or lower median")
+        return False
+    return (low, high)
+
+
+def _lognormal_sigma(median: float, p90: float) -> float:
+    from mcrisk.core.distributions import lognormal_sigma
+    return lognormal_sigma(median, p90)
 
 
 def _read_chance(t: Table, measure: Measure):
     p = t.read("p", as_probability, *_PARAM_SPECS["p"])
     why = measure.specs.get("then", "the duration drawn with probability p")
     then = t.read("then", as_distribution, DIST_EXAMPLE, why, inner=True, measure=measure)
-    return None if p is None or then is None else Distribution("chance", (p,), then)
+    clean = _refuse_bounds(t, "chance", "bound the distribution it draws: write min and max "
+                           "in `then`, e.g. then = { dist = \"lognormal\", median = 14, "
+                           "p90 = 45, max = 120 }")
+    return None if p is None or then is None or not clean else \
+        Distribution("chance", (p,), then)
 
 
 _DIST_READERS = {
@@ -195,14 +252,15 @@ def as_date(r, key, value, spec: Spec):
 
 def largest_draw(dist: Distribution) -> float:
     """The largest value the random stream can draw from `dist`: the maximum of a bounded
-    distribution; a lognormal's quantile at the largest uniform, 1 - 2**-53 (8.2 sigma)."""
+    distribution; a lognormal's quantile at the largest uniform, 1 - 2**-53 (8.2 sigma), or
+    its `max` when that is lower."""
     if dist.kind == "chance":
         return largest_draw(dist.inner)
     if dist.kind != "lognormal":
         return max(dist.params[:3] if dist.kind == "pert" else dist.params)
-    from mcrisk.core.distributions import lognormal_sigma
     median, p90 = dist.params
-    return median * math.exp(_Z_LARGEST * lognormal_sigma(median, p90))
+    largest = median * math.exp(_Z_LARGEST * _lognormal_sigma(median, p90))
+    return min(largest, dist.bounds[1]) if dist.bounds else largest
 
 
 _Z_LARGEST = 8.209536151601387   # -ndtri(2**-53): the standard normal at the largest uniform

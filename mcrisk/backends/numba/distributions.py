@@ -53,6 +53,39 @@ def ndtri(p):
 
 
 @jit
+def lognormal_between(mu, sigma, low, high, u):
+    """The quantile at u of a lognormal (mu, sigma) truncated to [low, high] (low 0: none,
+    high 0: none): u mapped into [F(low), F(high)], through the survival function when low
+    lies above the median, then clamped into [low, high] (core.distributions.lognormal_between)."""
+    scale = sigma * SQRT2
+    z_low = -math.inf
+    if low > 0.0:
+        z_low = (math.log(low) - mu) / scale
+    z_high = math.inf
+    if high > 0.0:
+        z_high = (math.log(high) - mu) / scale
+    if z_low > 0.0:
+        s_low = 0.5 * math.erfc(z_low)
+        s_high = 0.0
+        if high > 0.0:
+            s_high = 0.5 * math.erfc(z_high)
+        x = math.exp(mu - sigma * ndtri(s_high + (1.0 - u) * (s_low - s_high)))
+    else:
+        f_low = 0.0
+        if low > 0.0:
+            f_low = 0.5 * math.erfc(-z_low)
+        f_high = 1.0
+        if high > 0.0:
+            f_high = 0.5 * math.erfc(-z_high)
+        x = math.exp(mu + sigma * ndtri(f_low + u * (f_high - f_low)))
+    if low > 0.0 and x < low:
+        x = low
+    if high > 0.0 and x > high:
+        x = high
+    return x
+
+
+@jit
 def ppf(kind, dist_param, d, pert_table, u):
     """Inverse CDF of distribution d (not `chance`) at u; rows are indexed, never sliced
     (performance: a slice is an array view with reference counting in the hot loop).
@@ -88,6 +121,9 @@ def ppf(kind, dist_param, d, pert_table, u):
             y = lo + frac * (pert_table[offset + knot + 1] - lo)
         return dist_param[d, 0] + dist_param[d, 1] * y
     if kind == KIND_LOGNORMAL:
+        if dist_param[d, 2] > 0.0 or dist_param[d, 3] > 0.0:
+            return lognormal_between(dist_param[d, 0], dist_param[d, 1], dist_param[d, 2],
+                                     dist_param[d, 3], u)
         return math.exp(dist_param[d, 0] + dist_param[d, 1] * ndtri(u))
     if kind == KIND_TABLE:
         offset = int(dist_param[d, 0])
@@ -150,15 +186,29 @@ def cdf(kind, dist_param, d, pert_table, x):
     if kind == KIND_LOGNORMAL:
         if x <= 0.0:
             return 0.0
-        z = (math.log(x) - dist_param[d, 0]) / (dist_param[d, 1] * SQRT2)
-        return 0.5 * math.erfc(-z)
+        scale = dist_param[d, 1] * SQRT2
+        f = 0.5 * math.erfc(-(math.log(x) - dist_param[d, 0]) / scale)
+        low, high = dist_param[d, 2], dist_param[d, 3]
+        if low > 0.0 or high > 0.0:     # bounded: the truncated CDF
+            f_low = 0.0
+            if low > 0.0:
+                f_low = 0.5 * math.erfc(-(math.log(low) - dist_param[d, 0]) / scale)
+            f_high = 1.0
+            if high > 0.0:
+                f_high = 0.5 * math.erfc(-(math.log(high) - dist_param[d, 0]) / scale)
+            return min(max((f - f_low) / (f_high - f_low), 0.0), 1.0)
+        return f
     return math.nan
 
 
 @jit
 def ppf_above(kind, dist_param, d, pert_table, bound, u):
     """The quantile at u of distribution d (not `chance`) truncated to above `bound`: u
-    mapped into [F(bound), 1); a lognormal's through its survival function."""
+    mapped into [F(bound), 1); a lognormal's through its survival function (a bounded one's
+    into [F(max(bound, min)), F(max)], lognormal_between)."""
+    if kind == KIND_LOGNORMAL and (dist_param[d, 2] > 0.0 or dist_param[d, 3] > 0.0):
+        return lognormal_between(dist_param[d, 0], dist_param[d, 1],
+                                 max(bound, dist_param[d, 2]), dist_param[d, 3], u)
     if kind == KIND_LOGNORMAL:
         survival = 1.0
         if bound > 0.0:
