@@ -25,9 +25,9 @@ def driver_metric(per_metric: dict) -> str | None:
 def driver_reason(metric: str | None) -> str:
     """Why the drivers explain `metric` (driver_metric's rule, in words)."""
     if metric == "trough_days":
-        return "trough days: the first of trough days and shortfall that varies"
+        return "its trough days vary between worlds"
     if metric == "shortfall_gpu_days":
-        return "shortfall: its trough days do not vary"
+        return "its trough days are the same in every world"
     return "no metric varies"
 
 
