@@ -39,14 +39,15 @@ class RunCollector:
     """
 
     def __init__(self, plan: CompiledScenario, out_dir: Path, scenario=None,
-                 status: dict | None = None):
+                 status: dict | None = None, write_metrics: bool = True):
         """`status`: a run with a status has its block (summary.json's `status`), which
         metrics.parquet's metadata records and by which milestones reached by as_of show
-        their actual day; None: neither."""
+        their actual day; None: neither. `write_metrics` False: no metrics.parquet (a run
+        over the row budget, mcrisk.core.outputs.metrics_parquet_entry); the rest as ever."""
         self.out_dir = Path(out_dir)
         self.metrics_path = self.out_dir / METRICS_FILE
-        self.metrics = MetricsWriter(plan, self.metrics_path, scenario_job_columns(scenario),
-                                     status=status)
+        self.metrics = (MetricsWriter(plan, self.metrics_path, scenario_job_columns(scenario),
+                                      status=status) if write_metrics else None)
         self.bands = BandCollector(plan)
         as_of = status["as_of"] if status is not None else None
         self.milestones = (MilestoneCollector(plan, scenario, as_of=as_of)
@@ -58,7 +59,7 @@ class RunCollector:
         return self
 
     def __exit__(self, kind, value, traceback) -> None:
-        if not self._committed:
+        if not self._committed and self.metrics is not None:
             self.metrics.abort()
 
     def _chunk(self, first, metrics, world, node_times) -> None:
@@ -67,13 +68,15 @@ class RunCollector:
         the chunk; returns when all three are done, raising the first failure."""
         writing: list = []
         try:
-            submit(writing, self._write_metrics, first, metrics, world, node_times)
+            if self.metrics is not None:
+                submit(writing, self._write_metrics, first, metrics, world, node_times)
             self.bands(first, metrics, world, node_times)
             if self.milestones is not None:
                 self.milestones(first, metrics, world, node_times)
         finally:
             finish(writing)             # never leave the writer busy behind an error or a stop
-        writing[0].result()
+        for task in writing:
+            task.result()
 
     def _write_metrics(self, first, metrics, world, node_times) -> None:
         """The metrics.parquet hook; an OSError (a full disk) names the file."""
@@ -83,12 +86,12 @@ class RunCollector:
             raise with_filename(error, self.metrics_path) from None
 
     def commit(self) -> tuple[list[Path], RunDetail]:
-        """Rename metrics.parquet into place, write capacity_bands.parquet (and
+        """Rename metrics.parquet (when written) into place, write capacity_bands.parquet (and
         milestones.parquet when milestones were collected); the paths and the RunDetail."""
         detail = RunDetail(self.bands.bands(), self.bands.hall_power(),
                            self.milestones.summary() if self.milestones is not None else None)
         try:
-            paths = [self.metrics.commit()]
+            paths = [self.metrics.commit()] if self.metrics is not None else []
         except OSError as error:
             raise with_filename(error, self.metrics_path) from None
         self._committed = True

@@ -290,7 +290,8 @@ def run_nightly(scenario_path: str, history: str | Path, conditions: list[Condit
                 disable_risks: tuple[str, ...] = (), precision: PrecisionTarget | None = None,
                 materiality: Materiality = Materiality(),
                 keep_large: int | None = None, dask: str | None = None,
-                status: str | Path | None = None) -> NightlyResult:
+                status: str | Path | None = None, scenarios_out: bool | None = None,
+                scenarios_budget: int | None = None) -> NightlyResult:
     """One nightly run into `history`; compares with the previous run and checks conditions.
 
     The scenario file is read once: tonight's scenario.toml holds the very bytes that were
@@ -299,7 +300,9 @@ def run_nightly(scenario_path: str, history: str | Path, conditions: list[Condit
     the diff reports; `keep_large` (N >= 1), when given, deletes the large files of this
     scenario's nights older than the latest N once tonight is registered. With `dask`
     (`local:N` or a scheduler's address), run_scenario runs the chunks on Dask workers
-    (mcrisk.backends.dask): the same numbers. With `status` (tonight's status file: a migration
+    (mcrisk.backends.dask): the same numbers. `scenarios_out` and `scenarios_budget`: when
+    tonight writes metrics.parquet (run_scenario); a night without one is compared unpaired,
+    from its intervals.json, and the next night likewise. With `status` (tonight's status file: a migration
     in flight), the run is conditioned on what has happened by its status date.
     Raises (and registers nothing) on failure; breached conditions are returned, not raised.
     """
@@ -315,7 +318,8 @@ def run_nightly(scenario_path: str, history: str | Path, conditions: list[Condit
                          None if facts is None else load_status(facts[0], scenario, facts[1]))
     options = {k: v for k, v in (("samples", samples), ("seed", seed), ("chunk_size", chunk_size))
                if v is not None}
-    options.update(backend=backend, progress=as_progress(progress), precision=precision)
+    options.update(backend=backend, progress=as_progress(progress), precision=precision,
+                   scenarios_out=scenarios_out, scenarios_budget=scenarios_budget)
     made = make_folders(history)         # the history and its parents, when this night makes them
     staging = None
     try:

@@ -38,7 +38,7 @@ from .mitigation import mitigation_entry
 from ..core.model import Scenario
 from ..core.status import Status
 from ..plan.window import with_window
-from ..core.outputs import OutputFolder, with_filename, write_json
+from ..core.outputs import OutputFolder, metrics_parquet_entry, with_filename, write_json
 from .precision import simulate_to_precision
 from ..core.progress import COMPILE, QUIET, SUMMARIZE, WRITE, Progress, Steps, as_progress
 from ..core.rng import RNG_NAME
@@ -289,7 +289,8 @@ def run_scenario(scenario: RiskRun | str | os.PathLike, samples: int = DEFAULT_S
                  report: bool = True, risks: str = "file", disable_risks: tuple[str, ...] = (),
                  precision: PrecisionTarget | None = None, publish: bool = True,
                  mitigation: bool = True, csv: bool = False,
-                 dask: str | None = None) -> RunResult:
+                 dask: str | None = None, scenarios_out: bool | None = None,
+                 scenarios_budget: int | None = None) -> RunResult:
     """Run every strategy of `scenario`: a loaded scenario with its risk register set
     (load_for_run, set_risks), or, for convenience, the path of a scenario file, loaded here
     (once) with the register `risks` and `disable_risks` (mcrisk.core.risks.select_risks).
@@ -314,6 +315,12 @@ def run_scenario(scenario: RiskRun | str | os.PathLike, samples: int = DEFAULT_S
     With `dask` (`local:N` or a scheduler's address), the chunks run on Dask workers
     (mcrisk.backends.dask): the same numbers and files; summary.json's `dask` key says where
     they ran and how many chunks were retried after a lost worker.
+
+    metrics.parquet (one row per scenario x strategy) is written up to `scenarios_budget`
+    rows (None: mcrisk.core.outputs.METRICS_ROW_BUDGET), above it only with
+    `scenarios_out=True`; `scenarios_out=False` never writes it. A run that leaves it out,
+    or writes it over the budget, says so in summary.json's `metrics_parquet`
+    (metrics_parquet_entry); a --precision run counts its --max-samples.
     """
     progress = as_progress(progress)
     register = _risk_run(scenario, risks, disable_risks)
@@ -338,13 +345,15 @@ def run_scenario(scenario: RiskRun | str | os.PathLike, samples: int = DEFAULT_S
                           progress=progress, precision=precision)
         with compiles_noted(progress):
             return _run_prepared(scenario, plan, out_dir, report, publish, csv, risk_keys,
-                                 simulation, status=register.status)
+                                 simulation, status=register.status,
+                                 scenarios=(scenarios_out, scenarios_budget))
 
 
 def _run_prepared(scenario: Scenario, plan: CompiledScenario, out_dir: str | Path | None,
                   report: bool, publish: bool, csv: bool,
                   risk_keys: Callable[[SimulationResult, Backend], dict],
-                  simulation: dict, status: Status | None = None) -> RunResult:
+                  simulation: dict, status: Status | None = None,
+                  scenarios: tuple = (None, None)) -> RunResult:
     """run_scenario once its backend is ready: simulate and summarize, and with out_dir,
     write the files (published together, unless `publish` is False).
 
@@ -361,13 +370,19 @@ def _run_prepared(scenario: Scenario, plan: CompiledScenario, out_dir: str | Pat
                                 status=block)
         return RunResult(scenario, plan, chosen, result, summary, None)
     out = Path(out_dir)
+    rows = ((simulation["samples"] if simulation["precision"] is None
+             else simulation["precision"].max_samples) * len(plan.strategy_names))
+    metrics_out = metrics_parquet_entry(rows, *scenarios)
+    if simulation["precision"] is not None and metrics_out[1] is not None \
+            and metrics_out[1]["why"] == "over the row budget":   # decided before it grows
+        metrics_out = (False, {**metrics_out[1], "why": "--max-samples over the row budget"})
     try:
         if not publish:
             return _write_run(scenario, plan, out, report, risk_keys, csv=csv, status=block,
-                              **simulation)
+                              metrics_out=metrics_out, **simulation)
         with OutputFolder(out) as folder:
             run = _write_run(scenario, plan, folder.staging, report, risk_keys, csv=csv,
-                             status=block, **simulation)
+                             status=block, metrics_out=metrics_out, **simulation)
             folder.publish()
     except OSError as error:          # one that names no file (EIO, ENOSPC): name the folder
         raise with_filename(error, out) from None
@@ -389,19 +404,25 @@ def _write_run(scenario: Scenario, plan: CompiledScenario, folder: Path, report:
                risk_keys: Callable[[SimulationResult, Backend], dict],
                samples: int, seed: int, backend: Backend, chunk_size: int,
                progress: Progress, precision: PrecisionTarget | None,
-               csv: bool = False, status: dict | None = None) -> RunResult:
+               csv: bool = False, status: dict | None = None,
+               metrics_out: tuple[bool, dict | None] = (True, None)) -> RunResult:
     """Simulate, streaming metrics.parquet, the bands and the milestones into `folder`,
     summarize, then write milestones.parquet, summary.json (with `milestones`), with `csv`
     the CSV copies, and (if `report`) report.html and summary.md there: the `write` phase,
     one step each of write_steps. `status`: the run's status block (status_block), which
-    metrics.parquet's metadata, the milestones and the summary record."""
+    metrics.parquet's metadata, the milestones and the summary record. `metrics_out`:
+    (write metrics.parquet?, summary.json's `metrics_parquet` entry or None)."""
     from .collect import RunCollector  # the report stack loads only when asked for
 
-    with RunCollector(plan, folder, scenario, status) as collect:
+    write_metrics, entry = metrics_out
+    with RunCollector(plan, folder, scenario, status, write_metrics) as collect:
         result, reached = _simulate(plan, samples, seed, backend, chunk_size, progress,
                                     precision, collect.hooks)
         summary = build_summary(scenario, backend, result, chunk_size, reached,
                                 **risk_keys(result, backend), progress=progress, status=status)
+        if entry is not None:
+            summary["metrics_parquet"] = {**entry, "rows": result.samples *
+                                          len(plan.strategy_names)}
         with progress.phase(WRITE, total=len(write_steps(csv, report))) as phase:
             steps = Steps(phase, write_steps(csv, report))
             tables, detail = collect.commit()

@@ -43,6 +43,7 @@ from ..core.risks import select_risks
 from ..backends.dask import check_address, retried_chunks, retried_text
 from ..core.errors import McriskError, ScenarioError
 from ..core.stops import Terminated, stop_message, stop_status, stops_unwind
+from ..core.outputs import metrics_parquet_text
 from ..app.run import RunResult, load_for_run, run_scenario
 from ..scenario import load_scenario, load_status, scenario_warnings
 from ..core.facts import with_facts
@@ -98,6 +99,9 @@ def _print_run(run: RunResult) -> None:
         print()
         for path in run.files or (run.out_dir / "summary.json",):
             print(f"wrote {escaped(path)}")
+        sentence = metrics_parquet_text(s.get("metrics_parquet"))
+        if sentence:
+            print(sentence)
 
 
 def _print_drivers(summary: dict) -> None:
@@ -134,7 +138,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
                            backend=args.backend, out_dir=out, chunk_size=args.chunk_size,
                            progress=progress, precision=precision,
                            mitigation=not args.no_mitigation, csv=args.csv,
-                           dask=args.dask)
+                           dask=args.dask, scenarios_out=args.scenarios_out,
+                           scenarios_budget=args.scenarios_budget)
     _warn_retries(run.backend)
     _print_warnings(register.scenario)     # after the run: a refused run prints its problem alone
     _print_run(run)
@@ -229,7 +234,9 @@ def _cmd_nightly(args: argparse.Namespace) -> int:
                             progress=progress, risks=args.risks,
                             disable_risks=tuple(args.disable_risk), precision=precision,
                             materiality=materiality, keep_large=args.keep_large,
-                            dask=args.dask, status=args.status)
+                            dask=args.dask, status=args.status,
+                            scenarios_out=args.scenarios_out,
+                            scenarios_budget=args.scenarios_budget)
     _warn_retries(night.run.backend)
     _print_run(night.run)
     if precision is not None:

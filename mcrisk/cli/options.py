@@ -110,6 +110,21 @@ def _add_dask_option(command: argparse.ArgumentParser) -> None:
                               "pip install 'mcrisk[dask]'; docs/dask.md)")
 
 
+def _add_scenarios_out_options(command: argparse.ArgumentParser) -> None:
+    """--scenarios-out / --no-scenarios-out and --scenarios-budget: when metrics.parquet,
+    one row per scenario x strategy, is written (mcrisk.core.outputs.metrics_parquet_entry)."""
+    command.add_argument("--scenarios-out", action=argparse.BooleanOptionalAction,
+                         default=None,
+                         help="write metrics.parquet (one row per scenario x strategy) even "
+                              "over the row budget; --no-scenarios-out: never (default: "
+                              "written up to --scenarios-budget rows)")
+    command.add_argument("--scenarios-budget", type=_positive_int, default=None,
+                         metavar="ROWS",
+                         help="the most scenario x strategy rows metrics.parquet is written "
+                              "with by default (default 5,000,000: 1e6 scenarios x 5 "
+                              "strategies; docs/metrics.md)")
+
+
 def _add_mitigation_option(command: argparse.ArgumentParser) -> None:
     command.add_argument("--no-mitigation", action="store_true",
                          help="skip the value of mitigation (by default, when a risk of the "
@@ -177,6 +192,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_precision_options(run)
     run.add_argument("--csv", action="store_true",
                      help="also write ranking.csv, strategies.csv and milestones.csv")
+    _add_scenarios_out_options(run)
     schedule = commands.add_parser(
         "schedule", help="milestone dates of one strategy (P10/P50/P90, criticality)",
         description="Simulate SCENARIO and print STRATEGY's milestones: P10, P50 and P90 day "
@@ -229,6 +245,7 @@ def build_parser() -> argparse.ArgumentParser:
                               "capacity_bands.parquet of this scenario's nights older than "
                               "the latest N (the rest of their folders stays)")
     _add_dask_option(nightly)
+    _add_scenarios_out_options(nightly)
     _add_optimize_command(commands)
     validate = commands.add_parser("validate", help="check scenario files (and optimize's "
                                                     "search files), report every problem")

@@ -439,3 +439,46 @@ def _lock(lock_path: Path, shown: Path) -> int:
 def _unlock(fd: int | None, lock_path: Path) -> None:
     if fd is not None:
         unlock_file(fd, lock_path)
+
+
+# metrics.parquet (one row per scenario x strategy) is the one output whose size grows with
+# the sample count: a run of more rows than this writes it only when asked (--scenarios-out,
+# or a larger --scenarios-budget). docs/metrics.md gives the measured cost behind the number.
+METRICS_ROW_BUDGET = 5_000_000       # 1e6 scenarios x 5 strategies
+
+
+def metrics_parquet_entry(rows: int, scenarios_out: bool | None = None,
+                          budget: int | None = None) -> tuple[bool, dict | None]:
+    """(write metrics.parquet?, summary.json's `metrics_parquet` entry or None) of a run of
+    `rows` rows (scenarios x strategies). `scenarios_out`: True always writes it, False never,
+    None (the default) writes it up to `budget` rows (None: METRICS_ROW_BUDGET, read now).
+    The entry is None for the plain case (under the budget, nothing asked)."""
+    budget = METRICS_ROW_BUDGET if budget is None else int(budget)
+    base = {"rows": int(rows), "budget": budget}
+    if scenarios_out is False:
+        return False, {"written": False, **base, "why": "--no-scenarios-out"}
+    if rows <= budget:
+        return True, None
+    if scenarios_out:
+        return True, {"written": True, **base, "why": "--scenarios-out"}
+    return False, {"written": False, **base, "why": "over the row budget"}
+
+
+def metrics_parquet_text(entry: dict | None) -> str | None:
+    """One sentence on a metrics.parquet not written (with the option that writes it), or
+    written over the budget because asked; None for the plain case."""
+    if not entry:
+        return None
+    rows, budget = f"{entry['rows']:,}", f"{entry['budget']:,}"
+    if entry["written"]:
+        return (f"metrics.parquet written with {rows} rows, over the row budget of {budget}, "
+                f"as {entry['why']} asked.")
+    if entry["why"] == "--no-scenarios-out":
+        return (f"metrics.parquet not written ({rows} scenario x strategy rows): "
+                "--no-scenarios-out; run without it to get the per-scenario rows.")
+    why = ("--precision may grow to --max-samples, whose rows exceed the row budget of "
+           f"{budget}" if entry["why"].startswith("--max-samples") else
+           f"{rows} scenario x strategy rows exceed the row budget of {budget}")
+    return (f"metrics.parquet not written: {why}; --scenarios-out (or a larger "
+            "--scenarios-budget) writes it. summary.json, the bands, the milestones and the "
+            "report do not need it.")

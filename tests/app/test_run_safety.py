@@ -137,7 +137,8 @@ def _wait_for(pattern: str, folder: Path, process: subprocess.Popen, timeout: fl
     raise AssertionError(f"no {pattern} in {folder} after {timeout} s")
 
 
-LONG_RUN = ("--samples", "50,000,000", "--chunk-size", "2000", "--backend", "numpy", "--quiet")
+LONG_RUN = ("--samples", "50,000,000", "--chunk-size", "2000", "--backend", "numpy", "--quiet",
+            "--scenarios-out")   # over the row budget: streamed only when asked
 
 
 @pytest.mark.slow

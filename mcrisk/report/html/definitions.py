@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ...core.definitions import REL_EPS
 from ...core.labels import unit
+from ...core.outputs import metrics_parquet_text
 from ...results.mitigation import risk_mode_text
 from ..findings.sentences import fmt
 from .parts import horizon_date_text
@@ -213,6 +214,9 @@ def provenance_table(run, report_seconds: float | None, run_label: str | None) -
         rows.insert(0, ("nightly run", f"<code>{html_text(run_label)}</code>"))
     if "risks" in s:
         rows.append(("risk register", html_text(risk_mode_text(s["risks"]))))
+    kept = metrics_parquet_text(s.get("metrics_parquet"))
+    if kept:
+        rows.append(("per-scenario rows", html_text(kept)))
     rows.append(("percentiles", "P50/P90/P99 over scenarios as numpy.quantile's default (linear); "
                  "P90 CI: distribution-free, binomial order statistics; capacity bands: "
                  "numpy 'inverted_cdf' at integer days (events at time ≤ d count)"))

@@ -83,8 +83,9 @@ def _compared_columns(current: Night, previous: Night) -> tuple[str, ...]:
 def compare_nights(current: Night, previous: Night,
                    materiality: Materiality = Materiality()) -> NightDiff:
     """Compare two nights read with read_night: inputs, and every statistic's change, judged
-    against Monte Carlo noise and the materiality threshold. `current` must have
-    per-scenario values (tonight's metrics.parquet)."""
+    against Monte Carlo noise and the materiality threshold. Paired when both nights have
+    per-scenario values (metrics.parquet) on the same scenarios; else unpaired, from the
+    intervals of a night without them (its intervals.json)."""
     cur_summary, prev_summary = current.summary, previous.summary
     paired, note = pairing(previous, current)
     common = [n for n in cur_summary["strategies"] if n in prev_summary["strategies"]]
@@ -99,12 +100,13 @@ def compare_nights(current: Night, previous: Night,
         if not intervals:           # computed once, and only when a comparison needs them
             intervals["prev"] = (previous.intervals if previous.per_scenario is None
                                  else night_intervals(_values(previous), previous.extra_columns))
-            intervals["cur"] = night_intervals(_values(current), current.extra_columns)
+            intervals["cur"] = (current.intervals if current.per_scenario is None
+                                else night_intervals(_values(current), current.extra_columns))
         return intervals["prev"][name], intervals["cur"][name]
 
     changes, deltas = [], {}
     for name in common:
-        (yi, y) = current.per_scenario[name]
+        (yi, y) = current.per_scenario[name] if paired else (None, None)
         pair = paired and previous.per_scenario[name][0].shape == yi.shape and bool(
             np.array_equal(previous.per_scenario[name][0], yi))
         for k_prev, k, metric in columns:

@@ -37,7 +37,8 @@ class Night:
     summary: dict                                  # summary.json
     scenario_keys: dict                            # scenario.toml, flattened (scenario_keys)
     per_scenario: dict | None                      # metrics.parquet (load_per_scenario); None
-                                                   # when the folder has none (--keep-large)
+                                                   # when the folder has none (--keep-large,
+                                                   # or a run over the row budget)
     intervals: dict | None = None                  # night_intervals, when per_scenario is None
     intervals_source: str = ""                     # where those came from, in words
     extra_columns: tuple[str, ...] = ()            # cost and job columns after METRICS in
@@ -64,7 +65,9 @@ def read_night(run_id: str, folder: Path) -> Night:
     parquet = folder / "metrics.parquet"
     if not parquet.exists() and not parquet.is_symlink():
         intervals, source = _stored_intervals(folder / INTERVALS_FILE, summary)
-        return Night(run_id, summary, keys, None, intervals, source)
+        any_name = next(iter(intervals), None)    # its cost and job columns, as intervals.json has them
+        extras = extra_columns(intervals[any_name]) if any_name is not None else ()
+        return Night(run_id, summary, keys, None, intervals, source, extra_columns=extras)
     per_scenario = _read(parquet, _load_metrics)
     extras = _read(parquet, lambda path: extra_columns(pq.read_schema(path).names))
     missing = [name for name in summary["strategies"] if name not in per_scenario]

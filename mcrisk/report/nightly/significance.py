@@ -106,7 +106,8 @@ def pairing(previous: Night, current: Night) -> tuple[bool, str]:
     same_n = prev_summary.get("samples") == cur_summary.get("samples")
     unpaired_by = ("judged by non-overlapping 95% CIs (quantiles), Welch's t-test (means) and "
                    "Fisher's exact test (power)")
-    if same_seed and same_n and previous.per_scenario is not None:
+    if (same_seed and same_n and previous.per_scenario is not None
+            and current.per_scenario is not None):
         return True, ("paired: same seed and sample count, so each scenario index drew the "
                       "same random numbers both nights")
     why = []
@@ -117,5 +118,9 @@ def pairing(previous: Night, current: Night) -> tuple[bool, str]:
     if previous.per_scenario is None:
         why.append(f"{previous.run_id} has no metrics.parquet (--keep-large deletes it from "
                    f"older nights), so scenarios cannot be paired; {previous.intervals_source}")
+    if current.per_scenario is None:
+        why.append(f"{current.run_id} has no metrics.parquet (over the row budget: "
+                   f"--scenarios-out writes it), so scenarios cannot be paired; "
+                   f"{current.intervals_source}")
     return False, "unpaired (" + "; ".join(visible(w) for w in why) + "): " + unpaired_by
 
