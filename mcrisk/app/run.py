@@ -44,7 +44,7 @@ from ..core.progress import COMPILE, QUIET, SUMMARIZE, WRITE, Progress, Steps, a
 from ..core.rng import RNG_NAME
 from ..core.facts import with_facts
 from ..core.status import Status
-from ..scenario import load_scenario, load_status
+from ..scenario import load_scenario, load_status, scenario_warnings
 from ..backends.chunks import SimulationResult, check_memory, default_chunk, simulate
 
 if TYPE_CHECKING:
@@ -201,6 +201,7 @@ def _summary(scenario, backend, result, chunk_size, precision, risks, mitigation
         "ranking_rule": ranked["rule"],
         **({"executing": scenario.executing} if scenario.executing is not None else {}),
         **({"status": status} if status is not None else {}),
+        **({"warnings": warned} if (warned := scenario_warnings(scenario)) else {}),
         "strategies": strategies,
         **({"costs": costs_block(_currency(scenario), result.plan.horizon,
                                  result.plan.window_start)}

@@ -75,3 +75,24 @@ def test_validate_and_run_print_the_warnings(capsys, tmp_path):
     main(["run", "x.toml", "--samples", "200", "--backend", "numpy", "--quiet",
           "--out", str(tmp_path / "out")])
     assert "warning: x.toml: shipments[0].arrival.delay: 7.26%" in capsys.readouterr().err
+
+
+def test_a_run_records_its_warnings_in_summary_json(tmp_path):
+    # the reference's xdr delivery delay puts 0.35% of its draws past the horizon: printed
+    # on stderr and recorded, word for word, in summary.json (and none without a warning)
+    from mcrisk.app.run import run_scenario
+    from mcrisk.scenario import load_scenario, scenario_warnings
+    from ..helpers import REFERENCE, schema_errors
+
+    warned = run_scenario(REFERENCE, samples=200, seed=1, backend="numpy", report=False,
+                          mitigation=False).summary
+    assert warned["warnings"] == scenario_warnings(load_scenario(REFERENCE))
+    assert any("islands[1].delivery.delay" in w for w in warned["warnings"])
+    assert schema_errors(warned) == []
+    broken = dict(warned, warnings=[""])
+    assert schema_errors(broken)
+    from ..conftest import MINIMAL
+    assert not scenario_warnings(load_scenario(MINIMAL))
+    quiet = run_scenario(MINIMAL, samples=200, seed=1, backend="numpy", report=False,
+                         mitigation=False).summary
+    assert "warnings" not in quiet
