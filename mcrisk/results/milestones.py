@@ -54,6 +54,7 @@ from .statistics import CI_CONFIDENCE, p90_ci_unavailable_reason, quantile_ci_ra
 from . import milestone_chunks
 from ..core.tasks import COMPILED_FROM, run_tasks
 from .exact_sums import BlockSums
+from .facts import day_date  # noqa: F401 (one rule for a day's date; the outputs read it here)
 from ..plan.record import CompiledScenario
 from ..core.definitions import NODE_CREW
 from ..core.model import Scenario
@@ -558,16 +559,6 @@ class MilestoneCollector:
         if self.start_date is not None:
             row["actual_date"] = day_date(self.start_date, low)
         return row
-
-
-def day_date(start: _dt.date | None, day: float | None) -> str | None:
-    """The ISO date on which day `day` falls (day 0 is all of `start`): start + floor(day)."""
-    if start is None or day is None or not math.isfinite(day):
-        return None
-    try:
-        return (start + _dt.timedelta(days=math.floor(day))).isoformat()
-    except OverflowError:
-        return None
 
 
 def share_text(share: float) -> str:
