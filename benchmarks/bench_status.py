@@ -32,6 +32,8 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from bench_plan_record import source_of  # noqa: E402 (a commit's tree, extracted: one way)
 BEFORE_REF = "98a865e"
 SCENARIO = "scenarios/reference-2048.toml"
 STATUSES = sorted(str(p.relative_to(ROOT))
@@ -63,18 +65,6 @@ for line in sys.stdin:
     driver.simulate_chunk(plans[index], 1, first, count)
     print(time.process_time() - started, flush=True)
 """
-
-
-def source_of(ref: str, into: Path) -> Path:
-    """The tree of commit `ref` (git archive) in a folder of `into`; "." is this checkout."""
-    if ref == ".":
-        return ROOT
-    path = into / ref.replace("/", "_")
-    path.mkdir()
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", ref], check=True,
-                             capture_output=True).stdout
-    subprocess.run(["tar", "-x", "-C", str(path)], input=archive, check=True)
-    return path
 
 
 class Worker:
