@@ -300,6 +300,15 @@ class _StatusReader(Reader):
                 out.append((ident, value))
         return tuple(out)
 
+    def _without(self, t: Table, later, later_key: str, earlier_key: str, hint: str) -> bool:
+        """Whether a later day (a retrofit done, a removal) is given without the earlier one it
+        follows (its start, its drain), reported at the later key."""
+        if later is None or earlier_key in t.data:
+            return False
+        self.report(t.at(later_key), self._shown(t.data[later_key]),
+                    f"is given without {earlier_key}", hint)
+        return True
+
     def _rows(self, root: Table) -> tuple:
         out = []
         known = [row.id for row in self.scenario.rows()]
@@ -308,9 +317,8 @@ class _StatusReader(Reader):
             started = self._day(t, "retrofit_started", "the day the row's retrofit started")
             done = self._day(t, "retrofit_done", "the day the row's retrofit was done",
                              after=started, after_what="its start")
-            if done is not None and started is None and "retrofit_started" not in t.data:
-                self.report(t.at("retrofit_done"), self._shown(t.data["retrofit_done"]),
-                            "is given without retrofit_started", "add the day it started")
+            if self._without(t, done, "retrofit_done", "retrofit_started",
+                             "add the day it started"):
                 continue
             out.append(RowStatus(ident, started, done))
         return tuple(out)
@@ -336,9 +344,8 @@ class _StatusReader(Reader):
                 drained = self._day(t, "drained", "the day its drain started")
                 removed = self._day(t, "removed", "the day its removal ended",
                                     after=drained, after_what="its drain")
-                if removed is not None and drained is None and "drained" not in t.data:
-                    self.report(t.at("removed"), self._shown(t.data["removed"]),
-                                "is given without drained", "add the day its drain started")
+                if self._without(t, removed, "removed", "drained",
+                                 "add the day its drain started"):
                     continue
                 out.append(UnitStatus(ident, drained=drained, removed=removed))
             else:
