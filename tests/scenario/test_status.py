@@ -116,6 +116,8 @@ MISTAKES = [
     ("[shipments.S1]\narrived = 10\npromised = 30\n", "6: shipments.S1.promised",
      "this one arrived"),
     ("[units.E1]\nremoved = 30\n", "5: units.E1.removed = 30", "without drained"),
+    ("[rows.R1]\nretrofit_done = 30\n", "5: rows.R1.retrofit_done = 30",
+     "without retrofit_started"),
     ("[units.E1]\ndrained = 30\nremoved = 25\n", "6: units.E1.removed = 25",
      "before its drain"),
     ("[units.N1]\ndrained = 30\n", "5: units.N1.drained", "does not apply to N1"),
