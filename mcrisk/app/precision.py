@@ -12,7 +12,7 @@ import numpy as np
 from ..results.precision import PrecisionTarget, next_sample_count, worst_shortfall
 from ..core.definitions import N_METRICS
 from ..core.progress import SUMMARIZE, as_progress
-from ..backends.chunks import DEFAULT_KEEP_WORLD, SimulationResult, simulate_into
+from ..backends.chunks import SimulationResult, default_keep_world, simulate_into
 
 
 def simulate_to_precision(plan, seed: int, backend, target: PrecisionTarget,
@@ -26,7 +26,8 @@ def simulate_to_precision(plan, seed: int, backend, target: PrecisionTarget,
     """
     n = min(target.start, target.max_samples)
     metrics = _Rows((n, plan.n_strategies, N_METRICS))
-    world = _Rows((min(n, DEFAULT_KEEP_WORLD), plan.n_quantities))
+    keep_world = default_keep_world(plan)
+    world = _Rows((min(n, keep_world), plan.n_quantities))
     costs = _Rows((n, plan.n_strategies, plan.n_costs)) if plan.n_costs else None
     jobs = _Rows((n, plan.n_strategies, plan.n_job_cols)) if plan.n_job_cols else None
     wall = simulate_into(plan, seed, backend, 0, metrics.array, world.array, chunk_size,
@@ -38,7 +39,7 @@ def simulate_to_precision(plan, seed: int, backend, target: PrecisionTarget,
             break
         grown = next_sample_count(n, worst, target)
         metrics.grow(grown)
-        world.grow(min(grown, DEFAULT_KEEP_WORLD))
+        world.grow(min(grown, keep_world))
         if costs is not None:
             costs.grow(grown)
         if jobs is not None:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import os
 import time
-import math
 from dataclasses import dataclass
 from typing import Callable
 
@@ -37,15 +36,25 @@ DEFAULT_CHUNK = 65_536
 # scenarios against 0.04-0.07 s), so its default chunk is 8 times smaller: a stop (Ctrl-C,
 # SIGTERM), a progress step or a Dask task then comes about as often. No number depends on it.
 JOB_MIX_CHUNK = 8_192
-DEFAULT_KEEP_WORLD = 250_000     # drawn inputs kept for drivers analysis
+DEFAULT_KEEP_WORLD = 250_000     # drawn inputs kept for drivers analysis (at most)
+# Budgets that keep memory bounded by the chunk as plans grow (the reference is far inside
+# them: 65,536 scenarios of node times take 215 MB, 250,000 of inputs 122 MB). Constants, not
+# a share of this machine's memory: no number may depend on the machine.
+NODE_TIMES_BYTES = 256_000_000   # a chunk's node times (scenarios x strategies x nodes x 8)
+KEPT_WORLD_BYTES = 512_000_000   # the drawn inputs kept for the drivers analysis
+MIN_CHUNK = 256                  # the default chunk never goes below this
 MAX_SAMPLES = 100_000_000        # hard cap: 24 GB of kept metrics for 5 strategies
 MEMORY_SHARE = 0.9               # refuse a run whose estimate exceeds this share of the RAM
 # memory_needed's model, measured on the reference (benchmarks/memory.py):
 RUNTIME_BYTES = 170_000_000      # the interpreter with NumPy, Numba and mcrisk, before a run
 MILESTONES_PER_NODE = 1.25       # milestones per node and strategy (reference: 476 for 5 x 82)
-MILESTONES_KEPT_EXACT = 25_000   # milestones.KEEP_EXACT (this floor cannot import it)
-MILESTONE_BINS_PER_DOUBLING = 4_000   # a milestone's histogram entries: this many per
-                                      # doubling of the scenarios past 4,000 (31,600 at 10^6)
+# results.milestones' store (this floor cannot import it; tests/backends/test_memory.py
+# holds them equal): KEEP_EXACT, EXACT_BYTES, BINS_BYTES, MAX_BINS, MIN_BINS
+MILESTONES_KEPT_EXACT = 25_000
+MILESTONE_EXACT_BYTES = 256_000_000
+MILESTONE_BINS_BYTES = 768_000_000
+MILESTONE_MAX_BINS = 32_768
+MILESTONE_MIN_BINS = 256
 
 
 @dataclass(frozen=True)
@@ -70,7 +79,7 @@ def simulate(plan: CompiledScenario, samples: int, seed: int, backend: Backend,
              chunk_size: int = DEFAULT_CHUNK, first: int = 0,
              progress: Progress | Callable[[int, int], None] | None = None,
              chunk_hooks: tuple[ChunkHook, ...] = (),
-             keep_world: int = DEFAULT_KEEP_WORLD, note: str = "") -> SimulationResult:
+             keep_world: int | None = None, note: str = "") -> SimulationResult:
     """Simulate scenarios first .. first + samples - 1 of `plan` for every strategy.
 
     Each hook is called once per chunk, in scenario order, as
@@ -84,6 +93,7 @@ def simulate(plan: CompiledScenario, samples: int, seed: int, backend: Backend,
     """
     if samples < 1:
         raise ValueError(f"samples must be >= 1, got {samples}")
+    keep_world = default_keep_world(plan) if keep_world is None else keep_world
     metrics = np.empty((samples, plan.n_strategies, N_METRICS))
     world = np.empty((min(samples, keep_world), plan.n_quantities))
     costs = cost_array(plan, samples)
@@ -105,10 +115,22 @@ def cost_array(plan: CompiledScenario, samples: int) -> np.ndarray | None:
 def default_chunk(plan: CompiledScenario, chunk_size: int | None = None) -> int:
     """The scenarios per kernel call: `chunk_size` when one is asked for, else DEFAULT_CHUNK,
     or JOB_MIX_CHUNK for a plan with a job mix (a kernel call is not interrupted: a smaller
-    chunk keeps a stop prompt)."""
+    chunk keeps a stop prompt), or fewer for a plan so large that a chunk's node times would
+    take more than NODE_TIMES_BYTES (at least MIN_CHUNK): memory is bounded by the chunk, not
+    by the scenarios. No number depends on the chunk size."""
     if chunk_size is not None:
         return chunk_size
-    return JOB_MIX_CHUNK if plan.n_job_cols else DEFAULT_CHUNK
+    default = JOB_MIX_CHUNK if plan.n_job_cols else DEFAULT_CHUNK
+    per_scenario = plan.n_strategies * plan.n_nodes * 8
+    return int(min(default, max(MIN_CHUNK, NODE_TIMES_BYTES // max(per_scenario, 1))))
+
+
+def default_keep_world(plan: CompiledScenario) -> int:
+    """The scenarios whose drawn inputs a run keeps for the drivers analysis: the first
+    DEFAULT_KEEP_WORLD, or fewer where they would take more than KEPT_WORLD_BYTES (a plan
+    with thousands of quantities), at least 1,000."""
+    per_scenario = plan.n_quantities * 8
+    return int(min(DEFAULT_KEEP_WORLD, max(1_000, KEPT_WORLD_BYTES // max(per_scenario, 1))))
 
 
 def job_array(plan: CompiledScenario, samples: int) -> np.ndarray | None:
@@ -213,7 +235,7 @@ def chunk_columns(plan: CompiledScenario) -> int:
 
 
 def memory_needed(plan: CompiledScenario, samples: int, chunk_size: int = DEFAULT_CHUNK,
-                  keep_nodes: bool = True, keep_world: int = DEFAULT_KEEP_WORLD) -> int:
+                  keep_nodes: bool = True, keep_world: int | None = None) -> int:
     """Bytes a run of `samples` scenarios needs at its peak, about (within a few percent of
     the peak resident set measured on the reference: benchmarks/memory.py):
 
@@ -228,6 +250,7 @@ def memory_needed(plan: CompiledScenario, samples: int, chunk_size: int = DEFAUL
       size of the kept inputs; the ranking's pooled copy of two metric columns).
     """
     chunk = min(samples, chunk_size)
+    keep_world = default_keep_world(plan) if keep_world is None else keep_world
     kept_world = min(samples, keep_world)
     columns = chunk_columns(plan)
     kept = samples * plan.n_strategies * columns * 8 + kept_world * plan.n_quantities * 8
@@ -267,16 +290,16 @@ def _output_threads() -> int:
 
 def milestone_store_bytes(plan: CompiledScenario, samples: int) -> int:
     """Bytes of the milestone store after `samples` scenarios, about: every time of the
-    first MILESTONES_KEPT_EXACT scenarios, then a histogram of (key, count, low, high) per
-    occupied bin, whose bins grow with the logarithm of the scenarios
-    (MILESTONE_BINS_PER_DOUBLING, measured on the reference: a plan whose milestone times
-    spread wider occupies more bins), twice: the chunks' tables wait to be merged into the
-    main one until they hold as many entries as it does."""
+    first exact_up_to scenarios (MILESTONES_KEPT_EXACT, fewer for a large plan), then each
+    milestone's bounded histogram (24 bytes a bin), whatever the number of scenarios."""
     milestones = plan.n_strategies * _milestones_per_strategy(plan)
-    if samples <= MILESTONES_KEPT_EXACT:
+    exact = min(MILESTONES_KEPT_EXACT,
+                max(1_000, MILESTONE_EXACT_BYTES // (8 * max(int(milestones), 1))))
+    if samples <= exact:
         return int(samples * milestones * 8)
-    bins = min(samples, MILESTONE_BINS_PER_DOUBLING * math.log2(samples / 4_000))
-    return int(2 * bins * milestones * 32)
+    bins = min(MILESTONE_MAX_BINS,
+               max(MILESTONE_MIN_BINS, MILESTONE_BINS_BYTES // (24 * max(int(milestones), 1))))
+    return int(bins * milestones * 24)
 
 
 def physical_memory() -> int | None:

@@ -85,8 +85,9 @@ def _add_world_options(command: argparse.ArgumentParser) -> None:
                               "of numba and cuda")
     command.add_argument("--chunk-size", type=_positive_int, default=None,
                          help=f"scenarios per kernel call (default {DEFAULT_CHUNK:,}, "
-                              f"{JOB_MIX_CHUNK:,} with a job mix, whose scenarios cost more: "
-                              "a stop comes between calls); results do not depend on it")
+                              f"{JOB_MIX_CHUNK:,} with a job mix, whose scenarios cost more, "
+                              "fewer for a very large plan; a stop comes between calls); "
+                              "results do not depend on it")
     command.add_argument("--status", default=None, metavar="FILE",
                          help="a migration in flight: the status file of what has happened "
                               "by its status date (docs/status.md); every number is then "

@@ -16,12 +16,13 @@ import numba
 
 from .stops import signals_held
 
-# Chunks of at least this many scenarios go through the compiled loops
-# (results.milestone_chunks, results.band_chunks); smaller ones through the NumPy
-# specification, which costs less than loading the loops from Numba's cache (~0.5 s) or, on a
-# first run, compiling them (~8 s): the default run (20,000 scenarios, one chunk) never waits
-# for them.
-COMPILED_FROM = 32_768
+# Chunks of at least this many node times (scenarios x strategies x nodes) go through the
+# compiled loops (results.milestone_chunks, results.band_chunks); smaller ones through the
+# NumPy specification, which costs less than loading the loops from Numba's cache (~0.5 s) or,
+# on a first run, compiling them (~8 s): the default run (20,000 scenarios of the reference,
+# 5 strategies x 82 nodes, one chunk) never waits for them, and a plan of thousands of nodes,
+# whose chunks hold few scenarios, never goes through NumPy's per-node loops.
+COMPILED_FROM = 32_768 * 5 * 82
 
 
 @functools.lru_cache(maxsize=1)

@@ -169,7 +169,8 @@ def format_schedule(milestones: dict, strategy: str, everything: bool = False) -
         lines.append(line)
     start = milestones.get("start_date")
     exact = ("exact" if milestones["exact"] else
-             f"within {milestones['bin_days'] / 2:g} day (binned past "
+             f"within {milestones.get('widest_bin_days', milestones['bin_days']) / 2:g} day "
+             f"(binned past "
              f"{milestones['exact_up_to']:,} scenarios)")
     lines.append(f"days from day 0{f' = {start} ({weekday(start)})' if start else ''}; "
                  f"percentiles over {milestones['samples']:,} scenarios, {exact}; critical = "

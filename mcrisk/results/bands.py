@@ -500,7 +500,7 @@ class BandCollector:
     def _add_strategy(self, s: int, world: np.ndarray, node_times: np.ndarray) -> None:
         """Strategy s's capacity pieces and hall peak draws of one chunk."""
         plan = self.plan
-        compiled = node_times.shape[0] >= COMPILED_FROM
+        compiled = node_times.size >= COMPILED_FROM
         if self.drawn:
             self._add_drawn(s, node_times[:, s, plan.cap_event_node], world)
         elif self.compiled and compiled:

@@ -59,8 +59,14 @@ from ..plan.record import CompiledScenario
 from ..core.definitions import NODE_CREW
 from ..core.model import Scenario
 
-KEEP_EXACT = 25_000          # scenarios whose times are kept exactly
-BIN_DAYS = 0.01              # histogram bin width past KEEP_EXACT
+KEEP_EXACT = 25_000          # scenarios whose times are kept exactly (at most)
+BIN_DAYS = 0.01              # histogram bin width past them (widened where a milestone's
+                             # times spread over more than its bins)
+EXACT_BYTES = 256_000_000    # the exact times of every milestone of every strategy at most:
+                             # a larger plan keeps fewer scenarios exactly (exact_up_to)
+BINS_BYTES = 768_000_000     # the histograms of every milestone at most (24 bytes a bin)
+MAX_BINS = 32_768            # bins per milestone at most (the reference: 476 milestones)
+MIN_BINS = 256               # and at least, whatever the plan's size
 CREW_TOLERANCE = 1e-7        # days: matching a crew's previous row
 _BIN_OFFSET = 2 ** 43        # bins made non-negative for times down to -8.8e10 days
 _KEY_STRIDE = 2 ** 45        # key = milestone * stride + bin + offset
@@ -291,95 +297,70 @@ def _ci_ranks(n: int, confidence: float = CI_CONFIDENCE) -> tuple[int, int]:
     return quantile_ci_ranks(n, 0.9, confidence)
 
 
-def _merge(parts: list[tuple]) -> tuple:
-    """(keys, counts, low, high) of several tables (each with ascending distinct keys)
-    combined: one entry per distinct key, counts summed, the smallest low and the largest
-    high. Merged pairwise, smallest first, each merge one walk over both (milestone_chunks)."""
-    parts = sorted(parts, key=lambda part: part[0].size)
-    while len(parts) > 1:
-        merged = milestone_chunks.merge_tables(*parts[0], *parts[1])
-        parts = sorted([merged, *parts[2:]], key=lambda part: part[0].size)
-    return parts[0]
+class _Bins:
+    """Each milestone's times past the exact ones, in at most `n_bins` bins that also keep
+    their smallest and largest time (milestone_chunks.add_to_bins): a milestone's bins are
+    BIN_DAYS wide, or widened by powers of two until its times fit in n_bins (the width
+    then depends on its spread alone, never on the chunking). Memory: one [m, n_bins]
+    table of counts, smallest and largest, whatever the number of scenarios."""
 
-
-class _Histogram:
-    """Counts, smallest and largest time per (milestone, BIN_DAYS bin), merged by chunk.
-
-    Each chunk is reduced on its own (its times sorted per milestone, then one walk) and kept
-    aside; the parts are merged into the main table when they outgrow it (and before a
-    query), so a long run merges each entry a logarithmic number of times, not once per
-    chunk."""
-
-    def __init__(self, n_items: int, bin_days: float):
+    def __init__(self, n_items: int, bin_days: float, n_bins: int):
         self.bin_days = bin_days
-        self.keys = np.empty(0, np.int64)
-        self.counts = np.empty(0, np.int64)
-        self.low = np.empty(0)
-        self.high = np.empty(0)
-        self.pending: list[tuple] = []
-        self.flush_at = 1 << 20            # pending entries that force a merge (at least)
+        self.exponent = np.zeros(n_items, np.int64)
+        self.origin = np.zeros(n_items, np.int64)
+        self.used = np.zeros(n_items, np.int64)
+        self.counts = np.zeros((n_items, n_bins), np.int64)
+        self.low = np.empty((n_items, n_bins))
+        self.high = np.empty((n_items, n_bins))
         self.non_finite = np.zeros(n_items, np.int64)   # counted as +inf
 
     def add(self, rows: np.ndarray) -> None:
-        """rows[m, c]: one chunk's times, a row per milestone; sorted here in place (the
-        histogram takes the array)."""
-        rows.sort(axis=1)
-        *table, non_finite = milestone_chunks.run_lengths(rows, self.bin_days, _BIN_OFFSET,
-                                                           _KEY_STRIDE)
-        self.non_finite += non_finite
-        self.pending.append(tuple(table))
-        if sum(p[0].size for p in self.pending) > max(self.keys.size, self.flush_at):
-            self._flush()
+        """rows[m, c]: one chunk's times, a row per milestone."""
+        milestone_chunks.add_to_bins(np.ascontiguousarray(rows), self.bin_days, self.exponent,
+                                     self.origin, self.used, self.counts, self.low, self.high,
+                                     self.non_finite)
 
-    def _flush(self) -> None:
-        if self.pending:
-            self.keys, self.counts, self.low, self.high = _merge(
-                [(self.keys, self.counts, self.low, self.high)] + self.pending)
-            self.pending = []
-            self._cumulative = None
+    def widths(self) -> np.ndarray:
+        """float64[m]: each milestone's bin width in days (BIN_DAYS times a power of two)."""
+        return self.bin_days * 2.0 ** self.exponent
 
-    _cumulative: np.ndarray | None = None      # cumsum of counts, once per query of a table
+    def order_statistics(self, ranks) -> np.ndarray:
+        """[m, len(ranks)]: the time at each 0-based rank (ascending ranks), exact when it is
+        the first or last of its bin, else within half the milestone's bin; +inf past its
+        finite times."""
+        return milestone_chunks.bins_order_statistics(
+            self.counts, self.low, self.high, self.exponent, self.origin, self.used,
+            self.bin_days, np.asarray(ranks, np.int64))
 
-    def order_statistic(self, item: int, rank: int) -> float:
-        """The time at 0-based `rank` among the milestone's times, exact when it is the
-        first or last of its bin, else within half a bin."""
-        self._flush()
-        if self._cumulative is None:
-            self._cumulative = np.cumsum(self.counts)
-        lo, hi = np.searchsorted(self.keys, [item * _KEY_STRIDE, (item + 1) * _KEY_STRIDE])
-        before = int(self._cumulative[lo - 1]) if lo > 0 else 0     # the earlier items'
-        cum = self._cumulative[lo:hi]                               # before + the item's own
-        if rank >= (int(cum[-1]) - before if cum.size else 0):
-            return math.inf
-        b = int(np.searchsorted(cum, before + rank, side="right"))
-        within = rank - (int(cum[b]) - before - int(self.counts[lo + b]))
-        k = lo + b
-        counts = self.counts[lo:hi]
-        if within == 0:
-            return float(self.low[k])
-        if within == counts[b] - 1:
-            return float(self.high[k])
-        middle = (self.keys[k] - item * _KEY_STRIDE - _BIN_OFFSET + 0.5) * self.bin_days
-        return float(min(max(middle, self.low[k]), self.high[k]))
-
-    def quantile(self, item: int, n: int, q: float) -> float:
-        h = (n - 1) * q
-        below = int(math.floor(h))
-        x = self.order_statistic(item, below)
-        if h == below or below + 1 >= n:
-            return x
-        y = self.order_statistic(item, below + 1)
-        return x + (h - below) * (y - x) if math.isfinite(y) else math.inf
+    def quantiles(self, n: int, qs) -> np.ndarray:
+        """[len(qs), m]: numpy.quantile's linear rule on the binned order statistics."""
+        spots = []
+        for q in qs:
+            h = (n - 1) * q
+            below = int(math.floor(h))
+            spots.append((below, min(below + 1, n - 1), h - below))
+        ranks = sorted({r for lo, hi, _ in spots for r in (lo, hi)})
+        table = self.order_statistics(ranks)
+        at = {r: i for i, r in enumerate(ranks)}
+        out = []
+        for lo, hi, t in spots:
+            x, y = table[:, at[lo]], table[:, at[hi]]
+            with np.errstate(invalid="ignore"):
+                value = np.where(np.isfinite(y), x + t * (y - x), np.inf)
+            out.append(np.where(t == 0, x, value))
+        return np.array(out)
 
 
 class _StrategyTimes:
     """One strategy's milestone times: kept exactly up to keep_exact scenarios, then binned;
     with `extremes`, each milestone's earliest and latest time too (exact, any chunking)."""
 
-    def __init__(self, n_items: int, keep_exact: int, bin_days: float, extremes: bool = False):
+    def __init__(self, n_items: int, keep_exact: int, bin_days: float, n_bins: int,
+                 extremes: bool = False):
         self.n_items, self.keep_exact, self.bin_days = n_items, keep_exact, bin_days
+        self.n_bins = n_bins
         self.exact: list[np.ndarray] | None = []
-        self.hist: _Histogram | None = None
+        self.hist: _Bins | None = None
         self.n = 0
         self.total = BlockSums(n_items)     # sums for the mean, whatever the chunking
         self.critical = np.zeros(n_items, np.int64)
@@ -387,8 +368,7 @@ class _StrategyTimes:
         self.high = np.full(n_items, -np.inf) if extremes else None
 
     def add(self, values: np.ndarray, critical: np.ndarray) -> None:
-        """values[m, c]: a chunk's milestone times (this object keeps the array, and may sort
-        it); critical[m]: in how many of the chunk's scenarios each is on the critical path."""
+        """values[m, c]: a chunk's milestone times (this object keeps the array); critical[m]: in how many of the chunk's scenarios each is on the critical path."""
         if self.low is not None and values.shape[1]:
             np.minimum(self.low, values.min(axis=1), out=self.low)
             np.maximum(self.high, values.max(axis=1), out=self.high)
@@ -399,7 +379,7 @@ class _StrategyTimes:
             self.exact.append(values)
             return
         if self.hist is None:
-            self.hist = _Histogram(self.n_items, self.bin_days)
+            self.hist = _Bins(self.n_items, self.bin_days, self.n_bins)
             for kept in self.exact or ():
                 self.hist.add(kept)
             self.exact = None
@@ -416,13 +396,10 @@ class _StrategyTimes:
                 low, high = _ci_ranks(n)                # ranks as scipy's quantile_test
                 ends = kept[:, [low, high]]                                   # [m, 2]
         else:
-            table = np.array([[self.hist.quantile(k, n, q) for k in range(self.n_items)]
-                              for _, q in QUANTILES])
+            table = self.hist.quantiles(n, [q for _, q in QUANTILES])
             if reason is None:
-                low, high = _ci_ranks(n)
-                ends = np.array([[self.hist.order_statistic(k, low),
-                                  self.hist.order_statistic(k, high)]
-                                 for k in range(self.n_items)])
+                ends = self.hist.order_statistics(_ci_ranks(n))
+            widths = self.hist.widths()
         totals = self.total.sums()
         out = []
         for k in range(self.n_items):
@@ -435,6 +412,8 @@ class _StrategyTimes:
                 row["p90_ci"] = None
                 row["p90_ci_unavailable"] = reason or "an end of the interval is not a finite number"
             row["criticality"] = float(self.critical[k] / n)
+            if self.exact is None:
+                row["bin_days"] = float(widths[k])
             out.append(row)
         return out
 
@@ -468,20 +447,38 @@ class _PathArrays:
                    is_crew=is_crew, crew_rows=np.flatnonzero(is_crew).astype(np.int64))
 
 
+def exact_scenarios(milestones: int) -> int:
+    """The scenarios whose times are kept exactly, for a plan with `milestones` milestones in
+    all its strategies: KEEP_EXACT, or fewer where they would take more than EXACT_BYTES
+    (8 bytes a time), at least 1,000."""
+    return int(min(KEEP_EXACT, max(1_000, EXACT_BYTES // (8 * max(milestones, 1)))))
+
+
+def bins_per_milestone(milestones: int) -> int:
+    """The bins of each milestone's histogram, for a plan with `milestones` milestones in
+    all its strategies: as many as BINS_BYTES holds (24 bytes a bin), within MIN_BINS and
+    MAX_BINS."""
+    return int(min(MAX_BINS, max(MIN_BINS, BINS_BYTES // (24 * max(milestones, 1)))))
+
+
 class MilestoneCollector:
     """A simulate() chunk hook: every strategy's milestone times and criticality, streamed."""
 
     def __init__(self, plan: CompiledScenario, scenario: Scenario,
-                 keep_exact: int = KEEP_EXACT, bin_days: float = BIN_DAYS,
-                 as_of: float | None = None):
+                 keep_exact: int | None = None, bin_days: float = BIN_DAYS,
+                 as_of: float | None = None, n_bins: int | None = None):
         """`as_of`: a status's day; milestones reached by then show their actual day (and the
         collector keeps each milestone's earliest and latest time to tell); None: none."""
         self.plan = plan
         self.start_date = scenario.start_date
         self.as_of = None if as_of is None else float(as_of)
         self.items = definitions(plan, scenario)
-        self.keep_exact, self.bin_days = keep_exact, bin_days
-        self.times = [_StrategyTimes(len(items), keep_exact, bin_days, self.as_of is not None)
+        count = sum(len(items) for items in self.items)
+        keep_exact = exact_scenarios(count) if keep_exact is None else keep_exact
+        n_bins = bins_per_milestone(count) if n_bins is None else n_bins
+        self.keep_exact, self.bin_days, self.n_bins = keep_exact, bin_days, n_bins
+        self.times = [_StrategyTimes(len(items), keep_exact, bin_days, n_bins,
+                                     self.as_of is not None)
                       for items in self.items]
         self.paths = [_PathArrays.of(plan, s, items) for s, items in enumerate(self.items)]
 
@@ -495,7 +492,7 @@ class MilestoneCollector:
         follow _reduce and _critical_by_node, the specification)."""
         node_times = np.ascontiguousarray(node_times)
         world = np.ascontiguousarray(world)
-        if node_times.shape[0] < COMPILED_FROM:
+        if node_times.size < COMPILED_FROM:
             return [functools.partial(self._add_by_numpy, s, world, node_times)
                     for s in range(len(self.items))]
 
@@ -540,8 +537,11 @@ class MilestoneCollector:
                     row.update(self._actual(kept, k, s, item))
                 rows.append(row)
             strategies[name] = rows
+        widest = max((float(t.hist.widths().max()) for t in self.times
+                      if t.hist is not None and t.n_items), default=self.bin_days)
         return {"samples": n, "exact": exact,
                 "exact_up_to": self.keep_exact, "bin_days": self.bin_days,
+                "bins_per_milestone": self.n_bins, "widest_bin_days": widest,
                 "start_date": self.start_date.isoformat() if self.start_date else None,
                 **({"as_of": self.as_of} if self.as_of is not None else {}),
                 "strategies": strategies}

@@ -8,9 +8,10 @@ import numpy as np
 from mcrisk.results import milestones
 from mcrisk.backends import select_backend
 from mcrisk.scenario import load_scenario
+from mcrisk.backends import chunks
 from mcrisk.backends.chunks import (DEFAULT_KEEP_WORLD, MILESTONES_KEPT_EXACT, MILESTONES_PER_NODE,
-                             RUNTIME_BYTES, chunk_output_bytes, memory_needed,
-                             milestone_store_bytes, simulate)
+                             RUNTIME_BYTES, chunk_output_bytes, default_chunk,
+                             default_keep_world, memory_needed, milestone_store_bytes, simulate)
 
 from ..helpers import REFERENCE
 
@@ -36,6 +37,9 @@ def test_the_milestone_store_is_counted(reference_plan):
     MILESTONES_PER_NODE milestones per node and strategy) covers the collector's arrays and
     is within 10% of them on the reference; the constant is the collector's own."""
     assert MILESTONES_KEPT_EXACT == milestones.KEEP_EXACT
+    assert (chunks.MILESTONE_EXACT_BYTES, chunks.MILESTONE_BINS_BYTES, chunks.MILESTONE_MAX_BINS,
+            chunks.MILESTONE_MIN_BINS) == (milestones.EXACT_BYTES, milestones.BINS_BYTES,
+                                           milestones.MAX_BINS, milestones.MIN_BINS)
     scenario = load_scenario(str(REFERENCE))
     plan = reference_plan
     collector = milestones.MilestoneCollector(plan, scenario)
@@ -56,3 +60,36 @@ def test_a_chunk_with_outputs_counts_its_node_times_and_more(reference_plan):
     assert with_outputs - without >= milestone_store_bytes(plan, 10_000)
     assert np.isclose(milestone_store_bytes(plan, 10_000),
                       10_000 * plan.n_strategies * MILESTONES_PER_NODE * plan.n_nodes * 8)
+
+
+def test_the_binned_store_is_counted_and_bounded(reference_plan):
+    """Past exact_up_to the store is each milestone's bins (24 bytes each), the same at 10^6
+    and 10^8 scenarios; the estimate covers the collector's arrays within 10%."""
+    scenario = load_scenario(str(REFERENCE))
+    plan = reference_plan
+    collector = milestones.MilestoneCollector(plan, scenario, keep_exact=100)
+    simulate(plan, 300, 2, select_backend("numba"), chunk_size=150, chunk_hooks=(collector,))
+    held = sum(t.hist.counts.nbytes + t.hist.low.nbytes + t.hist.high.nbytes
+               for t in collector.times)
+    estimate = milestone_store_bytes(plan, 10**6)
+    assert held <= estimate <= 1.1 * held
+    assert milestone_store_bytes(plan, 10**8) == estimate
+
+
+class _Plan:
+    """The sizes default_chunk and default_keep_world read, of a plan 64 times the
+    reference (4,933 nodes, 5,190 drawn quantities)."""
+    n_strategies, n_nodes, n_quantities, n_job_cols = 5, 4_933, 5_190, 0
+
+
+def test_a_large_plan_gets_chunks_and_kept_inputs_within_their_budgets(reference_plan):
+    """The reference keeps its defaults; a plan 64 times its size gets chunks whose node times
+    fit NODE_TIMES_BYTES and kept inputs that fit KEPT_WORLD_BYTES."""
+    assert default_chunk(reference_plan) == chunks.DEFAULT_CHUNK
+    assert default_keep_world(reference_plan) == DEFAULT_KEEP_WORLD
+    big = _Plan()
+    chunk = default_chunk(big)
+    assert chunk == 1_297 and chunk * 5 * 4_933 * 8 <= chunks.NODE_TIMES_BYTES
+    assert default_chunk(big, 50_000) == 50_000              # asked for: as asked
+    assert default_keep_world(big) == 12_331
+    assert default_keep_world(big) * 5_190 * 8 <= chunks.KEPT_WORLD_BYTES
