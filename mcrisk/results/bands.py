@@ -181,6 +181,80 @@ class ExactHistogram:
         return counts[:, keys < threshold].sum(axis=1) / max(self.n, 1)
 
 
+class DayHistogram:
+    """Exact counts of integer values on a grid per row (a row is a day), for a grid too large
+    for ExactHistogram's dense blocks ((rows + 1) x bins over _MAX_DENSE_CELLS: a plan of
+    thousands of units, whose capacities can take tens of thousands of values): one sorted
+    table of (row * grid.n_bins + bin, count) over the (row, value) pairs that occur, merged
+    chunk by chunk. A chunk gives each sample's value on each row (band_chunks.
+    capacity_day_keys, or add_pieces from pieces); memory is one entry per (row, value) seen,
+    whatever the number of samples. Same counts, so the same quantiles, as ExactHistogram."""
+
+    def __init__(self, n_rows: int, grid: Grid):
+        self.n_rows, self.grid = n_rows, grid
+        self.keys = np.empty(0, np.int64)
+        self.counts = np.empty(0, np.int64)
+        self.pending: list[tuple[np.ndarray, np.ndarray]] = []
+        self.n = 0
+
+    def add_pieces(self, start: np.ndarray, end: np.ndarray, values: np.ndarray) -> None:
+        """As ExactHistogram.add_pieces (a sample's pieces tile the rows in order)."""
+        c = values.shape[0]
+        if c == 0:
+            return
+        held = (end - start).ravel()
+        by_row = np.repeat(values.ravel(), held).reshape(c, self.n_rows)
+        rows = np.arange(self.n_rows, dtype=np.int64)
+        self.add_keys(rows * self.grid.n_bins + (by_row - self.grid.lo) // self.grid.step, c)
+
+    def add_keys(self, keys: np.ndarray, samples: int) -> None:
+        """keys: int64, row * grid.n_bins + bin of each sample on each row (any order; this
+        object may sort the array in place)."""
+        keys = keys.ravel()
+        keys.sort()
+        self.pending.append(band_chunks.count_runs(keys))
+        self.n += samples
+        if sum(k.size for k, _ in self.pending) > max(self.keys.size, 1 << 20):
+            self._flush()
+
+    def _flush(self) -> None:
+        parts = sorted([(self.keys, self.counts), *self.pending], key=lambda t: t[0].size)
+        while len(parts) > 1:
+            merged = band_chunks.merge_counts(*parts[0], *parts[1])
+            parts = sorted([merged, *parts[2:]], key=lambda t: t[0].size)
+        self.keys, self.counts = parts[0]
+        self.pending = []
+
+    def _rows(self) -> tuple[np.ndarray, np.ndarray]:
+        """(cumulative counts, first entry of each row and one past the last: int64[n_rows + 1])."""
+        self._flush()
+        bounds = np.searchsorted(self.keys,
+                                 np.arange(self.n_rows + 1, dtype=np.int64) * self.grid.n_bins)
+        return np.cumsum(self.counts), bounds
+
+    def quantiles(self, qs=BAND_QUANTILES) -> np.ndarray:
+        """int64[n_rows, len(qs)]: numpy 'inverted_cdf' quantiles of each row."""
+        cumulative, bounds = self._rows()
+        before = np.where(bounds[:-1] > 0, cumulative[np.maximum(bounds[:-1] - 1, 0)], 0)
+        rows = np.arange(self.n_rows, dtype=np.int64)
+        out = np.empty((self.n_rows, len(qs)), dtype=np.int64)
+        for j, q in enumerate(qs):
+            need = inverted_cdf_index(self.n, q) + 1
+            at = np.searchsorted(cumulative, before + need, side="left")
+            out[:, j] = self.grid.lo + (self.keys[at] - rows * self.grid.n_bins) * self.grid.step
+        return out
+
+    def fraction_below(self, threshold: int) -> np.ndarray:
+        """float64[n_rows]: share of values < threshold."""
+        cumulative, bounds = self._rows()
+        column = -(-(threshold - self.grid.lo) // self.grid.step)     # values below: bins < it
+        column = min(max(column, 0), self.grid.n_bins)
+        rows = np.arange(self.n_rows, dtype=np.int64)
+        ends = np.searchsorted(self.keys, rows * self.grid.n_bins + column)
+        total = np.concatenate([[0], cumulative])
+        return (total[ends] - total[bounds[:-1]]) / max(self.n, 1)
+
+
 class BinnedHistogram:
     """Counts per row of continuous values in bins of `width` micro-units, merged chunk by chunk.
 
@@ -248,6 +322,18 @@ class BinnedHistogram:
         """(midpoints[k] ascending, float64 micro-units; counts[n_rows, k]) over bins lo .. hi."""
         keys = self.lo + np.arange(self.diff.shape[0])
         return (keys + 0.5) * self.width, np.cumsum(self.diff, axis=1)[:, :self.n_rows].T
+
+
+def _histogram(n_rows: int, grid: Grid) -> ExactHistogram | DayHistogram:
+    """An exact histogram over `grid`: dense blocks (ExactHistogram) where the grid's
+    (rows + 1) x bins fit _MAX_DENSE_CELLS, else the sparse DayHistogram, or where even its
+    keys would pass int64, ExactHistogram's np.unique of the values."""
+    cells = (n_rows + 1) * grid.n_bins
+    if cells <= _MAX_DENSE_CELLS:
+        return ExactHistogram(n_rows, grid)
+    if cells < 2 ** 62:                   # its keys, row * bins + bin, fit int64
+        return DayHistogram(n_rows, grid)
+    return ExactHistogram(n_rows)         # values kept by np.unique, whatever their spread
 
 
 def merged_quantiles(tables, n: int, qs=BAND_QUANTILES) -> np.ndarray:
@@ -476,8 +562,8 @@ class BandCollector:
             self.largest_binned = [BinnedHistogram(self.n_days, width) for _ in range(s_count)]
             self.below = np.zeros((s_count, self.n_days + 1), dtype=np.int64)   # difference form
         else:
-            self.total = [ExactHistogram(self.n_days, total_grid) for _ in range(s_count)]
-            self.largest = [ExactHistogram(self.n_days, island_grid) for _ in range(s_count)]
+            self.total = [_histogram(self.n_days, total_grid) for _ in range(s_count)]
+            self.largest = [_histogram(self.n_days, island_grid) for _ in range(s_count)]
         self.peak = [[ExactHistogram(1) for _ in plan.hall_names] for _ in range(s_count)]
         self.over = np.zeros((s_count, len(plan.hall_names)), dtype=np.int64)
         self.compiled = (not self.drawn and all(h.grid is not None
@@ -503,6 +589,8 @@ class BandCollector:
         compiled = node_times.size >= COMPILED_FROM
         if self.drawn:
             self._add_drawn(s, node_times[:, s, plan.cap_event_node], world)
+        elif self.compiled and compiled and isinstance(self.total[s], DayHistogram):
+            self._add_compiled_days(s, node_times)
         elif self.compiled and compiled:
             self._add_compiled(s, node_times)
         else:
@@ -532,6 +620,20 @@ class BandCollector:
             total.grid.step, blocks[0], largest.grid.lo, largest.grid.step, blocks[1])
         total.add_block(blocks[0], node_times.shape[0])
         largest.add_block(blocks[1], node_times.shape[0])
+
+    def _add_compiled_days(self, s: int, node_times: np.ndarray) -> None:
+        """Strategy s's capacity on every day of the chunk's scenarios as DayHistogram keys
+        (band_chunks.capacity_day_keys: capacity_pieces' pieces, each written on its days)."""
+        total, largest = self.total[s], self.largest[s]
+        c = node_times.shape[0]
+        keys = [np.empty(c * self.n_days, np.int64) for _ in range(2)]
+        band_chunks.capacity_day_keys(
+            node_times, s, self.plan.cap_event_node, self.delta_units,
+            self.plan.cap_event_island, self.cap0_units, self.n_days, total.grid.lo,
+            total.grid.step, total.grid.n_bins, largest.grid.lo, largest.grid.step,
+            largest.grid.n_bins, keys[0], keys[1])
+        total.add_keys(keys[0], c)
+        largest.add_keys(keys[1], c)
 
     def _add_drawn(self, s: int, event_times: np.ndarray, world: np.ndarray) -> None:
         """Values without a drawn part to the exact histograms, the others to the binned ones

@@ -11,7 +11,7 @@ import pytest
 
 from mcrisk.backends import select_backend
 from mcrisk.plan.compile import compile_scenario
-from mcrisk.results import bands as bands_module
+from mcrisk.results import band_chunks, bands as bands_module
 from mcrisk.results.bands import (MAX_BINS, BandCollector, BinnedHistogram, ExactHistogram, Grid,
                                  hall_peak_draw, inverted_cdf_index, merged_quantiles)
 from mcrisk.scenario import load_scenario
@@ -85,7 +85,8 @@ def test_capacities_off_any_coarse_grid_use_the_exact_fallback(tiny):
     path.write_text(path.read_text().replace("h100_eq_per_gpu = 2.5", "h100_eq_per_gpu = 2.3456789"))
     plan = compile_scenario(load_scenario(path))
     collector, nodes = run_with_nodes(plan, samples=400, chunk_size=64)
-    assert collector.total[0].grid is None          # a micro-unit grid would be too fine
+    # a micro-unit grid: far too many values for dense blocks, counted in the sparse table
+    assert isinstance(collector.total[0], bands_module.DayHistogram)
     bands = collector.bands()
     for s in range(plan.n_strategies):
         total, largest = brute_force_capacity(plan, nodes, s)
@@ -382,3 +383,71 @@ def test_compiled_chunks_give_the_numpy_specifications_numbers(reference_plan, m
         np.testing.assert_array_equal(getattr(got, field), getattr(expected, field))
     assert compiled.hall_power() == by_numpy.hall_power()
     np.testing.assert_array_equal(compiled.over, by_numpy.over)
+
+
+@pytest.mark.parametrize("perturb", ["as simulated", "ties, infinities and NaN"])
+@pytest.mark.parametrize("path", ["numpy", "compiled"])
+def test_a_grid_too_large_for_dense_blocks_gives_the_dense_counts(reference_plan, monkeypatch,
+                                                                  perturb, path):
+    """A plan whose capacities take too many values for dense blocks (here the reference with
+    the dense limit lowered; a plan of thousands of units in real use) counts them in
+    DayHistogram's sparse table, by NumPy (add_pieces) or compiled (capacity_day_keys): the
+    bands and the share below the baseline equal ExactHistogram's dense counts, the
+    specification, on the same node times."""
+    plan = reference_plan
+    _, nodes = run_with_nodes(plan, samples=400, chunk_size=400)
+    if perturb != "as simulated":
+        rng = np.random.default_rng(4)
+        nodes = np.round(nodes / 5) * 5
+        nodes[:30, :, rng.integers(0, plan.n_nodes, 6)] = np.inf
+        nodes[30:50, :, rng.integers(0, plan.n_nodes, 4)] = np.nan
+        nodes[50:70, :, rng.integers(0, plan.n_nodes, 4)] = -2.0
+    world = np.zeros((nodes.shape[0], plan.n_quantities))
+    dense = BandCollector(plan)
+    for start, end in ((0, 250), (250, 400)):    # two chunks, merged
+        dense(start, None, world[start:end], nodes[start:end])
+    monkeypatch.setattr(bands_module, "_MAX_DENSE_CELLS", 1_000)
+    if path == "compiled":
+        monkeypatch.setattr(bands_module, "COMPILED_FROM", 1)
+    sparse = BandCollector(plan)
+    assert all(isinstance(h, bands_module.DayHistogram) for h in (*sparse.total, *sparse.largest))
+    for start, end in ((0, 250), (250, 400)):
+        sparse(start, None, world[start:end], nodes[start:end])
+    expected, got = dense.bands(), sparse.bands()
+    for field in ("total", "largest", "p_below_baseline"):
+        np.testing.assert_array_equal(getattr(got, field), getattr(expected, field), field)
+
+
+def test_the_sparse_table_reads_shares_below_and_quantiles_off_its_rows():
+    """DayHistogram on a small grid (lo 10, step 5) against numpy: the share below a threshold
+    on a grid value and between two, and 'inverted_cdf' quantiles, row by row; its keys
+    would pass int64 on a grid of 2^62 cells, which falls back to ExactHistogram."""
+    grid = bands_module.Grid(lo=10, step=5, n_bins=9)
+    rng = np.random.default_rng(6)
+    by_row = 10 + 5 * rng.integers(0, 9, size=(300, 4))          # [samples, rows]
+    histogram = bands_module.DayHistogram(4, grid)
+    for part in (by_row[:120], by_row[120:]):
+        keys = np.arange(4) * grid.n_bins + (part - grid.lo) // grid.step
+        histogram.add_keys(keys.astype(np.int64), part.shape[0])
+    for threshold in (10, 25, 27, 50, 60):
+        np.testing.assert_array_equal(histogram.fraction_below(threshold),
+                                      (by_row < threshold).mean(axis=0))
+    np.testing.assert_array_equal(histogram.quantiles((0.1, 0.5, 0.9)),
+                                  np.quantile(by_row, (0.1, 0.5, 0.9), axis=0,
+                                              method="inverted_cdf").T)
+    huge = bands_module.Grid(lo=0, step=1, n_bins=2 ** 62)
+    assert type(bands_module._histogram(4, huge)) is bands_module.ExactHistogram
+
+
+@pytest.mark.parametrize("k", [1, 5, 64, 65, 1_000, 1_537])
+def test_event_sorts_follow_numpys_stable_argsort(k):
+    """band_chunks._sort, by insertion from a previous order (few events) or by merging (many:
+    a plan of thousands of units), gives numpy.argsort(kind='stable') with ties and NaN."""
+    rng = np.random.default_rng(k)
+    buffer = np.empty(k, np.int64)
+    order = np.arange(k)
+    for _ in range(3):
+        keys = np.round(rng.uniform(0, 30, k))           # many ties
+        keys[rng.integers(0, k, max(1, k // 10))] = np.nan
+        band_chunks._sort(keys, order, buffer)           # from the previous keys' order
+        np.testing.assert_array_equal(order, np.argsort(keys, kind="stable"))
