@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from types import ModuleType
 
 from ..core.errors import BackendUnavailable
+from .contingency import take_branches
 
 BACKENDS = ("numpy", "numba", "cuda", "cuda-host")
 ALIASES = {"cpu": "numba", "gpu": "cuda"}          # names of earlier versions
@@ -41,7 +42,14 @@ class Backend:
     reason: str          # why it was chosen (for `auto`) or "requested"
 
     def simulate_chunk(self, plan, seed, first, count, keep_nodes=False):
-        return self.module.simulate_chunk(plan, seed, first, count, keep_nodes)
+        """The module's chunk; with contingent strategies, each world's contingent rows
+        replaced by the branch it takes (mcrisk/backends/contingency.py), which needs the
+        node times whether or not the caller keeps them."""
+        if not plan.contingencies:
+            return self.module.simulate_chunk(plan, seed, first, count, keep_nodes)
+        metrics, world, nodes = self.module.simulate_chunk(plan, seed, first, count, True)
+        take_branches(plan, first, metrics, nodes)
+        return metrics, world, nodes if keep_nodes else None
 
     def prepare(self, plan) -> None:
         """The kernel ready for `plan` (compiled or loaded); nothing for a backend with
