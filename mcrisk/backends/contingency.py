@@ -47,7 +47,8 @@ def check_non_anticipative(plan: CompiledScenario, c, first: int, node_times: np
                            met: np.ndarray) -> None:
     """The two branches agree, world by world, on every node timed before the outcome is
     known (strictly: a drain the decision starts on its day is allowed; bookkeeping nodes,
-    Contingency.derived_nodes, left out), and on the decision's condition read from either; else AnticipationError for the first such world."""
+    Contingency.derived_nodes, left out), and on the decision's condition read from either;
+    else AnticipationError for the first such world."""
     known = c.known_day(node_times, met)
     a, b = node_times[:, c.met_row], node_times[:, c.unmet_row]
     differs = (np.minimum(a, b) < known[:, None]) & (a != b)
