@@ -59,6 +59,10 @@ def compile_contingencies(scenario: Scenario, node_id: dict,
         d = strategy.decision
         if d is None:
             continue
+        missing = [b for b in (d.met, d.unmet) if b not in rows]
+        if missing:     # a caller's subset of the strategies (the reader checks the file's)
+            raise ValueError(f"contingent strategy {strategy.name!r} needs its branches "
+                             f"{missing} among the strategies compiled with it")
         met, unmet = rows[d.met], rows[d.unmet]
         derived = [v for key, v in node_id.items() if key[0] == "leaves"
                    or (key[0] == "ready" and NODE_CREW not in (node_kinds[met][v],
