@@ -197,3 +197,16 @@ def test_decided_once_known(here):
     drain = select_backend("numba").simulate_chunk(plan, 7, 0, SAMPLES, keep_nodes=True)[2][
         :, :, plan.node_names.index("E1 drain starts")]
     assert (drain[:, MET] < 45).mean() > 0.5 and (drain[:, UNMET] == 40).all()
+
+
+def test_on_dask_workers(here):
+    """On Dask workers the branches are taken there (each worker's Backend.simulate_chunk),
+    with the same rows and branches as in process."""
+    pytest.importorskip("distributed")
+    from mcrisk.backends.dask import dask_session
+
+    plan, alone = run(tiny(), "numpy", samples=300)
+    with dask_session("local:1") as session:
+        remote = simulate(plan, 300, 7, session.backend("numpy", plan), chunk_size=64)
+    np.testing.assert_array_equal(remote.metrics, alone.metrics)
+    np.testing.assert_array_equal(remote.branches, alone.branches)
