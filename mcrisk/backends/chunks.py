@@ -243,7 +243,9 @@ def memory_needed(plan: CompiledScenario, samples: int, chunk_size: int = DEFAUL
       from the backend, its cost columns included, copied into the kept arrays; with
       keep_nodes also its node times and the hooks' copies of them, chunk_output_bytes) and
       what the analysis after it holds (the drivers' inputs and their ranks: two arrays the
-      size of the kept inputs; the ranking's pooled copy of two metric columns).
+      size of the kept inputs; the ranking's pooled copy of two metric columns);
+    * with contingent strategies, the branch each world takes (a byte per world and
+      decision) and, when nothing else keeps them, the chunk's node times it is read from.
     """
     chunk = min(samples, chunk_size)
     kept_world = min(samples, keep_world)
@@ -254,6 +256,9 @@ def memory_needed(plan: CompiledScenario, samples: int, chunk_size: int = DEFAUL
     if keep_nodes:
         kept += milestone_store_bytes(plan, samples)
         simulating += chunk_output_bytes(plan, chunk)
+    if plan.contingencies:      # each world's branch is read off the chunk's node times
+        kept += samples * len(plan.contingencies)
+        simulating += 0 if keep_nodes else chunk * plan.n_strategies * plan.n_nodes * 8
     return int(RUNTIME_BYTES + kept + max(simulating, analysis))
 
 

@@ -210,3 +210,18 @@ def test_on_dask_workers(here):
         remote = simulate(plan, 300, 7, session.backend("numpy", plan), chunk_size=64)
     np.testing.assert_array_equal(remote.metrics, alone.metrics)
     np.testing.assert_array_equal(remote.branches, alone.branches)
+
+
+def test_memory_counts_the_node_times(here):
+    """A run without hooks still computes node times for a contingent plan: the memory
+    check counts them (a chunk's, every strategy's) and the kept branches."""
+    import dataclasses
+
+    from mcrisk.backends.chunks import memory_needed
+
+    plan = compile_scenario(load_text(tiny()))
+    plain = dataclasses.replace(plan, contingencies=())
+    chunk, samples = 1_000, 10_000
+    extra = (memory_needed(plan, samples, chunk, keep_nodes=False)
+             - memory_needed(plain, samples, chunk, keep_nodes=False))
+    assert extra >= chunk * plan.n_strategies * plan.n_nodes * 8 + samples
