@@ -225,3 +225,27 @@ def test_memory_counts_the_node_times(here):
     extra = (memory_needed(plan, samples, chunk, keep_nodes=False)
              - memory_needed(plain, samples, chunk, keep_nodes=False))
     assert extra >= chunk * plan.n_strategies * plan.n_nodes * 8 + samples
+
+
+@pytest.mark.parametrize("count", [40, 3_000])     # the NumPy path and the compiled one
+def test_hall_peaks_follow_the_branch(here, count):
+    """The capacity bands' hall peak draws of a contingent row are, world by world, those of
+    the branch taken (hall-b-or-rows' branches put S3's racks in hall B or in hall A), by
+    the NumPy specification (hall_peak_draw) on each branch's own row; the contingent row's
+    own placement (its met branch's) would put them in the wrong hall in unmet worlds."""
+    from mcrisk.results.bands import BandCollector, hall_peak_draw
+
+    from ..helpers import SCENARIOS
+
+    plan = compile_scenario(load_text((SCENARIOS / "contingent.toml").read_text()))
+    row = plan.strategy_names.index("hall-b-or-rows")
+    c = next(c for c in plan.contingencies if c.row == row)
+    _, _, nodes = select_backend("numba").simulate_chunk(plan, 1, 0, count, keep_nodes=True)
+    met = c.met(nodes)
+    assert 0 < met.sum() < count
+    expected = np.where(met[:, None], hall_peak_draw(plan, c.met_row, nodes[:, c.met_row]),
+                        hall_peak_draw(plan, c.unmet_row, nodes[:, c.unmet_row]))
+    got = BandCollector(plan)._peak(row, np.ascontiguousarray(nodes), count >= 1_000)
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-9)
+    naive = hall_peak_draw(plan, row, nodes[:, row])
+    assert not np.allclose(naive[~met], expected[~met])
