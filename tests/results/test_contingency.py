@@ -142,3 +142,24 @@ def test_a_run_writes_it(tmp_path, capsys):
     assert "value of flexibility" in printed
     page = (out / "report.html").read_text()
     assert 'id="contingent"' in page and "Value of flexibility" in page
+
+
+def test_findings_do_not_read_a_contingent_plan_as_its_met_branch(tmp_path, monkeypatch):
+    """A contingent Strategy carries its met branch's plan fields for the kernels; the
+    findings that compare plans (only the trigger differs, only the acceptance policy) and
+    the trough's reason never take it for that branch. Without the exclusion,
+    hall-b-or-rows (plan fields of hybrid-gated) pairs with hybrid-gated-soak."""
+    from mcrisk.report.findings.pairs import acceptance_pairs, gating_pairs
+    from mcrisk.report.findings.sentences import kept_units, why
+    from mcrisk.scenario import load_scenario
+
+    from ..helpers import SCENARIOS
+
+    scenario = load_scenario(SCENARIOS / "contingent.toml")
+    contingent = {"hall-b-or-rows", "keep-if-slow"}
+    pairs = acceptance_pairs(scenario) + gating_pairs(scenario)
+    assert ("hybrid-gated", "hybrid-gated-soak") in pairs
+    assert not contingent & {name for pair in pairs for name in pair}
+    plan = why(scenario, scenario.strategy("hall-b-or-rows"))
+    assert plan.startswith("on day 150 it decides between hybrid-gated and hybrid-gated-swing")
+    assert kept_units(scenario, scenario.strategy("keep-if-slow")) == ""
