@@ -54,17 +54,22 @@ def check_non_anticipative(plan: CompiledScenario, c, first: int, node_times: np
     differs = (np.minimum(a, b) < known[:, None]) & (a != b)
     differs[:, list(c.derived_nodes)] = False
     differs[:, list(c.event_nodes)] |= (met != c.met(node_times, c.unmet_row))[:, None]
+    if c.on_node >= 0:      # the event the decision waits for happens alike in both
+        differs[:, c.on_node] |= a[:, c.on_node] != b[:, c.on_node]
     bad = np.argwhere(differs)
     if bad.size == 0:
         return
     world, node = (int(x) for x in bad[0])
     name = plan.strategy_names
     branch = "met" if met[world] else "unmet"
+    decided = c.decision_day(node_times)[world]
+    wait = (f"e.g. a drain's day = {c.day:g}" if c.on_node < 0 else
+            f"e.g. a drain on the event: {plan.node_names[c.on_node]}")
     raise AnticipationError(
         f"strategy '{name[c.row]}': its branches '{name[c.met_row]}' (met) and "
         f"'{name[c.unmet_row]}' (unmet) differ before the decision is known: in scenario "
         f"{first + world} (which takes '{name[c.met_row if met[world] else c.unmet_row]}', "
         f"the {branch} branch) node '{plan.node_names[node]}' is at day {a[world, node]:g} "
         f"in one and {b[world, node]:g} in the other, before day {known[world]:g} when the "
-        f"outcome is known (the decision day is {c.day:g}); make both branches wait for the "
-        f"decision (e.g. a drain's day = {c.day:g}) or decide earlier")
+        f"outcome is known (the decision day is {decided:g}); make both branches wait for the "
+        f"decision ({wait}) or decide earlier")

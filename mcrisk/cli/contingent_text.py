@@ -5,7 +5,12 @@ from __future__ import annotations
 from ..core.labels import label
 from ..report.text import visible
 from ..results.compare import money_text
-from ..results.contingency import branch_rows, events_text, flexibility_sentences
+from ..results.contingency import (
+    branch_rows,
+    events_text,
+    flexibility_sentences,
+    moment_text,
+)
 
 
 def format_contingent(contingent: dict, currency: str | None = None) -> str:
@@ -18,7 +23,7 @@ def format_contingent(contingent: dict, currency: str | None = None) -> str:
     for name, entry in contingent.items():
         d = entry["decision"]
         events = events_text(d["events"])
-        lines.append(f"  {visible(name)}: on day {d['day']:g}, at least {d['at_least']} of "
+        lines.append(f"  {visible(name)}: {moment_text(d)}, at least {d['at_least']} of "
                      f"{events}?")
         rows = branch_rows(name, entry)
         width = max(len(visible(r["strategy"])) for r in rows)

@@ -253,17 +253,20 @@ class Acceptance:
 
 @dataclass(frozen=True)
 class Decision:
-    """A contingent strategy's decision point: on `day`, count how many of `events` have
-    happened (each (kind, id): ("energized", hall), ("accepted", incoming unit),
-    ("arrival", shipment)); with at least `at_least` of them the plan follows the strategy
-    named `met` from then on, else the one named `unmet`. Both are ordinary strategies of
-    the file, which must agree on everything before the decision (non-anticipative)."""
+    """A contingent strategy's decision point: on `day` (or, with `on`, when that event
+    happens: ("arrival", shipment) or ("accepted", incoming unit); `day` is then None), count
+    how many of `events` have happened (each (kind, id): ("energized", hall), ("accepted",
+    incoming unit), ("arrival", shipment)); with at least `at_least` of them the plan follows
+    the strategy named `met` from then on, else the one named `unmet`. Both are ordinary
+    strategies of the file, which must agree on everything before the decision
+    (non-anticipative)."""
 
-    day: float
+    day: float | None
     events: tuple[tuple[str, str], ...]
     at_least: int
     met: str
     unmet: str
+    on: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True)

@@ -19,8 +19,9 @@ from ..core.model import Scenario
 
 @dataclass(frozen=True)
 class Contingency:
-    """One contingent strategy of the plan: its row, its branches' rows, the decision day and
-    the nodes whose times it counts (at least `at_least` of them at or before `day`: met)."""
+    """One contingent strategy of the plan: its row, its branches' rows, the decision day (or
+    `on_node`, the node whose time is the decision's, world by world) and the nodes whose
+    times it counts (at least `at_least` of them at or before the decision: met)."""
 
     row: int
     met_row: int
@@ -33,19 +34,28 @@ class Contingency:
     # convention; its drain, at +inf, is compared) and a row's "ready" where neither branch
     # retrofits it (the latest of its removals and its hall, compared themselves)
     derived_nodes: tuple[int, ...] = ()
+    on_node: int = -1             # >= 0: decided when this node happens (day unused)
+
+    def decision_day(self, node_times: np.ndarray, row: int | None = None) -> np.ndarray:
+        """float64[c]: the day of the decision in each world: `day`, or its event's time."""
+        if self.on_node < 0:
+            return np.full(node_times.shape[0], self.day)
+        return node_times[:, self.met_row if row is None else row, self.on_node]
 
     def met(self, node_times: np.ndarray, row: int | None = None) -> np.ndarray:
         """bool[c]: whether the decision's condition holds in each world, read from
         node_times[c, s, v] in `row` (default: the met branch's)."""
         row = self.met_row if row is None else row
-        done = node_times[:, row, list(self.event_nodes)] <= self.day
+        done = (node_times[:, row, list(self.event_nodes)]
+                <= self.decision_day(node_times, row)[:, None])
         return done.sum(axis=1) >= self.at_least
 
     def known_day(self, node_times: np.ndarray, met: np.ndarray) -> np.ndarray:
         """float64[c]: when each world's outcome is known: where the condition holds, the day
-        its at_least-th event happened (on or before the decision day); else the day."""
+        its at_least-th event happened (on or before the decision's); else the decision's."""
+        day = self.decision_day(node_times)
         times = np.sort(node_times[:, self.met_row, list(self.event_nodes)], axis=1)
-        return np.where(met, np.minimum(times[:, self.at_least - 1], self.day), self.day)
+        return np.where(met, np.minimum(times[:, self.at_least - 1], day), day)
 
 
 def compile_contingencies(scenario: Scenario, node_id: dict,
@@ -67,7 +77,7 @@ def compile_contingencies(scenario: Scenario, node_id: dict,
         derived = [v for key, v in node_id.items() if key[0] == "leaves"
                    or (key[0] == "ready" and NODE_CREW not in (node_kinds[met][v],
                                                                node_kinds[unmet][v]))]
-        found.append(Contingency(row, met, unmet, float(d.day),
+        found.append(Contingency(row, met, unmet, -1.0 if d.day is None else float(d.day),
                                  tuple(node_id[event] for event in d.events), int(d.at_least),
-                                 tuple(sorted(derived))))
+                                 tuple(sorted(derived)), node_id[d.on] if d.on else -1))
     return tuple(found)

@@ -62,8 +62,9 @@ def _entry(plan, c, metrics, costs, met: np.ndarray) -> dict:
             **({"cost_total": _brief(costs[where, c.row, COST_TOTAL]) if worlds else None}
                if costs is not None else {})})
     return {
-        "decision": {"day": c.day, "at_least": c.at_least,
-                     "events": [plan.node_names[v] for v in c.event_nodes]},
+        "decision": {"day": None if c.on_node >= 0 else c.day, "at_least": c.at_least,
+                     "events": [plan.node_names[v] for v in c.event_nodes],
+                     **({"on": plan.node_names[c.on_node]} if c.on_node >= 0 else {})},
         "branches": branches,
         "flexibility": {names[row]: _flexibility(metrics, costs, c.row, row)
                         for row in (c.met_row, c.unmet_row)},
@@ -113,6 +114,14 @@ def branch_rows(name: str, entry: dict) -> list[dict]:
     return rows
 
 
+def moment_text(decision: dict) -> str:
+    """When a decision (summary.json's `decision`) is taken: 'on day 150' or 'when shipment
+    S3 arrives' (its event's milestone name)."""
+    if decision.get("on"):
+        return f"when {decision['on']}"
+    return f"on day {_num(decision['day'])}"
+
+
 def events_text(events: list[str]) -> str:
     """The events a decision counts, in words: all of a few, or the first and last of many."""
     if len(events) <= 3:
@@ -128,7 +137,7 @@ def flexibility_sentences(contingent: dict, money=None) -> list[str]:
     `money(value)` writes a cost (default: a number)."""
     sentences, noise, small = [], [], []
     for name, entry in contingent.items():
-        day = _num(entry["decision"]["day"])
+        moment = moment_text(entry["decision"])
         for fixed, per_metric in entry["flexibility"].items():
             lower, higher = [], []
             for column, d in per_metric.items():
@@ -149,7 +158,7 @@ def flexibility_sentences(contingent: dict, money=None) -> list[str]:
             if lower or higher:
                 parts = ([f"lowers {_join(lower)}"] if lower else []) + (
                     [f"raises {_join(higher)}"] if higher else [])
-                sentences.append(f"Deciding on day {day} rather than always following {fixed}, "
+                sentences.append(f"Deciding {moment} rather than always following {fixed}, "
                                  f"{name} " + "; it ".join(parts) + " (on the same worlds).")
     if noise:
         sentences.append("No claim where the 95% interval of the mean difference contains 0 "

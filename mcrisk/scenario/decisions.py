@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+from mcrisk.core.errors import NO_VALUE
 from mcrisk.core.model import Decision
 
 from .limits import DAYS, Limit
@@ -31,7 +32,10 @@ CONTINGENT_KEYS = ("name", "description", "decision")
 # The event kinds a decision counts: key in the file -> (node kind, what the ids name).
 DECISION_EVENTS = {"energized": ("energized", "hall"), "accepted": ("accepted", "incoming unit"),
                    "arrived": ("arrival", "shipment")}
-DECISION_KEYS = ("day", *DECISION_EVENTS, "at_least", "met", "unmet")
+# When the decision is taken: on a day, or when one event happens (key -> node kind, noun).
+DECISION_MOMENTS = {"on_arrival": ("arrival", "shipment"),
+                    "on_accepted": ("accepted", "incoming unit")}
+DECISION_KEYS = ("day", *DECISION_MOMENTS, *DECISION_EVENTS, "at_least", "met", "unmet")
 
 
 @dataclass(frozen=True)
@@ -58,8 +62,7 @@ def read_contingent(t: Table, name: str | None, description: str) -> PendingDeci
     d = t.table("decision", DECISION_KEYS, "the decision point")
     if d is None:
         return PendingDecision(None, name, description, None)
-    day = d.read("day", as_number, "150", "the day the decision is taken", at_least=0,
-                 at_most=DAYS)
+    day, on = _read_moment(d)
     events = _read_events(d)
     at_least = None
     if events is not None:
@@ -74,10 +77,36 @@ def read_contingent(t: Table, name: str | None, description: str) -> PendingDeci
         t.r.report(d.at("unmet"), unmet, "is the same strategy as met: nothing is decided",
                    "name two different strategies, or use the strategy itself")
         unmet = None
-    if None in (day, events, at_least, met, unmet):
+    if None in (events, at_least, met, unmet) or (day is None and on is None):
         return PendingDecision(d, name, description, None)
-    return PendingDecision(d, name, description,
-                           Decision(float(day), events, int(at_least), met, unmet))
+    return PendingDecision(d, name, description, Decision(
+        None if day is None else float(day), events, int(at_least), met, unmet, on))
+
+
+def _read_moment(d: Table) -> tuple[float | None, tuple[str, str] | None]:
+    """When the decision is taken: exactly one of `day`, `on_arrival` (a shipment id) and
+    `on_accepted` (an incoming unit id); (day, None), (None, (kind, id)) or (None, None) if
+    bad (reported)."""
+    given = [key for key in ("day", *DECISION_MOMENTS) if key in d.data]
+    hint = ('give day = 150 (a day), or on_arrival = "S3" or on_accepted = "N08" (when that '
+            "event happens)")
+    if not given:
+        d.r.report(d.key, NO_VALUE, "needs its moment: day, on_arrival or on_accepted", hint)
+        return None, None
+    if len(given) > 1:
+        d.r.report(d.at(given[1]), d.data[given[1]], f"is given with {given[0]}: a decision "
+                   "has one moment", hint)
+        return None, None
+    if given[0] == "day":
+        return d.read("day", as_number, "150", "the day the decision is taken", at_least=0,
+                      at_most=DAYS), None
+    kind, noun = DECISION_MOMENTS[given[0]]
+    registry = d.r.shipments if kind == "arrival" else d.r.incoming
+    ident = d.read(given[0], as_string, '"S3"', f"the {noun} whose event is the decision's "
+                   "moment")
+    if ident is None or not check_ref(d.r, d.at(given[0]), ident, registry, noun):
+        return None, None
+    return None, (kind, ident)
 
 
 def _read_events(d: Table) -> tuple[tuple[str, str], ...] | None:

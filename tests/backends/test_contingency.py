@@ -172,6 +172,12 @@ def test_count_of_events(here):
     (('name = "contingent"', 'name = "contingent"\nplace = []'),
      "strategies[3].place = []: a contingent strategy takes its plan from its branches"),
     (('decision = { day = 35', 'decision = { dya = 35'), "strategies[3].decision.dya"),
+    (('decision = { day = 35', 'decision = { day = 35, on_arrival = "S1"'),
+     "strategies[3].decision.on_arrival = 'S1': is given with day: a decision has one moment"),
+    (('decision = { day = 35, ', 'decision = { '),
+     "strategies[3].decision: needs its moment: day, on_arrival or on_accepted"),
+    (('decision = { day = 35', 'decision = { on_accepted = "N7"'),
+     "strategies[3].decision.on_accepted = 'N7': unknown incoming unit"),
 ])
 def test_bad_decisions_are_located(here, edit, expected):
     found = problems(variant(edit, text=tiny()))
@@ -249,3 +255,27 @@ def test_hall_peaks_follow_the_branch(here, count):
     np.testing.assert_allclose(got, expected, rtol=0, atol=1e-9)
     naive = hall_peak_draw(plan, row, nodes[:, row])
     assert not np.allclose(naive[~met], expected[~met])
+
+
+def test_decided_on_an_event(here):
+    """A decision taken when N1 is accepted, by whether N2 is accepted by then (world by
+    world, against a direct reading of the two acceptances): swap-gated if so, else a plan
+    that drains the pods 5 days after N1's acceptance. (swap-late, which drains on day 40,
+    would act before N1's acceptance in most worlds: refused.)"""
+    text = tiny().replace('decision = { day = 35, arrived = "S1"',
+                          'decision = { on_accepted = "N1", accepted = "N2"').replace(
+        '[{ units = "E1..E2", day = 40 }]', '[{ units = "E1..E2", on_accepted = "N1", '
+        'lag_days = 5 }]')
+    plan, result = run(text)
+    c = plan.contingencies[0]
+    _, _, nodes = select_backend("numba").simulate_chunk(plan, 7, 0, SAMPLES, keep_nodes=True)
+    n1, n2 = (plan.node_names.index(f"{u} accepted") for u in ("N1", "N2"))
+    assert c.on_node == n1
+    met = nodes[:, UNMET, n2] <= nodes[:, UNMET, n1]      # N2 accepted by N1's acceptance
+    assert 0.1 < met.mean() < 0.95      # ties: both accepted once the island is ready
+    np.testing.assert_array_equal(result.branches[:, 0], met)
+    np.testing.assert_array_equal(result.metrics[:, ROW], np.where(
+        met[:, None], result.metrics[:, MET], result.metrics[:, UNMET]))
+    with pytest.raises(AnticipationError, match="a drain on the event: N1 accepted"):
+        run(tiny().replace('decision = { day = 35, arrived = "S1"',
+                           'decision = { on_accepted = "N1", accepted = "N2"'))

@@ -72,7 +72,8 @@ def why(scenario: Scenario, strategy: Strategy) -> str:
     its new units go into rows that must first be emptied. A contingent strategy's plan is
     its decision between two written ones."""
     if (d := strategy.decision) is not None:
-        return (f"on day {fmt(d.day)} it decides between {d.met} and {d.unmet}, and follows "
+        when = f"on day {fmt(d.day)}" if d.on is None else f"at {d.on[0]} of {d.on[1]}"
+        return (f"{when} it decides between {d.met} and {d.unmet}, and follows "
                 "in each world the one its decision takes there")
     waves: dict = {}
     for unit_id, trigger in strategy.drains:

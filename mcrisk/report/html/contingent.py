@@ -6,7 +6,12 @@ from __future__ import annotations
 
 from ...core.labels import label
 from ...results.compare import money_text
-from ...results.contingency import branch_rows, events_text, flexibility_sentences
+from ...results.contingency import (
+    branch_rows,
+    events_text,
+    flexibility_sentences,
+    moment_text,
+)
 from ..text import html_text
 from .parts import swatch
 
@@ -36,7 +41,7 @@ def contingent_section(s: dict, colors: dict[str, str]) -> list[str]:
                 f"<td>{r['share']:.1%} [{low:.1%}, {high:.1%}]</td>"
                 + "".join(f"<td>{html_text(_cell(c, v, money))}</td>" for c, _, v in r["cells"])
                 + "</tr>")
-        body += [(f"<h3>{swatch(name, colors)}: on day {d['day']:g}, at least "
+        body += [(f"<h3>{swatch(name, colors)}: {html_text(moment_text(d))}, at least "
                  f"{d['at_least']} of {html_text(events_text(d['events']))}?</h3>"),
                  ("<div class='scroll'><table><tr><th>branch</th><th>strategy followed</th>"
                  f"<th>share of worlds</th>{head}</tr>{''.join(cells)}</table></div>")]

@@ -202,7 +202,8 @@ def _with_kept(strategy) -> str:
     """The strategy's description, then 'Keeps SU7, SU8 in service (never drained).'; a
     contingent one's, then its decision."""
     if (d := strategy.decision) is not None:
-        return (f"{strategy.description.rstrip()} Decides on day {d.day:g}: {d.met} if at "
+        when = f"on day {d.day:g}" if d.on is None else f"when {d.on[0]} {d.on[1]} happens"
+        return (f"{strategy.description.rstrip()} Decides {when}: {d.met} if at "
                 f"least {d.at_least} of its {len(d.events)} events have happened, else "
                 f"{d.unmet}.").lstrip()
     if not strategy.keep:
