@@ -30,8 +30,10 @@ def simulate_to_precision(plan, seed: int, backend, target: PrecisionTarget,
     world = _Rows((min(n, keep_world), plan.n_quantities))
     costs = _Rows((n, plan.n_strategies, plan.n_costs)) if plan.n_costs else None
     jobs = _Rows((n, plan.n_strategies, plan.n_job_cols)) if plan.n_job_cols else None
+    branches = _Rows((n, len(plan.contingencies)), bool) if plan.contingencies else None
     wall = simulate_into(plan, seed, backend, 0, metrics.array, world.array, chunk_size,
-                         progress, chunk_hooks, costs=_array(costs), jobs=_array(jobs))
+                         progress, chunk_hooks, costs=_array(costs), jobs=_array(jobs),
+                         branches=_array(branches))
     while True:
         with as_progress(progress).phase(SUMMARIZE, note=f"--precision: {n:,} enough?"):
             worst = worst_shortfall(metrics.array, plan.strategy_names, target)
@@ -44,14 +46,17 @@ def simulate_to_precision(plan, seed: int, backend, target: PrecisionTarget,
             costs.grow(grown)
         if jobs is not None:
             jobs.grow(grown)
+        if branches is not None:
+            branches.grow(grown)
         wall += simulate_into(plan, seed, backend, n, metrics.array[n:], world.array[n:],
                               chunk_size, progress, chunk_hooks,
                               note=f"--precision: {n:,} to {grown:,}",
                               costs=None if costs is None else costs.array[n:],
-                              jobs=None if jobs is None else jobs.array[n:])
+                              jobs=None if jobs is None else jobs.array[n:],
+                              branches=None if branches is None else branches.array[n:])
         n = grown
     return (SimulationResult(plan, seed, n, backend.name, metrics.array, world.array, wall,
-                             _array(costs), _array(jobs)), worst)
+                             _array(costs), _array(jobs), _array(branches)), worst)
 
 
 def _array(rows: "_Rows | None"):
@@ -61,7 +66,8 @@ def _array(rows: "_Rows | None"):
 
 
 class _Rows:
-    """A float64 array that grows along its first axis, the existing rows kept.
+    """An array (float64 unless told) that grows along its first axis, the existing rows
+    kept.
 
     grow() resizes in place (ndarray.resize reallocates, and glibc moves a large block's
     pages with mremap instead of copying them), so growing never holds two copies. Where
@@ -69,8 +75,8 @@ class _Rows:
     reference dangling) and grow() copies into a new array instead: correct, just 2x memory.
     """
 
-    def __init__(self, shape: tuple[int, ...]):
-        self.array = np.empty(shape)
+    def __init__(self, shape: tuple[int, ...], dtype=np.float64):
+        self.array = np.empty(shape, dtype)
 
     def grow(self, rows: int) -> None:
         shape = (rows, *self.array.shape[1:])
@@ -79,6 +85,6 @@ class _Rows:
         try:
             self.array.resize(shape, refcheck=True)
         except ValueError:
-            grown = np.empty(shape)
+            grown = np.empty(shape, self.array.dtype)
             grown[:self.array.shape[0]] = self.array
             self.array = grown

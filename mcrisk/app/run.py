@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterator
 
 from .. import __version__
+from ..results.contingency import contingent_block
 from ..results.ranking import rank
 from ..results.statistics import summarize
 from ..results.compare import against_leader
@@ -212,6 +213,9 @@ def _summary(scenario, backend, result, chunk_size, precision, risks, mitigation
         "paired": paired,
         **({"precision": precision} if precision else {}),
         **({"mitigation": mitigation} if mitigation else {}),
+        **({"contingent": contingent_block(result.plan, result.metrics, result.costs,
+                                           result.branches)}
+           if result.branches is not None else {}),
         **_dask_key(backend),
     }
 

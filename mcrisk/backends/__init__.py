@@ -6,6 +6,8 @@ name, and the loop that runs a backend over a run's chunks, here or on Dask.
     cuda         the CUDA sources (kernels/) on an NVIDIA GPU through CuPy
     cuda_host    the same CUDA sources compiled for the host with a C++ compiler, one
                  thread: for parity checks without a GPU (backend name `cuda-host`)
+    contingency  after every backend's chunk, each world's contingent strategies take
+                 their branches (checked non-anticipative)
     jit_events   Numba compiling, as something a run can say (the one long wait)
     chunks       the chunked driver: a backend over scenario indices, chunk by chunk, with
                  the hooks that reduce each chunk as it comes
@@ -27,6 +29,7 @@ from dataclasses import dataclass
 from types import ModuleType
 
 from ..core.errors import BackendUnavailable
+from .contingency import take_branches
 
 BACKENDS = ("numpy", "numba", "cuda", "cuda-host")
 ALIASES = {"cpu": "numba", "gpu": "cuda"}          # names of earlier versions
@@ -41,7 +44,14 @@ class Backend:
     reason: str          # why it was chosen (for `auto`) or "requested"
 
     def simulate_chunk(self, plan, seed, first, count, keep_nodes=False):
-        return self.module.simulate_chunk(plan, seed, first, count, keep_nodes)
+        """The module's chunk; with contingent strategies, each world's contingent rows
+        replaced by the branch it takes (mcrisk/backends/contingency.py), which needs the
+        node times whether or not the caller keeps them."""
+        if not plan.contingencies:
+            return self.module.simulate_chunk(plan, seed, first, count, keep_nodes)
+        metrics, world, nodes = self.module.simulate_chunk(plan, seed, first, count, True)
+        take_branches(plan, first, metrics, nodes)
+        return metrics, world, nodes if keep_nodes else None
 
     def prepare(self, plan) -> None:
         """The kernel ready for `plan` (compiled or loaded); nothing for a backend with

@@ -25,6 +25,7 @@ from typing import Callable
 import numpy as np
 
 from . import Backend
+from .contingency import branches_taken
 from ..plan.record import CompiledScenario
 from ..core.definitions import N_METRICS
 from ..core.errors import McriskError
@@ -70,6 +71,9 @@ class SimulationResult:
                                        # (definitions.COSTS); None without [costs]
     jobs: np.ndarray | None = None     # float64[samples, strategies, plan.n_job_cols]
                                        # (definitions.job_columns); None without a job mix
+    branches: np.ndarray | None = None  # bool[samples, contingencies]: each world meets
+                                        # each decision (mcrisk.plan.contingency); None
+                                        # without contingent strategies
 
 
 ChunkHook = Callable[[int, np.ndarray, np.ndarray, np.ndarray], None]
@@ -98,10 +102,19 @@ def simulate(plan: CompiledScenario, samples: int, seed: int, backend: Backend,
     world = np.empty((min(samples, keep_world), plan.n_quantities))
     costs = cost_array(plan, samples)
     jobs = job_array(plan, samples)
+    branches = branch_array(plan, samples)
     wall = simulate_into(plan, seed, backend, first, metrics, world, chunk_size, progress,
-                         chunk_hooks, note, costs=costs, jobs=jobs)
+                         chunk_hooks, note, costs=costs, jobs=jobs, branches=branches)
     return SimulationResult(plan, seed, samples, backend.name, metrics, world, wall, costs,
-                            jobs)
+                            jobs, branches)
+
+
+def branch_array(plan: CompiledScenario, samples: int) -> np.ndarray | None:
+    """The kept branches of `samples` scenarios, bool[samples, contingencies] (unfilled), or
+    None for a plan without contingent strategies."""
+    if not plan.contingencies:
+        return None
+    return np.empty((samples, len(plan.contingencies)), dtype=bool)
 
 
 def cost_array(plan: CompiledScenario, samples: int) -> np.ndarray | None:
@@ -145,13 +158,15 @@ def simulate_into(plan: CompiledScenario, seed: int, backend: Backend, first: in
                   metrics: np.ndarray, world: np.ndarray, chunk_size: int = DEFAULT_CHUNK,
                   progress: Progress | Callable[[int, int], None] | None = None,
                   chunk_hooks: tuple[ChunkHook, ...] = (), note: str = "",
-                  costs: np.ndarray | None = None, jobs: np.ndarray | None = None) -> float:
+                  costs: np.ndarray | None = None, jobs: np.ndarray | None = None,
+                  branches: np.ndarray | None = None) -> float:
     """Simulate scenarios first .. first + len(metrics) - 1 into the given arrays (the first
     len(world) of them into world; their costs into `costs`, [len(metrics), strategies,
     plan.n_costs], which a plan with costs needs and one without must not be given; their
     job columns into `jobs`, [len(metrics), strategies, plan.n_job_cols], when given: a
-    caller that reads only the metrics and costs may leave them to the chunk hooks);
-    returns the seconds it took.
+    caller that reads only the metrics and costs may leave them to the chunk hooks; which
+    branch each world takes of each contingent strategy into `branches`, [len(metrics),
+    contingencies], when given); returns the seconds it took.
 
     Writing into the caller's arrays lets a growing run (--precision) keep one buffer instead
     of parts that it would have to concatenate.
@@ -165,7 +180,8 @@ def simulate_into(plan: CompiledScenario, seed: int, backend: Backend, first: in
     started = time.perf_counter()
     with as_progress(progress).phase(SIMULATE, samples, SCENARIOS, note) as phase:
         for start, (chunk_metrics, chunk_world, node_times) in _chunks(
-                plan, seed, backend, first, samples, chunk_size, bool(chunk_hooks)):
+                plan, seed, backend, first, samples, chunk_size,
+                bool(chunk_hooks) or branches is not None):
             offset, count = start - first, chunk_metrics.shape[0]
             _check_width(plan, backend, chunk_metrics)
             for hook in chunk_hooks:
@@ -175,6 +191,8 @@ def simulate_into(plan: CompiledScenario, seed: int, backend: Backend, first: in
                 costs[offset:offset + count] = chunk_metrics[:, :, N_METRICS:first_job]
             if jobs is not None:
                 jobs[offset:offset + count] = chunk_metrics[:, :, first_job:]
+            if branches is not None:
+                branches[offset:offset + count] = branches_taken(plan, node_times)
             kept = max(0, min(count, world.shape[0] - offset))
             world[offset:offset + kept] = chunk_world[:kept]
             phase.advance(count)
@@ -247,7 +265,9 @@ def memory_needed(plan: CompiledScenario, samples: int, chunk_size: int = DEFAUL
       from the backend, its cost columns included, copied into the kept arrays; with
       keep_nodes also its node times and the hooks' copies of them, chunk_output_bytes) and
       what the analysis after it holds (the drivers' inputs and their ranks: two arrays the
-      size of the kept inputs; the ranking's pooled copy of two metric columns).
+      size of the kept inputs; the ranking's pooled copy of two metric columns);
+    * with contingent strategies, the branch each world takes (a byte per world and
+      decision) and, when nothing else keeps them, the chunk's node times it is read from.
     """
     chunk = min(samples, chunk_size)
     keep_world = default_keep_world(plan) if keep_world is None else keep_world
@@ -259,6 +279,9 @@ def memory_needed(plan: CompiledScenario, samples: int, chunk_size: int = DEFAUL
     if keep_nodes:
         kept += milestone_store_bytes(plan, samples)
         simulating += chunk_output_bytes(plan, chunk)
+    if plan.contingencies:      # each world's branch is read off the chunk's node times
+        kept += samples * len(plan.contingencies)
+        simulating += 0 if keep_nodes else chunk * plan.n_strategies * plan.n_nodes * 8
     return int(RUNTIME_BYTES + kept + max(simulating, analysis))
 
 

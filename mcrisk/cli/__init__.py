@@ -7,6 +7,7 @@ Beyond `validate` (load and compile each file) it orchestrates nothing itself.
     options        the options every simulating command shares, parsed and checked
     text           the tables and sentences of run, compare and schedule
     optimize_text  the same for optimize
+    contingent_text  contingent strategies: branches taken and the value of flexibility
     progress       bars with a rate and an ETA on stderr (core.progress's terminal face)
 
     mcrisk run SCENARIO [--samples N] [--seed S] [--backend auto|numpy|numba|cuda] [--out DIR]
@@ -49,6 +50,7 @@ from ..scenario import load_scenario, load_status, scenario_warnings
 from ..core.facts import with_facts
 from .options import build_parser
 from .progress import terminal_progress
+from .contingent_text import format_contingent
 from .text import (count_noun, escaped, format_compare_mitigation, format_comparison,
                    format_cost_comparison,
                    format_drivers, format_horizon_warnings, format_mitigation, format_precision,
@@ -150,6 +152,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if "mitigation" in run.summary:
         print()
         print(format_mitigation(run.summary["mitigation"]))
+    if "contingent" in run.summary:
+        print()
+        print(format_contingent(run.summary["contingent"],
+                                run.summary.get("costs", {}).get("currency")))
     return EXIT_OK
 
 

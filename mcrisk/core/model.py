@@ -252,6 +252,24 @@ class Acceptance:
 
 
 @dataclass(frozen=True)
+class Decision:
+    """A contingent strategy's decision point: on `day` (or, with `on`, when that event
+    happens: ("arrival", shipment) or ("accepted", incoming unit); `day` is then None), count
+    how many of `events` have happened (each (kind, id): ("energized", hall), ("accepted",
+    incoming unit), ("arrival", shipment)); with at least `at_least` of them the plan follows
+    the strategy named `met` from then on, else the one named `unmet`. Both are ordinary
+    strategies of the file, which must agree on everything before the decision
+    (non-anticipative)."""
+
+    day: float | None
+    events: tuple[tuple[str, str], ...]
+    at_least: int
+    met: str
+    unmet: str
+    on: tuple[str, str] | None = None
+
+
+@dataclass(frozen=True)
 class Strategy:
     name: str
     placement: tuple[tuple[str, str], ...]   # (incoming unit id, row id), in file order
@@ -267,6 +285,9 @@ class Strategy:
     keep: tuple[str, ...] = ()
     # an extra soak for units whose burn-in failed often; None: accept on the first pass
     acceptance: Acceptance | None = None
+    # a contingent strategy's decision; its plan fields are then those of `decision.met`
+    # (what the kernels simulate for its row before each world takes its branch)
+    decision: Decision | None = None
 
     def crews_in(self, retrofit: Retrofit | None) -> int:
         """The crews this strategy runs with: its own, else the scenario's [retrofit] crews

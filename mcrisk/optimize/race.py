@@ -94,9 +94,19 @@ class RaceResult:
 def plan_scenario(scenario: Scenario, plans: Sequence[tuple]) -> Scenario:
     """The scenario whose strategies are `plans` ((strategy, crews) pairs, in that order),
     each hiring its own crews and renamed to its position (a candidate may share a written
-    strategy's name): every candidate of a stage in one plan, ready to compile."""
+    strategy's name): every candidate of a stage in one plan, ready to compile. A contingent
+    strategy's decision names its branches by their new names (a name's first plan: the
+    written strategies come before the candidates)."""
+    renamed: dict[str, str] = {}
+    for i, (strategy, _) in enumerate(plans):
+        renamed.setdefault(strategy.name, f"plan-{i}")
+
+    def decision(strategy):
+        d = strategy.decision
+        return d and dataclasses.replace(d, met=renamed[d.met], unmet=renamed[d.unmet])
+
     return dataclasses.replace(scenario, strategies=tuple(
-        dataclasses.replace(strategy, name=f"plan-{i}", crews=crews)
+        dataclasses.replace(strategy, name=f"plan-{i}", crews=crews, decision=decision(strategy))
         for i, (strategy, crews) in enumerate(plans)))
 
 

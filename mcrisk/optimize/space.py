@@ -222,11 +222,12 @@ def _read_template(search: Table, scenario: Scenario | None):
                        "the written strategy the knobs vary from")
     if name is None or scenario is None:
         return None
-    names = [s.name for s in scenario.strategies]
-    if name not in names:
-        search.r.report(search.at("template"), name, "unknown strategy",
-                        did_you_mean(name, names, "the scenario's strategies", compact=False))
-        return None
+    if name not in (names := [s.name for s in scenario.strategies]):
+        return search.r.report(search.at("template"), name, "unknown strategy", did_you_mean(
+            name, names, "the scenario's strategies", compact=False))
+    if (d := scenario.strategy(name).decision) is not None:     # a day's search: not yet
+        return search.r.report(search.at("template"), name, "is contingent: the knobs vary "
+                               f"a written plan (name {d.met!r} or {d.unmet!r})")
     return scenario.strategy(name)
 
 

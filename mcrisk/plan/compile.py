@@ -69,6 +69,7 @@ import math
 
 import numpy as np
 
+from .contingency import compile_contingencies
 from .costs import cost_arrays, no_cost_arrays
 from ..core.definitions import NODE_CREW, NODE_MAX
 from ..core.distributions import encode, median, ppf
@@ -518,6 +519,7 @@ def _assemble(scenario: Scenario, world: World, nodes: _Nodes, plans: list[dict]
         **_cost_fields(scenario, nodes, (power_node, power_delta, power_hall), hall_draw0,
                        handles),
         **job_arrays(scenario),
+        contingencies=compile_contingencies(scenario, nodes.id, [p["kind"] for p in plans]),
     )
 
 

@@ -265,6 +265,9 @@ class CompiledScenario(_PlanArrays):
     node_names: tuple[str, ...]
     island_names: tuple[str, ...]
     hall_names: tuple[str, ...]
+    # contingent strategies (mcrisk.plan.contingency.Contingency): rows that each world
+    # replaces by the row of the branch its decision takes (mcrisk/backends/contingency.py)
+    contingencies: tuple = ()
 
     def __post_init__(self):
         check_plan(self)

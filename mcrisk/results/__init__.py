@@ -10,6 +10,8 @@
     pareto      the frontier of risk against cost, never drawn on Monte Carlo noise
     drivers     which uncertain inputs drive each P90
     horizon     which strategies often complete after the horizon, and what would cover them
+    contingency  contingent strategies: branches taken, metrics by branch, the value of
+                 flexibility
     mitigation  the risk register as run, and the paired value of mitigation
     precision   when every P90 is known well enough, and how many scenarios to try next
     costs       summary.json's cost columns per strategy

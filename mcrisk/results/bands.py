@@ -598,16 +598,24 @@ class BandCollector:
                 plan, node_times[:, s, plan.cap_event_node], self.n_days)
             self.total[s].add_pieces(start, end, total)
             self.largest[s].add_pieces(start, end, largest)
-        if compiled:
-            peak = np.empty((node_times.shape[0], plan.hall_cap.size))
-            band_chunks.peak_draws(node_times, s, plan.power_event_node,
-                                   plan.power_event_hall[s], plan.power_event_delta,
-                                   plan.hall_draw0, peak)
-        else:
-            peak = hall_peak_draw(plan, s, node_times[:, s, :])
+        peak = self._peak(s, node_times, compiled)
         self.over[s] += exceeds_cap(plan, peak).sum(axis=0)
         for h, histogram in enumerate(self.peak[s]):
             histogram.add(to_units(peak[:, h:h + 1], "a hall's peak draw in kW"))
+
+    def _peak(self, s: int, node_times: np.ndarray, compiled: bool) -> np.ndarray:
+        """Row s's peak draw per world and hall; a contingent row's is, world by world, its
+        branch's (whose placement says which hall each new unit draws in)."""
+        plan = self.plan
+        for c in (c for c in plan.contingencies if c.row == s):
+            return np.where(c.met(node_times)[:, None], self._peak(c.met_row, node_times, compiled),
+                            self._peak(c.unmet_row, node_times, compiled))
+        if not compiled:
+            return hall_peak_draw(plan, s, node_times[:, s, :])
+        peak = np.empty((node_times.shape[0], plan.hall_cap.size))
+        band_chunks.peak_draws(node_times, s, plan.power_event_node, plan.power_event_hall[s],
+                               plan.power_event_delta, plan.hall_draw0, peak)
+        return peak
 
     def _add_compiled(self, s: int, node_times: np.ndarray) -> None:
         """Strategy s's capacity pieces straight into the grid's blocks (band_chunks: the

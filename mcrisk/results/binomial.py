@@ -124,3 +124,15 @@ def test_two_sided_half(k: int, n: int) -> float:
     else:
         pvalue = cdf(m + extra, n, 0.5) + sf(k - 1, n, 0.5)
     return min(1.0, pvalue)
+
+
+def proportion_interval(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    """The exact (Clopper-Pearson) interval of a proportion seen k times in n trials, as
+    scipy.stats.binomtest(k, n).proportion_ci(confidence, method="exact"): the beta
+    quantiles of the binomial's tails, 0 at k = 0 and 1 at k = n."""
+    if not 0 <= k <= n or n < 1:
+        raise ValueError(f"need 0 <= k <= n and n >= 1, got k = {k}, n = {n}")
+    alpha = 1.0 - confidence
+    low = 0.0 if k == 0 else float(special.betaincinv(k, n - k + 1, alpha / 2))
+    high = 1.0 if k == n else float(special.betaincinv(k + 1, n - k, 1 - alpha / 2))
+    return low, high

@@ -17,6 +17,7 @@ The package in layers, each importing only those below it:
     sanity          checks with numbers on the whole scenario: a hall over its cap at day 0
                     (an error), draws past the horizon and unplaceable jobs (warnings)
     strategies      [[strategies]]: placement, drains, deadlock checks
+    decisions       a contingent [[strategies]] entry: its decision between two strategies
     fleets          [[existing]], [[incoming]], [[shipments]], [[risks]]
     costs           [costs]: prices, power contracts, reservation steps (docs/costs.md)
     sections        [scenario], [shared_delays], islands, unit types, halls, retrofit

@@ -14,6 +14,7 @@ from mcrisk.core.errors import NO_VALUE
 from mcrisk.core.model import Row, Strategy, Trigger
 
 from .costs import read_reservation_steps
+from .decisions import is_contingent, read_contingent, resolve_decisions
 from .failures import ACCEPTANCE_KEYS, check_acceptance, read_acceptance
 from .fleets import check_fleet
 from .limits import DAYS, MAX_ENTRIES, MAX_STRATEGIES, Limit
@@ -48,7 +49,8 @@ class _Drain:
 
 def read_strategies(root: Table):
     """[[strategies]] name, description, place, drain: at least one, names unique."""
-    tables = root.tables("strategies", STRATEGY_KEYS, "", "the plans to compare")
+    tables = root.tables("strategies", STRATEGY_KEYS + ("decision",), "",
+                         "the plans to compare")
     if tables == []:
         root.r.report("strategies", [], "must have at least one strategy",
                       "add [[strategies]] tables, the plans to compare")
@@ -57,11 +59,21 @@ def read_strategies(root: Table):
                                 "and keeps its own capacity bands; compare fewer at a time"):
         return None
     seen: dict[str, str] = {}
-    strategies = []
+    strategies, pending = [], {}
     for t in filter(None, tables or ()):
-        strategies.append(read_strategy(t))
-        check_unique(root.r, seen, strategies[-1].name, t.at("name"), "strategy name")
-    return None if tables is None else tuple(strategies)
+        if is_contingent(t):     # a decision between two written strategies (decisions.py)
+            name = t.read("name", _as_strategy_name, '"hybrid-contingent"', "the strategy's "
+                          "name in reports")
+            pending[len(strategies)] = read_contingent(t, name, read_description(t))
+            strategies.append(None)
+        else:
+            strategies.append(read_strategy(t))
+            name = strategies[-1].name
+        check_unique(root.r, seen, name, t.at("name"), "strategy name")
+    if tables is None:
+        return None
+    resolved = resolve_decisions(strategies, pending) if pending else strategies
+    return None if resolved is None else tuple(resolved)
 
 
 def read_strategy(t: Table) -> Strategy:

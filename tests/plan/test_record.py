@@ -48,7 +48,7 @@ def test_compiled_scenario_fields_are_the_table():
     assert arrays == [f.name for f in PLAN_FIELDS]
     assert set(names) - set(arrays) == {"scenario_name", "strategy_names", "quantity_names",
                                         "quantity_labels", "node_names", "island_names",
-                                        "hall_names"}
+                                        "hall_names", "contingencies"}
 
 
 def test_the_table_uses_known_axes_and_types():

@@ -33,8 +33,9 @@ def gating_pairs(scenario: Scenario) -> list[tuple[str, str]]:
     is the same too (crews, kept units, acceptance policy, power reservations), so the
     sentence "only the trigger differs" is true of them."""
     pairs = []
-    for a in scenario.strategies:
-        for b in scenario.strategies:
+    written = [s for s in scenario.strategies if s.decision is None]   # not a contingent one
+    for a in written:
+        for b in written:
             if a.name == b.name or sorted(a.placement) != sorted(b.placement) \
                     or _besides_drains(a) != _besides_drains(b):
                 continue
@@ -61,5 +62,6 @@ def acceptance_pairs(scenario: Scenario) -> list[tuple[str, str]]:
     def rest(strategy: Strategy) -> tuple:
         return (sorted(strategy.placement), sorted(strategy.drains, key=repr),
                 strategy.crews, sorted(strategy.keep), dict(strategy.reservations))
-    return [(a.name, b.name) for a in scenario.strategies for b in scenario.strategies
+    written = [s for s in scenario.strategies if s.decision is None]   # not a contingent one
+    return [(a.name, b.name) for a in written for b in written
             if a.acceptance is None and b.acceptance is not None and rest(a) == rest(b)]

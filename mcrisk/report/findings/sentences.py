@@ -69,7 +69,12 @@ def _trigger_kind(trigger) -> str:
 def why(scenario: Scenario, strategy: Strategy) -> str:
     """What in a strategy's plan exposes it to a capacity trough: what its drain waves (the
     old units that share one trigger) wait for, wave by wave where they differ, and whether
-    its new units go into rows that must first be emptied."""
+    its new units go into rows that must first be emptied. A contingent strategy's plan is
+    its decision between two written ones."""
+    if (d := strategy.decision) is not None:
+        when = f"on day {fmt(d.day)}" if d.on is None else f"at {d.on[0]} of {d.on[1]}"
+        return (f"{when} it decides between {d.met} and {d.unmet}, and follows "
+                "in each world the one its decision takes there")
     waves: dict = {}
     for unit_id, trigger in strategy.drains:
         waves.setdefault(trigger, []).append(unit_id)
@@ -395,8 +400,9 @@ def unit_list(units) -> str:
 
 def kept_units(scenario: Scenario, strategy: Strategy) -> str:
     """What a strategy's kept units (Strategy.keep) stay in service with: their nominal
-    capacity by island and their power by hall, to the horizon; '' when it keeps none."""
-    if not strategy.keep:
+    capacity by island and their power by hall, to the horizon; '' when it keeps none (a
+    contingent strategy keeps what its branches keep, said of them)."""
+    if not strategy.keep or strategy.decision is not None:
         return ""
     capacity: dict[str, float] = {}
     power: dict[str, float] = {}

@@ -6,6 +6,7 @@
     figures      the figures with their captions
     gantt        the probabilistic Gantt chart per strategy, as inline SVG
     costs        the cost section: cost beside trough, the Pareto frontier
+    contingent   contingent strategies: branches taken, the value of flexibility
     nightly      the nightly's parts: alerts, night over night, the trend
     definitions  "Definitions and assumptions" and the provenance
     optimize     report.html of an `mcrisk optimize` run

@@ -63,7 +63,7 @@ def _behaviour_items(scenario) -> list[str]:
                 f"({given(e.chance_after_burnin_failure)} if its burn-in failed before) and "
                 "leaves service for its repair; its capacity (ramp steps included) is out "
                 "from the failure to the repair's end.")
-    for st in scenario.strategies:
+    for st in (st for st in scenario.strategies if st.decision is None):   # its branches say
         if st.acceptance is not None:
             items.append(
                 f"<b>Acceptance policy</b> of {html_text(st.name)}: a unit whose burn-in failed "

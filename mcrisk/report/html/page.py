@@ -24,6 +24,7 @@ from .nightly import alerts_html, diff_html, trend_html
 from .parts import horizon_date_text, notes_html
 from ..jobs import jobs_html
 from ..status import executing_html, status_html
+from .contingent import contingent_section
 from .tables import (drivers_table, mitigation_section, paired_table, power_table, ranking_table,
                      strategies_table)
 from ..nightly.metric_changes import NightDiff
@@ -188,6 +189,7 @@ def render_report(run, figures: dict[str, bytes], paragraphs: list[str], colors:
     body += cost_section(run, figures, colors)
     body += jobs_html(s, colors)
     body += mitigation_section(s, colors)
+    body += contingent_section(s, colors)
     if diff is not None:
         body += ['<h2 id="diff">Night over night</h2>', diff_html(diff)]
     elif notes:

@@ -199,7 +199,13 @@ def strategies_table(strategies, colors: dict[str, str]) -> str:
 
 
 def _with_kept(strategy) -> str:
-    """The strategy's description, then 'Keeps SU7, SU8 in service (never drained).'"""
+    """The strategy's description, then 'Keeps SU7, SU8 in service (never drained).'; a
+    contingent one's, then its decision."""
+    if (d := strategy.decision) is not None:
+        when = f"on day {d.day:g}" if d.on is None else f"when {d.on[0]} {d.on[1]} happens"
+        return (f"{strategy.description.rstrip()} Decides {when}: {d.met} if at "
+                f"least {d.at_least} of its {len(d.events)} events have happened, else "
+                f"{d.unmet}.").lstrip()
     if not strategy.keep:
         return strategy.description
     units = ", ".join(strategy.keep) if len(strategy.keep) <= 3 else \
