@@ -24,6 +24,7 @@
     milestone_chunks  one chunk of milestones in compiled loops (milestones is the spec)
     bands       capacity bands and per-hall power, exact streaming histograms over chunks
     band_chunks one chunk of bands and hall power in compiled loops (bands is the spec)
+    band_histograms  the exact, sparse and binned per-day histograms the bands count in
 
 Nothing here simulates, reads a scenario file or writes a file: the application layer
 (mcrisk.app) calls in with the results, chunk by chunk or at the end.

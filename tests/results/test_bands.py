@@ -11,7 +11,7 @@ import pytest
 
 from mcrisk.backends import select_backend
 from mcrisk.plan.compile import compile_scenario
-from mcrisk.results import band_chunks, bands as bands_module
+from mcrisk.results import band_chunks, band_histograms, bands as bands_module
 from mcrisk.results.bands import (MAX_BINS, BandCollector, BinnedHistogram, ExactHistogram, Grid,
                                  hall_peak_draw, inverted_cdf_index, merged_quantiles)
 from mcrisk.scenario import load_scenario
@@ -406,7 +406,7 @@ def test_a_grid_too_large_for_dense_blocks_gives_the_dense_counts(reference_plan
     dense = BandCollector(plan)
     for start, end in ((0, 250), (250, 400)):    # two chunks, merged
         dense(start, None, world[start:end], nodes[start:end])
-    monkeypatch.setattr(bands_module, "_MAX_DENSE_CELLS", 1_000)
+    monkeypatch.setattr(band_histograms, "_MAX_DENSE_CELLS", 1_000)
     if path == "compiled":
         monkeypatch.setattr(bands_module, "COMPILED_FROM", 1)
     sparse = BandCollector(plan)
