@@ -257,7 +257,12 @@ def as_event(r, key, value, spec: Spec):
         r.report(key, value, f"names no {noun}", f'write "{kind}:<{noun}>", for example '
                  f'"{kind}:{_EVENT_ID_EXAMPLE[noun]}"')
         return None
-    return value if check_ref(r, key, ident, _event_registry(r, kind), noun) else None
+    registry = _event_registry(r, kind)
+    if registry is not None and ident not in registry:
+        r.report(key, value, f"unknown {noun} {ident!r}", did_you_mean(ident, registry,
+                                                                       f"known {noun}s"))
+        return None
+    return value
 
 
 _EVENT_ID_EXAMPLE = {"shipment": "S3", "hall": "B", "island": "xdr", "existing unit": "SU3",
@@ -286,7 +291,9 @@ def _steps_in_order(r: Reader, keys: list[str], steps: list[Reservation]) -> boo
     if steps[0].after is not None or steps[0].day != 0:
         at, value = (f"{keys[0]}.after", steps[0].after) if steps[0].after is not None \
             else (f"{keys[0]}.day", steps[0].day)
-        r.report(at, value, "must be day 0: reservations start at day 0",
+        r.report(at, value, "must be 0: reservations start at day 0" if steps[0].after is None
+                 else "the first step must be on day 0, not after an event: reservations "
+                 "start at day 0",
                  f"begin with {{ day = 0, kw = 0 }} if nothing is reserved before "
                  f"{_when(steps[0])}")
         return False
@@ -340,9 +347,10 @@ def _steps_within_terms(r: Reader, keys: list[str], steps: list[Reservation],
         elif step.kw < before.kw and step.after == term_start.after \
                 and step.day < term_start.day + term:
             at = f"{keys[i]}.day" if step.after is None else f"{keys[i]}.notice_days"
+            up = f"on {_when(term_start)}" if step.after is None else f"({_when(term_start)})"
             r.report(at, step.day, f"a step down {change} "
                      f"{format_number(step.day - term_start.day)} days after the step up "
-                     f"{'on ' if step.after is None else ''}{_when(term_start)}, sooner than "
+                     f"{up}, sooner than "
                      f"minimum_term_days ({format_number(term)})", f"step down "
                      f"{'on ' if step.after is None else ''}"
                      f"{_when(Reservation(term_start.day + term, 0.0, step.after))} or later, "
