@@ -145,3 +145,12 @@ def test_every_backend_bit_for_bit(backend, tiny, hall_steps, own_steps, term):
     got = backend.simulate_chunk(plan, 11, 0, 128, keep_nodes=True)
     expected = numpy_backend.simulate_chunk(plan, 11, 0, 128, keep_nodes=True)
     assert_parity(got, expected, (backend.name, "numpy"), plan)
+
+
+def test_costs_do_not_depend_on_the_chunking(tiny):
+    # a world's step starts are its own: the same costs in one chunk of 96 or in two
+    path = tiny(strategies=priced(*STEPS[0][:2], STEPS[0][2]), delay=DELAY)
+    plan = compile_scenario(load_scenario(path))
+    whole = numpy_backend.simulate_chunk(plan, 5, 0, 96)[0]
+    parts = [numpy_backend.simulate_chunk(plan, 5, first, 48)[0] for first in (0, 48)]
+    np.testing.assert_array_equal(np.concatenate(parts), whole)
