@@ -1,6 +1,6 @@
 """The cost arrays of the compiled plan (plan.record's `costs` group) from a scenario's [costs].
 
-Every cost the kernels compute is one of four shapes, each a price times an amount over the
+Every cost the kernels compute is one of these shapes, each a price times an amount over the
 window [0, horizon] (clip(t) = min(max(t, 0), horizon)):
 
 * a **span**: rate x price x max(0, clip(end) - clip(start)), where start and end are a node's

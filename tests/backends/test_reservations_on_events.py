@@ -66,7 +66,7 @@ def reserved_by_hand(pieces) -> np.ndarray:
 def test_a_step_after_the_arrival_starts_at_each_worlds_arrival(tiny):
     # swap-on-day: the hall's steps, 150 kW from 5 days after S1 arrives; swap-gated its own,
     # 150 kW from day 25 (S1's planned day + the notice)
-    plan, metrics, _, _, arrival = run(tiny, priced(
+    _, metrics, _, _, arrival = run(tiny, priced(
         '[{ day = 0, kw = 0 }, { after = "arrival:S1", notice_days = 5, kw = 150 }]',
         '[{ hall = "H", day = 0, kw = 0 }, { hall = "H", day = 25, kw = 150 }]'))
     reserved = metrics[:, :, N_METRICS + COST["cost_power_reserved"]]
@@ -119,6 +119,11 @@ STEPS = [
      '{ day = 50, kw = 100 }]',
      '[{ hall = "H", day = 0, kw = 50 }, { hall = "H", after = "burned_in:N2", kw = 350 }, '
      '{ hall = "H", after = "arrival:S1", notice_days = 40, kw = 0 }]', 0.0),
+    # a step up after the arrival listed after a step up on day 50: it waits for day 50
+    ('[{ day = 0, kw = 0 }, { day = 50, kw = 100 }, '
+     '{ after = "arrival:S1", notice_days = 5, kw = 300 }]',
+     '[{ hall = "H", day = 0, kw = 0 }, { hall = "H", after = "install:N2", kw = 100 }, '
+     '{ hall = "H", day = 30, kw = 200 }]', 10.0),
 ]
 
 
