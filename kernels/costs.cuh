@@ -1,6 +1,7 @@
 // The costs of one strategy on the worlds of a lane group, from their node times: the cost
 // columns (mcrisk.core.definitions.COSTS) after the metrics, exactly in the order of the design
-// (the bit-parity contract): the spans, power over the reservation hall by hall, the
+// (the bit-parity contract): the spans, reserved power and power over the reservation hall by
+// hall, the
 // shortfall, the crews, the one-offs, then the total, every cost over [window_start, horizon]
 // (window_start 0 without a status; docs/metrics.md, Windows).
 // simulate_scenario calls strategy_costs only when the plan has costs (n_costs > 0). Pairs:
@@ -46,13 +47,37 @@ MCRISK_HD int hall_power_events(const Plan& p, int s, int h, const double* node_
     return count;
 }
 
+// The day reservation step j (of hall h, strategy s) starts in lane l: its day, or res_day
+// days after its event; no sooner than prev (the step before it) and, a step down, than the
+// hall's res_term after term_start (the latest step up's start). The first step of a hall
+// (j == res_ptr[s, h]) only the first. numpy/costs.step_starts.
+MCRISK_HD double step_start(const Plan& p, int s, int h, int j, double prev, double term_start,
+                            const double* node_time, int l) {
+    int first = p.res_ptr[s * (p.n_halls + 1) + h];
+    int v = p.res_node[s * p.res_width + j];
+    double t = v >= 0 ? node_time[v * LANES + l] + p.res_day[s * p.res_width + j]
+                      : p.res_day[s * p.res_width + j];
+    if (j > first) {
+        t = max(t, prev);
+        if (p.res_kw[s * p.res_width + j] < p.res_kw[s * p.res_width + j - 1]) {
+            t = max(t, term_start + p.res_term[h]);
+        }
+    }
+    return t;
+}
+
+// Whether step j starts a minimum term: the hall's first step, or a step up.
+MCRISK_HD bool starts_term(const Plan& p, int s, int h, int j) {
+    return j == p.res_ptr[s * (p.n_halls + 1) + h]
+           || p.res_kw[s * p.res_width + j] > p.res_kw[s * p.res_width + j - 1];
+}
+
 // The integral over [window_start, horizon] of max(0, draw - reserved) in hall h, lane l
 // (kW-days): the hall's power events (sorted, hall_power_events) merged with its reservation
-// steps; those before the window apply with no width.
+// steps (started as step_start says); those before the window apply with no width.
 MCRISK_HD double over_area(const Plan& p, int s, int h, int l, const double* times,
-                           const int* order, int count) {
+                           const int* order, int count, const double* node_time) {
     const int* ptr = p.res_ptr + s * (p.n_halls + 1);
-    const double* res_day = p.res_day + s * p.res_width;
     const double* res_kw = p.res_kw + s * p.res_width;
     double horizon = p.horizon, start = p.window_start;
     int end = ptr[h + 1];
@@ -61,14 +86,26 @@ MCRISK_HD double over_area(const Plan& p, int s, int h, int l, const double* tim
     double res = 0.0;
     double area = 0.0;
     int j = ptr[h];
-    while (j < end && res_day[j] <= start) {
+    double ts = 0.0;
+    double term_start = 0.0;
+    if (j < end) {
+        ts = step_start(p, s, h, j, ts, term_start, node_time, l);
+        term_start = ts;
+    }
+    while (j < end && ts <= start) {
         res = res_kw[j];
         j += 1;
+        if (j < end) {
+            ts = step_start(p, s, h, j, ts, term_start, node_time, l);
+            if (starts_term(p, s, h, j)) {
+                term_start = ts;
+            }
+        }
     }
     int i = 0;
     while (true) {
         double te = i < count ? min(max(times[i * LANES + l], start), horizon) : horizon;
-        double tr = j < end ? min(res_day[j], horizon) : horizon;
+        double tr = j < end ? min(ts, horizon) : horizon;
         double nxt = min(te, tr);
         area += max(0.0, draw - res) * (nxt - t);
         t = nxt;
@@ -81,9 +118,42 @@ MCRISK_HD double over_area(const Plan& p, int s, int h, int l, const double* tim
         } else {
             res = res_kw[j];
             j += 1;
+            if (j < end) {
+                ts = step_start(p, s, h, j, ts, term_start, node_time, l);
+                if (starts_term(p, s, h, j)) {
+                    term_start = ts;
+                }
+            }
         }
     }
     return area;
+}
+
+// Reserved power of hall h in lane l, step by step into row: (rate x price) x the days in the
+// window from the step's start to the next step's (the last's to the horizon).
+MCRISK_HD void add_reserved(const Plan& p, int s, int h, int l, const double* node_time,
+                            const double* world, double* row) {
+    int end = p.res_ptr[s * (p.n_halls + 1) + h + 1];
+    int j = p.res_ptr[s * (p.n_halls + 1) + h];
+    double ts = step_start(p, s, h, j, 0.0, 0.0, node_time, l);
+    double term_start = ts;
+    while (j < end) {
+        double until = infinity();
+        if (j + 1 < end) {
+            until = step_start(p, s, h, j + 1, ts, term_start, node_time, l);
+            if (starts_term(p, s, h, j + 1)) {
+                term_start = until;
+            }
+        }
+        double rate = p.res_rate[s * p.res_width + j];
+        if (rate != 0.0) {
+            double width = max(0.0, clip(until, p.window_start, p.horizon)
+                                    - clip(ts, p.window_start, p.horizon));
+            row[N_METRICS + COST_POWER_RESERVED] += (rate * price(p.res_price_q[h], world, l)) * width;
+        }
+        ts = until;
+        j += 1;
+    }
 }
 
 // rows[l * row_stride + N_METRICS + k] = the costs of strategy s in lane l < n (k: COST_*, the
@@ -115,7 +185,16 @@ MCRISK_HD void strategy_costs(const Plan& p, int s, const double* world,
             rows[l * row_stride + column] += (rate * price(q, world, l)) * width;
         }
     }
-    // 2. Power over the reservation, hall by hall: the hall's power events sorted by (time,
+    // 2. Reserved power, hall by hall, step by step.
+    for (int h = 0; h < p.n_halls; ++h) {
+        if (p.res_ptr[s * (p.n_halls + 1) + h] == p.res_ptr[s * (p.n_halls + 1) + h + 1]) {
+            continue;
+        }
+        for (int l = 0; l < n; ++l) {
+            add_reserved(p, s, h, l, node_time, world, rows + l * row_stride);
+        }
+    }
+    // 3. Power over the reservation, hall by hall: the hall's power events sorted by (time,
     // event), merged with its reservation steps.
     for (int h = 0; h < p.n_halls; ++h) {
         if (p.over_rate[h] == 0.0) {
@@ -123,12 +202,12 @@ MCRISK_HD void strategy_costs(const Plan& p, int s, const double* world,
         }
         int count = hall_power_events(p, s, h, node_time, n, times, order);
         for (int l = 0; l < n; ++l) {
-            double area = over_area(p, s, h, l, times, order, count);
+            double area = over_area(p, s, h, l, times, order, count, node_time);
             rows[l * row_stride + N_METRICS + COST_POWER_OVER] +=
                 (p.over_rate[h] * price(p.over_price_q[h], world, l)) * area;
         }
     }
-    // 3. Shortfall: the shortfall metric (H100-eq x days) priced.
+    // 4. Shortfall: the shortfall metric (H100-eq x days) priced.
     if (p.shortfall_rate != 0.0) {
         for (int l = 0; l < n; ++l) {
             rows[l * row_stride + N_METRICS + COST_SHORTFALL] =
@@ -136,7 +215,7 @@ MCRISK_HD void strategy_costs(const Plan& p, int s, const double* world,
                 * rows[l * row_stride + SHORTFALL_GPU_DAYS];
         }
     }
-    // 4. Crews: engaged from the first crew row's start to the last one's finish.
+    // 5. Crews: engaged from the first crew row's start to the last one's finish.
     int rows_of_s = p.n_crew_rows[s];
     if (p.crew_rate[s] != 0.0 && rows_of_s > 0) {
         for (int l = 0; l < n; ++l) {
@@ -164,7 +243,7 @@ MCRISK_HD void strategy_costs(const Plan& p, int s, const double* world,
                            - clip(first, window_start, horizon));
         }
     }
-    // 5. One-offs.
+    // 6. One-offs.
     for (int u = 0; u < p.n_lumps; ++u) {
         double amount = p.lump_amount[u];
         if (amount == 0.0) {
@@ -176,7 +255,7 @@ MCRISK_HD void strategy_costs(const Plan& p, int s, const double* world,
             rows[l * row_stride + column] += amount * price(q, world, l);
         }
     }
-    // 6. The total: the columns after it, added in order.
+    // 7. The total: the columns after it, added in order.
     for (int l = 0; l < n; ++l) {
         double total = rows[l * row_stride + N_METRICS + COST_TOTAL + 1];
         for (int k = N_METRICS + COST_TOTAL + 2; k < N_METRICS + N_COSTS; ++k) {

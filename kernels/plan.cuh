@@ -121,9 +121,15 @@ struct Plan {
     const int* span_cost;           // int32[z]: cost column the span adds to (definitions.COSTS)
     const int* res_ptr;             // int32[s, h + 1]: CSR pointers: strategy s's reservation steps
                                     // of hall h in res_day and res_kw
-    const double* res_day;          // float64[s, y]: day a reservation step starts, ascending per
-                                    // hall
+    const double* res_day;          // float64[s, y]: a step's day, or its days after res_node's
+                                    // time
     const double* res_kw;           // float64[s, y]: kW reserved from that day on
+    const int* res_node;            // int32[s, y]: node whose time a step starts after, or -1 (a
+                                    // day)
+    const double* res_rate;         // float64[s, y]: a step's cost per day at a price of 1
+    const int* res_price_q;         // int32[h]: world quantity of hall h's price per kW-month, or
+                                    // -1
+    const double* res_term;         // float64[h]: hall h's minimum_term_days (a step down waits it)
     const double* over_rate;        // float64[h]: cost per kW-day drawn above the reservation at a
                                     // price of 1 (0: not priced)
     const int* over_price_q;        // int32[h]: world quantity of that price, or -1
@@ -235,6 +241,10 @@ struct Plan {
     const int* R res_ptr,                                                                          \
     const double* R res_day,                                                                       \
     const double* R res_kw,                                                                        \
+    const int* R res_node,                                                                         \
+    const double* R res_rate,                                                                      \
+    const int* R res_price_q,                                                                      \
+    const double* R res_term,                                                                      \
     const double* R over_rate,                                                                     \
     const int* R over_price_q,                                                                     \
     double shortfall_rate,                                                                         \
@@ -277,11 +287,11 @@ struct Plan {
      power_event_order, n_power_checked, hall_draw0, hall_cap, completion_node, baseline,          \
      horizon, window_start, largest_job, demand_day, demand_value, demand_growth_q,                \
      n_costs, span_start_node, span_start_day, span_end_node, span_end_day, span_rate,             \
-     span_price_q, span_cost, res_ptr, res_day, res_kw, over_rate, over_price_q,                   \
-     shortfall_rate, shortfall_price_q, crew_rate, crew_price_q, lump_amount,                      \
-     lump_price_q, lump_cost, n_job_cols, job_size, job_share, job_order, job_step,                \
-     n_quantities, n_strategies, n_nodes, dep_width, crew_width, unlock_width,                     \
-     n_cap_events, n_islands, n_power_events, n_halls, n_completion, n_demand, n_spans,            \
-     res_width, n_lumps, n_jobs}
+     span_price_q, span_cost, res_ptr, res_day, res_kw, res_node, res_rate, res_price_q,           \
+     res_term, over_rate, over_price_q, shortfall_rate, shortfall_price_q, crew_rate,              \
+     crew_price_q, lump_amount, lump_price_q, lump_cost, n_job_cols, job_size, job_share,          \
+     job_order, job_step, n_quantities, n_strategies, n_nodes, dep_width, crew_width,              \
+     unlock_width, n_cap_events, n_islands, n_power_events, n_halls, n_completion,                 \
+     n_demand, n_spans, res_width, n_lumps, n_jobs}
 
 #endif  // MCRISK_PLAN_CUH

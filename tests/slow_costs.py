@@ -2,9 +2,12 @@
 
 `slow_costs` works out one scenario and strategy in plain Python, differently from the
 backends: it cuts the window [window_start, horizon] at the sorted union of every breakpoint
-(node times, span days, reservation days), asks at the middle of each piece which spans run, what each
-hall draws and reserves and whether the crews are engaged, and adds rate x price x width with
-math.fsum. It reads the node times a backend kept (keep_nodes=True), as the metrics see them.
+(node times, span days, reservation steps' starts), asks at the middle of each piece which spans run, what each
+hall draws and reserves (the step in force: the last one started) and whether the crews are
+engaged, and adds rate x price x width with math.fsum. A reservation step's start is worked
+out from the contract's words (docs/costs.md, Reservations on an event): its day, or its
+event's node time + its days; not before any step listed before it; a step down not before
+the minimum term after the latest step up before it. It reads the node times a backend kept (keep_nodes=True), as the metrics see them.
 
 `with_costs` gives a compiled plan the cost fields of plan.record's `costs` group from
 readable rows (a span's ends as node names or days, reservations per strategy and hall),
@@ -36,12 +39,15 @@ class Span:
 
 
 def with_costs(plan, spans=(), reservations=None, over=None, shortfall=(0.0, -1),
-               crews=(0.0, -1), lumps=()):
+               crews=(0.0, -1), lumps=(), reserved=None):
     """`plan` with n_costs = N_COSTS and its cost fields from these rows.
 
-    reservations: {(strategy, hall): [(day, kw), ...]} (days ascending); over: {hall: (rate,
-    q)}; shortfall and crews: (rate, q), the crews' rate for every strategy; lumps: [(cost column name, amount, q)]. Strategies
-    and halls are indices, q a world quantity or -1."""
+    reservations: {(strategy, hall): [(day, kw) or (days, kw, node name), ...]} (a step on a
+    day, or `days` after a node's time); reserved: {hall: (price per kW-day, q, minimum term
+    days)}, the price of the hall's steps (each step's res_rate is its kW x that price) and
+    its term; over: {hall: (rate, q)}; shortfall and crews: (rate, q), the crews' rate for
+    every strategy; lumps: [(cost column name, amount, q)]. Strategies and halls are
+    indices, q a world quantity or -1."""
     n_s, n_h = plan.n_strategies, len(plan.hall_names)
     node = {name: v for v, name in enumerate(plan.node_names)}
     spans = list(spans) or [Span("cost_energy", 0.0, 0.0, (0.0,) * n_s)]
@@ -54,11 +60,15 @@ def with_costs(plan, spans=(), reservations=None, over=None, shortfall=(0.0, -1)
     width = max([1] + [sum(len(steps.get((s, h), [])) for h in range(n_h)) for s in range(n_s)])
     res_ptr = np.zeros((n_s, n_h + 1), dtype=np.int32)
     res_day, res_kw = np.zeros((n_s, width)), np.zeros((n_s, width))
+    res_node, res_rate = np.full((n_s, width), -1, dtype=np.int32), np.zeros((n_s, width))
+    reserved = reserved or {}
     for s in range(n_s):
         for h in range(n_h):
             at = res_ptr[s, h]
-            for k, (day, kw) in enumerate(steps.get((s, h), [])):
+            for k, (day, kw, *after) in enumerate(steps.get((s, h), [])):
                 res_day[s, at + k], res_kw[s, at + k] = day, kw
+                res_node[s, at + k] = node[after[0]] if after else -1
+                res_rate[s, at + k] = kw * reserved.get(h, (0.0,))[0]
             res_ptr[s, h + 1] = at + len(steps.get((s, h), []))
     over = over or {}
     lumps = list(lumps) or [("cost_mitigation", 0.0, -1)]
@@ -71,7 +81,10 @@ def with_costs(plan, spans=(), reservations=None, over=None, shortfall=(0.0, -1)
         span_rate=np.array([z.rate for z in spans], dtype=np.float64).T.copy(),
         span_price_q=np.array([z.price_q or (-1,) * n_s for z in spans], dtype=np.int32).T.copy(),
         span_cost=np.array([COST[z.cost] for z in spans], dtype=np.int32),
-        res_ptr=res_ptr, res_day=res_day, res_kw=res_kw,
+        res_ptr=res_ptr, res_day=res_day, res_kw=res_kw, res_node=res_node, res_rate=res_rate,
+        res_price_q=np.array([reserved.get(h, (0.0, -1))[1] for h in range(n_h)],
+                             dtype=np.int32),
+        res_term=np.array([float(reserved.get(h, (0.0, -1, 0.0))[2]) for h in range(n_h)]),
         over_rate=np.array([float(over.get(h, (0.0, -1))[0]) for h in range(n_h)]),
         over_price_q=np.array([over.get(h, (0.0, -1))[1] for h in range(n_h)], dtype=np.int32),
         shortfall_rate=float(shortfall[0]), shortfall_price_q=int(shortfall[1]),
@@ -112,10 +125,18 @@ def random_costs(plan, seed: int):
         for h in range(n_h):
             days = sorted(g.choice([0.0, round(g.uniform(-0.1, 1.1) * horizon, 2)])
                           for _ in range(g.randint(0, 3)))
-            reservations[s, h] = [(d, round(g.uniform(0, 2000), 1)) for d in days]
+            steps = [(d, round(g.uniform(0, 2000), 1)) for d in days]
+            for _ in range(g.choice([0, 0, 1, 2, 3])):   # steps after events, anywhere
+                steps.insert(g.randint(min(1, len(steps)), len(steps)),
+                             (round(g.uniform(0, 0.5) * horizon, 2),
+                              round(g.uniform(0, 2000), 1), g.choice(plan.node_names)))
+            reservations[s, h] = steps
+    reserved = {h: (rate() / 30.0, q(), g.choice([0.0, round(g.uniform(0, 0.6) * horizon, 1)]))
+                for h in range(n_h)}
     over = {h: (rate(), q()) for h in range(n_h)}
     lumps = [(g.choice(COSTS[1:]), rate(), q()) for _ in range(g.randint(1, 2))]
-    return with_costs(plan, spans, reservations, over, (rate(), q()), (rate(), q()), lumps)
+    return with_costs(plan, spans, reservations, over, (rate(), q()), (rate(), q()), lumps,
+                      reserved)
 
 
 def _price(plan_q: int, world) -> float:
@@ -138,8 +159,7 @@ def slow_costs(plan, s: int, node_time, world, shortfall: float):
     events = {h: [(t[plan.power_event_node[p]], float(plan.power_event_delta[p]))
                   for p in range(plan.power_event_node.shape[0])
                   if plan.power_event_hall[s, p] == h] for h in halls}
-    steps = {h: [(float(plan.res_day[s, y]), float(plan.res_kw[s, y]))
-                 for y in range(plan.res_ptr[s, h], plan.res_ptr[s, h + 1])] for h in halls}
+    steps = {h: _step_starts(plan, s, h, t) for h in halls}
     crew_rows = [plan.crew_node[s, r] for r in range(plan.n_crew_rows[s])]
     crew_start = min((t[v] - math.fsum([float(world[q]) for q in plan.node_add_q[s, v] if q >= 0]
                                        + [float(plan.node_add_const[s, v])])
@@ -147,7 +167,7 @@ def slow_costs(plan, s: int, node_time, world, shortfall: float):
     crew_end = max((t[v] for v in crew_rows), default=-math.inf)
     cuts = {start, horizon}
     cuts.update(x for x in t + [a for a, _, _ in spans] + [b for _, b, _ in spans]
-                + [d for h in halls for d, _ in steps[h]] if start < x < horizon)
+                + [d for h in halls for d, _, _ in steps[h]] if start < x < horizon)
     cuts = sorted(cuts)
     terms = [[] for _ in range(N_COSTS)]
     for lo, hi in zip(cuts[:-1], cuts[1:]):
@@ -157,10 +177,15 @@ def slow_costs(plan, s: int, node_time, world, shortfall: float):
                 terms[plan.span_cost[z]].append(
                     plan.span_rate[s, z] * _price(plan.span_price_q[s, z], world) * width)
         for h in halls:
+            in_force = [y for y, (day, _, _) in enumerate(steps[h]) if day <= mid]
+            if in_force:
+                rate = steps[h][in_force[-1]][2]
+                terms[COST["cost_power_reserved"]].append(
+                    rate * _price(plan.res_price_q[h], world) * width)
             if plan.over_rate[h] == 0.0:
                 continue
             draw = math.fsum([plan.hall_draw0[h]] + [d for at, d in events[h] if at <= mid])
-            reserved = ([kw for day, kw in steps[h] if day <= mid] or [0.0])[-1]
+            reserved = ([kw for day, kw, _ in steps[h] if day <= mid] or [0.0])[-1]
             terms[COST["cost_power_over"]].append(
                 plan.over_rate[h] * _price(plan.over_price_q[h], world)
                 * max(0.0, draw - reserved) * width)
@@ -175,6 +200,27 @@ def slow_costs(plan, s: int, node_time, world, shortfall: float):
     costs = [math.fsum(column) for column in terms]
     costs[COST["cost_total"]] = math.fsum(costs[1:])
     return costs, cost_scales(plan, s, world)
+
+
+def _step_starts(plan, s: int, h: int, t: list[float]) -> list[tuple[float, float, float]]:
+    """(start, kW, rate) of strategy s's reservation steps in hall h, in the order listed,
+    in the world whose node times are t, as the contract reads: a step starts on its day or
+    its days after its event, but never before a step listed before it, and a step down
+    never sooner than the hall's minimum term after the latest step up before it (the first
+    step starts a term)."""
+    out = []
+    term_from = None
+    for y in range(plan.res_ptr[s, h], plan.res_ptr[s, h + 1]):
+        v, day, kw = plan.res_node[s, y], float(plan.res_day[s, y]), float(plan.res_kw[s, y])
+        own = t[v] + day if v >= 0 else day
+        floor = [start for start, _, _ in out]               # every step listed before it
+        if out and kw < out[-1][1]:
+            floor.append(term_from + float(plan.res_term[h]))
+        start = max([own] + floor)
+        if not out or kw > out[-1][1]:
+            term_from = start
+        out.append((start, kw, float(plan.res_rate[s, y])))
+    return out
 
 
 def cost_scales(plan, s: int, world) -> list[float]:
@@ -197,6 +243,9 @@ def cost_scales(plan, s: int, world) -> list[float]:
             default=0.0)
         scale[COST["cost_power_over"]] += abs(plan.over_rate[h] * _price(
             plan.over_price_q[h], world)) * kw * horizon
+        scale[COST["cost_power_reserved"]] += math.fsum(
+            abs(plan.res_rate[s, y] * _price(plan.res_price_q[h], world)) * horizon
+            for y in range(plan.res_ptr[s, h], plan.res_ptr[s, h + 1]))
     peak = max(plan.baseline, float(np.max(plan.demand_value)))
     scale[COST["cost_shortfall"]] += abs(plan.shortfall_rate * _price(
         plan.shortfall_price_q, world)) * horizon * peak

@@ -236,10 +236,15 @@ class Trigger:
 
 @dataclass(frozen=True)
 class Reservation:
-    """A step of a power reservation: `kw` reserved from `day` until the next step's day."""
+    """A step of a power reservation: `kw` reserved from `day` until the next step's day.
+
+    With `after` (an event as summary.json's milestones name it: "arrival:S3"), the step
+    starts `day` days after that event, in each world at that world's time of it (the file's
+    `notice_days`; docs/costs.md, Reservations on an event)."""
 
     day: float
     kw: float
+    after: str | None = None
 
 
 @dataclass(frozen=True)

@@ -332,7 +332,7 @@ def _strategy_block(strategy: Strategy) -> str:
     lines.append("]")
     if strategy.keep:
         lines.append(f"keep = {_ids(list(strategy.keep))}")
-    steps = [f"{{ hall = {_string(hall)}, day = {_number(step.day)}, kw = {_number(step.kw)} }}"
+    steps = [f"{{ hall = {_string(hall)}, {_step_start(step)}, kw = {_number(step.kw)} }}"
              for hall, hall_steps in strategy.reservations for step in hall_steps]
     if steps:
         lines.append(f"reservations = [{', '.join(steps)}]")
@@ -343,6 +343,14 @@ def _strategy_block(strategy: Strategy) -> str:
         lines.append(f"acceptance = {{ soak_after_failures = {policy.soak_after_failures}, "
                      f"soak_days = {distribution_toml(policy.soak_days)} }}")
     return "\n".join(lines) + "\n"
+
+
+def _step_start(step) -> str:
+    """When a reservation step starts, as the file writes it: `day = 150`, or `after =
+    "arrival:S3", notice_days = 30`."""
+    if step.after is None:
+        return f"day = {_number(step.day)}"
+    return f"after = {_string(step.after)}, notice_days = {_number(step.day)}"
 
 
 # A distribution's parameters by kind, as a scenario writes them (docs/scenario-format.md);

@@ -1,24 +1,30 @@
 """The cost arrays of the compiled plan (plan.record's `costs` group) from a scenario's [costs].
 
-Every cost the kernels compute is one of four shapes, each a price times an amount over the
+Every cost the kernels compute is one of these shapes, each a price times an amount over the
 window [0, horizon] (clip(t) = min(max(t, 0), horizon)):
 
 * a **span**: rate x price x max(0, clip(end) - clip(start)), where start and end are a node's
-  time or a fixed day: reserved power (a reservation step's kW from its day to the next
-  step's), metered energy (a hall's draw at day 0 to the horizon, and each power event's kW
-  from its node to the horizon), the old fleet's running cost (day 0 to the unit's removal),
-  new units waiting (the shipment's arrival to the unit's acceptance);
+  time or a fixed day: metered energy (a hall's draw at day 0 to the horizon, and each power
+  event's kW from its node to the horizon), the old fleet's running cost (day 0 to the
+  unit's removal), new units waiting (the shipment's arrival to the unit's acceptance);
+* **reserved power**: per hall, each of the strategy's reservation steps, rate x price x
+  max(0, clip(its end) - clip(its start)), a step ending where the next one starts; a step
+  starts on its day or (res_node >= 0) res_day days after its event's node, no sooner than
+  the step listed before it, and a step down no sooner than res_term (the hall's
+  minimum_term_days) after the latest step up before it: each world's own order and terms
+  (docs/costs.md, Reservations on an event). A plan of steps on days only, which validation
+  has put in order and within the terms, has its steps on their days;
 * **power over the reservation**: per hall, the integral of max(0, draw(t) - reserved(t)),
-  the draw from the power events and the reservation from the strategy's steps;
+  the draw from the power events and the reservation from the strategy's steps (started as
+  for reserved power);
 * **shortfall**: the shortfall metric (H100-eq x days) x its price;
 * **crews**: the days from the first retrofit's start to the last one's end x the rate of
   all the strategy's crews together (its own crew count, so crew_rate is per strategy);
 * **one-offs**: an amount x price (a mitigation in effect).
 
-Spans are listed reserved power first (hall by hall, each strategy's steps, a step two
-strategies share being one span), then energy (each hall's draw at day 0, then each power
-event), the old fleet (unit by unit) and new units waiting (unit by unit); a span no strategy
-pays for is left out. A price given as a distribution is a world quantity (mcrisk/plan/world.py:
+Spans are listed energy first (each hall's draw at day 0, then each power event), then the
+old fleet (unit by unit) and new units waiting (unit by unit); a span no strategy pays for
+is left out. A price given as a distribution is a world quantity (mcrisk/plan/world.py:
 `cost.<subject>.<part>`) and the rate is the amount at a price of 1; a certain price is
 multiplied into the rate. Every rate is computed as docs/costs.md writes it, left to right.
 
@@ -50,6 +56,10 @@ def no_cost_arrays(n_strategies: int, n_halls: int) -> dict:
         res_ptr=np.zeros((n_strategies, n_halls + 1), dtype=np.int32),
         res_day=np.zeros((n_strategies, 1)),
         res_kw=np.zeros((n_strategies, 1)),
+        res_node=np.full((n_strategies, 1), -1, dtype=np.int32),
+        res_rate=np.zeros((n_strategies, 1)),
+        res_price_q=np.full(n_halls, -1, dtype=np.int32),
+        res_term=np.zeros(n_halls),
         over_rate=np.zeros(n_halls),
         over_price_q=np.full(n_halls, -1, dtype=np.int32),
         shortfall_rate=0.0,
@@ -127,14 +137,19 @@ def cost_arrays(scenario: Scenario, node: dict, power_node: list[int],
     fields["n_costs"] = N_COSTS
     spans = _Spans(len(strategies))
     steps = [[_steps_of(scenario, strategy, hall) for hall in halls] for strategy in strategies]
-    _reserved_spans(spans, scenario, steps, prices)
     _energy_spans(spans, scenario, power_node, power_delta, power_hall, hall_draw0, prices)
     _unit_spans(spans, scenario, node, prices)
     fields.update(spans.arrays())
-    fields.update(_reservation_steps(steps, len(halls)))
+    fields.update(_reservation_steps(steps, len(halls), node))
     for h, hall in enumerate(halls):
         contract = costs.power_of(hall)
         if contract is not None:
+            factor, fields["res_price_q"][h] = _price(prices, hall, "price_per_kw_month",
+                                                      contract.price_per_kw_month)
+            fields["res_term"][h] = contract.minimum_term_days
+            for s, ptr in enumerate(fields["res_ptr"]):
+                for y in range(ptr[h], ptr[h + 1]):      # kW x price per kW-day, as written
+                    fields["res_rate"][s, y] = fields["res_kw"][s, y] / DAYS_PER_MONTH * factor
             factor, q = _price(prices, hall, "over_per_kw_month", contract.over_per_kw_month)
             fields["over_rate"][h] = factor / DAYS_PER_MONTH
             fields["over_price_q"][h] = q
@@ -154,23 +169,6 @@ def _steps_of(scenario: Scenario, strategy, hall: str) -> tuple:
     if contract is None:
         return ()
     return strategy.reservation_of(hall) or contract.reservations
-
-
-def _reserved_spans(spans: _Spans, scenario: Scenario, steps: list[list[tuple]],
-                    prices: dict) -> None:
-    """Reserved power: each step's kW from its day to the next step's (or the horizon), at
-    kW / DAYS_PER_MONTH x the price per kW-month, hall by hall."""
-    for h, hall in enumerate(scenario.halls):
-        contract = scenario.costs.power_of(hall.id)
-        if contract is None:
-            continue
-        factor, q = _price(prices, hall.id, "price_per_kw_month", contract.price_per_kw_month)
-        for s, by_hall in enumerate(steps):
-            hall_steps = by_hall[h]
-            for y, step in enumerate(hall_steps):
-                end = hall_steps[y + 1].day if y + 1 < len(hall_steps) else math.inf
-                spans.add(("reserved", h, step.day, end), (-1, step.day), (-1, end),
-                          "cost_power_reserved", s, step.kw / DAYS_PER_MONTH * factor, q)
 
 
 def _energy_spans(spans: _Spans, scenario: Scenario, power_node: list[int],
@@ -229,18 +227,22 @@ def _unit_spans(spans: _Spans, scenario: Scenario, node: dict, prices: dict) -> 
                           "cost_new_waiting", s, factor, q)
 
 
-def _reservation_steps(steps: list[list[tuple]], n_halls: int) -> dict:
-    """res_ptr[s, h + 1], res_day[s, y], res_kw[s, y]: each strategy's steps hall by hall."""
+def _reservation_steps(steps: list[list[tuple]], n_halls: int, node: dict) -> dict:
+    """res_ptr[s, h + 1], res_day[s, y], res_kw[s, y], res_node[s, y]: each strategy's steps
+    hall by hall; a step after an event has its node and its notice_days as res_day."""
     width = max(1, max(sum(len(hall_steps) for hall_steps in by_hall) for by_hall in steps))
     ptr = np.zeros((len(steps), n_halls + 1), dtype=np.int32)
     day = np.zeros((len(steps), width))
     kw = np.zeros((len(steps), width))
+    event = np.full((len(steps), width), -1, dtype=np.int32)
     for s, by_hall in enumerate(steps):
         flat = [step for hall_steps in by_hall for step in hall_steps]
         day[s, :len(flat)] = [step.day for step in flat]
         kw[s, :len(flat)] = [step.kw for step in flat]
+        event[s, :len(flat)] = [-1 if step.after is None
+                                else node[tuple(step.after.split(":", 1))] for step in flat]
         ptr[s, 1:] = np.cumsum([len(hall_steps) for hall_steps in by_hall])
-    return dict(res_ptr=ptr, res_day=day, res_kw=kw)
+    return dict(res_ptr=ptr, res_day=day, res_kw=kw, res_node=event, res_rate=np.zeros_like(kw))
 
 
 def _lumps(scenario: Scenario, prices: dict) -> dict:

@@ -206,8 +206,12 @@ PLAN_GROUPS = (
            ("span_cost", "int32[z]", "cost column the span adds to (definitions.COSTS)"),
            ("res_ptr", "int32[s, h + 1]", "CSR pointers: strategy s's reservation steps of "
                                           "hall h in res_day and res_kw"),
-           ("res_day", "float64[s, y]", "day a reservation step starts, ascending per hall"),
+           ("res_day", "float64[s, y]", "a step's day, or its days after res_node's time"),
            ("res_kw", "float64[s, y]", "kW reserved from that day on"),
+           ("res_node", "int32[s, y]", "node whose time a step starts after, or -1 (a day)"),
+           ("res_rate", "float64[s, y]", "a step's cost per day at a price of 1"),
+           ("res_price_q", "int32[h]", "world quantity of hall h's price per kW-month, or -1"),
+           ("res_term", "float64[h]", "hall h's minimum_term_days (a step down waits it)"),
            ("over_rate", "float64[h]", "cost per kW-day drawn above the reservation at a "
                                        "price of 1 (0: not priced)"),
            ("over_price_q", "int32[h]", "world quantity of that price, or -1"),

@@ -7,8 +7,13 @@ with the hall's notice (a step up not before notice_days) and minimum term (a st
 sooner than minimum_term_days after the step up before it; the reservation at day 0 starts a
 term too); a hall's own (`reserved_kw` or `reservations`) and a strategy's
 (`[[strategies]] reservations`, read in strategies.py with `read_reservation_steps`) are
-checked alike. Read after the fleets and the halls, before the strategies, which check their
-reservations against the contracts recorded on the reader (`r.power_contracts`).
+checked alike. A step may start on an event instead of a day (`after = "arrival:S3"`,
+`notice_days` after it, in each world at that world's time of it): then what the file
+cannot order (an event's step against a day's or another event's) is ordered per world by
+the kernels (docs/costs.md, Reservations on an event), and what it can is checked here.
+Read after the fleets and the halls, before the strategies, which check their reservations
+against the contracts recorded on the reader (`r.power_contracts`) and the events of the
+halls' steps against their own plans (`r.hall_step_events`).
 """
 from __future__ import annotations
 
@@ -18,7 +23,7 @@ from mcrisk.core.model import ZERO, Costs, PowerContract, Reservation
 from .distributions import Measure, as_distribution, largest_draw
 from .limits import DAYS, MAX_ENTRIES, MAX_MONEY, MAX_PUE, TOTAL_KW, Limit
 from .reader import (Reader, Spec, Table, as_name, as_number, check_ref, check_unique,
-                     count_ok, format_number, format_limit, type_name)
+                     count_ok, did_you_mean, format_number, format_limit, type_name)
 
 _MONEY = Limit(MAX_MONEY, "a trillion is beyond any migration's budget")
 _PRICE_SPECS = {
@@ -36,8 +41,16 @@ PRICE_EXAMPLE = '{ dist = "triangular", min = 140, mode = 150, max = 170 }'
 _COSTS_KEYS = ("currency", "power", "running", "waiting", "shortfall", "crews")
 _POWER_KEYS = ("hall", "reserved_kw", "reservations", "price_per_kw_month", "over_per_kw_month",
                "energy_per_kwh", "pue", "load_factor", "notice_days", "minimum_term_days")
-_STEP_KEYS = ("day", "kw")
+_STEP_KEYS = ("day", "after", "notice_days", "kw")
 STEPS_EXAMPLE = "[{ day = 0, kw = 0 }, { day = 150, kw = 1650 }]"
+EVENT_EXAMPLE = '"arrival:S3"'
+# The events a reservation step may start after, by kind: what the id names. The keys of
+# summary.json's milestones (docs/metrics.md: "accepted:N01"; `--fail-if milestone.<key>`),
+# of which "arrival:S2" and "energized:B" are also how a risk names its target.
+EVENT_KINDS = {"arrival": "shipment", "energized": "hall", "island": "island",
+               "drain": "existing unit", "removed": "existing unit", "ready": "row",
+               "install": "incoming unit", "burned_in": "incoming unit",
+               "accepted": "incoming unit"}
 
 
 def as_price(r, key, value, spec: Spec):
@@ -141,6 +154,8 @@ def _read_contract(t: Table) -> PowerContract | None:
     values = [hall, reservations, *terms.values(), *prices.values()]
     if None in values:
         return None
+    t.r.hall_step_events[hall] = [(f"{t.at('reservations')}[{i}].after", step.after)
+                                  for i, step in enumerate(reservations) if step.after]
     return PowerContract(hall, reservations, **prices, **terms)
 
 
@@ -180,21 +195,16 @@ def _read_hall_reservations(t: Table, terms: dict) -> tuple[Reservation, ...] | 
 
 def read_reservation_steps(r: Reader, key: str, tables: list[Table], terms: dict | None,
                             keys: list[str] | None = None) -> tuple[Reservation, ...] | None:
-    """Steps { day, kw } in order: the first at day 0, days strictly ascending, and (when the
-    contract's `terms` are known) no step up before notice_days and no step down sooner than
-    minimum_term_days after the step up before it. `keys`: each step's key path (a
-    strategy's list mixes halls), else key[i]. None if any is bad (reported)."""
+    """Steps { day, kw } or { after, notice_days, kw } in order: the first at day 0, and
+    (when the contract's `terms` are known) no step up before notice_days and no step down
+    sooner than minimum_term_days after the step up before it, where the file decides it
+    (_steps_in_order, _steps_within_terms). `keys`: each step's key path (a strategy's list
+    mixes halls), else key[i]. None if any is bad (reported)."""
     if not tables:
         r.report(key, [], "must have at least one step", f"for example {STEPS_EXAMPLE}")
         return None
     keys = keys or [f"{key}[{i}]" for i in range(len(tables))]
-    steps = []
-    for step in tables:
-        day = step.read("day", as_number, "150", "the day the step starts", at_least=0,
-                        at_most=DAYS)
-        kw = step.read("kw", as_number, "1650", "the kW reserved from that day",
-                       at_least=0, at_most=TOTAL_KW)
-        steps.append(None if None in (day, kw) else Reservation(day, kw))
+    steps = [_read_step(step, terms) for step in tables]
     if None in steps or not _steps_in_order(r, keys, steps):
         return None
     if terms is not None and None not in (terms["notice_days"], terms["minimum_term_days"]) \
@@ -203,43 +213,147 @@ def read_reservation_steps(r: Reader, key: str, tables: list[Table], terms: dict
     return tuple(steps)
 
 
+def _read_step(step: Table, terms: dict | None) -> Reservation | None:
+    """One step: `day` (a fixed day) or `after` (an event) with `notice_days` (the days from
+    the event to the step; default the hall's notice_days, the least a step up may give)."""
+    kw = step.read("kw", as_number, "1650", "the kW reserved from that day",
+                   at_least=0, at_most=TOTAL_KW)
+    if "day" in step.data and "after" in step.data:
+        step.r.report(step.at("after"), step.data["after"], "given with day: a step starts "
+                      "on a day or after an event, not both", "keep day for a fixed day, or "
+                      "after (with notice_days) for an event")
+        return None
+    if "after" not in step.data:
+        if "notice_days" in step.data:
+            step.r.report(step.at("notice_days"), step.data["notice_days"], "needs after: "
+                          "notice_days counts from the event the step starts after",
+                          f"add after = {EVENT_EXAMPLE}, or remove notice_days (a step on a "
+                          "day starts on that day)")
+            return None
+        day = step.read("day", as_number, "150", "the day the step starts (or after = "
+                        f"{EVENT_EXAMPLE} for an event)", at_least=0, at_most=DAYS)
+        return None if None in (day, kw) else Reservation(day, kw)
+    after = step.read("after", as_event, EVENT_EXAMPLE, "the event the step starts after")
+    notice = step.read("notice_days", as_number, "30", "days from the event to the step",
+                       default=(terms or {}).get("notice_days") or 0.0, at_least=0,
+                       at_most=DAYS)
+    return None if None in (after, notice, kw) else Reservation(notice, kw, after)
+
+
+def as_event(r, key, value, spec: Spec):
+    """An event, "kind:id" as summary.json's milestones key it (EVENT_KINDS); None if bad."""
+    if not isinstance(value, str):
+        r.report(key, value, f"must be a string, not {type_name(value)}",
+                 f"for example {spec.name} = {spec.example}")
+        return None
+    kind, _, ident = value.partition(":")
+    if kind not in EVENT_KINDS:
+        r.report(key, value, "unknown event", did_you_mean(kind, tuple(EVENT_KINDS), "events",
+                                                           compact=False)
+                 + f'; write "<event>:<id>", for example {spec.example}')
+        return None
+    noun = EVENT_KINDS[kind]
+    if not ident:
+        r.report(key, value, f"names no {noun}", f'write "{kind}:<{noun}>", for example '
+                 f'"{kind}:{_EVENT_ID_EXAMPLE[noun]}"')
+        return None
+    registry = _event_registry(r, kind)
+    if registry is not None and ident not in registry:
+        r.report(key, value, f"unknown {noun} {ident!r}", did_you_mean(ident, registry,
+                                                                       f"known {noun}s"))
+        return None
+    return value
+
+
+_EVENT_ID_EXAMPLE = {"shipment": "S3", "hall": "B", "island": "xdr", "existing unit": "SU3",
+                     "row": "A1", "incoming unit": "N07"}
+
+
+def _event_registry(r: Reader, kind: str):
+    """The reader's registry of what an event of `kind` names (None: unknowable)."""
+    return {"arrival": r.shipments, "energized": r.halls, "island": r.islands,
+            "drain": r.existing, "removed": r.existing, "ready": r.rows,
+            "install": r.incoming, "burned_in": r.incoming, "accepted": r.incoming}[kind]
+
+
+def _when(step: Reservation) -> str:
+    """A step's start in words: 'day 150', '30 days after arrival:S3'."""
+    if step.after is None:
+        return f"day {format_number(step.day)}"
+    return f"{format_number(step.day)} days after {step.after}"
+
+
 def _steps_in_order(r: Reader, keys: list[str], steps: list[Reservation]) -> bool:
-    """The first step at day 0, each later one on a later day (reports if not)."""
-    if steps[0].day != 0:
-        r.report(f"{keys[0]}.day", steps[0].day, "must be 0: reservations start at day 0",
-                 f"begin with {{ day = 0, kw = 0 }} if nothing is reserved before day "
-                 f"{format_number(steps[0].day)}")
+    """The first step at day 0; each later one after the one before it wherever the file
+    decides it: two days, or two steps after one event (reports if not). A step after an
+    event against a day or another event is ordered per world by the kernels (it starts
+    no sooner than the step listed before it)."""
+    if steps[0].after is not None or steps[0].day != 0:
+        at, value = (f"{keys[0]}.after", steps[0].after) if steps[0].after is not None \
+            else (f"{keys[0]}.day", steps[0].day)
+        r.report(at, value, "must be 0: reservations start at day 0" if steps[0].after is None
+                 else "the first step must be on day 0, not after an event: reservations "
+                 "start at day 0",
+                 f"begin with {{ day = 0, kw = 0 }} if nothing is reserved before "
+                 f"{_when(steps[0])}")
         return False
     for i in range(1, len(steps)):
-        if steps[i].day <= steps[i - 1].day:
-            r.report(f"{keys[i]}.day", steps[i].day, f"must be > the previous step's day "
-                     f"({format_number(steps[i - 1].day)})", "list reservation steps with days "
-                     "strictly ascending")
-            return False
+        step = steps[i]
+        before = next((k for k in range(i - 1, -1, -1) if steps[k].after == step.after), None)
+        if before is None or step.day > steps[before].day:
+            continue
+        if step.after is None:
+            what = "the previous step's day" if before == i - 1 else \
+                f"the day of {keys[before]}, listed before it"
+            r.report(f"{keys[i]}.day", step.day, f"must be > {what} "
+                     f"({format_number(steps[before].day)})", "list reservation steps with "
+                     "days strictly ascending")
+        else:
+            r.report(f"{keys[i]}.notice_days", step.day, f"must be > the notice_days of "
+                     f"{keys[before]} ({format_number(steps[before].day)}), the step before "
+                     f"it after {step.after}", "list the steps after one event with "
+                     "notice_days strictly ascending")
+        return False
     return True
 
 
 def _steps_within_terms(r: Reader, keys: list[str], steps: list[Reservation],
                         terms: dict) -> bool:
     """No step up before notice_days; no step down sooner than minimum_term_days after the
-    latest step up before it (the reservation at day 0 starts a term). Reports each."""
+    latest step up before it (the reservation at day 0 starts a term). Reports each.
+
+    A step up after an event gives its own notice_days from the event, which must be the
+    hall's notice_days or more (the event is at day 0 or later, so it is never before that
+    day either). A step down is checked when it and the step up are on days or after one
+    event; else its term is kept per world by the kernels."""
     notice, term = terms["notice_days"], terms["minimum_term_days"]
-    ok, term_start = True, 0.0
+    ok, term_start = True, steps[0]
     for i in range(1, len(steps)):
         step, before = steps[i], steps[i - 1]
+        change = f"({format_number(before.kw)} to {format_number(step.kw)} kW)"
         if step.kw > before.kw:
-            term_start = step.day
-            if step.day < notice:
-                r.report(f"{keys[i]}.day", step.day, f"a step up ({format_number(before.kw)} to "
-                         f"{format_number(step.kw)} kW) before notice_days ({format_number(notice)})",
-                         f"start it on day {format_number(notice)} or later, or lower the hall's "
-                         "notice_days")
+            term_start = step
+            if step.after is None and step.day < notice:
+                r.report(f"{keys[i]}.day", step.day, f"a step up {change} before notice_days "
+                         f"({format_number(notice)})", f"start it on day "
+                         f"{format_number(notice)} or later, or lower the hall's notice_days")
                 ok = False
-        elif step.kw < before.kw and step.day - term_start < term:
-            r.report(f"{keys[i]}.day", step.day, f"a step down ({format_number(before.kw)} to "
-                     f"{format_number(step.kw)} kW) {format_number(step.day - term_start)} days after the step "
-                     f"up on day {format_number(term_start)}, sooner than minimum_term_days "
-                     f"({format_number(term)})", f"step down on day {format_number(term_start + term)} or later, "
+            elif step.after is not None and step.day < notice:
+                r.report(f"{keys[i]}.notice_days", step.day, f"a step up {change} "
+                         f"{_when(step)}, with less than the hall's notice_days "
+                         f"({format_number(notice)})", f"give notice_days = "
+                         f"{format_number(notice)} or more, or lower the hall's notice_days")
+                ok = False
+        elif step.kw < before.kw and step.after == term_start.after \
+                and step.day < term_start.day + term:
+            at = f"{keys[i]}.day" if step.after is None else f"{keys[i]}.notice_days"
+            up = f"on {_when(term_start)}" if step.after is None else f"({_when(term_start)})"
+            r.report(at, step.day, f"a step down {change} "
+                     f"{format_number(step.day - term_start.day)} days after the step up "
+                     f"{up}, sooner than "
+                     f"minimum_term_days ({format_number(term)})", f"step down "
+                     f"{'on ' if step.after is None else ''}"
+                     f"{_when(Reservation(term_start.day + term, 0.0, step.after))} or later, "
                      "or lower the hall's minimum_term_days")
             ok = False
     return ok

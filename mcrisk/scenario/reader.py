@@ -46,6 +46,7 @@ class Reader:
         self.shipments: dict[str, Shipment] | None = {}
         self.has_costs = False                  # whether the file has a [costs] section
         self.power_contracts: dict | None = {}  # hall id -> PowerContract ([[costs.power]])
+        self.hall_step_events: dict = {}        # hall id -> [(key, event)]: its steps on events
 
     def report(self, key: str, value: object, message: str, hint: str = "") -> None:
         self.problems.append(Problem(self.file, key, value, message, hint))

@@ -98,6 +98,8 @@ def read_strategy(t: Table) -> Strategy:
     placement = place and tuple((u, e.row) for e in place for u in e.units or ())
     drains = drain and tuple((u, e.trigger) for e in drain for u in e.units or ())
     reservations = _read_strategy_reservations(t)
+    if None not in (reservations, keep, place):
+        _check_step_events(t, label, reservations, keep, place)
     acceptance = read_acceptance(t.table("acceptance", ACCEPTANCE_KEYS, "", default=None))
     check_acceptance(t, acceptance)
     return Strategy(name, placement, drains, description, reservations, _read_crews(t),
@@ -128,8 +130,9 @@ def _read_strategy_reservations(t: Table):
     checked against that contract's notice and minimum term. () when absent; None if bad
     (an empty list too: as for a hall, whose `reservations = []` is an error, it would
     otherwise mean the halls' contracts, which leaving the key out says)."""
-    tables = t.tables("reservations", ("hall", "day", "kw"), '[{ hall = "B", day = 0, '
-                      'kw = 0 }]', "the strategy's own power reservations", default=[])
+    tables = t.tables("reservations", ("hall", "day", "after", "notice_days", "kw"),
+                      '[{ hall = "B", day = 0, kw = 0 }]', "the strategy's own power "
+                      "reservations", default=[])
     if tables is None or None in tables:
         return None
     key = t.at("reservations")
@@ -162,6 +165,30 @@ def _read_strategy_reservations(t: Table):
         ok = ok and read is not None
         reservations.append((hall, read))
     return tuple(reservations) if ok else None
+
+
+def _check_step_events(t: Table, name: str, reservations, keep: tuple[str, ...],
+                       place: tuple[_Place, ...]) -> None:
+    """Every reservation step of the strategy that starts after an event (its own, and its
+    halls' where it keeps them) names an event of its plan: not the drain or removal of a
+    unit it keeps (never), nor the readiness of a row it places no new unit in."""
+    own = {hall for hall, _ in reservations}
+    steps = [(f"{t.at('reservations')}[{i}].after", entry["after"])
+             for i, entry in enumerate(t.data.get("reservations", ()))
+             if isinstance(entry, dict) and "after" in entry]
+    steps += [(key, event) for hall, events in t.r.hall_step_events.items() if hall not in own
+              for key, event in events]
+    rows = {entry.row for entry in place if entry.units}
+    for key, event in steps:
+        kind, _, ident = event.partition(":")
+        if kind in ("drain", "removed") and ident in keep:
+            t.r.report(key, event, f"strategy {name!r} keeps {ident}: it never drains, so a "
+                       "step after its drain or removal never starts", "start the step after "
+                       f"another event or on a day, or drain {ident} in strategy {name!r}")
+        elif kind == "ready" and ident not in rows:
+            t.r.report(key, event, f"strategy {name!r} places no new unit in row {ident}: "
+                       "its readiness is no event of that plan", "start the step after an "
+                       "event of the strategy's plan, or on a day")
 
 
 def _as_strategy_name(r, key, value, spec: Spec):

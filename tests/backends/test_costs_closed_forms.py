@@ -54,17 +54,13 @@ def costs_of(plan, count: int = 3) -> np.ndarray:
 
 
 def every_cost(plan, reservations):
-    """`plan` priced like a [costs] section with every component (constant prices): one
-    reservation span per step, the energy spans (the hall's draw at day 0 and every power
+    """`plan` priced like a [costs] section with every component (constant prices): the
+    reservation's steps, the energy spans (the hall's draw at day 0 and every power
     event, to the horizon), each old unit from day 0 to its removal, each new rack from the
     shipment's arrival to its acceptance, over the reservation, shortfall, one crew, a
     mitigation."""
     n_s = plan.n_strategies
-    steps = reservations + [(INF, 0.0)]
-    spans = [Span("cost_power_reserved", day, next_day,
-                  (kw / DAYS_PER_MONTH * PER_KW_MONTH,) * n_s)
-             for (day, kw), (next_day, _) in zip(steps[:-1], steps[1:])]
-    spans.append(Span("cost_energy", 0.0, INF, (200.0 * ENERGY_PER_KW_DAY,) * n_s))
+    spans = [Span("cost_energy", 0.0, INF, (200.0 * ENERGY_PER_KW_DAY,) * n_s)]
     spans += [Span("cost_energy", node, INF, (kw * ENERGY_PER_KW_DAY,) * n_s)
               for node, kw in (("E1 removed", -100.0), ("E2 removed", -100.0),
                                ("N1 install starts", 100.0), ("N2 install starts", 100.0))]
@@ -76,7 +72,8 @@ def every_cost(plan, reservations):
                       over={0: (OVER_PER_KW_MONTH / DAYS_PER_MONTH, -1)},
                       shortfall=(HOURS_PER_DAY * PER_H100_EQ_HOUR, -1),
                       crews=(1 * PER_CREW_DAY, -1),
-                      lumps=[("cost_mitigation", MITIGATION, -1)])
+                      lumps=[("cost_mitigation", MITIGATION, -1)],
+                      reserved={0: (PER_KW_MONTH / DAYS_PER_MONTH, -1, 0.0)})
 
 
 def by_hand(mitigation: float = MITIGATION) -> dict:
@@ -268,6 +265,7 @@ def doubled(plan, column: int):
     return dataclasses.replace(
         plan, span_rate=np.where(feeds[None, :], 2.0 * plan.span_rate, plan.span_rate),
         over_rate=2.0 * plan.over_rate if column == COST["cost_power_over"] else plan.over_rate,
+        res_rate=2.0 * plan.res_rate if column == COST["cost_power_reserved"] else plan.res_rate,
         shortfall_rate=plan.shortfall_rate * (2.0 if column == COST["cost_shortfall"] else 1.0),
         crew_rate=plan.crew_rate * (2.0 if column == COST["cost_crews"] else 1.0),
         lump_amount=np.where(plan.lump_cost == column, 2.0 * plan.lump_amount,

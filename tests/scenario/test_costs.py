@@ -273,12 +273,7 @@ def test_span_arrays_field_by_field():
     # (start node, start day, end node, end day, cost column, rate swap, rate hall-b,
     #  q swap, q hall-b), one row per span, in the order plan.costs lists them
     expected = [
-        # reserved: hall A's 25 kW (price a quantity), hall B's 20 kW from day 30 (swap,
-        # the hall's steps) and 40 kW from day 40 (hall-b's own steps); 0 kW steps have none
-        (-1, 0.0, -1, INF, "cost_power_reserved", 25 / DAYS_PER_MONTH,
-         25 / DAYS_PER_MONTH, q["cost.A.price_per_kw_month"], q["cost.A.price_per_kw_month"]),
-        (-1, 30.0, -1, INF, "cost_power_reserved", 20 / DAYS_PER_MONTH * 30.4375, 0.0, -1, -1),
-        (-1, 40.0, -1, INF, "cost_power_reserved", 0.0, 40 / DAYS_PER_MONTH * 30.4375, -1, -1),
+        # (reserved power is no span: its steps, res_*, below)
         # energy: hall A's 20 kW at day 0 (hall B draws nothing then), then each power event
         (-1, 0.0, -1, INF, "cost_energy", 20 * energy_a, 20 * energy_a, -1, -1),
         (e1, 0.0, -1, INF, "cost_energy", -10 * energy_a, -10 * energy_a, -1, -1),
@@ -316,6 +311,14 @@ def test_reservations_over_shortfall_crews_and_no_lumps_before_mitigation():
     assert plan.res_ptr.tolist() == [[0, 1, 3], [0, 1, 3]]
     assert plan.res_day.tolist() == [[0.0, 0.0, 30.0], [0.0, 0.0, 40.0]]
     assert plan.res_kw.tolist() == [[25.0, 0.0, 20.0], [25.0, 0.0, 40.0]]
+    assert plan.res_node.tolist() == [[-1, -1, -1], [-1, -1, -1]]   # on days, not events
+    # reserved power per step: kW / DAYS_PER_MONTH x a certain price (hall B: 30.4375, one
+    # per kW-day), x 1 where the price is a quantity (hall A's), 0 kW steps 0
+    assert plan.res_rate.tolist() == [[25 / DAYS_PER_MONTH, 0.0, 20 / DAYS_PER_MONTH * 30.4375],
+                                      [25 / DAYS_PER_MONTH, 0.0, 40 / DAYS_PER_MONTH * 30.4375]]
+    assert plan.res_price_q.tolist() == [plan.quantity_names.index("cost.A.price_per_kw_month"),
+                                         -1]
+    assert plan.res_term.tolist() == [0.0, 50.0]
     assert plan.over_rate.tolist() == [2.0, 0.0]          # 60.875 a kW-month; B: not priced
     assert plan.over_price_q.tolist() == [-1, -1]
     assert (plan.shortfall_rate, plan.shortfall_price_q) == (24 * 0.5, -1)

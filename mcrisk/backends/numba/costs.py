@@ -1,11 +1,12 @@
 """The costs of one strategy on the worlds of a lane group (Numba), from their node times.
 
 The cost columns (definitions.COSTS) after the metrics, exactly in the order of the design
-(docs/costs.md; the bit-parity contract): the spans, power over the reservation hall by hall,
+(docs/costs.md; the bit-parity contract): the spans, reserved power and power over the
+reservation hall by hall,
 the shortfall, the crews, the one-offs, then the total. Every cost counts what happens in
 [window_start, horizon] (window_start 0 without a status; docs/metrics.md, Windows). The
 spans, shortfall and one-offs loop over the lanes of the group (they vectorize); power over
-the reservation and the crews go lane by lane. The driver calls
+the reservation, reserved power and the crews go lane by lane. The driver calls
 strategy_costs only when the plan has costs (plan.n_costs > 0), so a scenario without
 [costs] does no cost work. Pairs: numpy/costs.py (the reference) and kernels/costs.cuh.
 """
@@ -15,8 +16,9 @@ import math
 
 import numpy as np
 
-from ...core.definitions import (COST_CREWS, COST_POWER_OVER, COST_SHORTFALL, COST_TOTAL, N_COSTS,
-                                 N_METRICS, SHORTFALL_GPU_DAYS)
+from ...core.definitions import (COST_CREWS, COST_POWER_OVER, COST_POWER_RESERVED,
+                                 COST_SHORTFALL, COST_TOTAL, N_COSTS, N_METRICS,
+                                 SHORTFALL_GPU_DAYS)
 from ...core.jit import jit, jit_inline
 from .metrics import sort_events
 
@@ -51,23 +53,54 @@ def hall_power_events(p, s, h, node_time, n, times, order):
 
 
 @jit_inline
-def over_area(p, s, h, l, times, order, count):
+def step_start(p, s, h, j, prev, term_start, node_time, l):
+    """The day reservation step j (of hall h, strategy s) starts in lane l: its day, or
+    res_day days after its event; no sooner than `prev` (the step before it) and, a step
+    down, than the hall's res_term after `term_start` (the latest step up's start). The
+    first step of a hall (j == res_ptr[s, h]) only the first. numpy/costs.step_starts."""
+    v = p.res_node[s, j]
+    t = node_time[v, l] + p.res_day[s, j] if v >= 0 else p.res_day[s, j]
+    if j > p.res_ptr[s, h]:
+        t = max(t, prev)
+        if p.res_kw[s, j] < p.res_kw[s, j - 1]:
+            t = max(t, term_start + p.res_term[h])
+    return t
+
+
+@jit_inline
+def starts_term(p, s, h, j):
+    """Whether step j starts a minimum term: the hall's first step, or a step up."""
+    return j == p.res_ptr[s, h] or p.res_kw[s, j] > p.res_kw[s, j - 1]
+
+
+@jit_inline
+def over_area(p, s, h, l, times, order, count, node_time):
     """The integral over [window_start, horizon] of max(0, draw - reserved) in hall h, lane l
     (kW-days): the hall's power events (sorted, hall_power_events) merged with its
-    reservation steps; those before the window apply with no width."""
+    reservation steps (started as step_start says); those before the window apply with no
+    width."""
     end = p.res_ptr[s, h + 1]
     t = p.window_start
     draw = p.hall_draw0[h]
     res = 0.0
     area = 0.0
     j = p.res_ptr[s, h]
-    while j < end and p.res_day[s, j] <= p.window_start:
+    ts = 0.0
+    term_start = 0.0
+    if j < end:
+        ts = step_start(p, s, h, j, ts, term_start, node_time, l)
+        term_start = ts
+    while j < end and ts <= p.window_start:
         res = p.res_kw[s, j]
         j += 1
+        if j < end:
+            ts = step_start(p, s, h, j, ts, term_start, node_time, l)
+            if starts_term(p, s, h, j):
+                term_start = ts
     i = 0
     while True:
         te = min(max(times[i, l], p.window_start), p.horizon) if i < count else p.horizon
-        tr = min(p.res_day[s, j], p.horizon) if j < end else p.horizon
+        tr = min(ts, p.horizon) if j < end else p.horizon
         nxt = min(te, tr)
         area += max(0.0, draw - res) * (nxt - t)
         t = nxt
@@ -79,7 +112,36 @@ def over_area(p, s, h, l, times, order, count):
         else:
             res = p.res_kw[s, j]
             j += 1
+            if j < end:
+                ts = step_start(p, s, h, j, ts, term_start, node_time, l)
+                if starts_term(p, s, h, j):
+                    term_start = ts
     return area
+
+
+@jit_inline
+def add_reserved(p, s, h, l, node_time, world, rows):
+    """Reserved power of hall h in lane l, step by step into rows[l]: (rate x price) x the
+    days in the window from the step's start to the next step's (the last's to the
+    horizon)."""
+    end = p.res_ptr[s, h + 1]
+    j = p.res_ptr[s, h]
+    ts = step_start(p, s, h, j, 0.0, 0.0, node_time, l)
+    term_start = ts
+    while j < end:
+        until = math.inf
+        if j + 1 < end:
+            until = step_start(p, s, h, j + 1, ts, term_start, node_time, l)
+            if starts_term(p, s, h, j + 1):
+                term_start = until
+        rate = p.res_rate[s, j]
+        if rate != 0.0:
+            width = max(0.0, clip(until, p.window_start, p.horizon)
+                        - clip(ts, p.window_start, p.horizon))
+            rows[l, N_METRICS + COST_POWER_RESERVED] += \
+                (rate * price(p.res_price_q[h], world, l)) * width
+        ts = until
+        j += 1
 
 
 @jit
@@ -104,23 +166,29 @@ def strategy_costs(p, s, world, node_time, n, times, order, rows):
             width = max(0.0, clip(b, p.window_start, p.horizon)
                         - clip(a, p.window_start, p.horizon))
             rows[l, column] += (rate * price(q, world, l)) * width
-    # 2. Power over the reservation, hall by hall: the hall's power events sorted by (time,
+    # 2. Reserved power, hall by hall, step by step.
+    for h in range(p.res_price_q.shape[0]):
+        if p.res_ptr[s, h] == p.res_ptr[s, h + 1]:
+            continue
+        for l in range(n):
+            add_reserved(p, s, h, l, node_time, world, rows)
+    # 3. Power over the reservation, hall by hall: the hall's power events sorted by (time,
     # event), merged with its reservation steps.
     for h in range(p.over_rate.shape[0]):
         if p.over_rate[h] == 0.0:
             continue
         count = hall_power_events(p, s, h, node_time, n, times, order)
         for l in range(n):
-            area = over_area(p, s, h, l, times, order, count)
+            area = over_area(p, s, h, l, times, order, count, node_time)
             rows[l, N_METRICS + COST_POWER_OVER] += \
                 (p.over_rate[h] * price(p.over_price_q[h], world, l)) * area
-    # 3. Shortfall: the shortfall metric (H100-eq x days) priced.
+    # 4. Shortfall: the shortfall metric (H100-eq x days) priced.
     if p.shortfall_rate != 0.0:
         for l in range(n):
             rows[l, N_METRICS + COST_SHORTFALL] = \
                 (p.shortfall_rate * price(p.shortfall_price_q, world, l)) \
                 * rows[l, SHORTFALL_GPU_DAYS]
-    # 4. Crews: engaged from the first crew row's start to the last one's finish.
+    # 5. Crews: engaged from the first crew row's start to the last one's finish.
     rows_of_s = p.n_crew_rows[s]
     if p.crew_rate[s] != 0.0 and rows_of_s > 0:
         for l in range(n):
@@ -142,7 +210,7 @@ def strategy_costs(p, s, world, node_time, n, times, order, rows):
                 (p.crew_rate[s] * price(p.crew_price_q, world, l)) \
                 * max(0.0, clip(last, p.window_start, p.horizon)
                       - clip(first, p.window_start, p.horizon))
-    # 5. One-offs.
+    # 6. One-offs.
     for u in range(p.lump_amount.shape[0]):
         amount = p.lump_amount[u]
         if amount == 0.0:
@@ -151,7 +219,7 @@ def strategy_costs(p, s, world, node_time, n, times, order, rows):
         q = p.lump_price_q[u]
         for l in range(n):
             rows[l, column] += amount * price(q, world, l)
-    # 6. The total: the columns after it, added in order.
+    # 7. The total: the columns after it, added in order.
     for l in range(n):
         total = rows[l, N_METRICS + COST_TOTAL + 1]
         for k in range(N_METRICS + COST_TOTAL + 2, N_METRICS + N_COSTS):

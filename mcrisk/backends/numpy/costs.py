@@ -2,8 +2,8 @@
 
 The cost columns (definitions.COSTS) over the window [window_start, horizon] (window_start
 is 0 without a status: docs/metrics.md, Windows), from the plan's `costs`
-group (mcrisk/plan/costs.py): spans, power over the reservation per hall, shortfall, crews and
-one-offs, then the total. Vectorized over scenarios and sequential over spans, halls and
+group (mcrisk/plan/costs.py): spans, reserved power and power over the reservation per hall,
+shortfall, crews and one-offs, then the total. Vectorized over scenarios and sequential over spans, halls and
 one-offs in the order of the design contract (docs/costs.md), with every product evaluated
 as written, so that the sums are the kernels' to the bit on plans without lognormal or PERT
 draws. Pairs: numba/costs.py and kernels/costs.cuh.
@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...core.definitions import COST_CREWS, COST_POWER_OVER, COST_SHORTFALL, COST_TOTAL, N_COSTS
+from ...core.definitions import (COST_CREWS, COST_POWER_OVER, COST_POWER_RESERVED,
+                                 COST_SHORTFALL, COST_TOTAL, N_COSTS)
 from ...plan.record import CompiledScenario
 
 
@@ -48,14 +49,58 @@ def add_spans(plan: CompiledScenario, s: int, node_time: np.ndarray, world: np.n
         costs[:, column] += (rate * price(world, plan.span_price_q[s, z])) * width
 
 
+def step_starts(plan: CompiledScenario, s: int, h: int, node_time: np.ndarray) -> np.ndarray:
+    """starts[i, y]: the day strategy s's y-th reservation step of hall h starts in scenario
+    i. A step starts on its day, or res_day days after its event (res_node); then no sooner
+    than the step listed before it, and a step down no sooner than the hall's res_term after
+    the latest step up before it (the first step starts a term): the contract's order and
+    terms in each world (docs/costs.md, Reservations on an event). Nondecreasing along y."""
+    j0, end = int(plan.res_ptr[s, h]), int(plan.res_ptr[s, h + 1])
+    starts = np.empty((node_time.shape[0], end - j0))
+    term_start = None
+    for j in range(j0, end):
+        v = plan.res_node[s, j]
+        t = node_time[:, v] + plan.res_day[s, j] if v >= 0 \
+            else np.full(node_time.shape[0], plan.res_day[s, j])
+        if j > j0:
+            t = np.maximum(t, starts[:, j - j0 - 1])
+            if plan.res_kw[s, j] < plan.res_kw[s, j - 1]:
+                t = np.maximum(t, term_start + plan.res_term[h])
+        if j == j0 or plan.res_kw[s, j] > plan.res_kw[s, j - 1]:
+            term_start = t
+        starts[:, j - j0] = t
+    return starts
+
+
+def add_reserved(plan: CompiledScenario, s: int, node_time: np.ndarray, world: np.ndarray,
+                 costs: np.ndarray) -> None:
+    """Reserved power, hall by hall and step by step: (rate x price) x the days in the
+    window from the step's start to the next step's (the last step's to the horizon)."""
+    start, horizon = plan.window_start, plan.horizon
+    for h in range(plan.res_price_q.shape[0]):
+        j0, end = int(plan.res_ptr[s, h]), int(plan.res_ptr[s, h + 1])
+        if j0 == end:
+            continue
+        starts = step_starts(plan, s, h, node_time)
+        for j in range(j0, end):
+            rate = plan.res_rate[s, j]
+            if rate == 0.0:
+                continue
+            until = starts[:, j - j0 + 1] if j + 1 < end else np.inf
+            width = np.maximum(0.0, clip_to_window(until, start, horizon)
+                               - clip_to_window(starts[:, j - j0], start, horizon))
+            costs[:, COST_POWER_RESERVED] += (rate * price(world, plan.res_price_q[h])) * width
+
+
 def over_reservation_area(plan: CompiledScenario, s: int, h: int,
                           node_time: np.ndarray) -> np.ndarray:
     """Integral over [window_start, horizon] of max(0, draw - reserved) in hall h, kW x days.
 
     The contract's merge of the hall's power events (stably sorted by time) with the
-    strategy's reservation steps, run for every scenario at once: each pass takes the next
-    event or step of every scenario still inside the window (an event first on a tie); the
-    steps up to the window's start and the events before it apply with no width.
+    strategy's reservation steps (started as step_starts says), run for every scenario at
+    once: each pass takes the next event or step of every scenario still inside the window
+    (an event first on a tie); the steps up to the window's start and the events before it
+    apply with no width.
     """
     start, horizon = plan.window_start, plan.horizon
     n = node_time.shape[0]
@@ -65,21 +110,18 @@ def over_reservation_area(plan: CompiledScenario, s: int, h: int,
     times = np.take_along_axis(times, order, axis=1)
     deltas = plan.power_event_delta[events][order]
     n_events = events.shape[0]
-    step_day, step_kw = plan.res_day[s], plan.res_kw[s]
+    step_kw = plan.res_kw[s]
     j0, end = int(plan.res_ptr[s, h]), int(plan.res_ptr[s, h + 1])
-    res0 = 0.0
-    while j0 < end and step_day[j0] <= start:
-        res0 = step_kw[j0]
-        j0 += 1
+    starts = step_starts(plan, s, h, node_time)
+    j = j0 + np.sum(starts <= start, axis=1)       # the steps up to the window's start
+    res = np.where(j > j0, step_kw[np.maximum(j - 1, 0)], 0.0)
     t = np.full(n, start)
     draw = np.full(n, plan.hall_draw0[h])
-    res = np.full(n, res0)
     area = np.zeros(n)
     i = np.zeros(n, dtype=np.int64)
-    j = np.full(n, j0, dtype=np.int64)
     active = np.ones(n, dtype=bool)
     rows = np.arange(n)
-    last_event, last_step = max(n_events - 1, 0), step_day.shape[0] - 1
+    last_event, last_step = max(n_events - 1, 0), max(end - 1, j0)
     # every pass takes an event or a step, or ends at the horizon: at most this many
     for _ in range(n_events + (end - j0) + 1):
         if not active.any():
@@ -90,7 +132,8 @@ def over_reservation_area(plan: CompiledScenario, s: int, h: int,
             te = np.where(i < n_events, clip_to_window(times[rows, event_i], start, horizon),
                           horizon)
         step_j = np.minimum(j, last_step)
-        tr = np.where(j < end, np.minimum(step_day[step_j], horizon), horizon)
+        tr = np.where(j < end, np.minimum(starts[rows, step_j - j0], horizon), horizon) \
+            if end > j0 else np.full(n, horizon)
         nxt = np.minimum(te, tr)
         area = np.where(active, area + np.maximum(0.0, draw - res) * (nxt - t), area)
         t = np.where(active, nxt, t)
@@ -144,6 +187,7 @@ def strategy_costs(plan: CompiledScenario, s: int, node_time: np.ndarray, world:
     and its shortfall metric (H100-eq x days), in the kernels' order."""
     costs = np.zeros((node_time.shape[0], N_COSTS))
     add_spans(plan, s, node_time, world, costs)
+    add_reserved(plan, s, node_time, world, costs)
     add_power_over(plan, s, node_time, world, costs)
     if plan.shortfall_rate != 0.0:
         costs[:, COST_SHORTFALL] = (
