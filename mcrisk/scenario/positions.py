@@ -67,8 +67,9 @@ def check_type_islands(r: Reader, parts: dict) -> None:
             r.report(f"unit_types[{t}].island", NO_VALUE,
                      f"missing: {where[1]} stands in row {where[0]}, which no [[islands]] "
                      "entry covers (halls, rows)",
-                     f'add island = "..." (where no positional island covers its units), '
-                     f"or add row {where[0]} or its hall to an island's rows or halls")
+                     f'give the type an island = "..." (its units\' island wherever no '
+                     f"positional island covers their row), or add row {where[0]} or its hall "
+                     "to an [[islands]] entry's rows or halls")
 
 
 def _rows(rows: list[str]) -> str:

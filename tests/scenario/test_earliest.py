@@ -97,9 +97,9 @@ def test_a_best_case_past_three_horizons_is_a_warning_with_both_days():
     late = [w for w in scenario_warnings(past) if "strategies[" in w]
     assert late == [
         ("x.toml: strategies[1]: strategy 'drain-on-day' completes on day 54 at the earliest "
-        "(every duration and delay at its smallest value, no risk or failure happening), past "
-        "3 x the horizon (day 53.7): it never completes within the horizon; check its "
-        "triggers and the dates it waits for, or lengthen horizon_days")]
+         "(every duration and delay at its smallest value, no risk or failure happening), past "
+         "3 x the horizon (day 53.7): it never completes within the horizon; check its "
+         "triggers and the dates it waits for, or lengthen horizon_days")]
 
 
 def test_the_cli_prints_the_late_best_case(capsys):
