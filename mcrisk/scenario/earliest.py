@@ -15,6 +15,7 @@ ready first (ties: file order) takes the crew free first. An event that never ge
 """
 from __future__ import annotations
 
+import heapq
 import math
 
 from mcrisk.core.model import DateSpec, Distribution, Scenario, Strategy
@@ -146,15 +147,15 @@ def _time_events(events: dict, crews: int) -> dict:
     order = {event: i for i, event in enumerate(events)}
     time: dict = {}
     queue = [event for event, count in waiting.items() if count == 0]
-    ready_for_crew: list = []                 # (day ready, file order, event)
-    crew_free = [0.0] * crews
+    ready_for_crew: list = []                 # a heap of (day ready, file order, event)
+    crew_free = [0.0] * crews                 # a heap of the days each crew is free
     while queue or ready_for_crew:
         while queue:
             event = queue.pop()
             base, deps, add, crew = events[event]
             start = max([base] + [time[d] for d in deps])
             if crew:
-                ready_for_crew.append((start, order[event], event))
+                heapq.heappush(ready_for_crew, (start, order[event], event))
                 continue
             time[event] = start + add
             for user in users[event]:
@@ -162,11 +163,9 @@ def _time_events(events: dict, crews: int) -> dict:
                 if waiting[user] == 0:
                     queue.append(user)
         if ready_for_crew:
-            ready_for_crew.sort()
-            ready, _, event = ready_for_crew.pop(0)
-            c = crew_free.index(min(crew_free))
-            time[event] = max(ready, crew_free[c]) + events[event][2]
-            crew_free[c] = time[event]
+            ready, _, event = heapq.heappop(ready_for_crew)
+            time[event] = max(ready, heapq.heappop(crew_free)) + events[event][2]
+            heapq.heappush(crew_free, time[event])
             queue.extend(user for user in users[event] if _done_waiting(waiting, user))
     return time
 
