@@ -125,8 +125,9 @@ MCRISK_HD void sorted_events(const int* event_node, const int* event_order, int 
 
 // The capacity metrics of lane l into its row of metrics, out[TROUGH_DEPTH], out[TROUGH_DAYS],
 // out[SHORTFALL_GPU_DAYS] and out[HOMELESS_DAYS], from its sorted capacity events (sorted_events).
-MCRISK_HD void capacity_metrics(const Plan& p, const double* world, int l, const double* times,
-                                const int* order, double* island_cap, double* out) {
+MCRISK_HD void capacity_metrics(const Plan& p, int s, const double* world, int l,
+                                const double* times, const int* order, double* island_cap,
+                                double* out) {
     int n_events = p.n_cap_events;
     int n_islands = p.n_islands;
     double capacity = 0.0;
@@ -171,7 +172,7 @@ MCRISK_HD void capacity_metrics(const Plan& p, const double* world, int l, const
         if (p.cap_event_scale_q[k] >= 0) {
             delta *= world[p.cap_event_scale_q[k] * LANES + l];
         }
-        island_cap[p.cap_event_island[k]] += delta;
+        island_cap[p.cap_event_island[s * n_events + k]] += delta;
         capacity = 0.0;
         for (int i = 0; i < n_islands; ++i) {
             capacity += island_cap[i];
@@ -225,8 +226,8 @@ MCRISK_HD double pack_jobs(const Plan& p, double demand, const double* island_ca
 // (sorted_events): homeless days exact over the capacity intervals, unservable demand the
 // midpoint rule on cells of job_step days from window_start, each cell's midpoint taken in the
 // interval that holds it.
-MCRISK_HD void job_metrics(const Plan& p, const double* world, int l, const double* times,
-                           const int* order, double* island_cap, double* free_cap,
+MCRISK_HD void job_metrics(const Plan& p, int s, const double* world, int l,
+                           const double* times, const int* order, double* island_cap, double* free_cap,
                            bool* visited, double* out) {
     int n_events = p.n_cap_events;
     int n_islands = p.n_islands;
@@ -288,7 +289,7 @@ MCRISK_HD void job_metrics(const Plan& p, const double* world, int l, const doub
         if (p.cap_event_scale_q[k] >= 0) {
             delta *= world[p.cap_event_scale_q[k] * LANES + l];
         }
-        island_cap[p.cap_event_island[k]] += delta;
+        island_cap[p.cap_event_island[s * n_events + k]] += delta;
     }
 }
 

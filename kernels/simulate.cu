@@ -89,13 +89,13 @@ MCRISK_HD void simulate_scenario(const Plan& p, u32 seed_lo, u32 seed_hi, u32 fi
                       x.node_time, n, x.times, x.order);
         for (int l = 0; l < n; ++l) {
             double* out = metrics + ((i + l) * p.n_strategies + s) * width;
-            capacity_metrics(p, x.world, l, x.times, x.order, x.island_cap, out);
+            capacity_metrics(p, s, x.world, l, x.times, x.order, x.island_cap, out);
         }
         if (p.n_job_cols > 0) {
             for (int l = 0; l < n; ++l) {
                 double* out = metrics + ((i + l) * p.n_strategies + s) * width
                               + N_METRICS + p.n_costs;
-                job_metrics(p, x.world, l, x.times, x.order, x.island_cap, x.free_cap,
+                job_metrics(p, s, x.world, l, x.times, x.order, x.island_cap, x.free_cap,
                             x.visited, out);
             }
         }

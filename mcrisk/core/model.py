@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as _dt
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -119,7 +120,8 @@ class UnitType:
     h100_eq_per_gpu: float            # nominal (the median when `performance` is uncertain)
     power_kw: float
     cooling: str                      # "air" | "liquid"
-    island: str
+    island: str | None                # None: every row its units stand in has a positional
+                                      # island (Scenario.island_of)
     install_days: Distribution = ZERO
     burn_in: BurnIn | None = None     # None: accepted when installed (and its island is ready)
     drain_days: Distribution = ZERO
@@ -143,12 +145,16 @@ class UnitType:
 
 @dataclass(frozen=True)
 class Island:
-    """A fabric island (job pool). Ready at day 0 when `delivery` is None."""
+    """A fabric island (job pool). Ready at day 0 when `delivery` is None. `halls` and `rows`
+    (as written) are its positions: a unit standing in one of them joins it, whatever its
+    type (Scenario.island_of)."""
 
     id: str
     delivery: DateSpec | None = None
     install_days: Distribution = ZERO
     description: str = ""
+    halls: tuple[str, ...] = ()
+    rows: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -403,6 +409,24 @@ class Scenario:
     def rows(self) -> tuple[Row, ...]:
         """All rows of all halls, in file order (the retrofit tie-break order)."""
         return tuple(row for hall in self.halls for row in hall.rows)
+
+    def island_of(self, type_id: str, row_id: str) -> str | None:
+        """The island a unit of type `type_id` standing in row `row_id` joins: the positional
+        island covering the row (an [[islands]] entry naming the row or its hall), else the
+        type's own `island` (None when neither: validation refuses a unit there)."""
+        return self.positional_islands.get(row_id) or self.unit_type(type_id).island
+
+    @cached_property
+    def positional_islands(self) -> dict[str, str]:
+        """Row id -> the island whose `rows` or `halls` cover it (validation allows one);
+        computed once (a frozen Scenario never changes)."""
+        covered: dict[str, str] = {}
+        for island in self.islands:
+            for hall in self.halls:
+                for row in hall.rows:
+                    if row.id in island.rows or hall.id in island.halls:
+                        covered.setdefault(row.id, island.id)
+        return covered
 
     def strategy(self, name: str) -> Strategy:
         return next(s for s in self.strategies if s.name == name)

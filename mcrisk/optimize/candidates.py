@@ -250,7 +250,15 @@ class _Checker:
         read_strategy(Table(self.reader, "strategies[0]", block, STRATEGY_KEYS))
         if self.reader.problems:
             return _reason_of(self.reader.problems[0].message)
-        return self._power_reason(strategy)
+        return self._island_reason(strategy) or self._power_reason(strategy)
+
+    def _island_reason(self, strategy: Strategy) -> str | None:
+        """'no island' when a unit lands in a row no positional island covers and its type
+        names no island (the scenario's check_type_islands, for a plan the file never had)."""
+        types = {u.id: u.type for u in self.scenario.incoming}
+        lost = any(self.scenario.island_of(types[unit], row) is None
+                   for unit, row in strategy.placement)
+        return "no island" if lost else None
 
     def _power_reason(self, strategy: Strategy) -> str | None:
         """'hall power cap' when the new units placed in a hall draw more than its cap once

@@ -156,7 +156,8 @@ def _strategy_plan(scenario: Scenario, strategy: Strategy, nodes: _Nodes, handle
     for unit in scenario.existing:
         units_in_row.setdefault(unit.row, []).append(unit.id)
     shipment_of = {u: ship.id for ship in scenario.shipments for u in ship.units}
-    island_of = {u.id: scenario.unit_type(u.type).island for u in scenario.incoming}
+    type_of = {u.id: u.type for u in scenario.incoming}
+    island_of = {u: scenario.island_of(type_of[u], row) for u, row in strategy.placement}
     ramp_of = {u.id: scenario.unit_type(u.type).ramp for u in scenario.incoming}
     policies = acceptance_policies(scenario)
     policy = policies.index(strategy.acceptance) if strategy.acceptance is not None else None
@@ -201,6 +202,7 @@ def _strategy_plan(scenario: Scenario, strategy: Strategy, nodes: _Nodes, handle
     plan["deps"] = [list(dict.fromkeys(ds)) for ds in plan["deps"]]  # a dep counts once
     plan["topo"] = _topological_order(plan["deps"], nodes.names, strategy.name)
     plan["hall_of_unit"] = {u: hall_of_row[r] for u, r in strategy.placement}
+    plan["island_of_unit"] = island_of      # by its row: placement decides, as for its hall
     return plan
 
 
@@ -383,15 +385,18 @@ def _assemble(scenario: Scenario, world: World, nodes: _Nodes, plans: list[dict]
     halls = [h.id for h in scenario.halls]
     hall_of_row = {row.id: row.hall for row in scenario.rows()}
     # capacity and power events
-    cap_node, cap_island, cap_delta, cap_scale = [], [], [], []
+    cap_node, cap_delta, cap_scale = [], [], []
+    cap_island: list[list[int]] = [[] for _ in plans]     # per strategy: placement decides
     island_cap0 = np.zeros(len(islands))
     power_node, power_delta, power_hall = [], [], [[] for _ in plans]
     hall_draw0 = np.zeros(len(halls))
     for unit in scenario.existing:
         kind = scenario.unit_type(unit.type)
-        island_cap0[islands.index(kind.island)] += kind.capacity * kind.usable_share
+        island = islands.index(scenario.island_of(unit.type, unit.row))   # its row's
+        island_cap0[island] += kind.capacity * kind.usable_share
         cap_node.append(node[("drain", unit.id)])
-        cap_island.append(islands.index(kind.island))
+        for events in cap_island:
+            events.append(island)
         cap_delta.append(-(kind.capacity * kind.usable_share))
         cap_scale.append(-1)
         hall = halls.index(hall_of_row[unit.row])
@@ -410,9 +415,11 @@ def _assemble(scenario: Scenario, world: World, nodes: _Nodes, plans: list[dict]
         if kind.ramp:
             share = (1.0 - kind.ramp.start_fraction) / kind.ramp.steps
             steps += [(node[("ramp", unit.id, j)], share) for j in range(1, kind.ramp.steps + 1)]
+        island_in = [islands.index(plan["island_of_unit"][unit.id]) for plan in plans]
         for v, fraction in steps:
             cap_node.append(v)
-            cap_island.append(islands.index(kind.island))
+            for events, island in zip(cap_island, island_in):
+                events.append(island)
             cap_delta.append(fraction * per_unit * kind.usable_share)
             cap_scale.append(scale_q)
         outages = [(("out", unit.id, *j), ("back", unit.id, *j))
@@ -421,7 +428,8 @@ def _assemble(scenario: Scenario, world: World, nodes: _Nodes, plans: list[dict]
                                               steps):   # an early failure's outage
             for v, sign in ((node[out], -1.0), (node[back], 1.0)):
                 cap_node.append(v)
-                cap_island.append(islands.index(kind.island))
+                for events, island in zip(cap_island, island_in):
+                    events.append(island)
                 cap_delta.append(sign * (fraction * per_unit * kind.usable_share))
                 cap_scale.append(scale_q)
         power_node.append(node[("install", unit.id)])
@@ -495,7 +503,7 @@ def _assemble(scenario: Scenario, world: World, nodes: _Nodes, plans: list[dict]
         unlock_ptr=unlock_ptr,
         unlock_block=unlock_block,
         cap_event_node=np.array(cap_node, dtype=np.int32),
-        cap_event_island=np.array(cap_island, dtype=np.int32),
+        cap_event_island=np.array(cap_island, dtype=np.int32).reshape(len(plans), -1),
         cap_event_delta=np.array(cap_delta, dtype=np.float64),
         cap_event_scale_q=np.array(cap_scale, dtype=np.int32),
         island_cap0=island_cap0,

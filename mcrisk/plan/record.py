@@ -168,7 +168,7 @@ PLAN_GROUPS = (
            ("unlock_block", "int32[s, unlocks]", "the freed blocks, ascending, row by row")),
     _group("events", "capacity and power changes at node times",
            ("cap_event_node", "int32[k]", "node at whose time capacity changes"),
-           ("cap_event_island", "int32[k]", "island whose capacity changes"),
+           ("cap_event_island", "int32[s, k]", "island whose capacity changes (placement decides)"),
            ("cap_event_delta", "float64[k]", "H100-eq (per H100-eq-per-GPU if scaled)"),
            ("cap_event_scale_q", "int32[k]", "world quantity multiplying the delta, or -1"),
            ("island_cap0", "float64[i]", "capacity in service at day 0"),

@@ -106,10 +106,11 @@ def capacity_grids(plan: CompiledScenario) -> tuple[Grid, Grid]:
     for total in (total_lo, total_hi):
         if abs(total) >= MAX_EXACT:
             raise _overflow("a total capacity", total / MICRO)
-    island_lo = min(int(cap0[i] + delta[(plan.cap_event_island == i) & (delta < 0)].sum())
-                    for i in range(cap0.size))
-    island_hi = max(int(cap0[i] + delta[(plan.cap_event_island == i) & (delta > 0)].sum())
-                    for i in range(cap0.size))
+    # a new unit's island is its strategy's choice: every strategy's islands
+    island_lo = min(int(cap0[i] + delta[(islands == i) & (delta < 0)].sum())
+                    for islands in plan.cap_event_island for i in range(cap0.size))
+    island_hi = max(int(cap0[i] + delta[(islands == i) & (delta > 0)].sum())
+                    for islands in plan.cap_event_island for i in range(cap0.size))
     return (_gcd_grid(base, delta, total_lo, total_hi),
             _gcd_grid(base, delta, min(island_lo, 0), island_hi))
 
@@ -119,10 +120,10 @@ def n_band_days(plan: CompiledScenario) -> int:
     return int(math.floor(plan.horizon)) + 1
 
 
-def capacity_pieces(plan: CompiledScenario, event_times: np.ndarray, n_days: int):
+def capacity_pieces(plan: CompiledScenario, s: int, event_times: np.ndarray, n_days: int):
     """(start, end, total, largest), each int64[b, k + 1]: capacity as pieces over days.
 
-    event_times: float64[b, k], the times of plan.cap_event_node of one strategy. An event
+    event_times: float64[b, k], the times of plan.cap_event_node of strategy s. An event
     counts from day ceil(t) on (t <= d); events after the last day never count. Piece j holds
     the capacity after the j-th event (by day) over days start .. end - 1; events on one day
     make empty pieces, so they apply together. Capacities in micro-units.
@@ -135,7 +136,7 @@ def capacity_pieces(plan: CompiledScenario, event_times: np.ndarray, n_days: int
     day = np.take_along_axis(day, order, axis=1)
     cap0 = to_units(plan.island_cap0)
     delta = to_units(plan.cap_event_delta)[order]      # [b, k], by day
-    island = plan.cap_event_island[order]
+    island = plan.cap_event_island[s][order]
     zero = np.zeros((b, 1), np.int64)
     # performance: 2-D cumsums per island, not one over [b, k, islands] (tiny last axis)
     total = int(cap0.sum()) + np.concatenate([zero, np.cumsum(delta, axis=1)], axis=1)
@@ -154,8 +155,8 @@ def has_drawn_performance(plan: CompiledScenario) -> bool:
     return bool((plan.cap_event_scale_q >= 0).any())
 
 
-def drawn_capacity_pieces(plan: CompiledScenario, event_times: np.ndarray, world: np.ndarray,
-                          n_days: int):
+def drawn_capacity_pieces(plan: CompiledScenario, s: int, event_times: np.ndarray,
+                          world: np.ndarray, n_days: int):
     """capacity_pieces for a plan with drawn performance: (start, end, total, total_drawn,
     largest, largest_drawn), each [b, k + 1].
 
@@ -176,7 +177,7 @@ def drawn_capacity_pieces(plan: CompiledScenario, event_times: np.ndarray, world
     if not (np.isfinite(drawn) & (np.abs(drawn) < MAX_EXACT)).all():
         raise _overflow("a drawn capacity change", float(np.nanmax(np.abs(drawn))) / MICRO)
     drawn = np.take_along_axis(drawn, order, axis=1)
-    island = plan.cap_event_island[order]
+    island = plan.cap_event_island[s][order]
     cap0 = to_units(plan.island_cap0)
     zero_i, zero_f = np.zeros((b, 1), np.int64), np.zeros((b, 1))
 
@@ -325,7 +326,7 @@ class BandCollector:
             self._add_compiled(s, node_times)
         else:
             start, end, total, largest = capacity_pieces(
-                plan, node_times[:, s, plan.cap_event_node], self.n_days)
+                plan, s, node_times[:, s, plan.cap_event_node], self.n_days)
             self.total[s].add_pieces(start, end, total)
             self.largest[s].add_pieces(start, end, largest)
         peak = self._peak(s, node_times, compiled)
@@ -354,7 +355,7 @@ class BandCollector:
         blocks = [np.zeros((self.n_days + 1, h.grid.n_bins), np.int32) for h in (total, largest)]
         band_chunks.capacity_blocks(
             node_times, s, self.plan.cap_event_node, self.delta_units,
-            self.plan.cap_event_island, self.cap0_units, self.n_days, total.grid.lo,
+            self.plan.cap_event_island[s], self.cap0_units, self.n_days, total.grid.lo,
             total.grid.step, blocks[0], largest.grid.lo, largest.grid.step, blocks[1])
         total.add_block(blocks[0], node_times.shape[0])
         largest.add_block(blocks[1], node_times.shape[0])
@@ -367,7 +368,7 @@ class BandCollector:
         keys = [np.empty(c * self.n_days, np.int64) for _ in range(2)]
         band_chunks.capacity_day_keys(
             node_times, s, self.plan.cap_event_node, self.delta_units,
-            self.plan.cap_event_island, self.cap0_units, self.n_days, total.grid.lo,
+            self.plan.cap_event_island[s], self.cap0_units, self.n_days, total.grid.lo,
             total.grid.step, total.grid.n_bins, largest.grid.lo, largest.grid.step,
             largest.grid.n_bins, keys[0], keys[1])
         total.add_keys(keys[0], c)
@@ -377,7 +378,7 @@ class BandCollector:
         """Values without a drawn part to the exact histograms, the others to the binned ones
         (each piece to one of them: empty, start == end, in the other)."""
         start, end, total, total_drawn, largest, largest_drawn = drawn_capacity_pieces(
-            self.plan, event_times, world, self.n_days)
+            self.plan, s, event_times, world, self.n_days)
         for exact, binned, values, drawn in ((self.total[s], self.total_binned[s], total,
                                               total_drawn),
                                              (self.largest[s], self.largest_binned[s], largest,

@@ -15,9 +15,13 @@ The package in layers, each importing only those below it:
 
     __init__        the public API: read the file, then every section in order
     sanity          checks with numbers on the whole scenario: a hall over its cap at day 0
-                    (an error), draws past the horizon and unplaceable jobs (warnings)
+                    and a strategy that can never complete (errors), draws past the
+                    horizon, unplaceable jobs and a best case past 3 horizons (warnings)
+    earliest        a strategy's best-case completion day, event by event
     strategies      [[strategies]]: placement, drains, deadlock checks
     decisions       a contingent [[strategies]] entry: its decision between two strategies
+    positions       islands by position ([[islands]] halls, rows) and the unit types they
+                    spare an island
     fleets          [[existing]], [[incoming]], [[shipments]], [[risks]]
     costs           [costs]: prices, power contracts, reservation steps (docs/costs.md)
     sections        [scenario], [shared_delays], islands, unit types, halls, retrofit
@@ -48,12 +52,13 @@ from .demand import read_demand
 from .sections import (read_halls, read_header, read_islands, read_retrofit,
                        read_shared_delays, read_unit_types)
 from .strategies import read_strategies
+from .positions import check_island_positions, check_type_islands
 
 # Re-exported, as `mcrisk.scenario` had them before it was a package: every limit (tests check
 # each is documented with its value), the cooling and risk-target vocabularies, and the
 # functions tests check by hand.
 from .distributions import largest_draw  # noqa: F401
-from .sanity import power_problems, scenario_warnings  # noqa: F401
+from .sanity import completion_problems, power_problems, scenario_warnings  # noqa: F401
 from .fleets import RISK_TARGETS  # noqa: F401
 from .limits import (MAX_BURN_IN_ATTEMPTS, MAX_DAYS, MAX_ENTRIES, MAX_FILE_BYTES,  # noqa: F401
                      MAX_GPUS, MAX_H100_EQ_PER_GPU, MAX_HORIZON_DAYS, MAX_ID_LENGTH,
@@ -103,7 +108,7 @@ def read_scenario(path: str | os.PathLike) -> tuple[Scenario, bytes]:
     if reader.problems:
         raise ScenarioError(reader.problems)
     scenario = Scenario(path=file, sha256=hashlib.sha256(data).hexdigest(), **parts)
-    problems = power_problems(scenario)
+    problems = power_problems(scenario) + completion_problems(scenario)
     if problems:
         raise ScenarioError(problems)
     return scenario, data
@@ -122,6 +127,7 @@ def read_document(r: Reader, document: dict) -> dict:
     parts["islands"] = read_islands(root)
     parts["unit_types"] = read_unit_types(root)
     parts["halls"] = read_halls(root)
+    check_island_positions(r, parts["islands"])
     parts["retrofit"] = read_retrofit(root)
     parts["existing"] = read_existing(root)
     parts["incoming"] = read_incoming(root)
@@ -131,6 +137,7 @@ def read_document(r: Reader, document: dict) -> dict:
     parts["risks"] = read_risks(root, parts["halls"])
     parts["costs"] = read_costs(root)
     parts["strategies"] = read_strategies(root)
+    check_type_islands(r, parts)
     _check_executing(r, parts)
     return parts
 

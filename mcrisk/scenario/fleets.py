@@ -27,18 +27,23 @@ def read_existing(root: Table):
 
 def _read_existing_entry(t: Table) -> list[ExistingUnit | None]:
     unit_ids, unit_type = _read_fleet_entry(t, "existing")
-    rows = t.read("rows", as_ids, '"A1..A8"', "the row of each unit: one for all, or one "
-                  "per unit in order")
+    rows = t.read("rows", as_ids, '"A1..A8"', "the rows of the units: one for all, one per "
+                  "unit in order, or a block of rows, filled in order, as many units in each")
     for row in rows or ():
         check_ref(t.r, t.at("rows"), row, t.r.rows, "row")
     if unit_ids is None:
         return [None]
-    if rows is not None and len(rows) not in (1, len(unit_ids)):
+    if rows is not None and len(unit_ids) % len(rows):
         t.r.report(t.at("rows"), t.data["rows"],
-                   f"names {count_text(len(rows), 'row')} for {count_text(len(unit_ids), 'unit')}",
-                   "give one row for all units, or one row per unit in the same order")
+                   f"names {count_text(len(rows), 'row')} for {count_text(len(unit_ids), 'unit')}"
+                   f", which they do not fill evenly", "give one row for all units, one row per "
+                   "unit in the same order, or a block of rows the units fill evenly in order "
+                   "(128 units in 8 rows: 16 in each)")
         rows = None
-    rows = (rows * len(unit_ids) if rows and len(rows) == 1 else rows) or [None] * len(unit_ids)
+    # a block: units fill the rows in order, len(unit_ids) / len(rows) in each (one row for
+    # all and one row per unit are its two ends)
+    rows = [row for row in rows for _ in range(len(unit_ids) // len(rows))] if rows \
+        else [None] * len(unit_ids)
     kind = (t.r.unit_types or {}).get(unit_type) if unit_type else None
     if kind is not None and (kind.performance is not None or kind.ramp is not None):
         t.r.report(t.at("type"), unit_type,

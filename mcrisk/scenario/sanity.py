@@ -12,7 +12,10 @@ likely not meant:
   draws past the horizon, as a day or delay measured from its base (a date's planned day;
   for a shared delay the latest planned day of a date naming it; 0 for a duration);
 - a job class (or largest_job, without a mix) larger than every island can ever hold (the
-  capacity of all its units at their largest performance): it is never placed.
+  capacity of all its units at their largest performance): it is never placed;
+- a strategy whose best case (earliest.py: every duration and delay at its smallest value, no
+  risk or failure happening) completes after LATE_COMPLETION (3) times the horizon, with
+  both days. A strategy that can never complete at all is an error (completion_problems).
 """
 from __future__ import annotations
 
@@ -21,13 +24,15 @@ import math
 import numpy as np
 
 from ..core.distributions import cdf, encode
-from ..core.errors import Problem
+from ..core.errors import NO_VALUE, Problem
 from ..core.model import Distribution, Scenario
+from .earliest import earliest_completion
 
 PAST_HORIZON_SHARE = 0.001
 
 
 UNIT_SLIP = 100.0      # a day-0 draw this many times the cap: a unit slip, an error
+LATE_COMPLETION = 3.0  # a best case past this many horizons: a warning
 
 
 def power_problems(scenario: Scenario) -> list[Problem]:
@@ -61,7 +66,37 @@ def scenario_warnings(scenario: Scenario) -> list[str]:
     over = [f"{p.file}: {p.key} = {_n(p.value)}: {p.message}; the run measures it as a "
             f"power violation from day 0 ({p.hint})"
             for p, ratio in _over_cap(scenario) if ratio < UNIT_SLIP]
-    return over + _horizon_warnings(scenario) + _job_warnings(scenario)
+    return over + _horizon_warnings(scenario) + _job_warnings(scenario) + \
+        _completion_warnings(scenario)
+
+
+def completion_problems(scenario: Scenario) -> list[Problem]:
+    """A strategy that can never complete, even at its best (earliest.py): an event of it
+    waits, through others, for itself. Validation's deadlock check refuses the cycles it
+    knows (drains on acceptances); this is the last word, on the plan as a whole."""
+    return [Problem(scenario.path, f"strategies[{i}]", NO_VALUE,
+                    f"strategy {strategy.name!r} can never complete: even with every duration "
+                    "and delay at its smallest, some of its work waits, through other work, "
+                    "for itself", "check its drain triggers (on_accepted) against the rows "
+                    "it places those units in")
+            for i, strategy in enumerate(scenario.strategies)
+            if earliest_completion(scenario, strategy) == math.inf]
+
+
+def _completion_warnings(scenario: Scenario) -> list[str]:
+    """A strategy whose best case completes after LATE_COMPLETION x the horizon."""
+    late = LATE_COMPLETION * scenario.horizon_days
+    out = []
+    for i, strategy in enumerate(scenario.strategies):
+        best = earliest_completion(scenario, strategy)
+        if late < best < math.inf:
+            out.append(f"{scenario.path}: strategies[{i}]: strategy {strategy.name!r} "
+                       f"completes on day {_n(best)} at the earliest (every duration and delay "
+                       f"at its smallest value, no risk or failure happening), past "
+                       f"{_n(LATE_COMPLETION)} x the horizon (day {_n(late)}): it never "
+                       "completes within the horizon; check its triggers and the dates it "
+                       "waits for, or lengthen horizon_days")
+    return out
 
 
 def _n(x: float) -> str:
@@ -138,15 +173,7 @@ def _horizon_warnings(scenario: Scenario) -> list[str]:
 
 
 def _job_warnings(scenario: Scenario) -> list[str]:
-    types = {kind.id: kind for kind in scenario.unit_types}
-    largest: dict[str, float] = {island.id: 0.0 for island in scenario.islands}
-    for unit in (*scenario.existing, *scenario.incoming):
-        kind = types[unit.type]
-        per_gpu = _largest(kind.performance) if kind.performance is not None \
-            else kind.h100_eq_per_gpu
-        largest[kind.island] = largest.get(kind.island, 0.0) + kind.gpus * per_gpu
-    most = max(largest.values(), default=0.0)
-    island = max(largest, key=largest.get) if largest else "none"
+    most, island = _largest_island(scenario)
     demand = scenario.demand
     jobs = [(f"demand.jobs[{j}].size", f"job class {job.id}", job.size)
             for j, job in enumerate(demand.jobs)] or \
@@ -156,6 +183,29 @@ def _job_warnings(scenario: Scenario) -> list[str]:
             f"with all its units): it is never placed and counts as homeless all the time; "
             f"check its size, or the units' gpus and h100_eq_per_gpu"
             for key, what, size in jobs if size > most * (1.0 + 1e-12)]
+
+
+def _largest_island(scenario: Scenario) -> tuple[float, str]:
+    """(H100-eq, island): the most any island ever holds, all its units at their largest
+    performance, in the strategy where it holds the most (a new unit's island follows the
+    row its strategy places it in)."""
+    def most(kind) -> float:
+        return kind.gpus * (_largest(kind.performance) if kind.performance is not None
+                            else kind.h100_eq_per_gpu)
+    types = {kind.id: kind for kind in scenario.unit_types}
+    base: dict[str, float] = {island.id: 0.0 for island in scenario.islands}
+    for unit in scenario.existing:
+        island = scenario.island_of(unit.type, unit.row)
+        base[island] += most(types[unit.type])
+    best = (max(base.values(), default=0.0), max(base, key=base.get) if base else "none")
+    type_of = {unit.id: unit.type for unit in scenario.incoming}
+    for strategy in scenario.strategies:
+        held = dict(base)
+        for unit, row in strategy.placement:
+            held[scenario.island_of(type_of[unit], row)] += most(types[type_of[unit]])
+        island = max(held, key=held.get)
+        best = max(best, (held[island], island), key=lambda pair: pair[0])
+    return best
 
 
 def _largest(dist: Distribution) -> float:

@@ -16,7 +16,7 @@ from .failures import ATTRITION_KEYS, EARLY_FAILURE_KEYS, read_attrition, read_e
 from .limits import (DAYS, MAX_BURN_IN_ATTEMPTS, MAX_ENTRIES, MAX_GPUS, MAX_H100_EQ_PER_GPU,
                      MAX_HORIZON_DAYS, MAX_RAMP_STEPS, MAX_RMA_AFTER_FAILURES, MAX_UNITS,
                      TOTAL_KW, Limit)
-from .reader import (REQUIRED, Spec, Table, as_choice, as_integer, as_name, as_number,
+from .reader import (REQUIRED, Spec, Table, as_choice, as_ids, as_integer, as_name, as_number,
                      as_probability, as_string, check_name, check_ref, check_unique,
                      count_text, count_ok, format_limit, format_number, type_name)
 
@@ -170,13 +170,15 @@ def read_entries(root: Table, name: str, allowed, read_entry, what: str, why: st
 
 def read_islands(root: Table):
     islands, root.r.islands = read_entries(
-        root, "islands", ("id", "description", "delivery", "install_days"), _read_island,
+        root, "islands", ("id", "description", "delivery", "install_days", "halls", "rows"),
+        _read_island,
         "island id", "one per fabric island, each a job pool")
     return islands
 
 
 def _read_island(t: Table) -> Island:
-    """An island is ready at day 0, or at its delivery plus install_days."""
+    """An island is ready at day 0, or at its delivery plus install_days. Its halls and rows
+    (positions, checked once the halls are read: positions.py) are ids as written."""
     island_id = read_id(t, '"xdr"', "the name unit types give in island")
     description = read_description(t)
     delivery = t.read("delivery", as_date, "{ day = 90 }", "when the fabric arrives",
@@ -187,7 +189,11 @@ def _read_island(t: Table) -> Island:
         t.r.report(t.at("install_days"), t.data["install_days"],
                    "install_days without delivery: an island without delivery is ready at day 0",
                    "add delivery = { day = ... } or remove install_days")
-    return Island(island_id, delivery, install, description)
+    halls = t.read("halls", as_ids, '["B"]', "the halls whose units join the island, "
+                   "whatever their type", default=())
+    rows = t.read("rows", as_ids, '["A5..A8"]', "the rows whose units join the island, "
+                  "whatever their type", default=())
+    return Island(island_id, delivery, install, description, halls, rows)
 
 
 _UNIT_TYPE_KEYS = ("id", "description", "gpus", "h100_eq_per_gpu", "power_kw", "cooling",
@@ -216,7 +222,8 @@ def _read_unit_type(t: Table) -> UnitType:
                         at_least=0, at_most=TOTAL_KW),
         cooling=t.read("cooling", as_choice, '"liquid"', "what the unit needs from its row",
                        options=COOLINGS),
-        island=t.read("island", as_string, '"xdr"', "the fabric island the unit joins"))
+        island=t.read("island", as_string, '"xdr"', "the fabric island the unit joins where "
+                      "no positional island covers its row", default=None))
     if fields["island"] is not None:
         check_ref(t.r, t.at("island"), fields["island"], t.r.islands, "island")
     for name, why in (("install_days", "days to install a new unit"),

@@ -370,6 +370,12 @@ class _StatusReader(Reader):
                 self.report(inst.at("row"), row, "no such row in the scenario",
                             did_you_mean(row, rows, "rows"))
                 return None
+            if row is not None and s.island_of(kind.id, row) is None:
+                self.report(inst.at("row"), row, f"no island covers row {row}, and {ident}'s "
+                            f"type {kind.id} names none: it would join no fabric",
+                            f"add row {row} (or its hall) to an [[islands]] entry of the "
+                            f"scenario, or give unit type {kind.id} an island")
+                return None
             if shipment in self.unreadable:
                 return None
             if shipment not in arrived:
@@ -392,9 +398,10 @@ class _StatusReader(Reader):
                             f"{ident} is accepted, but no burn-in attempt of it passed",
                             "record its burn_in attempts, the last with passed = true")
                 return None
-            island = kind.island
+            island = s.island_of(kind.id, row) if row is not None else kind.island
             island_ready = ready.get(island)
-            needs_island = next(i for i in s.islands if i.id == island).delivery is not None
+            needs_island = island is not None and \
+                next(i for i in s.islands if i.id == island).delivery is not None
             if needs_island and island_ready is None:
                 self.report(t.at("accepted"), self._shown(t.data["accepted"]),
                             f"{ident} is accepted, but its island {island}'s fabric is not "

@@ -87,11 +87,11 @@ def test_a_path_is_the_hand_calculated_step_function(tiny):
     # swap-gated: each E drains as its rack is accepted: both at 27, together (no dip).
     plan = compile_scenario(load_scenario(tiny()))
     _, world, nodes = CPU.simulate_chunk(plan, 1, 0, 1, keep_nodes=True)
-    total, largest = capacity_paths(plan, nodes[0, 0], world[0])
+    total, largest = capacity_paths(plan, 0, nodes[0, 0], world[0])
     assert total.start.tolist() == [0.0, 10.0, 27.0] and total.end == 100.0
     assert total.value.tolist() == [256.0, 0.0, 360.0]
     assert largest.value.tolist() == [256.0, 0.0, 360.0]   # old island, none, new island
-    total, largest = capacity_paths(plan, nodes[0, 1], world[0])
+    total, largest = capacity_paths(plan, 1, nodes[0, 1], world[0])
     assert total.start.tolist() == [0.0, 27.0] and total.value.tolist() == [256.0, 360.0]
     x, y = total.xy()
     assert x.tolist() == [0.0, 27.0, 100.0] and y.tolist() == [256.0, 360.0, 360.0]

@@ -37,7 +37,7 @@ def brute_force_capacity(plan, node_times, s):
     applied = node_times[:, s, plan.cap_event_node][:, :, None] <= days[None, None, :]
     islands = np.stack([
         plan.island_cap0[i] + np.einsum("nkd,k->nd", applied.astype(float),
-                                        np.where(plan.cap_event_island == i,
+                                        np.where(plan.cap_event_island[s] == i,
                                                  plan.cap_event_delta, 0.0))
         for i in range(plan.island_cap0.size)])
     return islands.sum(axis=0), islands.max(axis=0)
@@ -212,7 +212,7 @@ def slow_capacity(plan, node_times, world, s):
             t = node_times[i, s, plan.cap_event_node[e]]
             q = plan.cap_event_scale_q[e]
             delta = plan.cap_event_delta[e] * (world[i, q] if q >= 0 else 1.0)
-            islands[plan.cap_event_island[e], days >= t] += delta
+            islands[plan.cap_event_island[s, e], days >= t] += delta
         total[i] = islands.sum(axis=0)
         largest[i] = islands.max(axis=0)
     return total, largest

@@ -352,8 +352,10 @@ def test_plurals_of_one():
     found = problems(minimal(('units = "E1..E2"\ntype = "h100-pod"', 'units = "E1"\ntype = '
                               '"h100-pod"'), ('units = "E1..E2", on_accepted', 'units = "E1", '
                               'on_accepted'), ('units = "E1..E2", day', 'units = "E1", day')))
-    assert found == ["x.toml: existing[0].rows = 'R1..R2': names 2 rows for 1 unit (give one row "
-                     "for all units, or one row per unit in the same order)"]
+    assert found == ["x.toml: existing[0].rows = 'R1..R2': names 2 rows for 1 unit, which they "
+                     "do not fill evenly (give one row for all units, one row per unit in the "
+                     "same order, or a block of rows the units fill evenly in order (128 units "
+                     "in 8 rows: 16 in each))"]
 
 
 def test_a_utf8_byte_order_mark_is_accepted_and_hashed_with_the_file():

@@ -506,8 +506,9 @@ def test_gating_on_units_in_other_rows_is_no_deadlock():
      "islands[0].install_days = 3: install_days without delivery: an island without "
      "delivery is ready at day 0 (add delivery = { day = ... } or remove install_days)"),
     ('rows = "A1..A8"', 'rows = "A1..A3"',
-     "existing[0].rows = 'A1..A3': names 3 rows for 8 units "
-     "(give one row for all units, or one row per unit in the same order)"),
+     "existing[0].rows = 'A1..A3': names 3 rows for 8 units, which they do not fill evenly "
+     "(give one row for all units, one row per unit in the same order, or a block of rows "
+     "the units fill evenly in order (128 units in 8 rows: 16 in each))"),
     ("horizon_days = 540", "horizon_days = inf",
      "scenario.horizon_days = inf: must be a finite number (for example horizon_days = 540)"),
     ("median = 14, p90 = 45", "median = 14, p90 = nan",

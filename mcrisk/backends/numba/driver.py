@@ -60,11 +60,12 @@ def simulate_block(
             sorted_events(p.cap_event_node, p.cap_event_order, s, p.cap_event_node.shape[0],
                           node_time, n, times, order)
             for l in range(n):
-                capacity_metrics(p, world_lanes, l, times, order, island_cap, metrics[group + l, s])
+                capacity_metrics(p, s, world_lanes, l, times, order, island_cap,
+                                 metrics[group + l, s])
             if p.n_job_cols > 0:
                 first_job = metrics.shape[2] - p.n_job_cols
                 for l in range(n):
-                    job_metrics(p, world_lanes, l, times, order, island_cap, free_cap, visited,
+                    job_metrics(p, s, world_lanes, l, times, order, island_cap, free_cap, visited,
                                 metrics[group + l, s, first_job:])
             completion_day(p, node_time, n, lane_out)
             for l in range(n):

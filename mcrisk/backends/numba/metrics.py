@@ -122,7 +122,7 @@ def sorted_events(event_node, event_order, s, count, node_time, n, times, order)
 
 
 @jit_inline
-def capacity_metrics(p, world, l, times, order, island_cap, out):
+def capacity_metrics(p, s, world, l, times, order, island_cap, out):
     """The capacity metrics of lane l into its row of metrics, out[TROUGH_DEPTH],
     out[TROUGH_DAYS], out[SHORTFALL_GPU_DAYS] and out[HOMELESS_DAYS], from its sorted capacity
     events (sorted_events)."""
@@ -161,7 +161,7 @@ def capacity_metrics(p, world, l, times, order, island_cap, out):
         delta = p.cap_event_delta[k]
         if p.cap_event_scale_q[k] >= 0:
             delta *= world[p.cap_event_scale_q[k], l]
-        island_cap[p.cap_event_island[k]] += delta
+        island_cap[p.cap_event_island[s, k]] += delta
         capacity = 0.0
         for i in range(n_islands):
             capacity += island_cap[i]
@@ -203,7 +203,7 @@ def pack_jobs(p, demand, island_cap, free_cap, visited):
 
 
 @jit_inline
-def job_metrics(p, world, l, times, order, island_cap, free_cap, visited, out):
+def job_metrics(p, s, world, l, times, order, island_cap, free_cap, visited, out):
     """out[UNSERVABLE_GPU_DAYS] = unservable_gpu_days, out[JOB_HOMELESS_DAYS + j] =
     homeless_days of job class j (out: the job columns of lane l's row), from its sorted
     capacity events (sorted_events): homeless days exact over the capacity intervals,
@@ -256,7 +256,7 @@ def job_metrics(p, world, l, times, order, island_cap, free_cap, visited, out):
         delta = p.cap_event_delta[k]
         if p.cap_event_scale_q[k] >= 0:
             delta *= world[p.cap_event_scale_q[k], l]
-        island_cap[p.cap_event_island[k]] += delta
+        island_cap[p.cap_event_island[s, k]] += delta
 
 
 @jit_inline

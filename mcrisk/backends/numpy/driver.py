@@ -38,7 +38,7 @@ def simulate_worlds(plan: CompiledScenario, world: np.ndarray, keep_nodes: bool 
     nodes = np.zeros((count, plan.n_strategies, plan.n_nodes)) if keep_nodes else None
     for s in range(plan.n_strategies):
         node_time = schedule_nodes(plan, s, world)
-        islands = island_capacity(plan, node_time, world)   # read by both below
+        islands = island_capacity(plan, s, node_time, world)   # read by both below
         for column, values in capacity_metrics(plan, islands, world).items():
             metrics[:, s, column] = values
         metrics[:, s, COMPLETION_DAY] = node_time[:, plan.completion_node].max(axis=1)

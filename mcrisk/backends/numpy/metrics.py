@@ -98,12 +98,13 @@ def capacity_metrics(plan: CompiledScenario, islands: tuple, world: np.ndarray) 
             HOMELESS_DAYS: homeless_days}
 
 
-def island_capacity(plan: CompiledScenario, node_time: np.ndarray, world: np.ndarray):
-    """(island_cap [n, k + 1, i], bounds [n, k + 2]): each island's capacity before the
-    first event and after each event in time order, and the interval bounds window_start,
-    the event times clipped to [window_start, horizon], horizon (interval j: [bounds[j],
-    bounds[j + 1])): the metrics' window, so an interval before window_start has length 0
-    and its capacity counts towards no metric (docs/metrics.md, Windows)."""
+def island_capacity(plan: CompiledScenario, s: int, node_time: np.ndarray, world: np.ndarray):
+    """(island_cap [n, k + 1, i], bounds [n, k + 2]) of strategy s (its placement decides a
+    new unit's island): each island's capacity before the first event and after each event in
+    time order, and the interval bounds window_start, the event times clipped to
+    [window_start, horizon], horizon (interval j: [bounds[j], bounds[j + 1])): the metrics'
+    window, so an interval before window_start has length 0 and its capacity counts towards
+    no metric (docs/metrics.md, Windows)."""
     n = node_time.shape[0]
     horizon = plan.horizon
     times = node_time[:, plan.cap_event_node]
@@ -112,7 +113,7 @@ def island_capacity(plan: CompiledScenario, node_time: np.ndarray, world: np.nda
     n_islands = plan.island_cap0.shape[0]
     # island capacity before and after each sorted event, added event by event: [n, k + 1, i]
     delta = np.zeros((n, times.shape[1], n_islands))
-    island = plan.cap_event_island[order]
+    island = plan.cap_event_island[s][order]
     event_delta = event_deltas(plan, world)
     np.put_along_axis(delta, island[:, :, None],
                       np.take_along_axis(event_delta, order, axis=1)[:, :, None], axis=2)

@@ -72,10 +72,10 @@ class StepPath:
         return np.append(self.start, self.end), np.append(self.value, self.value[-1])
 
 
-def capacity_paths(plan: CompiledScenario, node_time: np.ndarray, world: np.ndarray,
+def capacity_paths(plan: CompiledScenario, s: int, node_time: np.ndarray, world: np.ndarray,
                    end: float | None = None) -> tuple[StepPath, StepPath]:
     """(C(t), largest island's capacity) on [0, end) (default: the horizon) of one scenario
-    and strategy, from its node times (float64[v]) and drawn inputs (float64[q])."""
+    and strategy s, from its node times (float64[v]) and drawn inputs (float64[q])."""
     end = plan.horizon if end is None else float(end)
     times = node_time[plan.cap_event_node]
     delta = event_deltas(plan, world[None, :])[0]
@@ -83,7 +83,7 @@ def capacity_paths(plan: CompiledScenario, node_time: np.ndarray, world: np.ndar
     start = np.concatenate([[0.0], cuts])
     # the capacity on [start[j], ...) counts every event with time <= start[j] (ties together)
     applied = times[None, :] <= start[:, None]                # [m, k]
-    islands = np.stack([plan.island_cap0[i] + (applied * np.where(plan.cap_event_island == i,
+    islands = np.stack([plan.island_cap0[i] + (applied * np.where(plan.cap_event_island[s] == i,
                                                                   delta, 0.0)).sum(axis=1)
                         for i in range(plan.island_cap0.size)], axis=1)    # [m, islands]
     return (StepPath(start, islands.sum(axis=1), end),
@@ -132,7 +132,7 @@ def representative_paths(plan: CompiledScenario, replay, metrics: np.ndarray,
             if index not in replayed:
                 replayed[index] = _replay(replay, index, metrics[index])
             _, world, nodes = replayed[index]
-            total, largest = capacity_paths(plan, nodes[0, s], world[0])
+            total, largest = capacity_paths(plan, s, nodes[0, s], world[0])
             paths.append(ScenarioPath(name, q, severity, index,
                                       dict(zip(METRICS, map(float, metrics[index, s]))),
                                       total, largest))

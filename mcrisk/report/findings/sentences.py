@@ -411,7 +411,8 @@ def kept_units(scenario: Scenario, strategy: Strategy) -> str:
     for unit_id in strategy.keep:
         kept_unit = existing[unit_id]        # not `unit`: that is core.labels' unit here
         kind = scenario.unit_type(kept_unit.type)
-        capacity[kind.island] = capacity.get(kind.island, 0.0) + kind.capacity
+        island = scenario.island_of(kept_unit.type, kept_unit.row)     # its row's
+        capacity[island] = capacity.get(island, 0.0) + kind.capacity
         hall = hall_of_row[kept_unit.row]
         power[hall] = power.get(hall, 0.0) + kind.power_kw
     kept = _and([f"+{fmt(h100)} H100-eq in island {island}" for island, h100 in capacity.items()])
