@@ -4,6 +4,7 @@
              and CompiledScenario, the record built from it and checked against it
     compile  compile_scenario: every strategy's network, crews, events and metrics' terms
     world    the quantities drawn or derived once per scenario, shared by every strategy
+    copula   [[correlations]]: each correlated quantity's copula row (addresses, weights)
     costs    the cost arrays from [costs]
     jobs     the job-mix arrays from [[demand.jobs]]
     window   the metrics' window with a status: the future [as_of, horizon), the history

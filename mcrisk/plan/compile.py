@@ -81,6 +81,7 @@ from ..core.status import Status
 from .activities import (activity_facts, condition_plans, condition_units, from_today,
                          status_retrofit_rows)
 from .conditioning import condition, date_facts, pin_quantities
+from .copula import check_correlations, copula_fields
 
 
 def _needs_retrofit(scenario: Scenario, strategy: Strategy) -> set[str]:
@@ -316,6 +317,7 @@ def compile_scenario(scenario: Scenario, status: Status | None = None) -> Compil
         retrofitted |= status_retrofit_rows(status)
     retrofit_rows = [row.id for row in scenario.rows() if row.id in retrofitted]
     world, handles = compile_world(scenario, retrofit_rows)
+    check_correlations(scenario, world)
     if status is not None:
         condition_world(scenario, status, world, handles)
     nodes = _Nodes(scenario, handles)
@@ -474,6 +476,7 @@ def _assemble(scenario: Scenario, world: World, nodes: _Nodes, plans: list[dict]
         burnin_dist=np.array([b[0] for b in burnins], dtype=np.int32).reshape(-1, 3),
         burnin_fail=np.array([b[1] for b in burnins], dtype=np.float64).reshape(-1, 2),
         burnin_rma_after=np.array([b[2] for b in burnins], dtype=np.int32),
+        **copula_fields(scenario, world),
         node_base_q=np.array(nodes.base_q, dtype=np.int32),
         node_kind=np.array([p["kind"] for p in plans], dtype=np.int32),
         node_base_const=np.array([p["base_const"] for p in plans], dtype=np.float64),
