@@ -49,7 +49,7 @@ def read_correlations(root: Table) -> tuple[Correlation, ...]:
 
 def _read_entry(t: Table) -> Correlation | None:
     between = t.read("between", _as_pair, _EXAMPLE, "the two quantities to correlate, named "
-                     "as metrics.parquet's columns name them")
+                     "as a driver names its input")
     rank = t.read("rank", as_number, "0.7", "Spearman's rank correlation, in (-1, 1)",
                   above=-1.0)
     if rank is not None and rank >= 1.0:

@@ -1,0 +1,82 @@
+"""[[correlations]] compiled (issue 28, 3b): every name must be a quantity the plan draws
+once from a distribution that is not fixed, on a stream of its own, and not conditioned by a
+status; anything else is refused at `correlations[i].between[j]` with what to name instead. A
+risk the run disables takes its pairs with it (and the others draw as before); a correlated
+quantity's row ends with its own address."""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from mcrisk.core.errors import ScenarioError
+from mcrisk.core.facts import with_facts
+from mcrisk.core.model import Correlation
+from mcrisk.core.risks import select_risks
+from mcrisk.core.rng import address_id
+from mcrisk.core.status import Status
+from mcrisk.plan.compile import compile_scenario
+from mcrisk.scenario import load_scenario
+
+from ..helpers import REFERENCE, SCENARIOS
+
+
+def correlating(*pairs: tuple[str, str, float], path=REFERENCE):
+    scenario = load_scenario(path)
+    return dataclasses.replace(scenario, correlations=tuple(
+        Correlation((a, b), rank) for a, b, rank in pairs))
+
+
+def refusals(scenario) -> list[str]:
+    with pytest.raises(ScenarioError) as info:
+        compile_scenario(scenario)
+    return [f"{p.key} = {p.value!r}: {p.message} ({p.hint})" for p in info.value.problems]
+
+
+def test_names_that_cannot_be_correlated_are_refused_where_they_are_written():
+    scenario = correlating(("shared.vendr", "hall.B.energized.delay", 0.5),
+                           ("shipment.S1.arrival", "island.xdr.install", 0.3),
+                           ("unit.N01.burn_in", "shared.vendor", 0.2))
+    assert refusals(scenario) == [
+        "correlations[0].between[0] = 'shared.vendr': is no quantity of this scenario (did "
+        "you mean 'shared.vendor'?)",
+        "correlations[1].between[0] = 'shipment.S1.arrival': is not a single draw (a sum of "
+        "draws, a burn-in or a quantity derived from others) (correlate one of the draws it is "
+        "made of: shipment.S1.arrival.delay, shared.vendor)",
+        "correlations[1].between[1] = 'island.xdr.install': is a fixed value: it has no draw to "
+        "correlate (give it a distribution, or remove this correlation)",
+        "correlations[2].between[0] = 'unit.N01.burn_in': is not a single draw (a sum of draws, "
+        "a burn-in or a quantity derived from others) (correlate a drawn quantity (a delay, a "
+        "duration, a shared delay, a risk, a drawn performance or price))"]
+
+
+def test_a_disabled_risk_takes_its_pairs_with_it():
+    """The reference's risks are off as written: correlating one leaves the plan as without
+    the pair; with --risks pre it is correlated, and its partner's row has two weights."""
+    scenario = correlating(("risk.utility-slip", "hall.B.energized.delay", 0.6))
+    plain = compile_scenario(load_scenario(REFERENCE))
+    off = compile_scenario(scenario)
+    assert not off.q_copula_ptr.any()
+    assert off.quantity_names == plain.quantity_names
+    on = compile_scenario(select_risks(scenario, "pre"))
+    hall = on.quantity_names.index("hall.B.energized.delay")
+    row = slice(on.q_copula_ptr[hall], on.q_copula_ptr[hall + 1])
+    assert list(on.copula_address[row]) == [address_id("risk.utility-slip"),
+                                            address_id("hall.B.energized.delay")]
+    assert on.copula_weight[row][0] == pytest.approx(2 * np.sin(np.pi * 0.6 / 6), abs=1e-15)
+
+
+def test_a_status_that_conditions_a_correlated_quantity_is_refused():
+    """At day 100 no shipment has arrived and hall B is not energized (the status records
+    neither), so S1's arrival, 75 + its delay + the vendor slip, is conditioned to lie after
+    day 100 (the vendor slip is drawn from its posterior, computed as if it were independent
+    of hall B's) and so is hall B's energization (its slip drawn above a bound)."""
+    scenario = load_scenario(SCENARIOS / "correlated.toml")
+    status = Status("status.toml", "0" * 64, 100.0)
+    why = ("is conditioned by the status: conditioning treats draws as independent, so a "
+           "correlated quantity cannot be conditioned (run without this correlation (a copy "
+           "of the scenario), or without the status)")
+    assert refusals(with_facts(scenario, status)) == [
+        f"correlations[0].between[0] = 'shared.vendor': {why}",
+        f"correlations[0].between[1] = 'hall.B.energized.delay': {why}"]
