@@ -39,16 +39,16 @@ def test_names_that_cannot_be_correlated_are_refused_where_they_are_written():
                            ("shipment.S1.arrival", "island.xdr.install", 0.3),
                            ("unit.N01.burn_in", "shared.vendor", 0.2))
     assert refusals(scenario) == [
-        "correlations[0].between[0] = 'shared.vendr': is no quantity of this scenario (did "
-        "you mean 'shared.vendor'?)",
-        "correlations[1].between[0] = 'shipment.S1.arrival': is not a single draw (a sum of "
+        ("correlations[0].between[0] = 'shared.vendr': is no quantity of this scenario (did "
+        "you mean 'shared.vendor'?)"),
+        ("correlations[1].between[0] = 'shipment.S1.arrival': is not a single draw (a sum of "
         "draws, a burn-in or a quantity derived from others) (correlate one of the draws it is "
-        "made of: shipment.S1.arrival.delay, shared.vendor)",
-        "correlations[1].between[1] = 'island.xdr.install': is a fixed value: it has no draw to "
-        "correlate (give it a distribution, or remove this correlation)",
-        "correlations[2].between[0] = 'unit.N01.burn_in': is not a single draw (a sum of draws, "
+        "made of: shipment.S1.arrival.delay, shared.vendor)"),
+        ("correlations[1].between[1] = 'island.xdr.install': is a fixed value: it has no draw to "
+        "correlate (give it a distribution, or remove this correlation)"),
+        ("correlations[2].between[0] = 'unit.N01.burn_in': is not a single draw (a sum of draws, "
         "a burn-in or a quantity derived from others) (correlate a drawn quantity (a delay, a "
-        "duration, a shared delay, a risk, a drawn performance or price))"]
+        "duration, a shared delay, a risk, a drawn performance or price))")]
 
 
 def test_a_disabled_risk_takes_its_pairs_with_it():

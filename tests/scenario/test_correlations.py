@@ -39,24 +39,24 @@ def test_the_shipped_example_reads_its_correlation():
 
 @pytest.mark.parametrize("between, rank, expected", [
     ('["shared.a", "shared.b"]', "1",
-     "correlations[0].rank = 1: must be < 1 (a rank correlation of 1 makes two quantities one; "
-     "lower it below 1)"),
+     ("correlations[0].rank = 1: must be < 1 (a rank correlation of 1 makes two quantities one; "
+     "lower it below 1)")),
     ('["shared.a", "shared.b"]', "-1",
      "correlations[0].rank = -1: must be > -1 (Spearman's rank correlation, in (-1, 1))"),
     ('["shared.a", "shared.b"]', '"high"',
      "correlations[0].rank = 'high': must be a number, not a string (for example rank = 0.7)"),
     ('["shared.a"]', "0.5",
-     "correlations[0].between = ['shared.a']: must be an array of two quantity names, not 1 "
-     'entries (for example between = ["shared.vendor", "hall.B.energized.delay"])'),
+     ("correlations[0].between = ['shared.a']: must be an array of two quantity names, not 1 "
+     'entries (for example between = ["shared.vendor", "hall.B.energized.delay"])')),
     ('"shared.a"', "0.5",
-     "correlations[0].between = 'shared.a': must be an array of two quantity names, not a "
-     'string (for example between = ["shared.vendor", "hall.B.energized.delay"])'),
+     ("correlations[0].between = 'shared.a': must be an array of two quantity names, not a "
+     'string (for example between = ["shared.vendor", "hall.B.energized.delay"])')),
     ('["shared.a", 3]', "0.5",
-     "correlations[0].between[1] = 3: must be a quantity name, not a number (for example "
-     'between = ["shared.vendor", "hall.B.energized.delay"])'),
+     ("correlations[0].between[1] = 3: must be a quantity name, not a number (for example "
+     'between = ["shared.vendor", "hall.B.energized.delay"])')),
     ('["shared.a", "shared.a"]', "0.5",
-     "correlations[0].between = ['shared.a', 'shared.a']: names one quantity twice (name two "
-     "different quantities)"),
+     ("correlations[0].between = ['shared.a', 'shared.a']: names one quantity twice (name two "
+     "different quantities)")),
 ])
 def test_a_malformed_entry_is_located(between, rank, expected):
     assert problems(with_entry(between, rank)) == [f"x.toml: {expected}"]
@@ -66,24 +66,24 @@ def test_a_missing_key_and_an_unknown_one_are_located():
     text = with_entry().replace("rank = 0.5", "rnk = 0.5")
     assert problems(text) == [
         "x.toml: correlations[0].rnk = 0.5: unknown key (did you mean 'rank'?)",
-        "x.toml: correlations[0].rank: missing (add rank = 0.7, Spearman's rank correlation, "
-        "in (-1, 1))"]
+        ("x.toml: correlations[0].rank: missing (add rank = 0.7, Spearman's rank correlation, "
+        "in (-1, 1))")]
 
 
 def test_a_pair_named_twice_is_refused_in_either_order():
     text = with_entry() + ENTRY.format(between='["shared.b", "shared.a"]', rank="0.2")
     assert problems(text) == [
-        "x.toml: correlations[1].between = ['shared.b', 'shared.a']: this pair is already "
-        "correlated by correlations[0] (give each pair one entry)"]
+        ("x.toml: correlations[1].between = ['shared.b', 'shared.a']: this pair is already "
+        "correlated by correlations[0] (give each pair one entry)")]
 
 
 def test_too_many_entries_are_refused():
     text = with_entry() + "".join(ENTRY.format(between=f'["x{i}", "y{i}"]', rank="0.1")
                                   for i in range(MAX_CORRELATIONS))
     assert problems(text) == [
-        f"x.toml: correlations: has {MAX_CORRELATIONS + 1} entries, more than "
+        (f"x.toml: correlations: has {MAX_CORRELATIONS + 1} entries, more than "
         f"{MAX_CORRELATIONS} (every correlated quantity sums the normal scores of its group in "
-        "every scenario; see Limits in the scenario format)"]
+        "every scenario; see Limits in the scenario format)")]
 
 
 def test_ranks_that_contradict_each_other_are_refused_with_the_smallest_eigenvalue():
@@ -100,8 +100,8 @@ def test_ranks_that_contradict_each_other_are_refused_with_the_smallest_eigenval
     lowest = np.linalg.eigvalsh(matrix).min()
     assert lowest < 0
     assert problems(text) == [
-        "x.toml: correlations[3].rank = 0.8: with the entries before it, the correlation matrix "
+        ("x.toml: correlations[3].rank = 0.8: with the entries before it, the correlation matrix "
         f"is not positive definite (the smallest eigenvalue of its Pearson matrix, 2 sin(pi rank "
         f"/ 6) = {r['ad']:.4f} here, is {lowest:.4g}) (the ranks contradict each other (A and B, B and "
         "C strongly positive, A and C negative cannot all hold): weaken this rank or the ones it "
-        "meets)"]
+        "meets)")]
