@@ -9,7 +9,9 @@ import dataclasses
 
 import numpy as np
 import pytest
+from scipy import stats
 
+from mcrisk.backends.numpy.world import sample_worlds
 from mcrisk.core.errors import ScenarioError
 from mcrisk.core.facts import with_facts
 from mcrisk.core.model import Correlation
@@ -19,7 +21,7 @@ from mcrisk.core.status import Status
 from mcrisk.plan.compile import compile_scenario
 from mcrisk.scenario import load_scenario
 
-from ..helpers import REFERENCE, SCENARIOS
+from ..helpers import MINIMAL_TEXT, REFERENCE, SCENARIOS
 
 
 def correlating(*pairs: tuple[str, str, float], path=REFERENCE):
@@ -80,3 +82,29 @@ def test_a_status_that_conditions_a_correlated_quantity_is_refused():
     assert refusals(with_facts(scenario, status)) == [
         f"correlations[0].between[0] = 'shared.vendor': {why}",
         f"correlations[0].between[1] = 'hall.B.energized.delay': {why}"]
+
+
+def test_per_gpu_performance_of_two_unit_types_can_be_correlated(tmp_path):
+    """Per-GPU performance drawn per type (unit_type.<id>.h100_eq_per_gpu) is a SAMPLE: two
+    incoming types that share a software stack rank-correlate 0.8 (empirical Spearman over
+    20,000 worlds within four standard errors: 0.0029 in Fisher's z)."""
+    text = MINIMAL_TEXT.replace(
+        "h100_eq_per_gpu = 2.5",
+        'h100_eq_per_gpu = { dist = "triangular", min = 2.0, mode = 2.5, max = 2.8 }', 1)
+    second = text[text.index('[[unit_types]]\nid = "gb300-rack"'):text.index("[unit_types.burn_in]")]
+    text = text.replace("[[islands]]", second.replace('"gb300-rack"', '"gb200-rack"').replace(
+        "min = 2.0, mode = 2.5, max = 2.8", "min = 1.5, mode = 2.0, max = 2.2") + "[[islands]]",
+        1)
+    text = text.replace('units = "N1..N2"\ntype = "gb300-rack"',
+                        'units = "N1"\ntype = "gb300-rack"\n\n[[incoming]]\nunits = "N2"\n'
+                        'type = "gb200-rack"', 1)
+    text += ('\n[[correlations]]\nbetween = ["unit_type.gb300-rack.h100_eq_per_gpu", '
+             '"unit_type.gb200-rack.h100_eq_per_gpu"]\nrank = 0.8\n')
+    path = tmp_path / "two-types.toml"
+    path.write_text(text)
+    plan = compile_scenario(load_scenario(path))
+    names = ["unit_type.gb300-rack.h100_eq_per_gpu", "unit_type.gb200-rack.h100_eq_per_gpu"]
+    index = sorted(plan.quantity_names.index(n) for n in names)
+    world = sample_worlds(plan, 3, np.arange(20_000, dtype=np.uint64), only=index)
+    got = stats.spearmanr(world[:, index[0]], world[:, index[1]]).statistic
+    assert abs(np.arctanh(got) - np.arctanh(0.8)) < 4 * np.sqrt(1.06 / 19_997), got
