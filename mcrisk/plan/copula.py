@@ -75,8 +75,11 @@ def _problem(scenario: Scenario, world: World, key: str, name: str) -> Problem |
 
     if name not in world.index:
         drawable = [n for n, row in zip(world.names, world.rows) if _drawable(world, row)]
-        return refuse("is no quantity of this scenario",
-                      did_you_mean(name, drawable, "quantities that can be correlated"))
+        hint = did_you_mean(name, drawable, "quantities that can be correlated")
+        if not hint.startswith("did you mean"):    # not every name: a scenario has hundreds
+            hint = (f"name a drawn quantity, such as {', '.join(map(repr, drawable[:4]))} "
+                    "(docs/scenario-format.md, [[correlations]])")
+        return refuse("is no quantity of this scenario", hint)
     row = world.rows[world.index[name]]
     if row["kind"] != Q_SAMPLE:
         parts = [world.names[t] for t in row["terms"] if _drawable(world, world.rows[t])]

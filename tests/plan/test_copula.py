@@ -53,6 +53,14 @@ def test_names_that_cannot_be_correlated_are_refused_where_they_are_written():
         "duration, a shared delay, a risk, a drawn performance or price))")]
 
 
+def test_an_unknown_name_far_from_any_is_told_what_names_look_like():
+    assert refusals(correlating(("slip", "shared.vendor", 0.5))) == [
+        "correlations[0].between[0] = 'slip': is no quantity of this scenario (name a drawn "
+        "quantity, such as 'shared.vendor', 'shipment.S1.arrival.delay', "
+        "'shipment.S2.arrival.delay', 'shipment.S3.arrival.delay' (docs/scenario-format.md, "
+        "[[correlations]]))"]
+
+
 def test_a_disabled_risk_takes_its_pairs_with_it():
     """The reference's risks are off as written: correlating one leaves the plan as without
     the pair; with --risks pre it is correlated, and its partner's row has two weights."""
