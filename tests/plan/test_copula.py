@@ -55,10 +55,10 @@ def test_names_that_cannot_be_correlated_are_refused_where_they_are_written():
 
 def test_an_unknown_name_far_from_any_is_told_what_names_look_like():
     assert refusals(correlating(("slip", "shared.vendor", 0.5))) == [
-        "correlations[0].between[0] = 'slip': is no quantity of this scenario (name a drawn "
+        ("correlations[0].between[0] = 'slip': is no quantity of this scenario (name a drawn "
         "quantity, such as 'shared.vendor', 'shipment.S1.arrival.delay', "
         "'shipment.S2.arrival.delay', 'shipment.S3.arrival.delay' (docs/scenario-format.md, "
-        "[[correlations]]))"]
+        "[[correlations]]))")]
 
 
 def test_a_disabled_risk_takes_its_pairs_with_it():
