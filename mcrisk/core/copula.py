@@ -26,8 +26,10 @@ quantile as a mixture, 0 when v <= 1 - p, else ppf((v - (1 - p)) / p) (clamped t
 way): zero with probability 1 - p and the inner distribution otherwise, as before, but from
 one uniform (an uncorrelated `chance` tosses u1 and draws from u2; a correlated one's draws
 differ from its uncorrelated ones scenario by scenario, not in distribution). A fixed value
-has no draw to correlate and is refused. This module is the NumPy specification; the kernels'
-copula_draw (numba/distributions.py, kernels/distributions.cuh) mirrors it.
+has no draw to correlate and is refused. This module is the NumPy specification
+(numpy/distributions.py's draw_correlated uses it); correlated_lanes (numba/world.py,
+kernels/world.cuh) with copula_uniform and draw_correlated_lanes (numba/distributions.py,
+kernels/distributions.cuh) mirror it.
 """
 from __future__ import annotations
 
