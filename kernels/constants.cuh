@@ -1,9 +1,9 @@
 // The constants the kernels share with Python: the columns of the metrics axis, the kinds of
 // quantity, node and distribution, the tolerance. GENERATED from mcrisk/core (definitions.py,
-// distributions.py) by mcrisk.backends.cuda.constants_header(): do not edit. Change the Python
-// constant, then run `python tests/regen_headers.py`; tests/core/test_constants.py fails until
-// then. `inline constexpr` (C++17), not `static`: nvcc warns of a static constant no stage reads,
-// and CI compiles with -Werror.
+// distributions.py, copula.py) by mcrisk.backends.cuda.constants_header(): do not edit. Change the
+// Python constant, then run `python tests/regen_headers.py`; tests/core/test_constants.py fails
+// until then. `inline constexpr` (C++17), not `static`: nvcc warns of a static constant no stage
+// reads, and CI compiles with -Werror.
 #ifndef MCRISK_CONSTANTS_CUH
 #define MCRISK_CONSTANTS_CUH
 
@@ -77,6 +77,10 @@ inline constexpr int PERT_TABLE_SIZE = 4097;
 inline constexpr int TABLE_SIZE = 4097;
 inline constexpr double TABLE_Z = 8.5;
 inline constexpr double SQRT2 = 1.4142135623730951;
+
+// A copula uniform's clamp: the random stream's smallest and largest uniforms (copula).
+inline constexpr double U_LOW = 1.1102230246251565e-16;
+inline constexpr double U_HIGH = 0.9999999999999999;
 
 }  // namespace mcrisk
 

@@ -361,6 +361,35 @@ MCRISK_HD void draw_lanes(const int* dist_kind, const double* dist_param,
     }
 }
 
+// A copula uniform from its weighted normal score: Phi(z), clamped into the random stream's
+// [U_LOW, U_HIGH] (mcrisk/core/copula.py).
+MCRISK_HD double copula_uniform(double z) {
+    double v = 0.5 * erfc(-z / SQRT2);
+    return v < U_LOW ? U_LOW : (v > U_HIGH ? U_HIGH : v);
+}
+
+// out[l]: the correlated draw of distribution d from its copula uniform v[l]: ppf, a `chance`
+// as a mixture, 0 for v <= 1 - chance (scratch: n doubles).
+MCRISK_HD void draw_correlated_lanes(int kind, const double* dist_param, double chance, int d,
+                                     const double* pert_table, const double* v, int n,
+                                     double* out, double* scratch) {
+    if (chance >= 1.0) {
+        ppf_lanes(kind, dist_param, d, pert_table, v, n, out);
+        return;
+    }
+    double none = 1.0 - chance;
+    for (int l = 0; l < n; ++l) {
+        double inner = (v[l] - none) / chance;
+        scratch[l] = inner < U_LOW ? U_LOW : (inner > U_HIGH ? U_HIGH : inner);
+    }
+    ppf_lanes(kind, dist_param, d, pert_table, scratch, n, out);
+    for (int l = 0; l < n; ++l) {
+        if (v[l] <= none) {
+            out[l] = 0.0;
+        }
+    }
+}
+
 }  // namespace mcrisk
 
 #endif  // MCRISK_DISTRIBUTIONS_CUH

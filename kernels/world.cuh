@@ -181,6 +181,34 @@ MCRISK_HD void conditioned_lanes(const Plan& p, int q, u32 seed_lo, u32 seed_hi,
     }
 }
 
+// world[q * LANES + l]: correlated SAMPLE q from its copula uniform, the normal scores of its
+// row's addresses weighted in order from 0.0 (a row of one: its own first uniform).
+MCRISK_HD void correlated_lanes(const Plan& p, int q, u32 seed_lo, u32 seed_hi, u32 scenario0,
+                                int n, double* world, double* u1, double* u2) {
+    double* row = world + q * LANES;
+    int first = p.q_copula_ptr[q], last = p.q_copula_ptr[q + 1];
+    if (last - first == 1) {
+        uniforms_lanes(seed_lo, seed_hi, scenario0, n, p.copula_address[first], 0u, u1, u2);
+    } else {
+        for (int l = 0; l < n; ++l) {
+            row[l] = 0.0;
+        }
+        for (int j = first; j < last; ++j) {
+            uniforms_lanes(seed_lo, seed_hi, scenario0, n, p.copula_address[j], 0u, u1, u2);
+            double weight = p.copula_weight[j];
+            for (int l = 0; l < n; ++l) {
+                row[l] += weight * ndtri(u1[l]);
+            }
+        }
+        for (int l = 0; l < n; ++l) {
+            u1[l] = copula_uniform(row[l]);
+        }
+    }
+    int d = p.q_dist[q];
+    draw_correlated_lanes(p.dist_kind[d], p.dist_param, p.dist_chance[d], d, p.pert_table, u1,
+                          n, row, u2);
+}
+
 // world[q * LANES + l] of scenarios scenario0 + l, l < n, in dependency order (u1, u2: scratch
 // of n uniforms).
 MCRISK_HD void sample_world(const Plan& p, u32 seed_lo, u32 seed_hi, u32 scenario0, int n,
@@ -188,7 +216,9 @@ MCRISK_HD void sample_world(const Plan& p, u32 seed_lo, u32 seed_hi, u32 scenari
     for (int q = 0; q < p.n_quantities; ++q) {
         int kind = p.q_kind[q];
         double* row = world + q * LANES;
-        if (kind == Q_SAMPLE) {
+        if (kind == Q_SAMPLE && p.q_copula_ptr[q + 1] > p.q_copula_ptr[q]) {
+            correlated_lanes(p, q, seed_lo, seed_hi, scenario0, n, world, u1, u2);
+        } else if (kind == Q_SAMPLE) {
             draw_lanes(p.dist_kind, p.dist_param, p.dist_chance, p.pert_table, p.q_dist[q],
                        seed_lo, seed_hi, scenario0, n, p.q_address[4 * q + 0], 0u, u1, u2, row);
         } else if (kind == Q_SUM) {

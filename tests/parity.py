@@ -37,8 +37,10 @@ class Tolerance:
 
     def on(self, plan) -> Tolerance:
         """This tolerance for one plan: bit for bit when the plan draws none of the kinds
-        that make the difference."""
-        if self.exact_without and not np.isin(plan.dist_kind, self.exact_without).any():
+        that make the difference, and correlates nothing (a copula takes ndtri and erfc of
+        every correlated draw: mcrisk/core/copula.py)."""
+        if self.exact_without and not np.isin(plan.dist_kind, self.exact_without).any() \
+                and plan.q_copula_ptr[-1] == 0:
             return EXACT
         return self
 
@@ -48,7 +50,8 @@ EXACT = Tolerance(0.0)
 # lognormal draw's exp and ndtri, and the power in a PERT table's outermost intervals
 # (u < 1/4096 or u >= 4095/4096), come from NumPy and SciPy (another ndtri algorithm) rather
 # than libm and the kernels' own ndtri: an ulp or a few; so do a posterior table's normal score
-# (ndtri) and a conditioned draw's erfc (a status's plans, mcrisk/plan/conditioning.py).
+# (ndtri) and a conditioned draw's erfc (a status's plans, mcrisk/plan/conditioning.py), and a
+# correlated draw's normal scores and Phi (ndtri, erfc: mcrisk/core/copula.py).
 # Measured under 2e-15 (world, node times and metrics against their scales, on the reference
 # and the random scenarios), under 6e-15 on conditioned plans.
 NUMPY_MATH = Tolerance(1e-12, exact_without=(KIND_LOGNORMAL, KIND_PERT, KIND_TABLE))

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..core import definitions, distributions
+from ..core import copula, definitions, distributions
 from ..core.definitions import N_METRICS
 from ..plan.record import AXES, KERNEL_FIELDS, PLAN_GROUPS, CompiledScenario
 from ..core.rng import check_scenarios, split_seed
@@ -162,6 +162,8 @@ SHARED_CONSTANTS = (
      distributions, ("KIND_FIXED", "KIND_UNIFORM", "KIND_TRIANGULAR", "KIND_PERT",
                      "KIND_LOGNORMAL", "KIND_TABLE", "PERT_TABLE_SIZE", "TABLE_SIZE",
                      "TABLE_Z", "SQRT2")),
+    ("A copula uniform's clamp: the random stream's smallest and largest uniforms (copula)",
+     copula, ("U_LOW", "U_HIGH")),
 )
 CONSTANTS_HEADER = "constants.cuh"
 
@@ -190,7 +192,7 @@ def constants_header() -> str:
     return "\n".join([
         *_comment("The constants the kernels share with Python: the columns of the metrics "
                   "axis, the kinds of quantity, node and distribution, the tolerance. "
-                  "GENERATED from mcrisk/core (definitions.py, distributions.py) by "
+                  "GENERATED from mcrisk/core (definitions.py, distributions.py, copula.py) by "
                   "mcrisk.backends.cuda.constants_header(): do not edit. Change the Python "
                   "constant, then run `python tests/regen_headers.py`; tests/core/test_constants.py "
                   "fails until then. `inline constexpr` (C++17), not `static`: nvcc warns of a "

@@ -7,6 +7,8 @@
     errors       errors a user can act on (the CLI prints them)
     rng          the random stream: Philox4x32-10 with every draw at an address
     distributions  distributions as functions of uniforms: encoding and the NumPy reference
+    copula       rank correlations between quantities: the Gaussian copula's groups, weights
+                 and the NumPy reference of a correlated draw
     quantities   what each world quantity is about (section, subject, part)
     model        the validated scenario as frozen dataclasses
     status       the validated status of a migration in flight: what happened by a day

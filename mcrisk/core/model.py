@@ -224,6 +224,16 @@ class Risk:
 
 
 @dataclass(frozen=True)
+class Correlation:
+    """A Spearman rank correlation between two drawn quantities, named as their world
+    quantities are ("shared.vendor", "hall.B.energized.delay"): [[correlations]], drawn
+    through a Gaussian copula (mcrisk/core/copula.py)."""
+
+    between: tuple[str, str]
+    rank: float
+
+
+@dataclass(frozen=True)
 class Shipment:
     id: str
     units: tuple[str, ...]
@@ -402,6 +412,7 @@ class Scenario:
     executing: str | None = None         # the strategy being executed ([scenario] executing)
     status: Status | None = None         # a migration in flight: the facts by a day (--status;
                                          # core.status.with_facts attaches it)
+    correlations: tuple[Correlation, ...] = ()   # [[correlations]], file order
 
     def unit_type(self, type_id: str) -> UnitType:
         return next(t for t in self.unit_types if t.id == type_id)

@@ -4,8 +4,10 @@
              and CompiledScenario, the record built from it and checked against it
     compile  compile_scenario: every strategy's network, crews, events and metrics' terms
     world    the quantities drawn or derived once per scenario, shared by every strategy
+    copula   [[correlations]]: each correlated quantity's copula row (addresses, weights)
     costs    the cost arrays from [costs]
     jobs     the job-mix arrays from [[demand.jobs]]
+    demand   the demand curve's points, growth quantities and medians
     contingency   contingent strategies: the rows a decision chooses between, and on what
     window   the metrics' window with a status: the future [as_of, horizon), the history
     conditioning  a status's facts on dates and durations: every world quantity drawn from its

@@ -65,16 +65,14 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-import math
-
 import numpy as np
 
 from .contingency import compile_contingencies
 from .costs import cost_arrays, no_cost_arrays
 from ..core.definitions import NODE_CREW, NODE_MAX
-from ..core.distributions import encode, median, ppf
+from .demand import demand_points
 from .jobs import job_arrays
-from ..core.model import Distribution, Scenario, Strategy
+from ..core.model import Scenario, Strategy
 from .record import CompiledScenario  # noqa: F401 (re-exported: the plan interface is record.py)
 from .window import with_window
 from .world import World, acceptance_policies, compile_world
@@ -82,6 +80,7 @@ from ..core.status import Status
 from .activities import (activity_facts, condition_plans, condition_units, from_today,
                          status_retrofit_rows)
 from .conditioning import condition, date_facts, pin_quantities
+from .copula import check_correlations, copula_fields
 
 
 def _needs_retrofit(scenario: Scenario, strategy: Strategy) -> set[str]:
@@ -319,6 +318,7 @@ def compile_scenario(scenario: Scenario, status: Status | None = None) -> Compil
         retrofitted |= status_retrofit_rows(status)
     retrofit_rows = [row.id for row in scenario.rows() if row.id in retrofitted]
     world, handles = compile_world(scenario, retrofit_rows)
+    check_correlations(scenario, world)
     if status is not None:
         condition_world(scenario, status, world, handles)
     nodes = _Nodes(scenario, handles)
@@ -483,6 +483,7 @@ def _assemble(scenario: Scenario, world: World, nodes: _Nodes, plans: list[dict]
         burnin_dist=np.array([b[0] for b in burnins], dtype=np.int32).reshape(-1, 3),
         burnin_fail=np.array([b[1] for b in burnins], dtype=np.float64).reshape(-1, 2),
         burnin_rma_after=np.array([b[2] for b in burnins], dtype=np.int32),
+        **copula_fields(scenario, world),
         node_base_q=np.array(nodes.base_q, dtype=np.int32),
         node_kind=np.array([p["kind"] for p in plans], dtype=np.int32),
         node_base_const=np.array([p["base_const"] for p in plans], dtype=np.float64),
@@ -529,49 +530,6 @@ def _assemble(scenario: Scenario, world: World, nodes: _Nodes, plans: list[dict]
         **job_arrays(scenario),
         contingencies=compile_contingencies(scenario, nodes.id, [p["kind"] for p in plans]),
     )
-
-
-def demand_points(scenario: Scenario, growth_q: int) -> tuple[np.ndarray, ...]:
-    """The demand points' days, values, growth quantities (-1: the value is fixed) and
-    medians (the report's demand line).
-
-    A fixed curve is its points. A forecast is taken at day 0, every points_every_days and
-    the horizon: with an uncertain growth each value is the base workload_at_day0 / per_h100
-    and the kernels multiply it by (1 + g)^(day / 365) for the scenario's draw g (quantity
-    growth_q); with a certain growth the value is that product, computed here with the same
-    formula (so a forecast without uncertainty is exactly the fixed curve of its values).
-    D(day) grows with g, so its median is the curve at the median growth."""
-    forecast = scenario.demand.forecast
-    if forecast is None:
-        points = np.array(scenario.demand.points, dtype=np.float64).reshape(-1, 2)
-        values = np.ascontiguousarray(points[:, 1])
-        return (np.ascontiguousarray(points[:, 0]), values,
-                np.full(len(points), -1, dtype=np.int32), values.copy())
-    horizon = float(scenario.horizon_days)
-    days = list(np.arange(0.0, horizon, forecast.points_every_days)) + [horizon]
-    base = forecast.workload_at_day0 / forecast.per_h100
-
-    def curve(g: float) -> np.ndarray:
-        return np.array([base * math.pow(1.0 + g, day / 365.0) for day in days])
-
-    growth = forecast.growth_per_year
-    p50 = curve(_median(growth))
-    values = np.full(len(days), base) if growth_q >= 0 else curve(growth.params[0])
-    return (np.array(days, dtype=np.float64), values,
-            np.full(len(days), growth_q, dtype=np.int32), p50)
-
-
-def _median(dist: Distribution) -> float:
-    """The median of a distribution: a `chance` with probability p of drawing its inner
-    distribution is 0 when p <= 1/2, else the inner's quantile at 1 - 1 / (2 p)."""
-    if dist.kind != "chance":
-        return median(dist)
-    p = dist.params[0]
-    if p <= 0.5:
-        return 0.0
-    kind, params, _ = encode(dist.inner, tables := [])
-    table = np.concatenate(tables) if tables else np.zeros(1)
-    return float(ppf(kind, np.array(params), table, np.array(1.0 - 0.5 / p)))
 
 
 def condition_world(scenario: Scenario, status: Status, world: World, handles: dict) -> None:

@@ -49,6 +49,7 @@ AXES = (
     Axis("knots", "quantile table entries (PERT and posterior tables) end to end (at least 1)"),
     Axis("q", "world quantity", "n_quantities"),
     Axis("terms", "the SUM quantities' terms end to end (at least 1)"),
+    Axis("copulas", "the copula rows' weights end to end (at least 1)"),
     Axis("b", "burn-in table row (at least 1)"),
     Axis("s", "strategy", "n_strategies"),
     Axis("v", "node (fixed ids shared by every strategy)", "n_nodes"),
@@ -137,7 +138,12 @@ PLAN_GROUPS = (
            ("q_burnin", "int32[q]", "a BURNIN's row of the burn-in tables, else -1"),
            ("burnin_dist", "int32[b, 3]", "attempt, fix and rma distributions"),
            ("burnin_fail", "float64[b, 2]", "fail_first, fail_retry"),
-           ("burnin_rma_after", "int32[b]", "failures in a row that send a unit to RMA")),
+           ("burnin_rma_after", "int32[b]", "failures in a row that send a unit to RMA"),
+           ("q_copula_ptr", "int32[q + 1]", ("a correlated SAMPLE's copula row: copula_address "
+                                             "and copula_weight[ptr[q]:ptr[q + 1]] (empty: not "
+                                             "correlated; mcrisk/core/copula.py)")),
+           ("copula_address", "uint64[copulas]", "addresses whose normal scores a row weighs"),
+           ("copula_weight", "float64[copulas]", "Cholesky weights, row by row")),
     _group("network", "each strategy's max-plus network over fixed node ids",
            ("node_base_q", "int32[v]", "world quantity a node waits for, or -1"),
            ("node_kind", "int32[s, v]", "NODE_MAX, or NODE_CREW (also waits for a crew)"),

@@ -24,6 +24,7 @@ The package in layers, each importing only those below it:
                     spare an island
     fleets          [[existing]], [[incoming]], [[shipments]], [[risks]]
     costs           [costs]: prices, power contracts, reservation steps (docs/costs.md)
+    correlations    [[correlations]]: rank correlations, their positive definite matrix
     sections        [scenario], [shared_delays], islands, unit types, halls, retrofit
     demand          [demand]: points or a forecast, and the job mix
     failures        [unit_types.attrition], [unit_types.early_failures], acceptance policies
@@ -43,6 +44,7 @@ import os
 from mcrisk.core.errors import NO_VALUE, Problem, ScenarioError
 from mcrisk.core.model import Scenario
 
+from .correlations import read_correlations
 from .costs import read_costs
 from .document import parse_toml, read_file_bytes, too_deep
 from .fleets import check_fleets, read_existing, read_incoming, read_risks, read_shipments
@@ -60,7 +62,8 @@ from .positions import check_island_positions, check_type_islands
 from .distributions import largest_draw  # noqa: F401
 from .sanity import completion_problems, power_problems, scenario_warnings  # noqa: F401
 from .fleets import RISK_TARGETS  # noqa: F401
-from .limits import (MAX_BURN_IN_ATTEMPTS, MAX_DAYS, MAX_ENTRIES, MAX_FILE_BYTES,  # noqa: F401
+from .limits import (MAX_BURN_IN_ATTEMPTS, MAX_CORRELATIONS, MAX_DAYS,  # noqa: F401
+                     MAX_ENTRIES, MAX_FILE_BYTES,
                      MAX_GPUS, MAX_H100_EQ_PER_GPU, MAX_HORIZON_DAYS, MAX_ID_LENGTH,
                      MAX_LOGNORMAL_SPREAD, MAX_MONEY, MAX_PERT_LAMBDA, MAX_PUE, MAX_RAMP_STEPS,
                      MAX_RANGE, MAX_RMA_AFTER_FAILURES, MAX_STRATEGIES, MAX_TOTAL, MAX_UNITS)
@@ -115,7 +118,8 @@ def read_scenario(path: str | os.PathLike) -> tuple[Scenario, bytes]:
 
 
 _TOP_KEYS = ("scenario", "demand", "unit_types", "islands", "halls", "retrofit", "existing",
-             "incoming", "shared_delays", "shipments", "risks", "costs", "strategies")
+             "incoming", "shared_delays", "shipments", "risks", "costs", "strategies",
+             "correlations")
 
 
 def read_document(r: Reader, document: dict) -> dict:
@@ -138,6 +142,7 @@ def read_document(r: Reader, document: dict) -> dict:
     parts["costs"] = read_costs(root)
     parts["strategies"] = read_strategies(root)
     check_type_islands(r, parts)
+    parts["correlations"] = read_correlations(root)
     _check_executing(r, parts)
     return parts
 

@@ -28,6 +28,7 @@ MAX_RMA_AFTER_FAILURES = 100
 MAX_BURN_IN_ATTEMPTS = 1_000      # expected attempts of one unit's burn-in
 MAX_MONEY = 10**12                # any price or cost, a distribution's largest draw included
 MAX_PUE = 10                      # [[costs.power]] pue
+MAX_CORRELATIONS = 100            # [[correlations]] entries
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ KERNELS = ROOT / "kernels"
 PACKAGE = ROOT / "mcrisk"
 SHARED = cuda.shared_constants()
 # The modules whose constants the header is generated from: the only ones that define them.
-DEFINED_IN = {f"mcrisk/core/{name}.py" for name in ("definitions", "distributions")}
+DEFINED_IN = {f"mcrisk/core/{name}.py" for name in ("definitions", "distributions", "copula")}
 
 
 def test_constants_header_is_generated_from_python():

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 
+from ...core.copula import U_HIGH, U_LOW
 from ...core.distributions import (KIND_FIXED, KIND_LOGNORMAL, KIND_PERT, KIND_TABLE,
                                    KIND_TRIANGULAR, KIND_UNIFORM, PERT_TABLE_SIZE, SQRT2,
                                    TABLE_SIZE, TABLE_Z)
@@ -294,4 +295,28 @@ def draw_lanes(dist_kind, dist_param, dist_chance, pert_table, d, seed_lo, seed_
     ppf_lanes(kind, dist_param, d, pert_table, u2, n, out)
     for l in range(n):
         if not u1[l] < chance:
+            out[l] = 0.0
+
+
+@jit_inline
+def copula_uniform(z):
+    """A copula uniform from its weighted normal score: Phi(z), clamped into the random
+    stream's [U_LOW, U_HIGH] (core.copula.copula_uniform)."""
+    return min(max(0.5 * math.erfc(-z / SQRT2), U_LOW), U_HIGH)
+
+
+@jit_inline
+def draw_correlated_lanes(kind, dist_param, chance, d, pert_table, v, n, out, scratch):
+    """out[l]: the correlated draw of distribution d from its copula uniform v[l]: ppf, a
+    `chance` as a mixture, 0 for v <= 1 - chance (core.copula.sample_correlated; scratch:
+    n doubles)."""
+    if chance >= 1.0:
+        ppf_lanes(kind, dist_param, d, pert_table, v, n, out)
+        return
+    none = 1.0 - chance
+    for l in range(n):
+        scratch[l] = min(max((v[l] - none) / chance, U_LOW), U_HIGH)
+    ppf_lanes(kind, dist_param, d, pert_table, scratch, n, out)
+    for l in range(n):
+        if v[l] <= none:
             out[l] = 0.0

@@ -14,7 +14,8 @@ import numpy as np
 from ...core.definitions import (BURNIN_ATTEMPT, BURNIN_FIX, BURNIN_RMA, EARLY_SURVIVED,
                                  MAX_BURNIN_ATTEMPTS, Q_ABOVE, Q_ATTEMPTS, Q_BURNIN, Q_EARLY,
                                  Q_OUT, Q_REST, Q_SAMPLE, Q_SOAK, Q_SUM)
-from .distributions import draw, draw_above, draw_lanes
+from .distributions import (copula_uniform, draw, draw_above, draw_correlated_lanes,
+                            draw_lanes, ndtri)
 from ...core.jit import jit, jit_inline
 from .random import uniforms, uniforms_lanes
 
@@ -161,11 +162,36 @@ def conditioned_lanes(p, q, seed_lo, seed_hi, scenario0, n, world):
 
 
 @jit
+def correlated_lanes(p, q, seed_lo, seed_hi, scenario0, n, world, u1, u2):
+    """world[q, l]: correlated SAMPLE q from its copula uniform, the normal scores of its
+    row's addresses weighted in order from 0.0 (a row of one: its own first uniform;
+    numpy/distributions.py's draw_correlated)."""
+    first, last = p.q_copula_ptr[q], p.q_copula_ptr[q + 1]
+    if last - first == 1:
+        uniforms_lanes(seed_lo, seed_hi, scenario0, n, p.copula_address[first], 0, u1, u2)
+    else:
+        for l in range(n):
+            world[q, l] = 0.0
+        for j in range(first, last):
+            uniforms_lanes(seed_lo, seed_hi, scenario0, n, p.copula_address[j], 0, u1, u2)
+            weight = p.copula_weight[j]
+            for l in range(n):
+                world[q, l] += weight * ndtri(u1[l])
+        for l in range(n):
+            u1[l] = copula_uniform(world[q, l])
+    d = p.q_dist[q]
+    draw_correlated_lanes(p.dist_kind[d], p.dist_param, p.dist_chance[d], d, p.pert_table, u1,
+                          n, world[q], u2)
+
+
+@jit
 def sample_world(p, seed_lo, seed_hi, scenario0, n, world, u1, u2):
     """world[q, l] of scenarios scenario0 + l, l < n (u1, u2: scratch of n uniforms)."""
     for q in range(p.q_kind.shape[0]):
         kind = p.q_kind[q]
-        if kind == Q_SAMPLE:
+        if kind == Q_SAMPLE and p.q_copula_ptr[q + 1] > p.q_copula_ptr[q]:
+            correlated_lanes(p, q, seed_lo, seed_hi, scenario0, n, world, u1, u2)
+        elif kind == Q_SAMPLE:
             draw_lanes(p.dist_kind, p.dist_param, p.dist_chance, p.pert_table, p.q_dist[q],
                        seed_lo, seed_hi, scenario0, n, p.q_address[q, 0], 0, u1, u2, world[q])
         elif kind == Q_SUM:

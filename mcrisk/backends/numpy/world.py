@@ -11,7 +11,7 @@ from ...core.definitions import (BURNIN_ATTEMPT, BURNIN_FIX, BURNIN_RMA, EARLY_S
                                  MAX_BURNIN_ATTEMPTS, Q_ABOVE, Q_ATTEMPTS, Q_BURNIN, Q_EARLY,
                                  Q_OUT, Q_REST, Q_SAMPLE, Q_SOAK, Q_SUM)
 from ...plan.record import CompiledScenario
-from .distributions import draw, draw_above
+from .distributions import draw, draw_above, draw_correlated
 from .sums import sum_in_order
 
 
@@ -130,7 +130,9 @@ def sample_worlds(plan: CompiledScenario, seed: int, scenario: np.ndarray,
     for q in range(plan.n_quantities) if only is None else only:
         kind = plan.q_kind[q]
         terms = plan.q_terms[plan.q_terms_ptr[q]:plan.q_terms_ptr[q + 1]]
-        if kind == Q_SAMPLE:
+        if kind == Q_SAMPLE and plan.q_copula_ptr[q + 1] > plan.q_copula_ptr[q]:
+            world[:, q] = draw_correlated(plan, q, seed, scenario)
+        elif kind == Q_SAMPLE:
             world[:, q] = draw(plan, plan.q_dist[q], seed, scenario, int(plan.q_address[q, 0]), 0)
         elif kind == Q_SUM:
             constant = np.full((count, 1), plan.q_const[q])
