@@ -250,99 +250,104 @@ def merge_tables(a_keys, a_counts, a_low, a_high, b_keys, b_counts, b_low, b_hig
     return keys, counts, low, high
 
 
+TAIL_SHARE = 0.001            # the window holds the first scenarios' times from this quantile
+                              # to 1 - it, widened by that range each side (at least a day)
+
+
 @compiled
-def add_to_bins(rows, base_days, exponent, origin, used, counts, low, high, non_finite):
-    """rows[m, c] (one chunk's times, a row per milestone) into each milestone's bounded
-    histogram (mcrisk.results.milestones._Bins): milestone k's bin j holds the times whose
-    base bin floor(t / base_days), shifted right by exponent[k] (a bin 2**exponent[k] base
-    bins wide), is origin[k] + j; used[k] bins from origin[k] are in use (0: none yet), at
-    most counts.shape[1]. Where a chunk's times would not fit, the milestone's bins are
-    widened, two into one, until they do: its exponent ends as the smallest that holds all
-    its times, whatever the chunks, so the histogram is the same for any chunking.
-    counts[k, j] += the times in the bin, low/high: their smallest and largest; non_finite[k]
-    += the row's non-finite times (counted apart, as +inf)."""
+def set_windows(first, base_days, n_bins, exponent, origin):
+    """Each milestone's window of bins from its times in the first scenarios (first[m, K], the
+    same K scenarios by index whatever the chunking): the finite times from the TAIL_SHARE
+    quantile to the 1 - TAIL_SHARE one (order statistics at floor(TAIL_SHARE (F - 1)) and
+    ceil((1 - TAIL_SHARE)(F - 1)) of the F finite ones), widened by their range each side,
+    at least a day; exponent[k]: the smallest e whose bins floor(t / base_days) >> e hold
+    the window in n_bins; origin[k]: the window's first bin. No finite time: a window from
+    day 0."""
+    m = first.shape[0]
+    for k in range(m):
+        row = first[k][np.isfinite(first[k])]
+        if row.size == 0:
+            lo, hi = 0.0, 1.0
+        else:
+            row = np.sort(row)
+            f = row.size - 1
+            lo = row[int(math.floor(TAIL_SHARE * f))]
+            hi = row[int(math.ceil((1.0 - TAIL_SHARE) * f))]
+            margin = max(1.0, hi - lo)
+            lo, hi = lo - margin, hi + margin
+        start = np.int64(math.floor(lo / base_days))
+        end = np.int64(math.floor(hi / base_days))
+        e = 0
+        while (end >> e) - (start >> e) + 1 > n_bins:
+            e += 1
+        exponent[k] = e
+        origin[k] = start >> e
+
+
+@compiled
+def add_to_bins(rows, base_days, exponent, origin, counts, low, high, non_finite):
+    """rows[m, c] (one chunk's times, a row per milestone) into each milestone's window of
+    bins (set_windows): bin j of milestone k holds the times whose base bin
+    floor(t / base_days), shifted right by exponent[k], is origin[k] + j (j < n_bins):
+    counts[k, j] += them, low/high: their smallest and largest. Returns the finite times
+    outside the windows, (milestone, time) in row order, kept exactly; non_finite[k] += the
+    row's non-finite times (counted apart, as +inf)."""
     m, n = rows.shape
     n_bins = counts.shape[1]
-    scratch_counts = np.zeros(n_bins, counts.dtype)
-    scratch_low = np.empty(n_bins)
-    scratch_high = np.empty(n_bins)
-    for k in range(m):
-        lowest, highest, seen = np.int64(0), np.int64(0), False
+    outside = 0
+    for k in range(m):                                  # the bins, and how many are outside
         for i in range(n):
             value = rows[k, i]
             if not math.isfinite(value):
                 non_finite[k] += 1
                 continue
-            b = np.int64(math.floor(value / base_days))
-            if not seen:
-                lowest, highest, seen = b, b, True
-            elif b < lowest:
-                lowest = b
-            elif b > highest:
-                highest = b
-        if not seen:
-            continue
-        e = exponent[k] if used[k] else 0
-        if used[k]:
-            first, last = origin[k], origin[k] + used[k] - 1
-        else:
-            first, last = lowest >> e, highest >> e
-        wider = e
-        while True:                                     # the smallest exponent that holds all
-            shift = wider - e
-            start = min(first >> shift, lowest >> wider)
-            end = max(last >> shift, highest >> wider)
-            if end - start + 1 <= n_bins:
-                break
-            wider += 1
-        if used[k] and (wider != e or start != first):  # re-lay the bins kept so far
-            shift = wider - e
-            for j in range(used[k]):
-                if counts[k, j] == 0:
-                    continue
-                t = ((first + j) >> shift) - start
-                if scratch_counts[t] == 0:
-                    scratch_low[t], scratch_high[t] = low[k, j], high[k, j]
-                else:
-                    scratch_low[t] = min(scratch_low[t], low[k, j])
-                    scratch_high[t] = max(scratch_high[t], high[k, j])
-                scratch_counts[t] += counts[k, j]
-            for j in range(max(used[k], end - start + 1)):
-                counts[k, j] = scratch_counts[j]
-                low[k, j], high[k, j] = scratch_low[j], scratch_high[j]
-                scratch_counts[j] = 0
-        exponent[k], origin[k], used[k] = wider, start, end - start + 1
-        for i in range(n):
-            value = rows[k, i]
-            if not math.isfinite(value):
-                continue
-            j = (np.int64(math.floor(value / base_days)) >> wider) - start
-            if counts[k, j] == 0:
+            j = (np.int64(math.floor(value / base_days)) >> exponent[k]) - origin[k]
+            if j < 0 or j >= n_bins:
+                outside += 1
+            elif counts[k, j] == 0:
                 low[k, j] = value
                 high[k, j] = value
+                counts[k, j] = 1
             else:
                 if value < low[k, j]:
                     low[k, j] = value
                 if value > high[k, j]:
                     high[k, j] = value
-            counts[k, j] += 1
+                counts[k, j] += 1
+    tail_items = np.empty(outside, np.int64)
+    tail_times = np.empty(outside)
+    if outside == 0:
+        return tail_items, tail_times
+    at = 0
+    for k in range(m):                                  # the times outside, in row order
+        for i in range(n):
+            value = rows[k, i]
+            if math.isfinite(value):
+                j = (np.int64(math.floor(value / base_days)) >> exponent[k]) - origin[k]
+                if j < 0 or j >= n_bins:
+                    tail_items[at] = k
+                    tail_times[at] = value
+                    at += 1
+    return tail_items, tail_times
 
 
 @compiled
-def bins_order_statistics(counts, low, high, exponent, origin, used, base_days, ranks):
-    """out[k, r]: the time at 0-based rank ranks[r] (ascending) among milestone k's finite
-    times in its bins (add_to_bins), +inf past them: a bin's smallest time when the rank is
-    its first, its largest when the last, else the bin's middle held within those two."""
-    m = counts.shape[0]
-    out = np.full((m, ranks.size), np.inf)
+def bins_order_statistics(counts, low, high, exponent, origin, base_days, ranks, out):
+    """out[k, r] = the time at 0-based rank ranks[k, r] (ascending in r) among milestone k's
+    binned times: a bin's smallest time when the rank is its first, its largest when the
+    last, else the bin's middle held within those two; ranks outside 0 .. its binned times
+    - 1 leave out[k, r] as it is (the tails' part)."""
+    m, n_bins = counts.shape
     for k in range(m):
         width = base_days * (2.0 ** exponent[k])
         r = 0
+        while r < ranks.shape[1] and ranks[k, r] < 0:
+            r += 1
         before = 0
-        for j in range(used[k]):
+        for j in range(n_bins):
             c = counts[k, j]
-            while r < ranks.size and ranks[r] < before + c:
-                within = ranks[r] - before
+            while r < ranks.shape[1] and ranks[k, r] < before + c:
+                within = ranks[k, r] - before
                 if within == 0:
                     out[k, r] = low[k, j]
                 elif within == c - 1:
@@ -352,6 +357,5 @@ def bins_order_statistics(counts, low, high, exponent, origin, used, base_days, 
                     out[k, r] = min(max(middle, low[k, j]), high[k, j])
                 r += 1
             before += c
-            if r == ranks.size:
+            if r == ranks.shape[1]:
                 break
-    return out

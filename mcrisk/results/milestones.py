@@ -26,11 +26,14 @@ or after a (plan.activities floors it there: big-bang's day-60 drain not done by
 so a time of a in every world may be a strategy's decision due now rather than a fact; it
 then shows as its distribution, a point at a. The mean's sums are taken over fixed blocks
 of scenarios and added exactly (results.exact_sums), so that, like every other number here,
-it is the same for any chunk size. Times are kept exactly for the first KEEP_EXACT
-scenarios; past that, they go into a histogram of BIN_DAYS-wide bins that also keeps each bin's smallest and largest
-time, so an order statistic is exact when it is the first or last of its bin and otherwise
-within half a bin (0.005 day, about 7 minutes) of the exact one; memory is one entry per
-occupied bin, whatever the number of scenarios.
+it is the same for any chunk size. Times are kept exactly for the first exact_up_to
+scenarios (KEEP_EXACT, fewer for a large plan: exact_scenarios); past that, each milestone
+gets a window of bins (_Bins: at most bins_per_milestone, BIN_DAYS wide or wider by a power
+of two) set from its times in those first scenarios, each bin keeping its smallest and
+largest time, and its times outside the window kept exactly. An order statistic is exact in
+the tails and when it is the first or last of its bin, else within half the milestone's bin
+of the exact one (docs/metrics.md, Milestones); memory is bounded by the plan's size and the
+tails, whatever the number of scenarios.
 
 Criticality index: the share of scenarios in which the milestone lies on the critical path
 to completion. The path is walked back from the completion node (the latest of the
@@ -298,39 +301,68 @@ def _ci_ranks(n: int, confidence: float = CI_CONFIDENCE) -> tuple[int, int]:
 
 
 class _Bins:
-    """Each milestone's times past the exact ones, in at most `n_bins` bins that also keep
-    their smallest and largest time (milestone_chunks.add_to_bins): a milestone's bins are
-    BIN_DAYS wide, or widened by powers of two until its times fit in n_bins (the width
-    then depends on its spread alone, never on the chunking). Memory: one [m, n_bins]
-    table of counts, smallest and largest, whatever the number of scenarios."""
+    """Each milestone's times past the exact ones: a window of at most `n_bins` bins that
+    also keep their smallest and largest time, set from the first exact_up_to scenarios'
+    times (milestone_chunks.set_windows: their central 99.8%, widened by its range each
+    side), and every finite time outside it kept exactly (the tails: about 0.2% of them). A
+    bin is BIN_DAYS wide, or twice, four times ... as wide where the window needs it (the
+    milestone's own bin width). Everything depends on the scenarios alone, never on the
+    chunking. Memory: one [m, n_bins] table of counts, smallest and largest, and the tails."""
 
-    def __init__(self, n_items: int, bin_days: float, n_bins: int):
+    def __init__(self, first: np.ndarray, bin_days: float, n_bins: int):
+        """first[m, K]: the times of the first exact_up_to scenarios (by index)."""
+        n_items = first.shape[0]
         self.bin_days = bin_days
         self.exponent = np.zeros(n_items, np.int64)
         self.origin = np.zeros(n_items, np.int64)
-        self.used = np.zeros(n_items, np.int64)
+        milestone_chunks.set_windows(np.ascontiguousarray(first), bin_days, n_bins,
+                                     self.exponent, self.origin)
         self.counts = np.zeros((n_items, n_bins), np.int64)
         self.low = np.empty((n_items, n_bins))
         self.high = np.empty((n_items, n_bins))
         self.non_finite = np.zeros(n_items, np.int64)   # counted as +inf
+        self.tails: list[tuple[np.ndarray, np.ndarray]] = []
 
     def add(self, rows: np.ndarray) -> None:
         """rows[m, c]: one chunk's times, a row per milestone."""
-        milestone_chunks.add_to_bins(np.ascontiguousarray(rows), self.bin_days, self.exponent,
-                                     self.origin, self.used, self.counts, self.low, self.high,
-                                     self.non_finite)
+        tail = milestone_chunks.add_to_bins(np.ascontiguousarray(rows), self.bin_days,
+                                            self.exponent, self.origin, self.counts,
+                                            self.low, self.high, self.non_finite)
+        if tail[0].size:
+            self.tails.append(tail)
 
     def widths(self) -> np.ndarray:
         """float64[m]: each milestone's bin width in days (BIN_DAYS times a power of two)."""
         return self.bin_days * 2.0 ** self.exponent
 
     def order_statistics(self, ranks) -> np.ndarray:
-        """[m, len(ranks)]: the time at each 0-based rank (ascending ranks), exact when it is
-        the first or last of its bin, else within half the milestone's bin; +inf past its
-        finite times."""
-        return milestone_chunks.bins_order_statistics(
-            self.counts, self.low, self.high, self.exponent, self.origin, self.used,
-            self.bin_days, np.asarray(ranks, np.int64))
+        """[m, len(ranks)]: the time at each 0-based rank (ascending ranks) among each
+        milestone's times: exact in the tails and where it is the first or last of its bin,
+        else within half the milestone's bin; +inf past its finite times."""
+        ranks = np.asarray(ranks, np.int64)
+        m = self.counts.shape[0]
+        items = np.concatenate([t[0] for t in self.tails]) if self.tails else np.empty(0, np.int64)
+        times = np.concatenate([t[1] for t in self.tails]) if self.tails else np.empty(0)
+        order = np.lexsort((times, items))
+        items, times = items[order], times[order]
+        bins = (np.floor(times / self.bin_days).astype(np.int64) >> self.exponent[items])
+        below = bins < self.origin[items]
+        n_below = np.bincount(items[below], minlength=m)
+        n_above = np.bincount(items[~below], minlength=m)
+        binned = self.counts.sum(axis=1)
+        out = np.full((m, ranks.size), np.inf)
+        milestone_chunks.bins_order_statistics(
+            self.counts, self.low, self.high, self.exponent, self.origin, self.bin_days,
+            ranks[None, :] - n_below[:, None], out)
+        first = np.searchsorted(items, np.arange(m))          # each milestone's tail times
+        for k in np.flatnonzero(n_below + n_above):
+            tail = times[first[k]:first[k] + n_below[k] + n_above[k]]
+            for r, rank in enumerate(ranks.tolist()):
+                if rank < n_below[k]:
+                    out[k, r] = tail[rank]
+                elif n_below[k] + binned[k] <= rank < n_below[k] + binned[k] + n_above[k]:
+                    out[k, r] = tail[rank - binned[k]]
+        return out
 
     def quantiles(self, n: int, qs) -> np.ndarray:
         """[len(qs), m]: numpy.quantile's linear rule on the binned order statistics."""
@@ -378,11 +410,12 @@ class _StrategyTimes:
         if self.exact is not None and self.n <= self.keep_exact:
             self.exact.append(values)
             return
-        if self.hist is None:
-            self.hist = _Bins(self.n_items, self.bin_days, self.n_bins)
-            for kept in self.exact or ():
-                self.hist.add(kept)
+        if self.hist is None:                  # past keep_exact: the window from the first
+            kept = np.concatenate([*self.exact, values], axis=1)   # keep_exact scenarios
+            self.hist = _Bins(kept[:, :self.keep_exact], self.bin_days, self.n_bins)
             self.exact = None
+            self.hist.add(kept)
+            return
         self.hist.add(values)
 
     def stats(self) -> list[dict]:

@@ -1,6 +1,7 @@
-"""The milestones' bounded histograms (results.milestones._Bins, compiled in
-results.milestone_chunks) against a slow obvious implementation: every time binned at once by
-the rule the docs give, then each order statistic read off the sorted times."""
+"""The milestones' binned store (results.milestones._Bins, compiled in results.milestone_chunks)
+against a slow obvious implementation of the documented rule: the window from the first
+scenarios' times, every time inside it in its bin, every one outside it kept exactly, then each
+order statistic read off the sorted times."""
 from __future__ import annotations
 
 import math
@@ -10,47 +11,64 @@ import pytest
 
 from mcrisk.results.milestones import BIN_DAYS, _Bins, bins_per_milestone, exact_scenarios
 
+SHARE = 0.001
 
-def _slow(column: np.ndarray, n_bins: int, ranks) -> tuple[int, list[float]]:
-    """(exponent, the times at `ranks`) by the documented rule, one milestone, all at once:
-    the smallest exponent e whose bins floor(t / 0.01) >> e of the finite times span at most
-    n_bins; a rank's time is its bin's smallest time when first in the bin, the largest
-    when last, else the bin's middle held between them; +inf past the finite times."""
-    finite = np.sort(column[np.isfinite(column)])
-    base = [math.floor(t / BIN_DAYS) for t in finite]
+
+def _window(first: np.ndarray, n_bins: int) -> tuple[int, int]:
+    """(exponent, origin) of one milestone by the rule in docs/metrics.md."""
+    finite = np.sort(first[np.isfinite(first)])
+    if finite.size == 0:
+        lo, hi = 0.0, 1.0
+    else:
+        f = finite.size - 1
+        lo, hi = finite[math.floor(SHARE * f)], finite[math.ceil((1 - SHARE) * f)]
+        margin = max(1.0, hi - lo)
+        lo, hi = lo - margin, hi + margin
+    start, end = math.floor(lo / BIN_DAYS), math.floor(hi / BIN_DAYS)
     e = 0
-    while base and (base[-1] >> e) - (base[0] >> e) + 1 > n_bins:
+    while (end >> e) - (start >> e) + 1 > n_bins:
         e += 1
+    return e, start >> e
+
+
+def _slow(column: np.ndarray, keep: int, n_bins: int, ranks) -> tuple[int, list[float]]:
+    """(exponent, the times at `ranks`) of one milestone, all at once."""
+    e, origin = _window(column[:keep], n_bins)
+    finite = np.sort(column[np.isfinite(column)])
+    bin_of = [(math.floor(t / BIN_DAYS) >> e) for t in finite]
+    inside = [0 <= b - origin < n_bins for b in bin_of]
     out = []
     for rank in ranks:
         if rank >= finite.size:
             out.append(math.inf)
             continue
-        b = base[rank] >> e
-        members = [r for r in range(finite.size) if base[r] >> e == b]
-        if rank == members[0]:
+        if not inside[rank]:                                    # a tail: exact
             out.append(float(finite[rank]))
-        elif rank == members[-1]:
+            continue
+        members = [r for r in range(finite.size) if inside[r] and bin_of[r] == bin_of[rank]]
+        if rank in (members[0], members[-1]):
             out.append(float(finite[rank]))
         else:
-            middle = (b + 0.5) * (BIN_DAYS * 2.0 ** e)
+            middle = (bin_of[rank] + 0.5) * (BIN_DAYS * 2.0 ** e)
             out.append(min(max(middle, float(finite[members[0]])),
                            float(finite[members[-1]])))
     return e, out
 
 
 def _columns(rng: np.random.Generator, n: int) -> np.ndarray:
-    """[n, 5] times of five shapes: a lognormal tail (widens the bins), integers (atoms at
-    bin edges), a point mass, times before day 0, and one with non-finite times."""
+    """[n, 5] times of five shapes: a lognormal with a far tail (outliers past the window),
+    integers (atoms at bin edges), a point mass, times before day 0, and one with
+    non-finite times."""
     out = np.c_[np.exp(rng.normal(5.0, 0.8, n)), np.round(rng.uniform(0, 60, n)),
                 np.full(n, 42.0), rng.normal(-3.0, 2.0, n), rng.gamma(3.0, 20.0, n)]
     out[rng.integers(0, n, max(1, n // 50)), 4] = np.inf
     out[rng.integers(0, n, 2), 4] = np.nan
+    out[rng.integers(n // 2, n, 3), 0] = [9_000.0, 25_000.0, -400.0]    # far outliers
     return out
 
 
-def _fill(values: np.ndarray, n_bins: int, chunks) -> _Bins:
-    bins = _Bins(values.shape[1], BIN_DAYS, n_bins)
+def _fill(values: np.ndarray, keep: int, n_bins: int, chunks) -> _Bins:
+    bins = _Bins(values[:keep].T.copy(), BIN_DAYS, n_bins)
     start = 0
     for size in chunks:
         bins.add(values[start:start + size].T.copy())
@@ -63,55 +81,57 @@ def _fill(values: np.ndarray, n_bins: int, chunks) -> _Bins:
 def test_order_statistics_equal_the_slow_rule(n_bins):
     rng = np.random.default_rng(n_bins)
     values = _columns(rng, 3_000)
-    ranks = [0, 1, 299, 1_500, 2_700, 2_931, 2_999]
-    bins = _fill(values, n_bins, [1_000, 7, 993, 1_000])
+    ranks = [0, 1, 2, 299, 1_500, 2_700, 2_931, 2_997, 2_998, 2_999]
+    bins = _fill(values, 1_000, n_bins, [1_000, 7, 993, 1_000])
     got = bins.order_statistics(ranks)
     for k in range(values.shape[1]):
-        e, expected = _slow(values[:, k], n_bins, ranks)
+        e, expected = _slow(values[:, k], 1_000, n_bins, ranks)
         assert bins.exponent[k] == e, k
         assert got[k].tolist() == expected, k
     assert got[2].tolist() == [42.0] * len(ranks)             # a point mass stays exact
+    assert got[0, -1] == 25_000.0 and got[0, 0] == -400.0     # the far tails, exact
     assert bins.non_finite[4] == np.count_nonzero(~np.isfinite(values[:, 4]))
 
 
-def test_the_histogram_is_the_same_for_any_chunking():
+def test_the_store_is_the_same_for_any_chunking():
     values = _columns(np.random.default_rng(3), 5_000)
-    one = _fill(values, 128, [5_000])
+    one = _fill(values, 1_500, 128, [5_000])
     for chunks in ([1] * 20 + [4_980], [2_500, 2_500], [17] * 294 + [2]):
-        other = _fill(values, 128, chunks)
-        for name in ("exponent", "origin", "used", "counts", "non_finite"):
+        other = _fill(values, 1_500, 128, chunks)
+        for name in ("exponent", "origin", "counts", "non_finite"):
             np.testing.assert_array_equal(getattr(other, name), getattr(one, name), name)
         occupied = one.counts > 0
         np.testing.assert_array_equal(other.low[occupied], one.low[occupied])
         np.testing.assert_array_equal(other.high[occupied], one.high[occupied])
+        ranks = list(range(0, 5_000, 37))
+        np.testing.assert_array_equal(other.order_statistics(ranks), one.order_statistics(ranks))
 
 
 def test_quantiles_follow_numpys_linear_rule_within_half_a_bin():
     values = _columns(np.random.default_rng(9), 2_001)[:, :4]
-    bins = _fill(values, 512, [700, 700, 601])
+    bins = _fill(values, 700, 512, [700, 700, 601])
     table = bins.quantiles(2_001, [0.1, 0.5, 0.9, 0.37])
     for k in range(4):
         for j, q in enumerate([0.1, 0.5, 0.9, 0.37]):
             assert abs(table[j, k] - np.quantile(values[:, k], q)) <= bins.widths()[k] / 2 + 1e-9
 
 
+def test_the_window_sits_where_the_first_scenarios_are():
+    """64 bins at 0.01 day hold 0.64 day: a milestone always on day 10 gets the window
+    [9, 11] (a day each side) in 2.56 days of bins 0.04 wide, and a time on day 30 later is a
+    tail, kept exactly."""
+    first = np.full((1, 100), 10.0)
+    bins = _Bins(first, BIN_DAYS, 64)
+    assert bins.exponent[0] == 2 and bins.origin[0] == 900 >> 2    # floor(9 / 0.01) >> 2
+    bins.add(np.array([[10.0, 10.02, 30.0, 10.0]]))
+    assert bins.counts.sum() == 3 and [t[1].tolist() for t in bins.tails] == [[30.0]]
+    # 10.0, 10.0 and 10.02 share a bin [10.0, 10.04): its ends exact, the one between them the
+    # bin's middle (10.02) held within them, half a bin (0.02) from the exact 10.0
+    assert bins.order_statistics([0, 1, 2, 3, 4]).tolist() == [[10.0, 10.02, 10.02, 30.0,
+                                                                math.inf]]
+
+
 def test_budgets_bound_the_store_by_the_plans_size():
     assert exact_scenarios(476) == 25_000 and bins_per_milestone(476) == 32_768
     assert exact_scenarios(30_830) == 1_037 and bins_per_milestone(30_830) == 1_037
     assert exact_scenarios(10**9) == 1_000 and bins_per_milestone(10**9) == 256
-
-
-def test_bins_widen_exactly_when_the_times_outgrow_them():
-    """64 bins hold times from bin 0 to bin 63 at 0.01 day; one more bin widens them to
-    0.02 day, and the widened table is what the times would give at once."""
-    fits = np.array([[0.005, 0.3, 0.635]])
-    bins = _Bins(1, BIN_DAYS, 64)
-    bins.add(fits.copy())
-    assert (bins.exponent[0], bins.origin[0], bins.used[0]) == (0, 0, 64)
-    bins.add(np.array([[0.645]]))
-    assert (bins.exponent[0], bins.origin[0], bins.used[0]) == (1, 0, 33)
-    assert bins.counts[0, :33].sum() == 4 and bins.counts[0, 0] == 1
-    assert bins.counts[0, 31] == 1 and bins.counts[0, 32] == 1     # 0.635 (bin 63 >> 1)
-    bins.add(np.array([[-0.005]]))                                  # bin -1 >> 1 = -1
-    assert (bins.exponent[0], bins.origin[0], bins.used[0]) == (1, -1, 34)
-    assert bins.order_statistics([0, 4]).tolist() == [[-0.005, 0.645]]
