@@ -251,7 +251,8 @@ def merge_tables(a_keys, a_counts, a_low, a_high, b_keys, b_counts, b_low, b_hig
 
 
 TAIL_SHARE = 0.001            # the window holds the first scenarios' times from this quantile
-                              # to 1 - it, widened by that range each side (at least a day)
+MARGIN_SHARE = 0.25           # to 1 - it, widened by this share of that range each side (at
+                              # least a day)
 
 
 @compiled
@@ -259,8 +260,8 @@ def set_windows(first, base_days, n_bins, exponent, origin):
     """Each milestone's window of bins from its times in the first scenarios (first[m, K], the
     same K scenarios by index whatever the chunking): the finite times from the TAIL_SHARE
     quantile to the 1 - TAIL_SHARE one (order statistics at floor(TAIL_SHARE (F - 1)) and
-    ceil((1 - TAIL_SHARE)(F - 1)) of the F finite ones), widened by their range each side,
-    at least a day; exponent[k]: the smallest e whose bins floor(t / base_days) >> e hold
+    ceil((1 - TAIL_SHARE)(F - 1)) of the F finite ones), widened by MARGIN_SHARE of their
+    range each side, at least a day; exponent[k]: the smallest e whose bins floor(t / base_days) >> e hold
     the window in n_bins; origin[k]: the window's first bin. No finite time: a window from
     day 0."""
     m = first.shape[0]
@@ -273,7 +274,7 @@ def set_windows(first, base_days, n_bins, exponent, origin):
             f = row.size - 1
             lo = row[int(math.floor(TAIL_SHARE * f))]
             hi = row[int(math.ceil((1.0 - TAIL_SHARE) * f))]
-            margin = max(1.0, hi - lo)
+            margin = max(1.0, MARGIN_SHARE * (hi - lo))
             lo, hi = lo - margin, hi + margin
         start = np.int64(math.floor(lo / base_days))
         end = np.int64(math.floor(hi / base_days))

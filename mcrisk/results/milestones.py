@@ -303,8 +303,8 @@ def _ci_ranks(n: int, confidence: float = CI_CONFIDENCE) -> tuple[int, int]:
 class _Bins:
     """Each milestone's times past the exact ones: a window of at most `n_bins` bins that
     also keep their smallest and largest time, set from the first exact_up_to scenarios'
-    times (milestone_chunks.set_windows: their central 99.8%, widened by its range each
-    side), and every finite time outside it kept exactly (the tails: about 0.2% of them). A
+    times (milestone_chunks.set_windows: their central 99.8%, widened by a quarter of its
+    range each side), and every finite time outside it kept exactly (the tails: about 0.2% of them). A
     bin is BIN_DAYS wide, or twice, four times ... as wide where the window needs it (the
     milestone's own bin width). Everything depends on the scenarios alone, never on the
     chunking. Memory: one [m, n_bins] table of counts, smallest and largest, and the tails."""

@@ -22,7 +22,7 @@ def _window(first: np.ndarray, n_bins: int) -> tuple[int, int]:
     else:
         f = finite.size - 1
         lo, hi = finite[math.floor(SHARE * f)], finite[math.ceil((1 - SHARE) * f)]
-        margin = max(1.0, hi - lo)
+        margin = max(1.0, 0.25 * (hi - lo))
         lo, hi = lo - margin, hi + margin
     start, end = math.floor(lo / BIN_DAYS), math.floor(hi / BIN_DAYS)
     e = 0
