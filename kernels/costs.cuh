@@ -136,8 +136,8 @@ MCRISK_HD void strategy_costs(const Plan& p, int s, const double* world,
                 * rows[l * row_stride + SHORTFALL_GPU_DAYS];
         }
     }
-    // 4. Crews: engaged from the first crew row's start to the last one's finish.
-    int rows_of_s = p.n_crew_rows[s];
+    // 4. Crews: engaged from the first row retrofit's start to the last one's finish.
+    int rows_of_s = p.n_retrofit_rows[s];
     if (p.crew_rate[s] != 0.0 && rows_of_s > 0) {
         for (int l = 0; l < n; ++l) {
             double first = infinity();

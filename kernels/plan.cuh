@@ -82,6 +82,15 @@ struct Plan {
     const int* n_crew_rows;         // int32[s]: crew rows of each strategy
     const int* unlock_ptr;          // int32[s, r + 1]: CSR pointers: the blocks crew row r frees
     const int* unlock_block;        // int32[s, unlocks]: the freed blocks, ascending, row by row
+    const int* n_slots;             // int32[s]: retrofit crews, install teams and burn-in bays of
+                                    // each strategy, end to end (crews first)
+    const int* crew_first;          // int32[s, v]: a crew row's first slot: 0 for a row retrofit,
+                                    // else its hall's (or the site's) teams or bays
+    const int* crew_count;          // int32[s, v]: how many slots from crew_first it may take
+    const int* crew_hold_q;         // int32[s, v]: world quantity its slot stays busy past its time
+                                    // (install or burn-in days), or -1
+    const int* n_retrofit_rows;     // int32[s]: crew_node[s, :n] are the row retrofits (the crews'
+                                    // cost)
     // events: capacity and power changes at node times
     const int* cap_event_node;      // int32[k]: node at whose time capacity changes
     const int* cap_event_island;    // int32[k]: island whose capacity changes
@@ -203,6 +212,11 @@ struct Plan {
     const int* R n_crew_rows,                                                                      \
     const int* R unlock_ptr,                                                                       \
     const int* R unlock_block,                                                                     \
+    const int* R n_slots,                                                                          \
+    const int* R crew_first,                                                                       \
+    const int* R crew_count,                                                                       \
+    const int* R crew_hold_q,                                                                      \
+    const int* R n_retrofit_rows,                                                                  \
     const int* R cap_event_node,                                                                   \
     const int* R cap_event_island,                                                                 \
     const double* R cap_event_delta,                                                               \
@@ -272,8 +286,9 @@ struct Plan {
      burnin_rma_after, node_base_q, node_kind, node_base_const, node_add_q,                        \
      node_add_const, node_floor, dep_ptr, dep_idx, n_crews, block_ptr, block_node,                 \
      block_wait, n_ready_blocks, block_feeds_crew, crew_node, n_crew_rows, unlock_ptr,             \
-     unlock_block, cap_event_node, cap_event_island, cap_event_delta, cap_event_scale_q,           \
-     island_cap0, power_event_node, power_event_hall, power_event_delta, cap_event_order,          \
+     unlock_block, n_slots, crew_first, crew_count, crew_hold_q, n_retrofit_rows,                  \
+     cap_event_node, cap_event_island, cap_event_delta, cap_event_scale_q, island_cap0,            \
+     power_event_node, power_event_hall, power_event_delta, cap_event_order,                       \
      power_event_order, n_power_checked, hall_draw0, hall_cap, completion_node, baseline,          \
      horizon, window_start, largest_job, demand_day, demand_value, demand_growth_q,                \
      n_costs, span_start_node, span_start_day, span_end_node, span_end_day, span_rate,             \

@@ -166,6 +166,19 @@ class Hall:
     rows: tuple[Row, ...]
     energized: DateSpec | None = None  # None: energized at day 0
     description: str = ""
+    # the hall's own install teams and burn-in bays (units at once); None: its units share
+    # the site's ([integration]), unlimited when that gives none either
+    install_teams: int | None = None
+    burn_in_bays: int | None = None
+
+
+@dataclass(frozen=True)
+class Integration:
+    """[integration]: the site's install teams and burn-in bays, shared by the units of every
+    hall without its own (None: unlimited)."""
+
+    install_teams: int | None = None
+    burn_in_bays: int | None = None
 
 
 @dataclass(frozen=True)
@@ -267,6 +280,9 @@ class Strategy:
     keep: tuple[str, ...] = ()
     # an extra soak for units whose burn-in failed often; None: accept on the first pass
     acceptance: Acceptance | None = None
+    # the site's install teams and burn-in bays this strategy hires; None: [integration]'s
+    install_teams: int | None = None
+    burn_in_bays: int | None = None
 
     def crews_in(self, retrofit: Retrofit | None) -> int:
         """The crews this strategy runs with: its own, else the scenario's [retrofit] crews
@@ -274,6 +290,13 @@ class Strategy:
         if self.crews is not None:
             return int(self.crews)
         return int(retrofit.crews) if retrofit else 1
+
+    def integration_in(self, integration: Integration) -> Integration:
+        """The site's install teams and burn-in bays this strategy runs with: each its own,
+        else the scenario's [integration] (None: unlimited)."""
+        return Integration(
+            self.install_teams if self.install_teams is not None else integration.install_teams,
+            self.burn_in_bays if self.burn_in_bays is not None else integration.burn_in_bays)
 
     def reservation_of(self, hall: str) -> tuple[Reservation, ...] | None:
         """The strategy's own reservation steps in `hall`, None when it declares none."""
@@ -370,6 +393,7 @@ class Scenario:
     executing: str | None = None         # the strategy being executed ([scenario] executing)
     status: Status | None = None         # a migration in flight: the facts by a day (--status;
                                          # core.status.with_facts attaches it)
+    integration: Integration = Integration()  # the site's install teams and burn-in bays
 
     def unit_type(self, type_id: str) -> UnitType:
         return next(t for t in self.unit_types if t.id == type_id)

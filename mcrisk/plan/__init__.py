@@ -6,6 +6,7 @@
     world    the quantities drawn or derived once per scenario, shared by every strategy
     costs    the cost arrays from [costs]
     jobs     the job-mix arrays from [[demand.jobs]]
+    integration  install teams and burn-in bays: the nodes that wait for one, and their slots
     window   the metrics' window with a status: the future [as_of, horizon), the history
     conditioning  a status's facts on dates and durations: every world quantity drawn from its
              posterior (shared terms on a grid, the rest exactly given them)

@@ -165,7 +165,16 @@ PLAN_GROUPS = (
            ("crew_node", "int32[s, r]", "crew rows (NODE_CREW nodes), ascending ids"),
            ("n_crew_rows", "int32[s]", "crew rows of each strategy"),
            ("unlock_ptr", "int32[s, r + 1]", "CSR pointers: the blocks crew row r frees"),
-           ("unlock_block", "int32[s, unlocks]", "the freed blocks, ascending, row by row")),
+           ("unlock_block", "int32[s, unlocks]", "the freed blocks, ascending, row by row"),
+           ("n_slots", "int32[s]", ("retrofit crews, install teams and burn-in bays of "
+                                    "each strategy, end to end (crews first)")),
+           ("crew_first", "int32[s, v]", ("a crew row's first slot: 0 for a row retrofit, "
+                                          "else its hall's (or the site's) teams or bays")),
+           ("crew_count", "int32[s, v]", "how many slots from crew_first it may take"),
+           ("crew_hold_q", "int32[s, v]", ("world quantity its slot stays busy past its time "
+                                           "(install or burn-in days), or -1")),
+           ("n_retrofit_rows", "int32[s]", ("crew_node[s, :n] are the row retrofits (the "
+                                            "crews' cost)"))),
     _group("events", "capacity and power changes at node times",
            ("cap_event_node", "int32[k]", "node at whose time capacity changes"),
            ("cap_event_island", "int32[k]", "island whose capacity changes"),

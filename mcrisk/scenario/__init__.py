@@ -44,7 +44,7 @@ from .fleets import check_fleets, read_existing, read_incoming, read_risks, read
 from .limits import MAX_NESTING
 from .reader import Reader, Table, did_you_mean
 from .demand import read_demand
-from .sections import (read_halls, read_header, read_islands, read_retrofit,
+from .sections import (read_halls, read_header, read_integration, read_islands, read_retrofit,
                        read_shared_delays, read_unit_types)
 from .strategies import read_strategies
 
@@ -109,7 +109,8 @@ def read_scenario(path: str | os.PathLike) -> tuple[Scenario, bytes]:
 
 
 _TOP_KEYS = ("scenario", "demand", "unit_types", "islands", "halls", "retrofit", "existing",
-             "incoming", "shared_delays", "shipments", "risks", "costs", "strategies")
+             "incoming", "shared_delays", "shipments", "risks", "costs", "strategies",
+             "integration")
 
 
 def read_document(r: Reader, document: dict) -> dict:
@@ -122,6 +123,7 @@ def read_document(r: Reader, document: dict) -> dict:
     parts["unit_types"] = read_unit_types(root)
     parts["halls"] = read_halls(root)
     parts["retrofit"] = read_retrofit(root)
+    parts["integration"] = read_integration(root)
     parts["existing"] = read_existing(root)
     parts["incoming"] = read_incoming(root)
     check_fleets(r)

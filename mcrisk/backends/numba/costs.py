@@ -120,8 +120,8 @@ def strategy_costs(p, s, world, node_time, n, times, order, rows):
             rows[l, N_METRICS + COST_SHORTFALL] = \
                 (p.shortfall_rate * price(p.shortfall_price_q, world, l)) \
                 * rows[l, SHORTFALL_GPU_DAYS]
-    # 4. Crews: engaged from the first crew row's start to the last one's finish.
-    rows_of_s = p.n_crew_rows[s]
+    # 4. Crews: engaged from the first row retrofit's start to the last one's finish.
+    rows_of_s = p.n_retrofit_rows[s]
     if p.crew_rate[s] != 0.0 and rows_of_s > 0:
         for l in range(n):
             first = math.inf

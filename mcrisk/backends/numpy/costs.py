@@ -118,13 +118,14 @@ def add_power_over(plan: CompiledScenario, s: int, node_time: np.ndarray, world:
 
 def crew_days(plan: CompiledScenario, s: int, node_time: np.ndarray,
               world: np.ndarray) -> np.ndarray:
-    """Days in the window from the first crew row's start to the last one's finish (a row
-    starts its duration, the additive terms of its node, before it finishes)."""
+    """Days in the window from the first row retrofit's start to the last one's finish (a row
+    starts its duration, the additive terms of its node, before it finishes); the crew rows
+    after the retrofits are install teams' and burn-in bays'."""
     start, horizon = plan.window_start, plan.horizon
     n = node_time.shape[0]
     first = np.full(n, np.inf)
     last = np.full(n, -np.inf)
-    for r in range(plan.n_crew_rows[s]):
+    for r in range(plan.n_retrofit_rows[s]):
         v = plan.crew_node[s, r]
         finish = node_time[:, v]
         duration = np.zeros(n)
@@ -148,7 +149,7 @@ def strategy_costs(plan: CompiledScenario, s: int, node_time: np.ndarray, world:
     if plan.shortfall_rate != 0.0:
         costs[:, COST_SHORTFALL] = (
             (plan.shortfall_rate * price(world, plan.shortfall_price_q)) * shortfall)
-    if plan.crew_rate[s] != 0.0 and plan.n_crew_rows[s] > 0:
+    if plan.crew_rate[s] != 0.0 and plan.n_retrofit_rows[s] > 0:
         costs[:, COST_CREWS] = (
             (plan.crew_rate[s] * price(world, plan.crew_price_q)) * crew_days(plan, s, node_time,
                                                                            world))
