@@ -93,8 +93,8 @@ def crew_slots(scenario: Scenario, strategy: Strategy, plan: dict, node: dict,
                 ("bays", hall.burn_in_bays, site.burn_in_bays, ("bay", unit_id),
                  handles["burn_in"].get(unit_id, -1))):
             size = own if own is not None else shared
-            if size is None:
-                continue                                  # unlimited
+            if size is None or (what == "bays" and hold < 0):
+                continue                         # unlimited, or a type without burn-in
             pool = (what, hall_id if own is not None else None)
             if pool not in pools:
                 pools[pool] = (slots, size)
