@@ -332,6 +332,8 @@ class Costs:
     waiting: tuple[tuple[str, Distribution], ...] = ()    # unit type -> per new unit-day waiting
     shortfall_per_h100_eq_hour: Distribution = ZERO
     crew_per_day: Distribution = ZERO
+    team_per_day: Distribution = ZERO     # an install team, per day its pool is engaged
+    bay_per_day: Distribution = ZERO      # a burn-in bay, likewise
 
     def power_of(self, hall: str) -> PowerContract | None:
         return next((p for p in self.power if p.hall == hall), None)

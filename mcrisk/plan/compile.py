@@ -501,7 +501,7 @@ def _assemble(scenario: Scenario, world: World, nodes: _Nodes, plans: list[dict]
         n_crew_rows=np.array([len(p["crew_rows"]) for p in plans], dtype=np.int32),
         unlock_ptr=unlock_ptr,
         unlock_block=unlock_block,
-        **slot_arrays(scenario, node, plans),
+        **slot_arrays(scenario, node, plans, handles.get("cost", {})),
         cap_event_node=np.array(cap_node, dtype=np.int32),
         cap_event_island=np.array(cap_island, dtype=np.int32),
         cap_event_delta=np.array(cap_delta, dtype=np.float64),

@@ -41,15 +41,35 @@ def bay_nodes(scenario: Scenario) -> list[tuple[tuple, str]]:
                          (("bay", unit.id), f"{unit.id} burn-in starts"))]
 
 
-def slot_arrays(scenario: Scenario, node: dict, plans: list[dict]) -> dict:
-    """The plan's slot fields (mcrisk/plan/record.py, group crew_schedule)."""
+def slot_arrays(scenario: Scenario, node: dict, plans: list[dict], prices: dict) -> dict:
+    """The plan's slot and pool fields (mcrisk/plan/record.py, groups crew_schedule and
+    costs). A pool costs its size x the price of a team (a bay) per day it is engaged: from
+    its first install's (burn-in's) start to its last one's end, as the crews are paid
+    (docs/costs.md); `prices`: the world quantity of each price given as a distribution."""
     def stacked(key: str) -> np.ndarray:
         return np.array([p[key] for p in plans], dtype=np.int32)
 
+    width = max(1, max(len(p["pools"]) for p in plans))
+    pool_first = np.zeros((len(plans), width), dtype=np.int32)
+    pool_rate = np.zeros((len(plans), width))
+    pool_price_q = np.full((len(plans), width), -1, dtype=np.int32)
+    costs = scenario.costs
+    for s, plan in enumerate(plans):
+        for w, (first, size, what) in enumerate(plan["pools"]):
+            pool_first[s, w] = first
+            if costs is None:
+                continue
+            part = "per_team_day" if what == "teams" else "per_bay_day"
+            dist = costs.team_per_day if what == "teams" else costs.bay_per_day
+            q = prices.get(("integration", part), -1)
+            pool_price_q[s, w] = q
+            pool_rate[s, w] = float(size) * (1.0 if q >= 0 else float(dist.params[0]))
     return {"n_slots": stacked("n_slots"), "crew_first": stacked("crew_first"),
             "crew_count": stacked("crew_count"), "crew_hold_q": stacked("hold_q"),
             "n_retrofit_rows": np.array([retrofit_rows(scenario, node, p) for p in plans],
-                                        dtype=np.int32)}
+                                        dtype=np.int32),
+            "n_pools": np.array([len(p["pools"]) for p in plans], dtype=np.int32),
+            "pool_first": pool_first, "pool_rate": pool_rate, "pool_price_q": pool_price_q}
 
 
 def retrofit_rows(scenario: Scenario, node: dict, plan: dict) -> int:
@@ -84,6 +104,7 @@ def crew_slots(scenario: Scenario, strategy: Strategy, plan: dict, node: dict,
     site = strategy.integration_in(scenario.integration)
     halls = {h.id: h for h in scenario.halls}
     pools: dict[tuple, tuple[int, int]] = {}
+    plan["pools"] = []                   # (first slot, size, "teams" or "bays"), in order
     slots = crews
     for unit_id, hall_id in plan["hall_of_unit"].items():
         hall = halls[hall_id]
@@ -98,6 +119,7 @@ def crew_slots(scenario: Scenario, strategy: Strategy, plan: dict, node: dict,
             pool = (what, hall_id if own is not None else None)
             if pool not in pools:
                 pools[pool] = (slots, size)
+                plan["pools"].append((slots, size, what))
                 slots += size
             v = node[key]
             plan["kind"][v] = NODE_CREW

@@ -42,7 +42,9 @@ SAMPLES = 6
 def random_case(seed: int) -> dict:
     """A random small scenario's description: halls, pools, units, shipments, strategies."""
     rng = random.Random(seed)
-    count = lambda: rng.choice([None, None, 1, 1, 2, 3])            # noqa: E731
+    def count():
+        return rng.choice([None, None, 1, 1, 2, 3])
+
     halls = [{"id": "H1", "energized": 0.0, "teams": count(), "bays": count()},
              {"id": "H2", "energized": rng.choice([0.0, 12.0]), "teams": count(),
               "bays": count()}]
@@ -128,9 +130,12 @@ id = "ib"
     return text
 
 
-def slow_schedule(case: dict, strategy: dict, draw) -> dict:
+def slow_schedule(case: dict, strategy: dict, values, index: dict) -> dict:
     """{unit: (install start, burn-in passed)} by an event-by-event simulation of the rule.
-    `draw(name)` is the world's value of quantity `name` for this scenario."""
+    values(index[name]) is the world's value of quantity `name` in this scenario."""
+    def draw(name: str) -> float:
+        return values(index[name])
+
     halls = {h["id"]: h for h in case["halls"]}
     site = {key: strategy[key] if strategy[key] is not None else case["site"][key]
             for key in ("teams", "bays")}
@@ -147,10 +152,10 @@ def slow_schedule(case: dict, strategy: dict, draw) -> dict:
 
     free, queues = {}, {}
     events = []                          # (time, kind, unit): kind 0 frees, 1 makes ready
-    for unit in order:
+    for unit, k in order.items():
         ready = max(draw(f"shipment.{ship_of[unit]}.arrival"),
                     halls[strategy["hall"][unit]]["energized"])
-        heapq.heappush(events, (ready, 1, order[unit], unit, "teams"))
+        heapq.heappush(events, (ready, 1, k, unit, "teams"))
     start, passed = {}, {}
     while events:
         now = events[0][0]
@@ -201,7 +206,7 @@ def test_the_reference_schedules_as_the_slow_simulation():
         q = {name: k for k, name in enumerate(plan.quantity_names)}
         for s, strategy in enumerate(case["strategies"]):
             for i in range(SAMPLES):
-                slow = slow_schedule(case, strategy, lambda name: world[i, q[name]])
+                slow = slow_schedule(case, strategy, world[i].__getitem__, q)
                 for unit, (start, passed) in slow.items():
                     got = (times[i, s, plan.node_names.index(f"{unit} install starts")],
                            times[i, s, plan.node_names.index(f"{unit} passes burn-in")])

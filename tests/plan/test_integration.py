@@ -113,7 +113,7 @@ def racks(tmp_path):
 
 def node_times(backend, path, samples: int = 8, seed: int = 3):
     plan = compile_scenario(load_scenario(path))
-    metrics, world, times = backend.simulate_chunk(plan, seed, 0, samples, keep_nodes=True)
+    metrics, _, times = backend.simulate_chunk(plan, seed, 0, samples, keep_nodes=True)
     return plan, metrics, times
 
 
@@ -221,12 +221,12 @@ def test_no_key_no_new_node(racks):
 # ---- reading -------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("where, value, message", [
-    ("hall", "0", "halls[0].install_teams = 0: must be >= 1 (the hall's own install teams: "
-                  "units installed at the same time)"),
-    ("site", "2.5", "integration.install_teams = 2.5: must be a whole number (for example "
-                    "install_teams = 2)"),
-    ("strategy", '"2"', "strategies[0].install_teams = '2': must be a number, not a string "
-                        "(for example install_teams = 2)"),
+    ("hall", "0", ("halls[0].install_teams = 0: must be >= 1 (the hall's own install teams: "
+                   "units installed at the same time)")),
+    ("site", "2.5", ("integration.install_teams = 2.5: must be a whole number (for example "
+                     "install_teams = 2)")),
+    ("strategy", '"2"', ("strategies[0].install_teams = '2': must be a number, not a string "
+                         "(for example install_teams = 2)")),
 ])
 def test_bad_teams_are_located(racks, where, value, message):
     path = racks(**{where: f"install_teams = {value}"})
@@ -255,3 +255,32 @@ def test_the_keys_reach_the_model(racks):
     assert (strategy.install_teams, strategy.burn_in_bays) == (3, None)
     written = _strategy_block(strategy)              # mcrisk optimize writes them back
     assert "install_teams = 3\n" in written and "burn_in_bays" not in written
+
+
+# ---- [costs.integration] --------------------------------------------------------------------
+
+COSTS = """
+[costs]
+
+[costs.integration]
+per_team_day = 1000
+per_bay_day = { dist = "uniform", min = 400, max = 600 }
+"""
+
+
+def test_teams_and_bays_are_paid_as_crews_known_answer(backend, racks):
+    """One team engaged from the first install's start (10) to the last one's end (22), two
+    bays from the first burn-in's start (13) to the last one's pass (27): cost_crews =
+    12 x 1 x 1000 + 14 x 2 x the drawn bay price, in every scenario, on every backend."""
+    from mcrisk.core.definitions import COST, N_METRICS
+    path = racks(hall="install_teams = 1\nburn_in_bays = 2")
+    path.write_text(path.read_text() + COSTS)
+    plan, metrics, _ = node_times(backend, path, samples=16)
+    world = backend.simulate_chunk(plan, 3, 0, 16, keep_nodes=True)[1]
+    bay_price = world[:, plan.quantity_names.index("cost.integration.per_bay_day")]
+    assert ((bay_price >= 400) & (bay_price <= 600)).all()
+    expected = 12.0 * 1000.0 + (2.0 * bay_price) * 14.0
+    np.testing.assert_allclose(metrics[:, 0, N_METRICS + COST["cost_crews"]], expected,
+                               rtol=1e-15)
+    np.testing.assert_array_equal(metrics[:, 0, N_METRICS + COST["cost_total"]],
+                                  metrics[:, 0, N_METRICS + COST["cost_crews"]])

@@ -142,6 +142,28 @@ def strategy_costs(p, s, world, node_time, n, times, order, rows):
                 (p.crew_rate[s] * price(p.crew_price_q, world, l)) \
                 * max(0.0, clip(last, p.window_start, p.horizon)
                       - clip(first, p.window_start, p.horizon))
+    # 4b. Install teams and burn-in bays: each pool, as the crews, from its first start to its
+    # last end (a member is busy for the install's or burn-in's days past its row's time).
+    for w in range(p.n_pools[s]):
+        if p.pool_rate[s, w] == 0.0:
+            continue
+        for l in range(n):
+            first = math.inf
+            last = -math.inf
+            for r in range(p.n_retrofit_rows[s], p.n_crew_rows[s]):
+                v = p.crew_node[s, r]
+                if p.crew_first[s, v] != p.pool_first[s, w]:
+                    continue
+                begin = node_time[v, l]
+                end = begin
+                if p.crew_hold_q[s, v] >= 0:
+                    end = begin + world[p.crew_hold_q[s, v], l]
+                first = min(first, begin)
+                last = max(last, end)
+            rows[l, N_METRICS + COST_CREWS] += \
+                (p.pool_rate[s, w] * price(p.pool_price_q[s, w], world, l)) \
+                * max(0.0, clip(last, p.window_start, p.horizon)
+                      - clip(first, p.window_start, p.horizon))
     # 5. One-offs.
     for u in range(p.lump_amount.shape[0]):
         amount = p.lump_amount[u]

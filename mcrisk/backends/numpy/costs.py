@@ -139,6 +139,28 @@ def crew_days(plan: CompiledScenario, s: int, node_time: np.ndarray,
                       - clip_to_window(first, start, horizon))
 
 
+def pool_days(plan: CompiledScenario, s: int, w: int, node_time: np.ndarray,
+              world: np.ndarray) -> np.ndarray:
+    """Days in the window from pool w's first start (a team or bay row's time) to its last
+    end (that time plus the install's or burn-in's days the member stays busy)."""
+    start, horizon = plan.window_start, plan.horizon
+    n = node_time.shape[0]
+    first = np.full(n, np.inf)
+    last = np.full(n, -np.inf)
+    for r in range(plan.n_retrofit_rows[s], plan.n_crew_rows[s]):
+        v = plan.crew_node[s, r]
+        if plan.crew_first[s, v] != plan.pool_first[s, w]:
+            continue
+        begin = node_time[:, v]
+        end = begin
+        if plan.crew_hold_q[s, v] >= 0:
+            end = begin + world[:, plan.crew_hold_q[s, v]]
+        first = np.minimum(first, begin)
+        last = np.maximum(last, end)
+    return np.maximum(0.0, clip_to_window(last, start, horizon)
+                      - clip_to_window(first, start, horizon))
+
+
 def strategy_costs(plan: CompiledScenario, s: int, node_time: np.ndarray, world: np.ndarray,
                    shortfall: np.ndarray) -> np.ndarray:
     """costs[i, c] of strategy s (c in definitions.COSTS order) from its node times, the world
@@ -153,6 +175,10 @@ def strategy_costs(plan: CompiledScenario, s: int, node_time: np.ndarray, world:
         costs[:, COST_CREWS] = (
             (plan.crew_rate[s] * price(world, plan.crew_price_q)) * crew_days(plan, s, node_time,
                                                                            world))
+    for w in range(plan.n_pools[s]):             # install teams and burn-in bays, as crews
+        if plan.pool_rate[s, w] != 0.0:
+            costs[:, COST_CREWS] += ((plan.pool_rate[s, w] * price(world, plan.pool_price_q[s, w]))
+                                     * pool_days(plan, s, w, node_time, world))
     for u in range(plan.lump_amount.shape[0]):
         amount = plan.lump_amount[u]
         if amount != 0.0:
