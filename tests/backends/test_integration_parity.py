@@ -259,3 +259,47 @@ def test_host_build_is_bit_identical_to_numba_with_teams_and_bays(host):
         expected = numba_chunk(plan, 21, 77, 300, keep_nodes=True)
         for name, a, b in zip(("metrics", "world", "node times"), got, expected):
             np.testing.assert_array_equal(a, b, err_msg=f"plan {k}: {name}")
+
+
+# ---- with a status ---------------------------------------------------------------------------
+
+@cache
+def busy_capacity_plan():
+    """install-capacity.toml at day 220 of tests/statuses.py's busy day (hall B's racks in
+    every state: four installs recorded as started at once, more than its two teams)."""
+    from mcrisk.core.facts import with_facts
+
+    from ..statuses import busy_day
+    return compile_scenario(with_facts(load_scenario(SCENARIOS / "install-capacity.toml"),
+                                       busy_day()))
+
+
+def test_a_status_keeps_its_facts_and_queues_what_remains():
+    """Recorded installs and burn-in starts keep their days (they hold no team or bay:
+    docs/scenario-format.md); what the status has not recorded waits for a team (a bay) from
+    the status date on, and the backends agree."""
+    plan = busy_capacity_plan()
+    _, _, times = numpy_backend.simulate_chunk(plan, 5, 0, 200, keep_nodes=True)
+    hybrid = plan.strategy_names.index("hybrid-gated")
+
+    def at(name: str) -> np.ndarray:
+        return times[:, hybrid, plan.node_names.index(name)]
+
+    for name, day in (("N01 install starts", 150.0), ("N05 install starts", 214.0),
+                      ("N06 burn-in starts", 219.0), ("N08 burn-in starts", 215.0)):
+        np.testing.assert_array_equal(at(name), day, err_msg=name)
+    # N05, installing at day 220, is the first rack whose burn-in the status does not record:
+    # the racks in burn-in by then (N03, N06, N07, N08) hold no bay, so it waits for none
+    np.testing.assert_array_equal(at("N05 burn-in starts"), at("N05 installed"))
+    assert (at("N05 installed") >= 220.0).all()
+    later = np.sort(np.stack([at(f"N{u:02d} install starts") for u in range(9, 13)]), axis=0)
+    # two teams: the third of N09..N12 to start waits for one of the first two to finish
+    firsts = np.stack([at(f"N{u:02d} installed") for u in range(9, 13)])
+    assert (later >= 220.0).all() and (later[2] >= np.sort(firsts, axis=0)[0]).all()
+
+
+def test_the_conditioned_capacity_plan_matches_the_reference(backend):
+    plan = busy_capacity_plan()
+    got = backend.simulate_chunk(plan, 4, 10, 48, keep_nodes=True)
+    expected = numpy_backend.simulate_chunk(plan, 4, 10, 48, keep_nodes=True)
+    assert_parity(got, expected, (backend.name, "numpy"), plan)
