@@ -215,8 +215,8 @@ MCRISK_HD void strategy_costs(const Plan& p, int s, const double* world,
                 * rows[l * row_stride + SHORTFALL_GPU_DAYS];
         }
     }
-    // 5. Crews: engaged from the first crew row's start to the last one's finish.
-    int rows_of_s = p.n_crew_rows[s];
+    // 5. Crews: engaged from the first row retrofit's start to the last one's finish.
+    int rows_of_s = p.n_retrofit_rows[s];
     if (p.crew_rate[s] != 0.0 && rows_of_s > 0) {
         for (int l = 0; l < n; ++l) {
             double first = infinity();
@@ -239,6 +239,38 @@ MCRISK_HD void strategy_costs(const Plan& p, int s, const double* world,
             }
             rows[l * row_stride + N_METRICS + COST_CREWS] =
                 (p.crew_rate[s] * price(p.crew_price_q, world, l))
+                * max(0.0, clip(last, window_start, horizon)
+                           - clip(first, window_start, horizon));
+        }
+    }
+    // 5b. Install teams and burn-in bays: each pool, as the crews, from its first start to its
+    // last end (a member is busy for the install's or burn-in's days past its row's time).
+    for (int w = 0; w < p.n_pools[s]; ++w) {
+        double rate = p.pool_rate[s * p.pool_width + w];
+        if (rate == 0.0) {
+            continue;
+        }
+        int pool = p.pool_first[s * p.pool_width + w];
+        int q = p.pool_price_q[s * p.pool_width + w];
+        for (int l = 0; l < n; ++l) {
+            double first = infinity();
+            double last = -infinity();
+            for (int r = p.n_retrofit_rows[s]; r < p.n_crew_rows[s]; ++r) {
+                int v = p.crew_node[s * p.crew_width + r];
+                if (p.crew_first[s * p.n_nodes + v] != pool) {
+                    continue;
+                }
+                double begin = node_time[v * LANES + l];
+                double end = begin;
+                int hold = p.crew_hold_q[s * p.n_nodes + v];
+                if (hold >= 0) {
+                    end = begin + world[hold * LANES + l];
+                }
+                first = min(first, begin);
+                last = max(last, end);
+            }
+            rows[l * row_stride + N_METRICS + COST_CREWS] +=
+                (rate * price(q, world, l))
                 * max(0.0, clip(last, window_start, horizon)
                            - clip(first, window_start, horizon));
         }

@@ -15,6 +15,7 @@
 //   deps    one strategy's deps end to end, padded to the longest
 //   r       crew row, padded to the most of any strategy (at least 1)
 //   unlocks one strategy's unlock lists end to end, padded
+//   w       a strategy's pools of install teams and burn-in bays, padded (at least 1)
 //   k       capacity event
 //   i       island
 //   p       power event
@@ -88,6 +89,19 @@ struct Plan {
     const int* n_crew_rows;         // int32[s]: crew rows of each strategy
     const int* unlock_ptr;          // int32[s, r + 1]: CSR pointers: the blocks crew row r frees
     const int* unlock_block;        // int32[s, unlocks]: the freed blocks, ascending, row by row
+    const int* n_slots;             // int32[s]: retrofit crews, install teams and burn-in bays of
+                                    // each strategy, end to end (crews first)
+    const int* crew_first;          // int32[s, v]: a crew row's first slot: 0 for a row retrofit,
+                                    // else its hall's (or the site's) teams or bays
+    const int* crew_count;          // int32[s, v]: how many slots from crew_first it may take
+    const int* crew_hold_q;         // int32[s, v]: world quantity its slot stays busy past its time
+                                    // (install or burn-in days), or -1
+    const int* n_retrofit_rows;     // int32[s]: crew_node[s, :n] are the row retrofits (the crews'
+                                    // cost)
+    const int* n_pools;             // int32[s]: pools of install teams and burn-in bays of each
+                                    // strategy
+    const int* pool_first;          // int32[s, w]: each pool's first slot (its crew rows'
+                                    // crew_first)
     // events: capacity and power changes at node times
     const int* cap_event_node;      // int32[k]: node at whose time capacity changes
     const int* cap_event_island;    // int32[s, k]: island whose capacity changes (placement
@@ -145,6 +159,9 @@ struct Plan {
     const double* crew_rate;        // float64[s]: cost per day strategy s's retrofit crews are
                                     // engaged (all of them) at a price of 1
     int crew_price_q;               // int32: world quantity of that price, or -1
+    const double* pool_rate;        // float64[s, w]: cost per day pool w of strategy s is engaged:
+                                    // its teams or bays x the price (1 if drawn), 0: none
+    const int* pool_price_q;        // int32[s, w]: world quantity of that price, or -1
     const double* lump_amount;      // float64[u]: one-off costs (mitigations in effect) at a price
                                     // of 1
     const int* lump_price_q;        // int32[u]: world quantity of a one-off's price, or -1
@@ -165,6 +182,7 @@ struct Plan {
     int dep_width;                  // deps
     int crew_width;                 // r
     int unlock_width;               // unlocks
+    int pool_width;                 // w
     int n_cap_events;               // k
     int n_islands;                  // i
     int n_power_events;             // p
@@ -219,6 +237,13 @@ struct Plan {
     const int* R n_crew_rows,                                                                      \
     const int* R unlock_ptr,                                                                       \
     const int* R unlock_block,                                                                     \
+    const int* R n_slots,                                                                          \
+    const int* R crew_first,                                                                       \
+    const int* R crew_count,                                                                       \
+    const int* R crew_hold_q,                                                                      \
+    const int* R n_retrofit_rows,                                                                  \
+    const int* R n_pools,                                                                          \
+    const int* R pool_first,                                                                       \
     const int* R cap_event_node,                                                                   \
     const int* R cap_event_island,                                                                 \
     const double* R cap_event_delta,                                                               \
@@ -261,6 +286,8 @@ struct Plan {
     int shortfall_price_q,                                                                         \
     const double* R crew_rate,                                                                     \
     int crew_price_q,                                                                              \
+    const double* R pool_rate,                                                                     \
+    const int* R pool_price_q,                                                                     \
     const double* R lump_amount,                                                                   \
     const int* R lump_price_q,                                                                     \
     const int* R lump_cost,                                                                        \
@@ -275,6 +302,7 @@ struct Plan {
     int dep_width,                                                                                 \
     int crew_width,                                                                                \
     int unlock_width,                                                                              \
+    int pool_width,                                                                                \
     int n_cap_events,                                                                              \
     int n_islands,                                                                                 \
     int n_power_events,                                                                            \
@@ -292,17 +320,18 @@ struct Plan {
      burnin_rma_after, q_copula_ptr, copula_address, copula_weight, node_base_q,                   \
      node_kind, node_base_const, node_add_q, node_add_const, node_floor, dep_ptr, dep_idx,         \
      n_crews, block_ptr, block_node, block_wait, n_ready_blocks, block_feeds_crew,                 \
-     crew_node, n_crew_rows, unlock_ptr, unlock_block, cap_event_node, cap_event_island,           \
+     crew_node, n_crew_rows, unlock_ptr, unlock_block, n_slots, crew_first, crew_count,            \
+     crew_hold_q, n_retrofit_rows, n_pools, pool_first, cap_event_node, cap_event_island,          \
      cap_event_delta, cap_event_scale_q, island_cap0, power_event_node, power_event_hall,          \
      power_event_delta, cap_event_order, power_event_order, n_power_checked, hall_draw0,           \
      hall_cap, completion_node, baseline, horizon, window_start, largest_job, demand_day,          \
      demand_value, demand_growth_q, n_costs, span_start_node, span_start_day,                      \
      span_end_node, span_end_day, span_rate, span_price_q, span_cost, res_ptr, res_day,            \
      res_kw, res_node, res_rate, res_price_q, res_term, over_rate, over_price_q,                   \
-     shortfall_rate, shortfall_price_q, crew_rate, crew_price_q, lump_amount,                      \
-     lump_price_q, lump_cost, n_job_cols, job_size, job_share, job_order, job_step,                \
-     n_quantities, n_strategies, n_nodes, dep_width, crew_width, unlock_width,                     \
-     n_cap_events, n_islands, n_power_events, n_halls, n_completion, n_demand, n_spans,            \
-     res_width, n_lumps, n_jobs}
+     shortfall_rate, shortfall_price_q, crew_rate, crew_price_q, pool_rate, pool_price_q,          \
+     lump_amount, lump_price_q, lump_cost, n_job_cols, job_size, job_share, job_order,             \
+     job_step, n_quantities, n_strategies, n_nodes, dep_width, crew_width, unlock_width,           \
+     pool_width, n_cap_events, n_islands, n_power_events, n_halls, n_completion, n_demand,         \
+     n_spans, res_width, n_lumps, n_jobs}
 
 #endif  // MCRISK_PLAN_CUH

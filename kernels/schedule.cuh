@@ -121,19 +121,28 @@ MCRISK_HD int _time_block_lane(const Plan& p, int s, int b, const double* world,
     return block_ptr[b + 1] - first;
 }
 
-// Crew row v, ready at `ready`, gets the crew free first in lane l (the lowest-numbered of
-// equals; strategy s has n_crews[s] of them): node_time[v] and that crew's next free day.
+// Crew row v, ready at `ready`, gets the slot of its pool (retrofit crews, a hall's or the
+// site's install teams or burn-in bays) free first in lane l (the lowest-numbered of equals):
+// node_time[v] and that slot's next free day (its time, plus the install's or burn-in's days
+// for a team or a bay).
 MCRISK_HD void _give_crew(const Plan& p, int s, int v, const double* world, double* node_time,
                           double ready, double* crew_free, int l) {
-    int crew = 0;
-    for (int c = 1; c < p.n_crews[s]; ++c) {
+    int sv = s * p.n_nodes + v;
+    int first = p.crew_first[sv];
+    int crew = first;
+    for (int c = first + 1; c < first + p.crew_count[sv]; ++c) {
         if (crew_free[c * LANES + l] < crew_free[crew * LANES + l]) {
             crew = c;
         }
     }
     double begin = max(ready, crew_free[crew * LANES + l]);
-    node_time[v * LANES + l] = _node_time(p, s, v, world, begin, l);
-    crew_free[crew * LANES + l] = node_time[v * LANES + l];
+    double t = _node_time(p, s, v, world, begin, l);
+    node_time[v * LANES + l] = t;
+    int hold = p.crew_hold_q[sv];
+    if (hold >= 0) {
+        t += world[hold * LANES + l];
+    }
+    crew_free[crew * LANES + l] = t;
 }
 
 // The reference's crew loop in lane l, from where the lanes parted: the earliest-ready row whose
@@ -215,7 +224,7 @@ MCRISK_HD bool schedule_nodes(const Plan& p, int s, const double* world, double*
     }
     for (int l = 0; l < n; ++l) {
         deadlock[l] = false;
-        for (int c = 0; c < p.n_crews[s]; ++c) {
+        for (int c = 0; c < p.n_slots[s]; ++c) {
             crew_free[c * LANES + l] = 0.0;
         }
     }

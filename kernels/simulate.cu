@@ -127,11 +127,11 @@ MCRISK_HD void simulate_scenario(const Plan& p, u32 seed_lo, u32 seed_hi, u32 fi
 }  // namespace mcrisk
 
 // Whether the plan's shapes fit the scratch sizes this build was compiled with (every
-// strategy's crews: each hires its own).
+// strategy's crews, teams and bays: each hires its own).
 MCRISK_HD bool plan_fits(const mcrisk::Plan& p) {
     bool crews_fit = true;
     for (int s = 0; s < p.n_strategies; ++s) {
-        crews_fit = crews_fit && p.n_crews[s] <= MAX_CREWS;
+        crews_fit = crews_fit && p.n_slots[s] <= MAX_CREWS;
     }
     return p.n_quantities <= MAX_QUANTITIES && p.n_nodes <= MAX_NODES
         && p.n_cap_events <= MAX_EVENTS && p.n_power_events <= MAX_EVENTS

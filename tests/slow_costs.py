@@ -160,7 +160,7 @@ def slow_costs(plan, s: int, node_time, world, shortfall: float):
                   for p in range(plan.power_event_node.shape[0])
                   if plan.power_event_hall[s, p] == h] for h in halls}
     steps = {h: _step_starts(plan, s, h, t) for h in halls}
-    crew_rows = [plan.crew_node[s, r] for r in range(plan.n_crew_rows[s])]
+    crew_rows = [plan.crew_node[s, r] for r in range(plan.n_retrofit_rows[s])]
     crew_start = min((t[v] - math.fsum([float(world[q]) for q in plan.node_add_q[s, v] if q >= 0]
                                        + [float(plan.node_add_const[s, v])])
                       for v in crew_rows), default=math.inf)

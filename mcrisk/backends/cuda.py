@@ -233,7 +233,7 @@ def plan_limits(plan: CompiledScenario) -> dict[str, int]:
     shapes = plan_shapes(plan)
     needs = (shapes["n_quantities"], shapes["n_nodes"],
              max(shapes["n_cap_events"], shapes["n_power_events"]), shapes["n_islands"],
-             shapes["n_halls"], plan.n_crews.max())
+             shapes["n_halls"], plan.n_slots.max())
     return {name: max(1, int(n)) for name, n in zip(LIMIT_NAMES, needs)}
 
 

@@ -90,7 +90,8 @@ COLUMNS: dict[str, Words] = {
                                         "as backfill per H100-eq-hour"),
     "cost_crews": Words(
         "retrofit crews", meaning="the retrofit crews, from the first retrofit's start to the "
-                                  "last one's end"),
+                                  "last one's end (and any priced install teams and burn-in "
+                                  "bays, each pool from its first start to its last end)"),
     "cost_mitigation": Words("mitigation", meaning="what the mitigations in effect cost, once each"),
     # the job columns ([[demand.jobs]]), in definitions.job_columns' order
     "unservable_gpu_days": Words(

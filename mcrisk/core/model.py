@@ -172,6 +172,19 @@ class Hall:
     rows: tuple[Row, ...]
     energized: DateSpec | None = None  # None: energized at day 0
     description: str = ""
+    # the hall's own install teams and burn-in bays (units at once); None: its units share
+    # the site's ([integration]), unlimited when that gives none either
+    install_teams: int | None = None
+    burn_in_bays: int | None = None
+
+
+@dataclass(frozen=True)
+class Integration:
+    """[integration]: the site's install teams and burn-in bays, shared by the units of every
+    hall without its own (None: unlimited)."""
+
+    install_teams: int | None = None
+    burn_in_bays: int | None = None
 
 
 @dataclass(frozen=True)
@@ -309,6 +322,9 @@ class Strategy:
     # a contingent strategy's decision; its plan fields are then those of `decision.met`
     # (what the kernels simulate for its row before each world takes its branch)
     decision: Decision | None = None
+    # the site's install teams and burn-in bays this strategy hires; None: [integration]'s
+    install_teams: int | None = None
+    burn_in_bays: int | None = None
 
     def crews_in(self, retrofit: Retrofit | None) -> int:
         """The crews this strategy runs with: its own, else the scenario's [retrofit] crews
@@ -316,6 +332,13 @@ class Strategy:
         if self.crews is not None:
             return int(self.crews)
         return int(retrofit.crews) if retrofit else 1
+
+    def integration_in(self, integration: Integration) -> Integration:
+        """The site's install teams and burn-in bays this strategy runs with: each its own,
+        else the scenario's [integration] (None: unlimited)."""
+        return Integration(
+            self.install_teams if self.install_teams is not None else integration.install_teams,
+            self.burn_in_bays if self.burn_in_bays is not None else integration.burn_in_bays)
 
     def reservation_of(self, hall: str) -> tuple[Reservation, ...] | None:
         """The strategy's own reservation steps in `hall`, None when it declares none."""
@@ -351,6 +374,8 @@ class Costs:
     waiting: tuple[tuple[str, Distribution], ...] = ()    # unit type -> per new unit-day waiting
     shortfall_per_h100_eq_hour: Distribution = ZERO
     crew_per_day: Distribution = ZERO
+    team_per_day: Distribution = ZERO     # an install team, per day its pool is engaged
+    bay_per_day: Distribution = ZERO      # a burn-in bay, likewise
 
     def power_of(self, hall: str) -> PowerContract | None:
         return next((p for p in self.power if p.hall == hall), None)
@@ -413,6 +438,7 @@ class Scenario:
     status: Status | None = None         # a migration in flight: the facts by a day (--status;
                                          # core.status.with_facts attaches it)
     correlations: tuple[Correlation, ...] = ()   # [[correlations]], file order
+    integration: Integration = Integration()  # the site's install teams and burn-in bays
 
     def unit_type(self, type_id: str) -> UnitType:
         return next(t for t in self.unit_types if t.id == type_id)

@@ -324,7 +324,7 @@ def strategy_toml(candidate: Candidate, scenario: Scenario) -> str:
 # The keys _strategy_block writes when the strategy has them: every key of STRATEGY_KEYS, so
 # that a plan written back runs as the plan (tests/optimize/test_every_key.py checks both).
 WRITTEN_KEYS = ("name", "description", "place", "drain", "keep", "reservations", "crews",
-                "acceptance")
+                "acceptance", "install_teams", "burn_in_bays")
 
 
 def _strategy_block(strategy: Strategy) -> str:
@@ -350,6 +350,9 @@ def _strategy_block(strategy: Strategy) -> str:
         policy = strategy.acceptance
         lines.append(f"acceptance = {{ soak_after_failures = {policy.soak_after_failures}, "
                      f"soak_days = {distribution_toml(policy.soak_days)} }}")
+    for key in ("install_teams", "burn_in_bays"):
+        if getattr(strategy, key) is not None:
+            lines.append(f"{key} = {getattr(strategy, key)}")
     return "\n".join(lines) + "\n"
 
 

@@ -9,6 +9,7 @@
     jobs     the job-mix arrays from [[demand.jobs]]
     demand   the demand curve's points, growth quantities and medians
     contingency   contingent strategies: the rows a decision chooses between, and on what
+    integration  install teams and burn-in bays: the nodes that wait for one, and their slots
     window   the metrics' window with a status: the future [as_of, horizon), the history
     conditioning  a status's facts on dates and durations: every world quantity drawn from its
              posterior (shared terms on a grid, the rest exactly given them)

@@ -316,6 +316,9 @@ def condition_plans(scenario: Scenario, status: Status, node: dict, plans: list[
         for unit in scenario.incoming:
             u = status.unit(unit.id)
             event(("install", unit.id), u.install_start if u else None)
+            # with burn-in bays: a recorded install end starts the burn-in (it holds no bay)
+            event(("installed", unit.id), u.install_end if u else None)
+            event(("bay", unit.id), u.install_end if u else None)
             passed = u.passed if u else None
             if u is not None and unit.id not in handles["attempts"]:
                 passed = u.install_end               # no burn-in: it passes when installed

@@ -29,7 +29,8 @@ Two layers, and a schedule derived from the second:
   (a missing base or add quantity is -1 and contributes nothing). A CREW node (a row's
   retrofit) additionally waits for a free crew; crews take rows in the order they become
   ready (ties: lower node id, which is file order of rows). Each strategy has its own crews
-  (n_crews[s]: its `crews`, else the scenario's [retrofit] crews).
+  (n_crews[s]: its `crews`, else the scenario's [retrofit] crews). Install teams and burn-in
+  bays are crews of other pools, taken by the same rule (mcrisk/plan/integration.py).
 
 * The **crew schedule** of each strategy (performance: it lets the kernels time nodes without
   a worklist). Every node but a crew row is a max-plus function of its deps, so it can be
@@ -71,6 +72,7 @@ from .contingency import compile_contingencies
 from .costs import cost_arrays, no_cost_arrays
 from ..core.definitions import NODE_CREW, NODE_MAX
 from .demand import demand_points
+from .integration import bay_nodes, crew_slots, slot_arrays, wire_bay
 from .jobs import job_arrays
 from ..core.model import Scenario, Strategy
 from .record import CompiledScenario  # noqa: F401 (re-exported: the plan interface is record.py)
@@ -138,6 +140,9 @@ class _Nodes:
                 self._add(("out", unit.id, step), f"{unit.id} ramp step {step} out")
                 self._add(("back", unit.id, step), f"{unit.id} ramp step {step} back")
 
+        for key, name in bay_nodes(scenario):   # last: the ids above stay as they were
+            self._add(key, name)
+
     def _add(self, key: tuple, name: str, base_q: int = -1) -> None:
         self.id[key] = len(self.names)
         self.names.append(name)
@@ -190,6 +195,8 @@ def _strategy_plan(scenario: Scenario, strategy: Strategy, nodes: _Nodes, handle
         plan["deps"][burned] = [install]
         plan["add_q"][burned] = [handles["install"][unit_id],
                                  handles["burn_in"].get(unit_id, -1)]
+        if ("bay", unit_id) in node:
+            wire_bay(plan, node, unit_id, handles)
         accepted = node[("accepted", unit_id)]
         plan["deps"][accepted] = [burned, node[("island", island_of[unit_id])]]
         ramp = ramp_of[unit_id]
@@ -198,9 +205,10 @@ def _strategy_plan(scenario: Scenario, strategy: Strategy, nodes: _Nodes, handle
             plan["deps"][v] = [accepted]
             plan["add_const"][v] = ramp.days * step / ramp.steps
         _early_failure_nodes(plan, node, unit_id, ramp, handles, policy)
+    plan["hall_of_unit"] = {u: hall_of_row[r] for u, r in strategy.placement}
+    crew_slots(scenario, strategy, plan, node, handles)
     plan["deps"] = [list(dict.fromkeys(ds)) for ds in plan["deps"]]  # a dep counts once
     plan["topo"] = _topological_order(plan["deps"], nodes.names, strategy.name)
-    plan["hall_of_unit"] = {u: hall_of_row[r] for u, r in strategy.placement}
     plan["island_of_unit"] = island_of      # by its row: placement decides, as for its hall
     return plan
 
@@ -503,6 +511,7 @@ def _assemble(scenario: Scenario, world: World, nodes: _Nodes, plans: list[dict]
         n_crew_rows=np.array([len(p["crew_rows"]) for p in plans], dtype=np.int32),
         unlock_ptr=unlock_ptr,
         unlock_block=unlock_block,
+        **slot_arrays(scenario, node, plans, handles.get("cost", {})),
         cap_event_node=np.array(cap_node, dtype=np.int32),
         cap_event_island=np.array(cap_island, dtype=np.int32).reshape(len(plans), -1),
         cap_event_delta=np.array(cap_delta, dtype=np.float64),

@@ -20,7 +20,7 @@ number of axes, and one length per axis across all fields, so a wrong array name
 rather than corrupting a kernel's reads. Consumers keep flat access (`plan.dist_kind`).
 Axes: s strategy, v node, q quantity, d distribution, b burn-in row, r crew row, k capacity
 event, p power event, i island, h hall, c completion node, n demand point, z cost span,
-y reservation step, u one-off cost, j job class.
+y reservation step, u one-off cost, j job class, w pool of install teams or burn-in bays.
 """
 from __future__ import annotations
 
@@ -56,6 +56,8 @@ AXES = (
     Axis("deps", "one strategy's deps end to end, padded to the longest", "dep_width"),
     Axis("r", "crew row, padded to the most of any strategy (at least 1)", "crew_width"),
     Axis("unlocks", "one strategy's unlock lists end to end, padded", "unlock_width"),
+    Axis("w", "a strategy's pools of install teams and burn-in bays, padded (at least 1)",
+         "pool_width"),
     Axis("k", "capacity event", "n_cap_events"),
     Axis("i", "island", "n_islands"),
     Axis("p", "power event", "n_power_events"),
@@ -171,7 +173,18 @@ PLAN_GROUPS = (
            ("crew_node", "int32[s, r]", "crew rows (NODE_CREW nodes), ascending ids"),
            ("n_crew_rows", "int32[s]", "crew rows of each strategy"),
            ("unlock_ptr", "int32[s, r + 1]", "CSR pointers: the blocks crew row r frees"),
-           ("unlock_block", "int32[s, unlocks]", "the freed blocks, ascending, row by row")),
+           ("unlock_block", "int32[s, unlocks]", "the freed blocks, ascending, row by row"),
+           ("n_slots", "int32[s]", ("retrofit crews, install teams and burn-in bays of "
+                                    "each strategy, end to end (crews first)")),
+           ("crew_first", "int32[s, v]", ("a crew row's first slot: 0 for a row retrofit, "
+                                          "else its hall's (or the site's) teams or bays")),
+           ("crew_count", "int32[s, v]", "how many slots from crew_first it may take"),
+           ("crew_hold_q", "int32[s, v]", ("world quantity its slot stays busy past its time "
+                                           "(install or burn-in days), or -1")),
+           ("n_retrofit_rows", "int32[s]", ("crew_node[s, :n] are the row retrofits (the "
+                                            "crews' cost)")),
+           ("n_pools", "int32[s]", "pools of install teams and burn-in bays of each strategy"),
+           ("pool_first", "int32[s, w]", "each pool's first slot (its crew rows' crew_first)")),
     _group("events", "capacity and power changes at node times",
            ("cap_event_node", "int32[k]", "node at whose time capacity changes"),
            ("cap_event_island", "int32[s, k]", "island whose capacity changes (placement decides)"),
@@ -226,6 +239,9 @@ PLAN_GROUPS = (
            ("crew_rate", "float64[s]", "cost per day strategy s's retrofit crews are "
                                        "engaged (all of them) at a price of 1"),
            ("crew_price_q", "int32", "world quantity of that price, or -1"),
+           ("pool_rate", "float64[s, w]", ("cost per day pool w of strategy s is engaged: its "
+                                           "teams or bays x the price (1 if drawn), 0: none")),
+           ("pool_price_q", "int32[s, w]", "world quantity of that price, or -1"),
            ("lump_amount", "float64[u]", "one-off costs (mitigations in effect) at a price "
                                          "of 1"),
            ("lump_price_q", "int32[u]", "world quantity of a one-off's price, or -1"),

@@ -181,6 +181,8 @@ def _price_quantities(w: World, scenario: Scenario) -> dict[tuple[str, str], int
             price(type_id, part, dist)
     price("shortfall", "per_h100_eq_hour", costs.shortfall_per_h100_eq_hour)
     price("crews", "per_crew_day", costs.crew_per_day)
+    price("integration", "per_team_day", costs.team_per_day)
+    price("integration", "per_bay_day", costs.bay_per_day)
     for risk in mitigations_in_effect(scenario):
         price(risk.id, "mitigation", risk.mitigation_cost)
     return prices
@@ -342,7 +344,8 @@ def _price_owners(scenario: Scenario) -> dict[tuple[str, str], tuple[str, str]]:
     keys = [(f"costs.power[{i}].hall", p.hall) for i, p in enumerate(costs.power)]
     keys += [(f"costs.{part}.{type_id}", type_id) for part, by_type in
              (("running", costs.running), ("waiting", costs.waiting)) for type_id, _ in by_type]
-    keys += [("costs.shortfall", "shortfall"), ("costs.crews", "crews")]
+    keys += [("costs.shortfall", "shortfall"), ("costs.crews", "crews"),
+             ("costs.integration", "integration")]
     keys += [(f"risks[{i}].mitigated.cost", r.id) for i, r in enumerate(scenario.risks)]
     for key, subject in keys:
         owners.setdefault(("cost", subject), (key, subject))

@@ -21,6 +21,7 @@
     exact_sums  sums over scenarios that do not depend on the chunking
     milestones  the plan as a schedule: every milestone's days, intervals and criticality,
                 reduced chunk by chunk
+    milestone_store   the milestones' times past the exact ones: windows of bins, exact tails
     milestone_chunks  one chunk of milestones in compiled loops (milestones is the spec)
     bands       capacity bands and per-hall power, exact streaming histograms over chunks
     band_chunks one chunk of bands and hall power in compiled loops (bands is the spec)

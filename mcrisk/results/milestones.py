@@ -28,7 +28,7 @@ then shows as its distribution, a point at a. The mean's sums are taken over fix
 of scenarios and added exactly (results.exact_sums), so that, like every other number here,
 it is the same for any chunk size. Times are kept exactly for the first exact_up_to
 scenarios (KEEP_EXACT, fewer for a large plan: exact_scenarios); past that, each milestone
-gets a window of bins (_Bins: at most bins_per_milestone, BIN_DAYS wide or wider by a power
+gets a window of bins (MilestoneBins: at most bins_per_milestone, BIN_DAYS wide or wider by a power
 of two) set from its times in those first scenarios, each bin keeping its smallest and
 largest time, and its times outside the window kept exactly. An order statistic is exact in
 the tails and when it is the first or last of its bin, else within half the milestone's bin
@@ -57,19 +57,15 @@ from .statistics import CI_CONFIDENCE, p90_ci_unavailable_reason, quantile_ci_ra
 from . import milestone_chunks
 from ..core.tasks import COMPILED_FROM, run_tasks
 from .exact_sums import BlockSums
+from .milestone_store import (BINS_BYTES, EXACT_BYTES, KEEP_EXACT, MAX_BINS,  # noqa: F401
+                              MIN_BINS, MilestoneBins, bins_per_milestone, exact_scenarios)
 from .facts import day_date  # noqa: F401 (one rule for a day's date; the outputs read it here)
 from ..plan.record import CompiledScenario
 from ..core.definitions import NODE_CREW
 from ..core.model import Scenario
 
-KEEP_EXACT = 25_000          # scenarios whose times are kept exactly (at most)
 BIN_DAYS = 0.01              # histogram bin width past them (widened where a milestone's
                              # times spread over more than its bins)
-EXACT_BYTES = 256_000_000    # the exact times of every milestone of every strategy at most:
-                             # a larger plan keeps fewer scenarios exactly (exact_up_to)
-BINS_BYTES = 768_000_000     # the histograms of every milestone at most (24 bytes a bin)
-MAX_BINS = 32_768            # bins per milestone at most (the reference: 476 milestones)
-MIN_BINS = 256               # and at least, whatever the plan's size
 CREW_TOLERANCE = 1e-7        # days: matching a crew's previous row
 _BIN_OFFSET = 2 ** 43        # bins made non-negative for times down to -8.8e10 days
 _KEY_STRIDE = 2 ** 45        # key = milestone * stride + bin + offset
@@ -300,89 +296,6 @@ def _ci_ranks(n: int, confidence: float = CI_CONFIDENCE) -> tuple[int, int]:
     return quantile_ci_ranks(n, 0.9, confidence)
 
 
-class _Bins:
-    """Each milestone's times past the exact ones: a window of at most `n_bins` bins that
-    also keep their smallest and largest time, set from the first exact_up_to scenarios'
-    times (milestone_chunks.set_windows: their central 99.8%, widened by a quarter of its
-    range each side), and every finite time outside it kept exactly (the tails: about 0.2% of them). A
-    bin is BIN_DAYS wide, or twice, four times ... as wide where the window needs it (the
-    milestone's own bin width). Everything depends on the scenarios alone, never on the
-    chunking. Memory: one [m, n_bins] table of counts, smallest and largest, and the tails."""
-
-    def __init__(self, first: np.ndarray, bin_days: float, n_bins: int):
-        """first[m, K]: the times of the first exact_up_to scenarios (by index)."""
-        n_items = first.shape[0]
-        self.bin_days = bin_days
-        self.exponent = np.zeros(n_items, np.int64)
-        self.origin = np.zeros(n_items, np.int64)
-        milestone_chunks.set_windows(np.ascontiguousarray(first), bin_days, n_bins,
-                                     self.exponent, self.origin)
-        self.counts = np.zeros((n_items, n_bins), np.int64)
-        self.low = np.empty((n_items, n_bins))
-        self.high = np.empty((n_items, n_bins))
-        self.non_finite = np.zeros(n_items, np.int64)   # counted as +inf
-        self.tails: list[tuple[np.ndarray, np.ndarray]] = []
-
-    def add(self, rows: np.ndarray) -> None:
-        """rows[m, c]: one chunk's times, a row per milestone."""
-        tail = milestone_chunks.add_to_bins(np.ascontiguousarray(rows), self.bin_days,
-                                            self.exponent, self.origin, self.counts,
-                                            self.low, self.high, self.non_finite)
-        if tail[0].size:
-            self.tails.append(tail)
-
-    def widths(self) -> np.ndarray:
-        """float64[m]: each milestone's bin width in days (BIN_DAYS times a power of two)."""
-        return self.bin_days * 2.0 ** self.exponent
-
-    def order_statistics(self, ranks) -> np.ndarray:
-        """[m, len(ranks)]: the time at each 0-based rank (ascending ranks) among each
-        milestone's times: exact in the tails and where it is the first or last of its bin,
-        else within half the milestone's bin; +inf past its finite times."""
-        ranks = np.asarray(ranks, np.int64)
-        m = self.counts.shape[0]
-        items = np.concatenate([t[0] for t in self.tails]) if self.tails else np.empty(0, np.int64)
-        times = np.concatenate([t[1] for t in self.tails]) if self.tails else np.empty(0)
-        order = np.lexsort((times, items))
-        items, times = items[order], times[order]
-        bins = (np.floor(times / self.bin_days).astype(np.int64) >> self.exponent[items])
-        below = bins < self.origin[items]
-        n_below = np.bincount(items[below], minlength=m)
-        n_above = np.bincount(items[~below], minlength=m)
-        binned = self.counts.sum(axis=1)
-        out = np.full((m, ranks.size), np.inf)
-        milestone_chunks.bins_order_statistics(
-            self.counts, self.low, self.high, self.exponent, self.origin, self.bin_days,
-            ranks[None, :] - n_below[:, None], out)
-        first = np.searchsorted(items, np.arange(m))          # each milestone's tail times
-        for k in np.flatnonzero(n_below + n_above):
-            tail = times[first[k]:first[k] + n_below[k] + n_above[k]]
-            for r, rank in enumerate(ranks.tolist()):
-                if rank < n_below[k]:
-                    out[k, r] = tail[rank]
-                elif n_below[k] + binned[k] <= rank < n_below[k] + binned[k] + n_above[k]:
-                    out[k, r] = tail[rank - binned[k]]
-        return out
-
-    def quantiles(self, n: int, qs) -> np.ndarray:
-        """[len(qs), m]: numpy.quantile's linear rule on the binned order statistics."""
-        spots = []
-        for q in qs:
-            h = (n - 1) * q
-            below = int(math.floor(h))
-            spots.append((below, min(below + 1, n - 1), h - below))
-        ranks = sorted({r for lo, hi, _ in spots for r in (lo, hi)})
-        table = self.order_statistics(ranks)
-        at = {r: i for i, r in enumerate(ranks)}
-        out = []
-        for lo, hi, t in spots:
-            x, y = table[:, at[lo]], table[:, at[hi]]
-            with np.errstate(invalid="ignore"):
-                value = np.where(np.isfinite(y), x + t * (y - x), np.inf)
-            out.append(np.where(t == 0, x, value))
-        return np.array(out)
-
-
 class _StrategyTimes:
     """One strategy's milestone times: kept exactly up to keep_exact scenarios, then binned;
     with `extremes`, each milestone's earliest and latest time too (exact, any chunking)."""
@@ -392,7 +305,7 @@ class _StrategyTimes:
         self.n_items, self.keep_exact, self.bin_days = n_items, keep_exact, bin_days
         self.n_bins = n_bins
         self.exact: list[np.ndarray] | None = []
-        self.hist: _Bins | None = None
+        self.hist: MilestoneBins | None = None
         self.n = 0
         self.total = BlockSums(n_items)     # sums for the mean, whatever the chunking
         self.critical = np.zeros(n_items, np.int64)
@@ -412,7 +325,7 @@ class _StrategyTimes:
             return
         if self.hist is None:                  # past keep_exact: the window from the first
             kept = np.concatenate([*self.exact, values], axis=1)   # keep_exact scenarios
-            self.hist = _Bins(kept[:, :self.keep_exact], self.bin_days, self.n_bins)
+            self.hist = MilestoneBins(kept[:, :self.keep_exact], self.bin_days, self.n_bins)
             self.exact = None
             self.hist.add(kept)
             return
@@ -478,20 +391,6 @@ class _PathArrays:
                    is_ancestor=np.isin(np.arange(plan.n_nodes),
                                        list(_ancestors(plan, s, plan.completion_node.tolist()))),
                    is_crew=is_crew, crew_rows=np.flatnonzero(is_crew).astype(np.int64))
-
-
-def exact_scenarios(milestones: int) -> int:
-    """The scenarios whose times are kept exactly, for a plan with `milestones` milestones in
-    all its strategies: KEEP_EXACT, or fewer where they would take more than EXACT_BYTES
-    (8 bytes a time), at least 1,000."""
-    return int(min(KEEP_EXACT, max(1_000, EXACT_BYTES // (8 * max(milestones, 1)))))
-
-
-def bins_per_milestone(milestones: int) -> int:
-    """The bins of each milestone's histogram, for a plan with `milestones` milestones in
-    all its strategies: as many as BINS_BYTES holds (24 bytes a bin), within MIN_BINS and
-    MAX_BINS."""
-    return int(min(MAX_BINS, max(MIN_BINS, BINS_BYTES // (24 * max(milestones, 1)))))
 
 
 class MilestoneCollector:

@@ -51,7 +51,7 @@ from .fleets import check_fleets, read_existing, read_incoming, read_risks, read
 from .limits import MAX_NESTING
 from .reader import Reader, Table, did_you_mean
 from .demand import read_demand
-from .sections import (read_halls, read_header, read_islands, read_retrofit,
+from .sections import (read_halls, read_header, read_integration, read_islands, read_retrofit,
                        read_shared_delays, read_unit_types)
 from .strategies import read_strategies
 from .positions import check_island_positions, check_type_islands
@@ -119,7 +119,7 @@ def read_scenario(path: str | os.PathLike) -> tuple[Scenario, bytes]:
 
 _TOP_KEYS = ("scenario", "demand", "unit_types", "islands", "halls", "retrofit", "existing",
              "incoming", "shared_delays", "shipments", "risks", "costs", "strategies",
-             "correlations")
+             "correlations", "integration")
 
 
 def read_document(r: Reader, document: dict) -> dict:
@@ -133,6 +133,7 @@ def read_document(r: Reader, document: dict) -> dict:
     parts["halls"] = read_halls(root)
     check_island_positions(r, parts["islands"])
     parts["retrofit"] = read_retrofit(root)
+    parts["integration"] = read_integration(root)
     parts["existing"] = read_existing(root)
     parts["incoming"] = read_incoming(root)
     check_fleets(r)

@@ -38,7 +38,7 @@ _PRICE_SPECS = {
 PRICE = Measure(_MONEY, _PRICE_SPECS, "a number")
 PRICE_EXAMPLE = '{ dist = "triangular", min = 140, mode = 150, max = 170 }'
 
-_COSTS_KEYS = ("currency", "power", "running", "waiting", "shortfall", "crews")
+_COSTS_KEYS = ("currency", "power", "running", "waiting", "shortfall", "crews", "integration")
 _POWER_KEYS = ("hall", "reserved_kw", "reservations", "price_per_kw_month", "over_per_kw_month",
                "energy_per_kwh", "pue", "load_factor", "notice_days", "minimum_term_days")
 _STEP_KEYS = ("day", "after", "notice_days", "kw")
@@ -99,8 +99,21 @@ def read_costs(root: Table) -> Costs | None:
         if shortfall is not None else ZERO,
         crew_per_day=crews.read(
             "per_crew_day", as_price, "8000", "what one retrofit crew costs per day")
-        if crews is not None else ZERO)
+        if crews is not None else ZERO,
+        **_read_integration_prices(t))
     return None if None in parts.values() else Costs(**parts)
+
+
+def _read_integration_prices(t: Table) -> dict:
+    """[costs.integration]: what an install team and a burn-in bay cost per day (each 0 when
+    absent)."""
+    prices = t.table("integration", ("per_team_day", "per_bay_day"), "", default=None)
+    if prices is None:
+        return {}
+    return {"team_per_day": prices.read("per_team_day", as_price, "6000", "what one install "
+                                        "team costs per day", default=ZERO),
+            "bay_per_day": prices.read("per_bay_day", as_price, "1500", "what one burn-in bay "
+                                       "costs per day", default=ZERO)}
 
 
 def _read_power(t: Table):

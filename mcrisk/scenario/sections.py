@@ -9,7 +9,8 @@ import datetime as _dt
 import math
 
 from mcrisk.core.errors import NO_VALUE
-from mcrisk.core.model import ZERO, BurnIn, Hall, Island, Ramp, Retrofit, Row, UnitType
+from mcrisk.core.model import (ZERO, BurnIn, Hall, Integration, Island, Ramp, Retrofit, Row,
+                               UnitType)
 
 from .distributions import DIST_EXAMPLE, as_date, as_distribution, largest_draw
 from .failures import ATTRITION_KEYS, EARLY_FAILURE_KEYS, read_attrition, read_early_failures
@@ -366,7 +367,8 @@ def expected_burn_in_attempts(fail_first: float, fail_retry: float, rma_after: i
 def read_halls(root: Table):
     seen_rows: dict[str, str] = {}
     halls, registry = read_entries(
-        root, "halls", ("id", "description", "power_cap_kw", "energized", "rows"),
+        root, "halls", ("id", "description", "power_cap_kw", "energized", "rows",
+                        "install_teams", "burn_in_bays"),
         lambda t: _read_hall(t, seen_rows), "hall id", "one per data hall")
     rows = [row for hall in halls or () for row in hall.rows or ()]
     complete = registry is not None and all(hall.rows is not None for hall in halls) \
@@ -393,7 +395,31 @@ def _read_hall(t: Table, seen_rows: dict[str, str]) -> Hall:
                       '[{ id = "A1", cooling = "air", positions = 2 }]', "the hall's rows")
     rows = tuple(_read_row(row, hall_id, seen_rows) for row in filter(None, tables or ()))
     complete = tables is not None and None not in tables
-    return Hall(hall_id, power_cap_kw, rows if complete else None, energized, description)
+    teams, bays = read_integration_keys(t, "the hall's own")
+    return Hall(hall_id, power_cap_kw, rows if complete else None, energized, description,
+                teams, bays)
+
+
+INTEGRATION_KEYS = ("install_teams", "burn_in_bays")
+_INTEGRATION_LIMIT = Limit(MAX_UNITS, "no scenario has more units")
+
+
+def read_integration_keys(t: Table, whose: str) -> tuple[int | None, int | None]:
+    """`install_teams` and `burn_in_bays` of a table: integers >= 1, None when absent
+    (unlimited, or the next level's)."""
+    return (t.read("install_teams", as_integer, "2", f"{whose} install teams: units installed "
+                   "at the same time", default=None, at_least=1, at_most=_INTEGRATION_LIMIT),
+            t.read("burn_in_bays", as_integer, "4", f"{whose} burn-in bays: units in burn-in at "
+                   "the same time", default=None, at_least=1, at_most=_INTEGRATION_LIMIT))
+
+
+def read_integration(root: Table) -> Integration:
+    """[integration]: the site's install teams and burn-in bays (each unlimited when absent),
+    shared by the units of every hall without its own."""
+    t = root.table("integration", INTEGRATION_KEYS, "", default=None)
+    if t is None:
+        return Integration()
+    return Integration(*read_integration_keys(t, "the site's"))
 
 
 def _read_row(t: Table, hall_id, seen_rows: dict[str, str]) -> Row:

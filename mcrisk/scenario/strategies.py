@@ -20,13 +20,13 @@ from .fleets import check_fleet
 from .limits import DAYS, MAX_ENTRIES, MAX_STRATEGIES, Limit
 from .reader import (Reader, Spec, Table, as_ids, as_integer, as_name, as_number,
                      as_string, check_ref, check_unique, count_text, count_ok)
-from .sections import read_description
+from .sections import read_description, read_integration_keys
 
 RESERVED_STRATEGY_NAMES = ("any", "all")   # --fail-if targets meaning every strategy
 # Every key a [[strategies]] entry may have: whoever writes a strategy back (mcrisk optimize)
 # reads it with these, so a key added here is a key the writer must know.
 STRATEGY_KEYS = ("name", "description", "place", "drain", "keep", "reservations", "crews",
-                 "acceptance")
+                 "acceptance", "install_teams", "burn_in_bays")
 
 
 @dataclass(frozen=True)
@@ -102,8 +102,9 @@ def read_strategy(t: Table) -> Strategy:
         _check_step_events(t, label, reservations, keep, place)
     acceptance = read_acceptance(t.table("acceptance", ACCEPTANCE_KEYS, "", default=None))
     check_acceptance(t, acceptance)
+    teams, bays = read_integration_keys(t, "the site's")
     return Strategy(name, placement, drains, description, reservations, _read_crews(t),
-                    keep or (), acceptance)
+                    keep or (), acceptance, install_teams=teams, burn_in_bays=bays)
 
 
 def _read_crews(t: Table) -> int | None:

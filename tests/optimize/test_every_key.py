@@ -81,7 +81,8 @@ def test_every_plan_written_back_runs_as_the_plan_with_optimize_jsons_figures(tm
     assert len(plans) == document["evaluation"]["top"]
     blocks = (out / "strategies.toml").read_text()
     for key in ("keep = ", "reservations = ", "acceptance = { soak_after_failures = 1, "
-                "soak_days = { dist = \"triangular\", min = 1, mode = 2, max = 6 } }"):
+                "soak_days = { dist = \"triangular\", min = 1, mode = 2, max = 6 } }",
+                "install_teams = 1\n", "burn_in_bays = 1\n"):
         assert blocks.count(key) == len(plans), key
     scenario = _appended(blocks, tmp_path)
     evaluation = document["evaluation"]
@@ -92,8 +93,9 @@ def test_every_plan_written_back_runs_as_the_plan_with_optimize_jsons_figures(tm
     template = load_scenario(SCENARIO).strategy("every-key")
     for plan in plans:
         strategy = load_scenario(scenario).strategy(plan["name"])
-        assert (strategy.keep, strategy.acceptance, strategy.reservations) == \
-            (template.keep, template.acceptance, template.reservations)
+        assert (strategy.keep, strategy.acceptance, strategy.reservations,
+                strategy.install_teams, strategy.burn_in_bays) == \
+            (template.keep, template.acceptance, template.reservations, 1, 1)
         ran = summary["strategies"][plan["name"]]
         for label, estimate in plan["statistics"].items():
             assert _statistic(ran, label) == estimate["value"], (plan["name"], label)

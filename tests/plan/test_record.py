@@ -75,7 +75,8 @@ def test_shape_parameters_are_read_off_the_arrays(reference_plan):
     assert cuda.plan_shapes(p) == {
         "n_quantities": p.n_quantities, "n_strategies": p.n_strategies, "n_nodes": p.n_nodes,
         "dep_width": p.dep_idx.shape[1], "crew_width": p.crew_node.shape[1],
-        "unlock_width": p.unlock_block.shape[1], "n_cap_events": p.cap_event_node.shape[0],
+        "unlock_width": p.unlock_block.shape[1], "pool_width": p.pool_first.shape[1],
+        "n_cap_events": p.cap_event_node.shape[0],
         "n_islands": p.island_cap0.shape[0], "n_power_events": p.power_event_node.shape[0],
         "n_halls": p.hall_cap.shape[0], "n_completion": p.completion_node.shape[0],
         "n_demand": p.demand_day.shape[0], "n_spans": p.span_cost.shape[0],

@@ -1,4 +1,4 @@
-"""The milestones' binned store (results.milestones._Bins, compiled in results.milestone_chunks)
+"""The milestones' binned store (results.milestone_store.MilestoneBins, compiled in results.milestone_chunks)
 against a slow obvious implementation of the documented rule: the window from the first
 scenarios' times, every time inside it in its bin, every one outside it kept exactly, then each
 order statistic read off the sorted times."""
@@ -9,7 +9,8 @@ import math
 import numpy as np
 import pytest
 
-from mcrisk.results.milestones import BIN_DAYS, _Bins, bins_per_milestone, exact_scenarios
+from mcrisk.results.milestones import BIN_DAYS
+from mcrisk.results.milestone_store import MilestoneBins, bins_per_milestone, exact_scenarios
 
 SHARE = 0.001
 
@@ -67,8 +68,8 @@ def _columns(rng: np.random.Generator, n: int) -> np.ndarray:
     return out
 
 
-def _fill(values: np.ndarray, keep: int, n_bins: int, chunks) -> _Bins:
-    bins = _Bins(values[:keep].T.copy(), BIN_DAYS, n_bins)
+def _fill(values: np.ndarray, keep: int, n_bins: int, chunks) -> MilestoneBins:
+    bins = MilestoneBins(values[:keep].T.copy(), BIN_DAYS, n_bins)
     start = 0
     for size in chunks:
         bins.add(values[start:start + size].T.copy())
@@ -121,7 +122,7 @@ def test_the_window_sits_where_the_first_scenarios_are():
     [9, 11] (a day each side) in 2.56 days of bins 0.04 wide, and a time on day 30 later is a
     tail, kept exactly."""
     first = np.full((1, 100), 10.0)
-    bins = _Bins(first, BIN_DAYS, 64)
+    bins = MilestoneBins(first, BIN_DAYS, 64)
     assert bins.exponent[0] == 2 and bins.origin[0] == 900 >> 2    # floor(9 / 0.01) >> 2
     bins.add(np.array([[10.0, 10.02, 30.0, 10.0]]))
     assert bins.counts.sum() == 3 and [t[1].tolist() for t in bins.tails] == [[30.0]]

@@ -188,8 +188,8 @@ def strategy_costs(p, s, world, node_time, n, times, order, rows):
             rows[l, N_METRICS + COST_SHORTFALL] = \
                 (p.shortfall_rate * price(p.shortfall_price_q, world, l)) \
                 * rows[l, SHORTFALL_GPU_DAYS]
-    # 5. Crews: engaged from the first crew row's start to the last one's finish.
-    rows_of_s = p.n_crew_rows[s]
+    # 5. Crews: engaged from the first row retrofit's start to the last one's finish.
+    rows_of_s = p.n_retrofit_rows[s]
     if p.crew_rate[s] != 0.0 and rows_of_s > 0:
         for l in range(n):
             first = math.inf
@@ -208,6 +208,28 @@ def strategy_costs(p, s, world, node_time, n, times, order, rows):
                 last = max(last, finish)
             rows[l, N_METRICS + COST_CREWS] = \
                 (p.crew_rate[s] * price(p.crew_price_q, world, l)) \
+                * max(0.0, clip(last, p.window_start, p.horizon)
+                      - clip(first, p.window_start, p.horizon))
+    # 5b. Install teams and burn-in bays: each pool, as the crews, from its first start to its
+    # last end (a member is busy for the install's or burn-in's days past its row's time).
+    for w in range(p.n_pools[s]):
+        if p.pool_rate[s, w] == 0.0:
+            continue
+        for l in range(n):
+            first = math.inf
+            last = -math.inf
+            for r in range(p.n_retrofit_rows[s], p.n_crew_rows[s]):
+                v = p.crew_node[s, r]
+                if p.crew_first[s, v] != p.pool_first[s, w]:
+                    continue
+                begin = node_time[v, l]
+                end = begin
+                if p.crew_hold_q[s, v] >= 0:
+                    end = begin + world[p.crew_hold_q[s, v], l]
+                first = min(first, begin)
+                last = max(last, end)
+            rows[l, N_METRICS + COST_CREWS] += \
+                (p.pool_rate[s, w] * price(p.pool_price_q[s, w], world, l)) \
                 * max(0.0, clip(last, p.window_start, p.horizon)
                       - clip(first, p.window_start, p.horizon))
     # 6. One-offs.

@@ -118,7 +118,7 @@ def _kernel(sources: str):
                 min(count, (b + 1) * block), metrics, world, node_times, keep_nodes, status,
                 np.empty((p.q_kind.shape[0], LANES)), np.empty((n_nodes, LANES)),
                 np.empty(n_nodes, dtype=np.int32), np.empty((n_nodes, LANES)),
-                np.empty((max(p.n_crews.max(), 1), LANES)), np.empty((n_events, LANES)),
+                np.empty((max(p.n_slots.max(), 1), LANES)), np.empty((n_events, LANES)),
                 np.empty((n_events, LANES), dtype=np.int64), np.empty(p.island_cap0.shape[0]),
                 np.empty(p.hall_cap.shape[0]), np.empty((3, LANES)),
                 np.empty(n_nodes, dtype=np.bool_), np.empty(n_nodes, dtype=np.int32),

@@ -110,21 +110,26 @@ def _time_block_lane(p, s, b, world, node_time, crew_ready_at, l):
 
 
 @jit_inline
-def _give_crew(p, crews, s, v, world, node_time, ready, crew_free, l):
-    """Crew row v, ready at `ready`, gets the crew free first in lane l (the lowest-numbered
-    of equals; strategy s has `crews` of them): node_time[v, l] and that crew's next free
-    day."""
-    crew = 0
-    for c in range(1, crews):
+def _give_crew(p, s, v, world, node_time, ready, crew_free, l):
+    """Crew row v, ready at `ready`, gets the slot of its pool (retrofit crews, a hall's or
+    the site's install teams or burn-in bays) free first in lane l (the lowest-numbered of
+    equals): node_time[v, l] and that slot's next free day (its time, plus the install's or
+    burn-in's days for a team or a bay)."""
+    first = p.crew_first[s, v]
+    crew = first
+    for c in range(first + 1, first + p.crew_count[s, v]):
         if crew_free[c, l] < crew_free[crew, l]:
             crew = c
     begin = max(ready, crew_free[crew, l])
     node_time[v, l] = _node_time(p, s, v, world, begin, l)
-    crew_free[crew, l] = node_time[v, l]
+    free = node_time[v, l]
+    if p.crew_hold_q[s, v] >= 0:
+        free += world[p.crew_hold_q[s, v], l]
+    crew_free[crew, l] = free
 
 
 @jit_inline
-def _crews_by_lane(p, crews, s, world, node_time, waiting, crew_ready_at, crew_free, lane_waiting,
+def _crews_by_lane(p, s, world, node_time, waiting, crew_ready_at, crew_free, lane_waiting,
                    l, n_done):
     """The reference's crew loop in lane l, from where the lanes parted: the earliest-ready
     row whose deps are all timed gets a crew, and the blocks waiting for it are timed once
@@ -145,7 +150,7 @@ def _crews_by_lane(p, crews, s, world, node_time, waiting, crew_ready_at, crew_f
             return n_done
         v = p.crew_node[s, pick]
         crew_ready_at[v, l] = math.inf
-        _give_crew(p, crews, s, v, world, node_time, picked_ready, crew_free, l)
+        _give_crew(p, s, v, world, node_time, picked_ready, crew_free, l)
         n_done += 1
         for j in range(p.unlock_ptr[s, pick], p.unlock_ptr[s, pick + 1]):
             b = p.unlock_block[s, j]
@@ -170,7 +175,6 @@ def schedule_nodes(p, s, world, node_time, n, waiting, crew_ready_at, crew_free,
     crew yet) and waiting[b] are the same in every lane until the lanes part.
     """
     n_rows = p.n_crew_rows[s]
-    crews = p.n_crews[s]
     for r in range(n_rows):
         row_ready[p.crew_node[s, r]] = 0
         for l in range(n):
@@ -184,7 +188,7 @@ def schedule_nodes(p, s, world, node_time, n, waiting, crew_ready_at, crew_free,
         row_ready[v] = p.node_kind[s, v] == NODE_CREW
     for l in range(n):
         deadlock[l] = False
-        for c in range(crews):
+        for c in range(p.n_slots[s]):
             crew_free[c, l] = 0.0
     while True:
         # One row ready for a crew: every lane gives it the crew free first, all at once.
@@ -202,7 +206,7 @@ def schedule_nodes(p, s, world, node_time, n, waiting, crew_ready_at, crew_free,
             ready = crew_ready_at[v, l]
             crew_ready_at[v, l] = math.inf
             deadlock[l] |= not ready < math.inf     # the reference finds no row to pick
-            _give_crew(p, crews, s, v, world, node_time, ready, crew_free, l)
+            _give_crew(p, s, v, world, node_time, ready, crew_free, l)
         n_done += 1
         for j in range(p.unlock_ptr[s, pick], p.unlock_ptr[s, pick + 1]):
             b = p.unlock_block[s, j]
@@ -216,7 +220,7 @@ def schedule_nodes(p, s, world, node_time, n, waiting, crew_ready_at, crew_free,
     for l in range(n):
         lane_done = n_done
         if n_open > 1:                                     # the lanes part
-            lane_done = _crews_by_lane(p, crews, s, world, node_time, waiting, crew_ready_at,
+            lane_done = _crews_by_lane(p, s, world, node_time, waiting, crew_ready_at,
                                        crew_free, lane_waiting, l, n_done)
         ok &= lane_done == total and not deadlock[l]
     if n_open > 1:

@@ -161,13 +161,14 @@ def add_power_over(plan: CompiledScenario, s: int, node_time: np.ndarray, world:
 
 def crew_days(plan: CompiledScenario, s: int, node_time: np.ndarray,
               world: np.ndarray) -> np.ndarray:
-    """Days in the window from the first crew row's start to the last one's finish (a row
-    starts its duration, the additive terms of its node, before it finishes)."""
+    """Days in the window from the first row retrofit's start to the last one's finish (a row
+    starts its duration, the additive terms of its node, before it finishes); the crew rows
+    after the retrofits are install teams' and burn-in bays'."""
     start, horizon = plan.window_start, plan.horizon
     n = node_time.shape[0]
     first = np.full(n, np.inf)
     last = np.full(n, -np.inf)
-    for r in range(plan.n_crew_rows[s]):
+    for r in range(plan.n_retrofit_rows[s]):
         v = plan.crew_node[s, r]
         finish = node_time[:, v]
         duration = np.zeros(n)
@@ -177,6 +178,28 @@ def crew_days(plan: CompiledScenario, s: int, node_time: np.ndarray,
         duration = duration + plan.node_add_const[s, v]
         first = np.minimum(first, finish - duration)
         last = np.maximum(last, finish)
+    return np.maximum(0.0, clip_to_window(last, start, horizon)
+                      - clip_to_window(first, start, horizon))
+
+
+def pool_days(plan: CompiledScenario, s: int, w: int, node_time: np.ndarray,
+              world: np.ndarray) -> np.ndarray:
+    """Days in the window from pool w's first start (a team or bay row's time) to its last
+    end (that time plus the install's or burn-in's days the member stays busy)."""
+    start, horizon = plan.window_start, plan.horizon
+    n = node_time.shape[0]
+    first = np.full(n, np.inf)
+    last = np.full(n, -np.inf)
+    for r in range(plan.n_retrofit_rows[s], plan.n_crew_rows[s]):
+        v = plan.crew_node[s, r]
+        if plan.crew_first[s, v] != plan.pool_first[s, w]:
+            continue
+        begin = node_time[:, v]
+        end = begin
+        if plan.crew_hold_q[s, v] >= 0:
+            end = begin + world[:, plan.crew_hold_q[s, v]]
+        first = np.minimum(first, begin)
+        last = np.maximum(last, end)
     return np.maximum(0.0, clip_to_window(last, start, horizon)
                       - clip_to_window(first, start, horizon))
 
@@ -192,10 +215,14 @@ def strategy_costs(plan: CompiledScenario, s: int, node_time: np.ndarray, world:
     if plan.shortfall_rate != 0.0:
         costs[:, COST_SHORTFALL] = (
             (plan.shortfall_rate * price(world, plan.shortfall_price_q)) * shortfall)
-    if plan.crew_rate[s] != 0.0 and plan.n_crew_rows[s] > 0:
+    if plan.crew_rate[s] != 0.0 and plan.n_retrofit_rows[s] > 0:
         costs[:, COST_CREWS] = (
             (plan.crew_rate[s] * price(world, plan.crew_price_q)) * crew_days(plan, s, node_time,
                                                                            world))
+    for w in range(plan.n_pools[s]):             # install teams and burn-in bays, as crews
+        if plan.pool_rate[s, w] != 0.0:
+            costs[:, COST_CREWS] += ((plan.pool_rate[s, w] * price(world, plan.pool_price_q[s, w]))
+                                     * pool_days(plan, s, w, node_time, world))
     for u in range(plan.lump_amount.shape[0]):
         amount = plan.lump_amount[u]
         if amount != 0.0:

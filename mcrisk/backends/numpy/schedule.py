@@ -1,5 +1,5 @@
-"""node_time[scenario, node] of one strategy (NumPy reference): max-plus sweeps, crews by
-ready time.
+"""node_time[scenario, node] of one strategy (NumPy reference): max-plus sweeps, crews (and
+install teams, burn-in bays) by ready time.
 
 Pairs: numba/schedule.py and kernels/schedule.cuh (which time the compiled crew schedule's
 blocks instead of sweeping, with the same result).
@@ -41,7 +41,7 @@ def schedule_nodes(plan: CompiledScenario, s: int, world: np.ndarray) -> np.ndar
     n, n_nodes = world.shape[0], plan.n_nodes
     node_time = np.full((n, n_nodes), np.nan)
     computed = np.zeros((n, n_nodes), dtype=bool)
-    crew_free = np.zeros((n, plan.n_crews[s]))
+    crew_free = np.zeros((n, plan.n_slots[s]))       # retrofit crews, then teams and bays
     crew_nodes = [v for v in range(n_nodes) if plan.node_kind[s, v] == NODE_CREW]
     rows = np.arange(n)
     for _ in range(len(crew_nodes) + 1):
@@ -65,14 +65,20 @@ def schedule_nodes(plan: CompiledScenario, s: int, world: np.ndarray) -> np.ndar
         pick = np.argmin(ready, axis=1)          # ties: the lower node id
         picked_ready = ready[rows, pick]
         go = np.isfinite(picked_ready)
-        crew = np.argmin(crew_free, axis=1)
-        begin = np.maximum(picked_ready, crew_free[rows, crew])
         for j, v in enumerate(crew_nodes):
             sel = go & (pick == j)
             if sel.any():
-                node_time[sel, v] = _node_time(plan, s, v, world[sel], begin[sel])
+                # the slot of its pool free first (ties: the lower slot)
+                first = plan.crew_first[s, v]
+                crew = first + np.argmin(crew_free[sel, first:first + plan.crew_count[s, v]],
+                                         axis=1)
+                begin = np.maximum(picked_ready[sel], crew_free[rows[sel], crew])
+                node_time[sel, v] = _node_time(plan, s, v, world[sel], begin)
                 computed[sel, v] = True
-                crew_free[rows[sel], crew[sel]] = node_time[sel, v]
+                free = node_time[sel, v]
+                if plan.crew_hold_q[s, v] >= 0:  # a team or bay: busy for the install/burn-in
+                    free = free + world[sel, plan.crew_hold_q[s, v]]
+                crew_free[rows[sel], crew] = free
     if not computed.all():
         raise RuntimeError("schedule_nodes left nodes unscheduled: a deadlock past validation")
     return node_time
