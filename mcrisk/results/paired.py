@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import binomial
-from .quantiles import lerp, quantile_position
+from .quantiles import linear_quantile
 
 
 def mcnemar(b: int, c: int) -> float:
@@ -26,15 +26,9 @@ def mcnemar(b: int, c: int) -> float:
 
 def pooled_quantile(x: np.ndarray, y: np.ndarray, p: float) -> float:
     """The p-quantile of x and y pooled, as numpy.quantile's default method gives it (NaN
-    when a value is NaN), from one partition of the pooled copy in place (numpy.quantile
-    would copy the 2n values once more)."""
-    pooled = np.concatenate([x, y])
-    if np.isnan(pooled).any():
-        return float("nan")
-    previous, following, gamma = quantile_position(pooled.size, p)
-    pooled.partition([previous, following])
-    with np.errstate(invalid="ignore"):
-        return lerp(pooled[previous], pooled[following], gamma)
+    when a value is NaN), from the order statistics of the two read as one
+    (quantiles.linear_quantile: no pooled copy, no sort of a large column)."""
+    return linear_quantile(x, p, other=y)
 
 
 def paired_quantile_test(x: np.ndarray, y: np.ndarray, p: float,

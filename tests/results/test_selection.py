@@ -1,0 +1,125 @@
+"""Order statistics without a sort (results.selection, results.quantiles) against their
+specification, numpy itself: numpy.sort(values)[ranks], numpy.quantile's 'linear' and
+'inverted_cdf' methods, on columns built to trip a bucketing selection (atoms at both ends
+and inside, infinities, NaN, a range too wide or too narrow to scale, pooled pairs)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mcrisk.results import quantiles, selection
+from mcrisk.results.quantiles import (inverted_cdf_quantiles, linear_quantile,
+                                      order_statistics)
+
+
+def _columns() -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(7)
+    n = 5_000
+    smooth = rng.gamma(2.0, 50.0, n)
+    atoms = np.where(rng.random(n) < 0.6, 0.0, smooth)
+    atoms[rng.random(n) < 0.1] = smooth.max()                         # an atom at the top
+    inner = np.where(rng.random(n) < 0.5, 1012.44928, rng.uniform(0, 2048, n))
+    steps = np.round(smooth)                                           # integers: many ties
+    infinite = np.where(rng.random(n) < 0.1, np.inf, smooth)
+    infinite[rng.random(n) < 0.05] = -np.inf
+    nan = smooth.copy()
+    nan[rng.integers(0, n, 30)] = np.nan
+    wide = np.concatenate([rng.normal(0, 1, n - 2), [-1.7e308, 1.7e308]])   # hi - lo: inf
+    narrow = 1e-310 * rng.integers(1, 4, n)                            # subnormal range
+    heavy = rng.pareto(0.5, n)                                         # most in one bucket
+    return {"smooth": smooth, "atoms": atoms, "inner atom": inner, "steps": steps,
+            "infinite": infinite, "nan": nan, "wide": wide, "narrow": narrow,
+            "heavy": heavy, "constant": np.full(n, 3.25), "one": np.array([2.5])}
+
+
+COLUMNS = _columns()
+
+
+def _all_ranks(n: int) -> np.ndarray:
+    rng = np.random.default_rng(n)
+    picked = {0, n - 1, n // 2, (9 * n) // 10} | set(rng.integers(0, n, 40).tolist())
+    return np.array(sorted(picked), dtype=np.int64)
+
+
+@pytest.mark.parametrize("name", list(COLUMNS))
+def test_select_ranks_reads_the_sorted_column(name):
+    values = COLUMNS[name]
+    ranks = _all_ranks(values.size)
+    out = np.empty(ranks.size)
+    selection.select_ranks(values, np.empty(0), ranks, out)
+    np.testing.assert_array_equal(out, np.sort(values)[ranks])
+    every = np.arange(values.size, dtype=np.int64)                     # every rank at once
+    out = np.empty(values.size)
+    selection.select_ranks(values, np.empty(0), every, out)
+    np.testing.assert_array_equal(out, np.sort(values))
+
+
+@pytest.mark.parametrize("name", ["smooth", "atoms", "nan", "infinite"])
+def test_select_ranks_reads_two_arrays_as_one(name):
+    x = COLUMNS[name]
+    y = COLUMNS["steps"][::-1][:3_000]
+    ranks = _all_ranks(x.size + y.size)
+    out = np.empty(ranks.size)
+    selection.select_ranks(x, y, ranks, out)
+    np.testing.assert_array_equal(out, np.sort(np.concatenate([x, y]))[ranks])
+
+
+@pytest.fixture(params=["sorted", "compiled"])
+def path(request, monkeypatch):
+    """order_statistics' two ways: the sort (small columns) and the compiled selection,
+    with a spy that says whether the selection ran."""
+    calls = []
+    real = selection.select_ranks
+
+    def spy(*args):
+        calls.append(args[0].size)
+        return real(*args)
+
+    monkeypatch.setattr(selection, "select_ranks", spy)
+    threshold = 1 if request.param == "compiled" else 10 ** 12
+    monkeypatch.setattr(quantiles, "_compiled_from", lambda: threshold)
+    yield request.param
+    assert bool(calls) == (request.param == "compiled")       # the fast path really ran
+
+
+@pytest.mark.parametrize("name", list(COLUMNS))
+def test_order_statistics_is_numpy_sort(path, name):
+    values = COLUMNS[name]
+    ranks = _all_ranks(values.size)
+    np.testing.assert_array_equal(order_statistics(values, ranks), np.sort(values)[ranks])
+    strided = np.stack([values, -values], axis=1)[:, 0]                 # a column of a table
+    np.testing.assert_array_equal(order_statistics(strided, ranks), np.sort(values)[ranks])
+
+
+def test_order_statistics_with_overwrite_leaves_no_wrong_answer(path):
+    values = COLUMNS["atoms"].copy()
+    ranks = _all_ranks(values.size)
+    assert np.array_equal(order_statistics(values, ranks, overwrite=True),
+                          np.sort(COLUMNS["atoms"])[ranks])
+
+
+@pytest.mark.parametrize("name", list(COLUMNS))
+def test_linear_quantile_is_numpy_quantile_to_the_bit(path, name):
+    values = COLUMNS[name]
+    with np.errstate(invalid="ignore", over="ignore"):
+        for q in (0.0, 0.1, 0.5, 0.9, 0.99, 0.999, 1.0):
+            expected = float(np.quantile(values, q))
+            got = linear_quantile(values, q)
+            assert got == expected or (np.isnan(got) and np.isnan(expected)), (q, got, expected)
+            other = COLUMNS["steps"][:777]
+            pooled = float(np.quantile(np.concatenate([values, other]), q))
+            got = linear_quantile(values, q, other=other)
+            assert got == pooled or (np.isnan(got) and np.isnan(pooled)), (q, got, pooled)
+
+
+@pytest.mark.parametrize("name", list(COLUMNS))
+def test_inverted_cdf_quantiles_are_numpy_quantile(path, name):
+    values = COLUMNS[name]
+    levels = np.linspace(0.0, 1.0, 401)                 # the report's curves
+    for n in (values.size, max(1, values.size - 1), max(1, values.size // 7)):
+        part = values[:n]
+        np.testing.assert_array_equal(inverted_cdf_quantiles(part, levels),
+                                      np.quantile(part, levels, method="inverted_cdf"))
+        assert (float(inverted_cdf_quantiles(part, 0.999))
+                == float(np.quantile(part, 0.999, method="inverted_cdf"))
+                or np.isnan(part).any())
