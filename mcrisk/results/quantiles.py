@@ -43,7 +43,7 @@ def order_statistics(values: np.ndarray, ranks, other: np.ndarray | None = None,
     other = None if other is None else np.asarray(other, dtype=np.float64).ravel()
     ranks = np.asarray(ranks, dtype=np.int64)
     size = values.size + (0 if other is None else other.size)
-    select = _compiled_selection() if size >= _compiled_from() else None
+    select = _compiled_selection() if size >= compiled_from() else None
     if select is not None:
         out = np.empty(ranks.size)
         select(np.ascontiguousarray(values).ravel(), np.empty(0) if other is None else other,
@@ -57,8 +57,9 @@ def order_statistics(values: np.ndarray, ranks, other: np.ndarray | None = None,
     return np.sort(values.ravel())[ranks]
 
 
-def _compiled_from() -> int:
-    """core.tasks.COMPILED_FROM, or never where Numba cannot be imported (core.tasks needs it)."""
+def compiled_from() -> int:
+    """core.tasks.COMPILED_FROM (the fewest scenarios the compiled loops of results take), or
+    never where Numba cannot be imported (core.tasks needs it)."""
     # lazily: a summary of a few values (and `mcrisk validate`) never loads Numba
     try:
         from ..core.tasks import COMPILED_FROM

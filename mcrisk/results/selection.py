@@ -113,3 +113,80 @@ def select_ranks(a, b, ranks, out):
             segment.sort()                          # NaN never here: it has its own bucket
             sorted_upto = k
         out[j] = segment[ranks[j] - counts[k]]
+
+
+RADIX_BITS = 11                 # stable_argsort: a digit's bits (2,048 counters a pass)
+
+
+@jit
+def _sort_key(x) -> np.uint64:
+    """An unsigned key whose order is numpy.sort's order of floats: -0.0 as 0.0 (they are
+    equal, so ties), every NaN last and equal to every other NaN."""
+    if np.isnan(x):
+        return np.uint64(0xFFFFFFFFFFFFFFFF)
+    if x == 0.0:
+        x = 0.0
+    bits = np.float64(x).view(np.uint64)
+    if bits >> np.uint64(63):
+        return ~bits                                # negative: larger magnitude first
+    return bits | np.uint64(0x8000000000000000)
+
+
+@compiled
+def stable_argsort(values, order):
+    """order = numpy.argsort(values, kind='stable'): ties (-0.0 with 0.0, NaN with NaN) in
+    index order, NaN last. An LSD radix sort of _sort_key, RADIX_BITS a pass (stable, so the
+    indices of ties stay in order); a pass whose digit every key shares is skipped (a
+    narrow range, small integers)."""
+    n = values.size
+    passes = (64 + RADIX_BITS - 1) // RADIX_BITS
+    size = 1 << RADIX_BITS
+    mask = np.uint64(size - 1)
+    keys = np.empty(n, np.uint64)
+    counts = np.zeros((passes, size), np.int64)
+    for i in range(n):
+        key = _sort_key(values[i])
+        keys[i] = key
+        for p in range(passes):
+            counts[p, (key >> np.uint64(p * RADIX_BITS)) & mask] += 1
+    for i in range(n):
+        order[i] = i
+    other_keys = np.empty(n, np.uint64)
+    other_order = np.empty(n, np.int64)
+    for p in range(passes):
+        shift = np.uint64(p * RADIX_BITS)
+        if counts[p, (keys[0] >> shift) & mask] == n:  # every key has this digit
+            continue
+        start = 0
+        for d in range(size):                       # counts -> where each digit's run starts
+            c = counts[p, d]
+            counts[p, d] = start
+            start += c
+        for i in range(n):
+            d = (keys[i] >> shift) & mask
+            j = counts[p, d]
+            counts[p, d] = j + 1
+            other_keys[j] = keys[i]
+            other_order[j] = order[i]
+        keys, other_keys = other_keys, keys
+        order[:] = other_order
+
+
+@compiled
+def average_ranks(values, order, ranks):
+    """ranks = drivers.average_ranks(values, order) (scipy.stats.rankdata's 'average': ties
+    share the mean of their 1-based ranks; all NaN when a value is NaN), from `order`, any
+    argsort of values, in one walk over it."""
+    n = values.size
+    if n and np.isnan(values[order[n - 1]]):        # NaN sorts last
+        ranks[:] = np.nan
+        return
+    start = 0
+    while start < n:
+        end = start + 1
+        while end < n and values[order[end]] == values[order[start]]:
+            end += 1
+        shared = 0.5 * (start + end + 1)
+        for j in range(start, end):
+            ranks[order[j]] = shared
+        start = end

@@ -77,7 +77,7 @@ def path(request, monkeypatch):
 
     monkeypatch.setattr(selection, "select_ranks", spy)
     threshold = 1 if request.param == "compiled" else 10 ** 12
-    monkeypatch.setattr(quantiles, "_compiled_from", lambda: threshold)
+    monkeypatch.setattr(quantiles, "compiled_from", lambda: threshold)
     yield request.param
     assert bool(calls) == (request.param == "compiled")       # the fast path really ran
 
@@ -123,3 +123,59 @@ def test_inverted_cdf_quantiles_are_numpy_quantile(path, name):
         assert (float(inverted_cdf_quantiles(part, 0.999))
                 == float(np.quantile(part, 0.999, method="inverted_cdf"))
                 or np.isnan(part).any())
+
+
+def _orderings() -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(11)
+    n = 4_000
+    signed_zeros = np.where(rng.random(n) < 0.5, -0.0, 0.0)
+    signed_zeros[rng.random(n) < 0.2] = 1.5
+    return {**COLUMNS, "signed zeros": signed_zeros,
+            "flags": (rng.random(n) < 0.1) * 1.0,
+            "negative": -COLUMNS["smooth"][:n],
+            "nan payloads": np.where(rng.random(n) < 0.1, -np.nan, rng.normal(size=n))}
+
+
+ORDERINGS = _orderings()
+
+
+@pytest.mark.parametrize("name", list(ORDERINGS))
+def test_stable_argsort_is_numpys_stable_argsort(name):
+    values = ORDERINGS[name]
+    order = np.empty(values.size, np.int64)
+    selection.stable_argsort(values, order)
+    np.testing.assert_array_equal(order, np.argsort(values, kind="stable"))
+
+
+@pytest.mark.parametrize("name", list(ORDERINGS))
+def test_compiled_average_ranks_are_scipys_rankdata(name):
+    from scipy import stats
+
+    from mcrisk.results import drivers
+
+    values = ORDERINGS[name]
+    expected = stats.rankdata(values)          # scipy: all NaN where a value is NaN
+    if np.isnan(values).any():
+        expected = np.full(values.size, np.nan)
+    for order in (np.argsort(values), np.argsort(values, kind="stable")):
+        ranks = np.empty(values.size)
+        selection.average_ranks(values, order, ranks)
+        np.testing.assert_array_equal(ranks, expected)
+    np.testing.assert_array_equal(drivers.average_ranks(values, np.argsort(values)), expected)
+
+
+def test_drivers_are_the_same_through_the_compiled_loops(monkeypatch, reference_plan):
+    """drivers_summary with every column ranked by the compiled loops (results.selection)
+    equals the NumPy specification's, and the loops really ran."""
+    from mcrisk.backends.numpy.driver import simulate_chunk
+    from mcrisk.results import drivers
+
+    metrics, world = simulate_chunk(reference_plan, 3, 0, 600)[:2]
+    monkeypatch.setattr(drivers, "compiled_from", lambda: 10 ** 12)
+    expected = drivers.drivers_summary(reference_plan, metrics, world)
+    calls = []
+    real = selection.stable_argsort
+    monkeypatch.setattr(selection, "stable_argsort", lambda *a: calls.append(1) or real(*a))
+    monkeypatch.setattr(drivers, "compiled_from", lambda: 1)
+    assert drivers.drivers_summary(reference_plan, metrics, world) == expected
+    assert calls

@@ -212,7 +212,7 @@ def test_summarize_sorts_each_metric_once_and_selects_nothing_else(monkeypatch):
     real = selection.select_ranks
     monkeypatch.setattr(selection, "select_ranks",
                         lambda *args: selected.append(1) or real(*args))
-    monkeypatch.setattr(quantiles, "_compiled_from", lambda: 100)
+    monkeypatch.setattr(quantiles, "compiled_from", lambda: 100)
     counting.calls = {name: 0 for name in _CountingNumpy.COUNTED}
     assert summarize(metrics, ("a", "b", "c")) == document
     assert counting.calls == {name: 0 for name in _CountingNumpy.COUNTED}
