@@ -119,7 +119,7 @@ RADIX_BITS = 11                 # stable_argsort: a digit's bits (2,048 counters
 
 
 @jit
-def _sort_key(x) -> np.uint64:
+def sort_key(x) -> np.uint64:
     """An unsigned key whose order is numpy.sort's order of floats: -0.0 as 0.0 (they are
     equal, so ties), every NaN last and equal to every other NaN."""
     if np.isnan(x):
@@ -135,7 +135,7 @@ def _sort_key(x) -> np.uint64:
 @compiled
 def stable_argsort(values, order):
     """order = numpy.argsort(values, kind='stable'): ties (-0.0 with 0.0, NaN with NaN) in
-    index order, NaN last. An LSD radix sort of _sort_key, RADIX_BITS a pass (stable, so the
+    index order, NaN last. An LSD radix sort of sort_key, RADIX_BITS a pass (stable, so the
     indices of ties stay in order); a pass whose digit every key shares is skipped (a
     narrow range, small integers)."""
     n = values.size
@@ -145,7 +145,7 @@ def stable_argsort(values, order):
     keys = np.empty(n, np.uint64)
     counts = np.zeros((passes, size), np.int64)
     for i in range(n):
-        key = _sort_key(values[i])
+        key = sort_key(values[i])
         keys[i] = key
         for p in range(passes):
             counts[p, (key >> np.uint64(p * RADIX_BITS)) & mask] += 1
