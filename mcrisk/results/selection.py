@@ -1,4 +1,10 @@
-"""Order statistics of many scenarios without sorting them (Numba), for mcrisk.results.quantiles.
+"""Order statistics of many scenarios without sorting them, and the other passes over every
+scenario that the statistics make, in compiled loops (Numba).
+
+The NumPy functions they stand for stay the specification, and the tests hold these loops to
+them: select_ranks (quantiles.order_statistics), stable_argsort and average_ranks
+(drivers.stable_order and drivers.average_ranks), crossings (paired.crossings). Each is
+used from core.tasks.COMPILED_FROM scenarios on.
 
 quantiles.order_statistics is the specification: numpy.sort(values)[ranks] (NaN last). What
 is here is only how fast a summary, a curve or a paired test reads a few ranks out of a
@@ -190,3 +196,21 @@ def average_ranks(values, order, ranks):
         for j in range(start, end):
             ranks[order[j]] = shared
         start = end
+
+
+@compiled
+def crossings(x, y, q, counts):
+    """counts = [#(x <= q < y), #(y <= q < x), #(x < q <= y), #(y < q <= x)]: the pairs that
+    cross q upwards and downwards, with "above" as > q and as >= q (paired.crossings, the
+    counts of paired.paired_quantile_test), in one pass over the pairs; a NaN is never
+    above (nor at) q."""
+    up_gt, down_gt, up_ge, down_ge = 0, 0, 0, 0
+    for i in range(x.size):
+        a, b = x[i], y[i]
+        a_gt, b_gt = a > q, b > q
+        a_ge, b_ge = a >= q, b >= q
+        up_gt += 1 if b_gt and not a_gt else 0
+        down_gt += 1 if a_gt and not b_gt else 0
+        up_ge += 1 if b_ge and not a_ge else 0
+        down_ge += 1 if a_ge and not b_ge else 0
+    counts[0], counts[1], counts[2], counts[3] = up_gt, down_gt, up_ge, down_ge

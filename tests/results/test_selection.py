@@ -179,3 +179,23 @@ def test_drivers_are_the_same_through_the_compiled_loops(monkeypatch, reference_
     monkeypatch.setattr(drivers, "compiled_from", lambda: 1)
     assert drivers.drivers_summary(reference_plan, metrics, world) == expected
     assert calls
+
+
+@pytest.mark.parametrize("name", ["smooth", "atoms", "inner atom", "nan", "infinite"])
+def test_compiled_crossings_are_the_numpy_counts(monkeypatch, name):
+    from mcrisk.results import paired
+
+    x = COLUMNS[name]
+    y = np.roll(COLUMNS["steps"], 3)[:x.size]
+    y[::7] = x[::7]                                          # ties across the pair
+    strided = np.stack([x, y], axis=1)                       # columns of a table
+    for q in (0.0, float(np.median(x[np.isfinite(x)])), 1012.44928, np.inf, np.nan):
+        monkeypatch.setattr(paired, "compiled_from", lambda: 10 ** 12)
+        expected = paired.crossings(x, y, q)
+        brute = tuple((sum(1 for a, b in zip(x, y) if not above(a) and above(b)),
+                       sum(1 for a, b in zip(x, y) if above(a) and not above(b)))
+                      for above in (lambda v: v > q, lambda v: v >= q))
+        assert expected == brute
+        monkeypatch.setattr(paired, "compiled_from", lambda: 1)
+        assert paired.crossings(x, y, q) == expected
+        assert paired.crossings(strided[:, 0], strided[:, 1], q) == expected
