@@ -8,8 +8,11 @@ import numpy as np
 import pytest
 
 from mcrisk.results import quantiles, selection
-from mcrisk.results.quantiles import (inverted_cdf_quantiles, linear_quantile,
-                                      order_statistics)
+from mcrisk.results.quantiles import (
+    inverted_cdf_quantiles,
+    linear_quantile,
+    order_statistics,
+)
 
 
 def _columns() -> dict[str, np.ndarray]:
@@ -194,7 +197,7 @@ def test_compiled_crossings_are_the_numpy_counts(monkeypatch, name):
         expected = paired.crossings(x, y, q)
         brute = tuple((sum(1 for a, b in zip(x, y) if not above(a) and above(b)),
                        sum(1 for a, b in zip(x, y) if above(a) and not above(b)))
-                      for above in (lambda v: v > q, lambda v: v >= q))
+                      for above in (lambda v, q=q: v > q, lambda v, q=q: v >= q))
         assert expected == brute
         monkeypatch.setattr(paired, "compiled_from", lambda: 1)
         assert paired.crossings(x, y, q) == expected
