@@ -25,33 +25,34 @@ from pathlib import Path
 import numpy as np
 
 from ..core.jit import entry, jit
-from .selection import sort_key
 
-# cached under the digest of this file and selection's (sort_key is compiled in)
-compiled = entry([Path(__file__), Path(__file__).with_name("selection.py")])
+compiled = entry([Path(__file__)])      # cached under this file's digest (mcrisk.core.jit)
 
 
 @jit
-def _sort(keys, order, ranked) -> None:
-    """Sort the permutation `order` in place into numpy.argsort(keys, kind='stable'): by
-    key, NaN last, ties (-0.0 with 0.0, NaN with NaN) by index, a strict total order, so
-    the result does not depend on where it starts. `ranked`: uint64 work space, keys.size.
+def _before(keys, a, b) -> bool:
+    """Whether entry a comes before entry b in numpy.argsort(keys, kind='stable'): by key,
+    NaN last, ties by index (a strict total order)."""
+    x, y = keys[a], keys[b]
+    if x != x:
+        return y != y and a < b
+    return y != y or x < y or (x == y and a < b)
+
+
+@jit
+def _sort(keys, order) -> None:
+    """Sort the permutation `order` in place into numpy.argsort(keys, kind='stable').
 
     Performance: an insertion sort that starts from the previous scenario's order, which
-    the next scenario's events partly keep (from the identity it cost two thirds of the
-    chunk), on the keys as integers in the order's own contiguous array
-    (selection.sort_key: one integer comparison, no NaN branch, no lookup through the
-    order); comparing the floats through the order took about twice as long."""
-    for j in range(order.size):
-        ranked[j] = sort_key(keys[order[j]])
+    the next scenario's events mostly keep, so it costs about one comparison an event;
+    from the identity it cost two thirds of the chunk. The order is a strict total order
+    (_before), so the result does not depend on where it starts."""
     for j in range(1, order.size):
-        key, current = ranked[j], order[j]
+        current = order[j]
         p = j - 1
-        while p >= 0 and (ranked[p] > key or (ranked[p] == key and order[p] > current)):
-            ranked[p + 1] = ranked[p]
+        while p >= 0 and _before(keys, current, order[p]):
             order[p + 1] = order[p]
             p -= 1
-        ranked[p + 1] = key
         order[p + 1] = current
 
 
@@ -67,7 +68,6 @@ def capacity_blocks(node_times, s, event_node, delta, event_island, cap0, n_days
     islands = cap0.size
     days = np.empty(k)
     order = np.arange(k)
-    ranked = np.empty(k, np.uint64)
     capacity = np.empty(islands, np.int64)
     base = 0
     for isl in range(islands):
@@ -78,7 +78,7 @@ def capacity_blocks(node_times, s, event_node, delta, event_island, cap0, n_days
             if not day < n_days:                        # later than the last day, inf, NaN
                 day = n_days
             days[e] = max(day, 0.0)
-        _sort(days, order, ranked)
+        _sort(days, order)
         for isl in range(islands):
             capacity[isl] = cap0[isl]
         total = base
@@ -111,11 +111,10 @@ def peak_draws(node_times, s, event_node, event_hall, event_delta, draw0, peak):
     p = event_node.size
     times = np.empty(p)
     order = np.arange(p)
-    ranked = np.empty(p, np.uint64)
     for i in range(c):
         for e in range(p):
             times[e] = node_times[i, s, event_node[e]]
-        _sort(times, order, ranked)
+        _sort(times, order)
         for h in range(draw0.size):
             running = 0.0                               # numpy: cumsum, then draw0 added
             latest = -math.inf
