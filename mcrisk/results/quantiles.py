@@ -28,11 +28,11 @@ def lerp(a: float, b: float, t: float) -> float:
     return float(a + diff_b_a * t)
 
 
-
 def order_statistics(values: np.ndarray, ranks, other: np.ndarray | None = None,
                      overwrite: bool = False) -> np.ndarray:
-    """numpy.sort(values)[ranks] (NaN sorts last; ranks ascending, 0-based), of `values` and
-    `other` read as one array when `other` is given (numpy.concatenate([values, other])).
+    """numpy.sort(values)[ranks] (NaN sorts last; ranks 0-based, negative from the end as in
+    numpy), of `values` and `other` read as one array when `other` is given
+    (numpy.concatenate([values, other])); an IndexError for a rank out of range.
 
     The specification is that line. Performance: a column of at least
     core.tasks.COMPILED_FROM values goes through compiled loops (results.selection: two
@@ -45,10 +45,14 @@ def order_statistics(values: np.ndarray, ranks, other: np.ndarray | None = None,
     size = values.size + (0 if other is None else other.size)
     select = _compiled_selection() if size >= compiled_from() else None
     if select is not None:
-        out = np.empty(ranks.size)
+        wanted = np.where(ranks < 0, ranks + size, ranks).ravel()
+        if wanted.size and not (0 <= wanted.min() and wanted.max() < size):
+            raise IndexError(f"rank out of range for {size} values: {ranks.tolist()}")
+        ascending = np.unique(wanted)            # the selection walks ranks in order
+        out = np.empty(ascending.size)
         select(np.ascontiguousarray(values).ravel(), np.empty(0) if other is None else other,
-               ranks, out)
-        return out
+               ascending, out)
+        return out[np.searchsorted(ascending, wanted)].reshape(ranks.shape)
     if other is not None:
         return np.sort(np.concatenate([values.ravel(), other]))[ranks]
     if overwrite and values.flags.writeable and values.ndim == 1:

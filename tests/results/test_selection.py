@@ -202,3 +202,11 @@ def test_compiled_crossings_are_the_numpy_counts(monkeypatch, name):
         monkeypatch.setattr(paired, "compiled_from", lambda: 1)
         assert paired.crossings(x, y, q) == expected
         assert paired.crossings(strided[:, 0], strided[:, 1], q) == expected
+
+
+def test_order_statistics_takes_ranks_in_any_order_as_numpy_does(path):
+    values = COLUMNS["smooth"]
+    ranks = np.array([[17, -1, 3], [3, 4_999, 0]])
+    np.testing.assert_array_equal(order_statistics(values, ranks), np.sort(values)[ranks])
+    with pytest.raises(IndexError):
+        order_statistics(values, [values.size])
