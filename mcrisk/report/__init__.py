@@ -43,9 +43,10 @@ REPORT_FILE = "report.html"
 SUMMARY_MD_FILE = "summary.md"
 
 
-def metric_figures(plan, metrics, start=None) -> dict[str, str]:
+def metric_figures(plan, metrics, start=None, axis=None) -> dict[str, str]:
     """The figures drawn from the metrics alone (exceedance and completion curves), as SVG.
-    The charts read the metrics as their curves (figures.data.MetricCurves)."""
+    The charts read the metrics as their curves (figures.data.MetricCurves); `axis`: the
+    completion chart's figures.data.completion_axis, when the caller has it already."""
     from .figures import charts, data
 
     names = plan.strategy_names
@@ -57,9 +58,10 @@ def metric_figures(plan, metrics, start=None) -> dict[str, str]:
         panels, title = _EXCEEDANCE[name]
         drawn[name] = charts.exceedance_of({m: table[m] for m, _ in panels}, names, colors,
                                            panels, title.format(largest_job=plan.largest_job))
-    drawn["completion"] = charts.completion_of(
-        table["completion_day"], names, colors, plan.horizon,
-        data.completion_axis(metrics, names, plan.horizon), start)
+    if axis is None:
+        axis = data.completion_axis(metrics, names, plan.horizon)
+    drawn["completion"] = charts.completion_of(table["completion_day"], names, colors,
+                                               plan.horizon, axis, start)
     return drawn
 
 
@@ -78,7 +80,8 @@ def report_parts(run) -> tuple[dict[str, str], list[str], dict[str, str]]:
     names = plan.strategy_names
     colors = data.strategy_colors(names)
     start = run.scenario.start_date               # a date axis on top of the day axis, if set
-    drawn = metric_figures(plan, metrics, start)
+    axis = data.completion_axis(metrics, names, plan.horizon)     # once: figure and caption
+    drawn = metric_figures(plan, metrics, start, axis)
     replayed: dict = {}                        # a scenario picked twice is replayed once
     paths = {chart: representative_paths(plan, run.replay, metrics, severity,
                                          replayed=replayed)
@@ -92,7 +95,7 @@ def report_parts(run) -> tuple[dict[str, str], list[str], dict[str, str]]:
     report, cost_paragraphs = _cost_parts(run, drawn, colors)
     pictures = data.Figures({name: drawn[name] for name in FIGURE_ORDER if name in drawn},
                             paths=paths, costs=report,
-                            completion=data.completion_axis(metrics, names, plan.horizon))
+                            completion=axis)
     return pictures, paragraphs + cost_paragraphs, colors
 
 

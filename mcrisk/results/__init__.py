@@ -1,6 +1,8 @@
 """Statistics of a run's per-scenario results, for summary.json, the report and the CLI.
 
-    quantiles   numpy.quantile's default method one value at a time (position, lerp)
+    quantiles   numpy.quantile's default method one value at a time (position, lerp), and
+                order statistics (sorted values at given ranks) read without a sort
+    selection   those order statistics in compiled loops (quantiles is the spec)
     binomial    the binomial distribution's few functions, without scipy.stats
     statistics  mean, P50, P90, P99 and the distribution-free interval of the P90
     paired      the paired tests on common random numbers that ranking and the nightly use

@@ -18,6 +18,7 @@ import math
 import numpy as np
 
 from ..core.labels import label
+from .quantiles import linear_quantile
 
 BEYOND_HORIZON_NOTABLE = 0.01       # warn when P(completion > H) exceeds this
 HORIZON_STEP = 30                   # a suggested horizon is a multiple of this many days
@@ -30,7 +31,7 @@ def beyond_horizon(completion: np.ndarray, horizon: float) -> dict:
     completion = np.asarray(completion, dtype=np.float64)
     beyond = float(np.mean(~(completion <= horizon))) if completion.size else 0.0
     with np.errstate(invalid="ignore", over="ignore"):
-        p99 = float(np.quantile(completion, 0.99)) if completion.size else math.nan
+        p99 = linear_quantile(completion, 0.99) if completion.size else math.nan
     return {"probability": beyond, "completion_p99": p99 if math.isfinite(p99) else None}
 
 

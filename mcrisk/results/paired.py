@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import binomial
-from .quantiles import lerp, quantile_position
+from .quantiles import compiled_from, linear_quantile
 
 
 def mcnemar(b: int, c: int) -> float:
@@ -26,15 +26,24 @@ def mcnemar(b: int, c: int) -> float:
 
 def pooled_quantile(x: np.ndarray, y: np.ndarray, p: float) -> float:
     """The p-quantile of x and y pooled, as numpy.quantile's default method gives it (NaN
-    when a value is NaN), from one partition of the pooled copy in place (numpy.quantile
-    would copy the 2n values once more)."""
-    pooled = np.concatenate([x, y])
-    if np.isnan(pooled).any():
-        return float("nan")
-    previous, following, gamma = quantile_position(pooled.size, p)
-    pooled.partition([previous, following])
-    with np.errstate(invalid="ignore"):
-        return lerp(pooled[previous], pooled[following], gamma)
+    when a value is NaN), from the order statistics of the two read as one
+    (quantiles.linear_quantile: no pooled copy, no sort of a large column)."""
+    return linear_quantile(x, p, other=y)
+
+
+def crossings(x: np.ndarray, y: np.ndarray, q: float) -> tuple[tuple[int, int], ...]:
+    """((up, down) with "above" as > q, then as >= q): the pairs with x at or below q and y
+    above it (up), and the reverse (down). Performance: from core.tasks.COMPILED_FROM pairs
+    on, one compiled pass (results.selection.crossings) for what takes NumPy eight."""
+    if x.size < compiled_from():
+        return tuple((int(np.sum(~above_x & above_y)), int(np.sum(above_x & ~above_y)))
+                     for above_x, above_y in ((x > q, y > q), (x >= q, y >= q)))
+    from .selection import crossings as compiled_crossings
+
+    counts = np.zeros(4, np.int64)
+    compiled_crossings(np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64),
+                       float(q), counts)
+    return (int(counts[0]), int(counts[1])), (int(counts[2]), int(counts[3]))
 
 
 def paired_quantile_test(x: np.ndarray, y: np.ndarray, p: float,
@@ -48,8 +57,7 @@ def paired_quantile_test(x: np.ndarray, y: np.ndarray, p: float,
     """
     q = pooled_quantile(x, y, p) if pooled is None else pooled
     best = (1.0, 0)
-    for above_x, above_y in ((x > q, y > q), (x >= q, y >= q)):
-        up, down = int(np.sum(~above_x & above_y)), int(np.sum(above_x & ~above_y))
+    for up, down in crossings(x, y, q):
         if up != down:
             p_value = min(1.0, 2.0 * mcnemar(up, down))
             best = min(best, (p_value, 1 if up > down else -1))

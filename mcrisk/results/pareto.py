@@ -41,6 +41,7 @@ from .statistics import finite_mean
 from ..core.definitions import COST_TOTAL, METRICS
 from .compare import mean_ci
 from .paired import paired_quantile_test, pooled_quantile
+from .quantiles import linear_quantile
 from .ranking import FAMILY_ALPHA, RANK_QUANTILE, atom_check, per_test_alpha
 
 RISK_AXES = ("trough_depth", "shortfall_gpu_days")      # the P90 of each, from metrics
@@ -75,7 +76,7 @@ def _finite(value: float) -> float | None:
 def p90_estimate(values: np.ndarray) -> float | None:
     """numpy.quantile's P90 (the summary's and the ranking's), None when it is not finite."""
     with np.errstate(invalid="ignore", over="ignore"):
-        return _finite(float(np.quantile(values, RANK_QUANTILE)))
+        return _finite(linear_quantile(values, RANK_QUANTILE))     # numpy.quantile's
 
 
 def mean_lower(a: np.ndarray, b: np.ndarray, level: float) -> bool:

@@ -26,3 +26,97 @@ def lerp(a: float, b: float, t: float) -> float:
     if t >= 0.5:
         return float(b - diff_b_a * (1 - t))
     return float(a + diff_b_a * t)
+
+
+def order_statistics(values: np.ndarray, ranks, other: np.ndarray | None = None,
+                     overwrite: bool = False) -> np.ndarray:
+    """numpy.sort(values)[ranks] (NaN sorts last; ranks 0-based, negative from the end as in
+    numpy), of `values` and `other` read as one array when `other` is given
+    (numpy.concatenate([values, other])); an IndexError for a rank out of range.
+
+    The specification is that line. Performance: a column of at least
+    core.tasks.COMPILED_FROM values goes through compiled loops (results.selection: two
+    passes, no sort of the whole column) that give the same values; smaller ones are sorted,
+    cheaper than loading those loops from Numba's cache, and with `overwrite` (a 1-D array
+    the caller no longer needs in its order) sorted in place, without a copy."""
+    values = np.asarray(values, dtype=np.float64)
+    other = None if other is None else np.asarray(other, dtype=np.float64).ravel()
+    ranks = np.asarray(ranks, dtype=np.int64)
+    size = values.size + (0 if other is None else other.size)
+    select = _compiled_selection() if size >= compiled_from() else None
+    if select is not None:
+        wanted = np.where(ranks < 0, ranks + size, ranks).ravel()
+        if wanted.size and not (0 <= wanted.min() and wanted.max() < size):
+            raise IndexError(f"rank out of range for {size} values: {ranks.tolist()}")
+        ascending = np.unique(wanted)            # the selection walks ranks in order
+        out = np.empty(ascending.size)
+        select(np.ascontiguousarray(values).ravel(), np.empty(0) if other is None else other,
+               ascending, out)
+        return out[np.searchsorted(ascending, wanted)].reshape(ranks.shape)
+    if other is not None:
+        return np.sort(np.concatenate([values.ravel(), other]))[ranks]
+    if overwrite and values.flags.writeable and values.ndim == 1:
+        values.sort()
+        return values[ranks]
+    return np.sort(values.ravel())[ranks]
+
+
+def compiled_from() -> int:
+    """core.tasks.COMPILED_FROM (the fewest scenarios the compiled loops of results take), or
+    never where Numba cannot be imported (core.tasks needs it)."""
+    # lazily: a summary of a few values (and `mcrisk validate`) never loads Numba
+    try:
+        from ..core.tasks import COMPILED_FROM
+    except ImportError:
+        return np.iinfo(np.int64).max
+    return COMPILED_FROM
+
+
+def _compiled_selection():
+    """results.selection.select_ranks (None where Numba cannot be imported)."""
+    try:
+        from .selection import select_ranks
+    except ImportError:
+        return None
+    return select_ranks
+
+
+def inverted_cdf_ranks(n: int, levels) -> np.ndarray:
+    """The 0-based ranks numpy.quantile(method='inverted_cdf') reads for n values at `levels`
+    (an array), by numpy's own steps: index n q - 1, its floor where that is exact, else
+    the next rank, never below 0."""
+    index = n * np.asarray(levels, dtype=np.float64) - 1
+    previous = np.floor(index)
+    ranks = np.where(index - previous == 0, previous, previous + 1).astype(np.intp)
+    ranks[ranks < 0] = 0
+    return ranks
+
+
+def inverted_cdf_quantiles(values: np.ndarray, levels) -> np.ndarray:
+    """numpy.quantile(values, levels, method='inverted_cdf') of a 1-D array (all NaN when a
+    value is NaN, as numpy's), from order_statistics: no sort of a large column."""
+    values = np.asarray(values, dtype=np.float64)
+    levels = np.asarray(levels, dtype=np.float64)
+    ranks = inverted_cdf_ranks(values.size, levels.ravel())
+    wanted = np.unique(np.append(ranks, values.size - 1))   # the last: NaN sorts there
+    at = order_statistics(values, wanted)
+    if np.isnan(at[-1]):
+        return np.full(levels.shape, np.nan)
+    return at[np.searchsorted(wanted, ranks)].reshape(levels.shape)
+
+
+def linear_quantile(values: np.ndarray, q: float, other: np.ndarray | None = None) -> float:
+    """numpy.quantile(values, q) (the default 'linear' method; NaN when a value is NaN),
+    from the order statistics beside it (order_statistics, quantile_position, lerp); of
+    `values` and `other` pooled when `other` is given, without a pooled copy."""
+    values = np.asarray(values, dtype=np.float64)
+    n = values.size + (0 if other is None else np.size(other))
+    if n == 0:
+        return float(np.quantile(values, q))      # numpy's own answer to nothing
+    previous, following, gamma = quantile_position(n, q)
+    wanted = sorted({previous, following, n - 1})
+    at = dict(zip(wanted, order_statistics(values, wanted, other)))
+    if np.isnan(at[n - 1]):
+        return float("nan")
+    with np.errstate(invalid="ignore", over="ignore"):      # inf - inf: NaN, as numpy's
+        return lerp(at[previous], at[following], gamma)

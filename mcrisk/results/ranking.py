@@ -43,6 +43,7 @@ from . import binomial
 from ..core.definitions import METRICS
 from ..core.labels import label
 from .paired import paired_quantile_test, pooled_quantile
+from .quantiles import linear_quantile
 
 RANK_KEYS = ("trough_depth", "trough_days", "shortfall_gpu_days", "homeless_days")
 FAMILY_ALPHA = 0.05
@@ -75,7 +76,7 @@ def atom_check(lower: np.ndarray, upper: np.ndarray, threshold: float, level: fl
 
 def _p90(values: np.ndarray) -> float | None:
     with np.errstate(invalid="ignore", over="ignore"):
-        value = float(np.quantile(values, RANK_QUANTILE))
+        value = linear_quantile(values, RANK_QUANTILE)     # numpy.quantile's, unsorted
     return value if math.isfinite(value) else None
 
 

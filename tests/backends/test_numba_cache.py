@@ -15,7 +15,7 @@ import pytest
 
 from mcrisk.core import definitions, distributions, jit, rng
 from mcrisk.backends.numba import driver
-from mcrisk.results import band_chunks, milestone_chunks
+from mcrisk.results import band_chunks, milestone_chunks, selection
 
 SOURCES = sorted(Path(driver.__file__).parent.glob("*.py")) + [
     Path(module.__file__) for module in (rng, distributions, definitions, jit)]
@@ -110,7 +110,7 @@ def test_kernel_folders_beyond_the_most_recent_are_pruned(tmp_path):
 @pytest.mark.parametrize("function", [
     driver.simulate_chunk_kernel, milestone_chunks.chunk_milestones,
     milestone_chunks.run_lengths, milestone_chunks.merge_tables, band_chunks.capacity_blocks,
-    band_chunks.peak_draws], ids=lambda f: f.py_func.__name__)
+    band_chunks.peak_draws, selection.select_ranks], ids=lambda f: f.py_func.__name__)
 def test_every_entry_point_caches_in_the_shared_folder_unless_numba_cache_dir_is_set(function):
     """One compile policy: the kernel and the results' chunk loops alike."""
     from numba.core import caching

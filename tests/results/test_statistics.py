@@ -196,15 +196,27 @@ class _CountingNumpy:
 
 def test_summarize_sorts_each_metric_once_and_selects_nothing_else(monkeypatch):
     """One sort per strategy and metric, the only sort or selection summarize makes (the
-    separate percentiles and interval used to partition each column four times)."""
-    from mcrisk.results import statistics
+    separate percentiles and interval used to partition each column four times); from
+    core.tasks.COMPILED_FROM scenarios on, no sort at all: one compiled selection per
+    strategy and metric (results.selection) reads the same order statistics."""
+    from mcrisk.results import quantiles, selection, statistics
 
     counting = _CountingNumpy()
     monkeypatch.setattr(statistics, "np", counting)
+    monkeypatch.setattr(quantiles, "np", counting)
     metrics = np.random.default_rng(4).gamma(2.0, 10.0, size=(500, 3, 6))
     document = summarize(metrics, ("a", "b", "c"))
     assert counting.calls == {**{name: 0 for name in _CountingNumpy.COUNTED},
                               "sort": 3 * 5}
+    selected = []
+    real = selection.select_ranks
+    monkeypatch.setattr(selection, "select_ranks",
+                        lambda *args: selected.append(1) or real(*args))
+    monkeypatch.setattr(quantiles, "compiled_from", lambda: 100)
+    counting.calls = {name: 0 for name in _CountingNumpy.COUNTED}
+    assert summarize(metrics, ("a", "b", "c")) == document
+    assert counting.calls == {name: 0 for name in _CountingNumpy.COUNTED}
+    assert len(selected) == 3 * 5
     monkeypatch.undo()
     for s, name in enumerate(("a", "b", "c")):
         assert document[name]["trough_depth"] == metric_summary(metrics[:, s, 0])

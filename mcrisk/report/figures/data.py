@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...core.definitions import COMPLETION_DAY, METRICS
+from ...results.quantiles import inverted_cdf_quantiles
 
 LEVELS = np.linspace(0.0, 1.0, 401)     # the quantile levels a distribution is drawn from
 
@@ -129,7 +130,7 @@ def metric_curves(values: np.ndarray) -> MetricCurves:
     lo, hi = finite_range(values)
     columns = range(values.shape[1])
     return MetricCurves(
-        tuple(np.quantile(values[:, s], LEVELS, method="inverted_cdf") for s in columns),
+        tuple(inverted_cdf_quantiles(values[:, s], LEVELS) for s in columns),
         lo, hi, tuple(_constant(values[:, s]) for s in columns))
 
 
@@ -182,7 +183,7 @@ def completion_axis(metrics: np.ndarray, names: tuple[str, ...],
     """The day axis of the completion chart: up to the largest P99.9 of any strategy (and at
     least to the horizon), so that a few extreme scenarios do not squeeze the curves."""
     days = metrics[:, :, COMPLETION_DAY]
-    p999 = {name: float(np.quantile(days[:, s], 0.999, method="inverted_cdf"))
+    p999 = {name: float(inverted_cdf_quantiles(days[:, s], 0.999))
             for s, name in enumerate(names)}
     finite = days[np.isfinite(days)]
     latest = float(finite.max()) if finite.size else horizon

@@ -30,6 +30,7 @@ import numpy as np
 from ...plan.record import CompiledScenario
 from ...core.definitions import METRICS, event_deltas
 from ...results.bands import inverted_cdf_index
+from ...results.quantiles import order_statistics
 
 QUANTILES = (0.5, 0.9)
 # Severity metric that picks the scenarios drawn on each chart (see docs/metrics.md):
@@ -45,7 +46,7 @@ def nearest_rank_scenario(values: np.ndarray, q: float) -> int:
     'inverted_cdf'); among scenarios with exactly that value, the lowest index."""
     values = np.asarray(values, dtype=np.float64)
     k = inverted_cdf_index(values.size, q)
-    value = np.partition(values, k)[k]          # NaN sorts last, as in np.sort
+    value = order_statistics(values, [k])[0]    # NaN sorts last, as in np.sort
     hits = np.flatnonzero(values == value) if value == value else np.flatnonzero(values != values)
     return int(hits[0])
 

@@ -32,6 +32,7 @@ from ...core.definitions import REL_EPS
 from ...core.labels import label, unit
 from ...core.model import Scenario, Strategy
 from ...results.bands import HallPower
+from ...results.quantiles import linear_quantile, order_statistics
 from .drivers import DRIVER_Z, driven_by  # noqa: F401 (DRIVER_Z: re-exported)
 from .gating import gating, soaking  # noqa: F401 (gating: re-exported)
 from .words import (_and, _beyond_noise, _column, _count, _interval, _of_size,  # noqa: F401
@@ -149,11 +150,13 @@ def joint_trough(depth: np.ndarray, days: np.ndarray, one_in: int = 10) -> Joint
     if n == 0:
         return None
     k = max(1, math.ceil(n / one_in))
-    x = floor_shown(np.sort(depth)[::-1][k - 1])
+    # the k-th largest (np.sort(depth)[::-1][k - 1]), read without a sort
+    x = floor_shown(order_statistics(depth, [n - k])[0])
     if not x > 0:
         return None
     deep = depth >= x - REL_EPS * max(x, 1.0)
-    y = floor_shown(np.sort(days[deep])[::-1][k - 1])          # deep holds >= k scenarios
+    chosen = days[deep]                                         # deep holds >= k scenarios
+    y = floor_shown(order_statistics(chosen, [chosen.size - k], overwrite=True)[0])
     both = deep & (days >= y - REL_EPS * max(y, 1.0))
     return JointTrough(x, y, int(both.sum()), n)
 
@@ -274,7 +277,7 @@ def _long_elsewhere(depth: np.ndarray, days: np.ndarray, joint: JointTrough) -> 
     not the deep ones: say so, with the exact count, so that the joint days are not read as
     the trough's length beside the table's P90."""
     with np.errstate(invalid="ignore", over="ignore"):
-        p90 = float(np.quantile(days, 0.9))
+        p90 = linear_quantile(days, 0.9)            # numpy.quantile's
     if not fmt(joint.days) != fmt(p90) or p90 <= joint.days:
         return ""
     long = days >= p90 - REL_EPS * max(p90, 1.0)
@@ -292,7 +295,7 @@ def _horizon_note(col, name: str, n: int, horizon: float, start: _dt.date | None
     if late < HORIZON_NOTE_SHARE * n:
         return ""
     with np.errstate(invalid="ignore", over="ignore"):
-        p50, p99 = (float(v) for v in np.quantile(done, (0.5, 0.99)))
+        p50, p99 = (linear_quantile(done, q) for q in (0.5, 0.99))     # numpy.quantile's
     days = f"P50 completion day {fmt(p50)}{_on(p50, start)}, P99 {fmt(p99)}{_on(p99, start)}"
     return (f" It completes after the {fmt(horizon)}-day horizon{_on(horizon, start, 'until ')} in "
             f"{_count(late, n, extra=days)}; time after the horizon is not "
