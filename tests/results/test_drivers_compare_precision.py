@@ -130,7 +130,7 @@ class _AddressedBackend:
 
 
 _PLAN = SimpleNamespace(strategy_names=("a", "b"), n_strategies=2, n_quantities=3,
-                        n_costs=0, n_job_cols=0)
+                        n_costs=0, n_job_cols=0, contingencies=())
 
 
 def test_precision_is_never_met_without_an_interval():
