@@ -59,7 +59,10 @@ set +e
     tests/backends/test_closed_forms.py tests/backends/test_backends.py tests/backends/test_full_scenario.py \
     tests/backends/test_early_failures.py tests/plan/test_keep.py tests/plan/test_forecast.py \
     tests/plan/test_crews.py tests/backends/test_costs_parity.py \
-    tests/backends/test_conditioned_parity.py tests/backends/test_bounded_parity.py 2>&1 \
+    tests/backends/test_conditioned_parity.py tests/backends/test_bounded_parity.py \
+    tests/backends/test_copula_parity.py tests/backends/test_reservations_on_events.py \
+    tests/backends/test_integration_parity.py tests/plan/test_integration.py \
+    tests/plan/test_positional_islands.py 2>&1 \
     | tee "$OUT/pytest-gpu.txt"
 tests=${PIPESTATUS[0]}
 set -e
