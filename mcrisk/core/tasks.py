@@ -16,13 +16,17 @@ import numba
 
 from .stops import signals_held
 
-# Chunks of at least this many node times (scenarios x strategies x nodes) go through the
-# compiled loops (results.milestone_chunks, results.band_chunks); smaller ones through the
-# NumPy specification, which costs less than loading the loops from Numba's cache (~0.5 s) or,
-# on a first run, compiling them (~8 s): the default run (20,000 scenarios of the reference,
-# 5 strategies x 82 nodes, one chunk) never waits for them, and a plan of thousands of nodes,
-# whose chunks hold few scenarios, never goes through NumPy's per-node loops.
-COMPILED_FROM = 32_768 * 5 * 82
+# A column of at least this many values (the scenarios' metrics, the drivers' inputs, the
+# pairs of a paired test) goes through the compiled loops of results (results.selection);
+# smaller ones through NumPy, which costs less than loading the loops from Numba's cache
+# (~0.5 s) or, on a first run, compiling them (~8 s): the default run (20,000 scenarios)
+# never waits for them.
+COMPILED_FROM = 32_768
+# The same for a chunk's node times (scenarios x strategies x nodes) in the chunk hooks
+# (results.milestone_chunks, results.band_chunks): the reference's default run (20,000 x 5
+# x 82, one chunk) stays in NumPy, and a plan of thousands of nodes, whose chunks hold few
+# scenarios, never goes through NumPy's per-node loops.
+COMPILED_FROM_NODE_TIMES = 32_768 * 5 * 82
 
 
 @functools.lru_cache(maxsize=1)

@@ -45,7 +45,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..core.tasks import COMPILED_FROM, run_tasks
+from ..core.tasks import COMPILED_FROM_NODE_TIMES, run_tasks
 from ..core.definitions import REL_EPS, event_deltas
 from ..plan.record import CompiledScenario
 from ..core.errors import McriskError
@@ -317,7 +317,7 @@ class BandCollector:
     def _add_strategy(self, s: int, world: np.ndarray, node_times: np.ndarray) -> None:
         """Strategy s's capacity pieces and hall peak draws of one chunk."""
         plan = self.plan
-        compiled = node_times.size >= COMPILED_FROM
+        compiled = node_times.size >= COMPILED_FROM_NODE_TIMES
         if self.drawn:
             self._add_drawn(s, node_times[:, s, plan.cap_event_node], world)
         elif self.compiled and compiled and isinstance(self.total[s], DayHistogram):

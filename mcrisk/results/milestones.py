@@ -55,7 +55,7 @@ import numpy as np
 
 from .statistics import CI_CONFIDENCE, p90_ci_unavailable_reason, quantile_ci_ranks
 from . import milestone_chunks
-from ..core.tasks import COMPILED_FROM, run_tasks
+from ..core.tasks import COMPILED_FROM_NODE_TIMES, run_tasks
 from .exact_sums import BlockSums
 from .milestone_store import (BINS_BYTES, EXACT_BYTES, KEEP_EXACT, MAX_BINS,  # noqa: F401
                               MIN_BINS, MilestoneBins, bins_per_milestone, exact_scenarios)
@@ -424,7 +424,7 @@ class MilestoneCollector:
         follow _reduce and _critical_by_node, the specification)."""
         node_times = np.ascontiguousarray(node_times)
         world = np.ascontiguousarray(world)
-        if node_times.size < COMPILED_FROM:
+        if node_times.size < COMPILED_FROM_NODE_TIMES:
             return [functools.partial(self._add_by_numpy, s, world, node_times)
                     for s in range(len(self.items))]
 

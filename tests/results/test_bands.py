@@ -374,7 +374,7 @@ def test_compiled_chunks_give_the_numpy_specifications_numbers(reference_plan, m
     world = np.zeros((nodes.shape[0], plan.n_quantities))
     by_numpy = BandCollector(plan)
     by_numpy(0, None, world, nodes)
-    monkeypatch.setattr(bands_module, "COMPILED_FROM", 1)
+    monkeypatch.setattr(bands_module, "COMPILED_FROM_NODE_TIMES", 1)
     compiled = BandCollector(plan)
     assert compiled.compiled
     compiled(0, None, world, nodes)
@@ -408,7 +408,7 @@ def test_a_grid_too_large_for_dense_blocks_gives_the_dense_counts(reference_plan
         dense(start, None, world[start:end], nodes[start:end])
     monkeypatch.setattr(band_histograms, "_MAX_DENSE_CELLS", 1_000)
     if path == "compiled":
-        monkeypatch.setattr(bands_module, "COMPILED_FROM", 1)
+        monkeypatch.setattr(bands_module, "COMPILED_FROM_NODE_TIMES", 1)
     sparse = BandCollector(plan)
     assert all(isinstance(h, bands_module.DayHistogram) for h in (*sparse.total, *sparse.largest))
     for start, end in ((0, 250), (250, 400)):

@@ -419,7 +419,7 @@ def test_the_compiled_chunk_reduction_follows_the_numpy_specification(monkeypatc
     nodes[200:260, :, rng.integers(0, plan.n_nodes, 5)] = np.inf
     nodes[260:280, :, rng.integers(0, plan.n_nodes, 3)] = np.nan
     nodes[280:400] += rng.normal(0, 3, nodes[280:400].shape)   # orders reshuffled
-    monkeypatch.setattr(milestones_module, "COMPILED_FROM", 1)
+    monkeypatch.setattr(milestones_module, "COMPILED_FROM_NODE_TIMES", 1)
     collector = MilestoneCollector(plan, scenario, keep_exact=10_000)
     collector(0, None, world, nodes)
     for s, items in enumerate(collector.items):

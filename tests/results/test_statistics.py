@@ -238,3 +238,19 @@ def test_ranking_reads_the_p90s_of_the_summary():
         assert ranking.rank(metrics, names, document) == expected
     finally:
         ranking._p90 = original
+
+
+def test_a_run_of_40000_scenarios_selects_its_order_statistics_compiled(monkeypatch):
+    """With the thresholds as shipped (core.tasks.COMPILED_FROM), a column of 40,000 metric
+    values is read by the compiled selection, not sorted: the chunk hooks' own threshold
+    (counted in node times, COMPILED_FROM_NODE_TIMES) must not reach the summaries, whose
+    1e6-value columns it once sent back to numpy.sort."""
+    from mcrisk.results import selection
+
+    selected = []
+    real = selection.select_ranks
+    monkeypatch.setattr(selection, "select_ranks",
+                        lambda *args: selected.append(1) or real(*args))
+    metrics = np.random.default_rng(5).gamma(2.0, 10.0, size=(40_000, 1, 6))
+    summarize(metrics, ("a",))
+    assert len(selected) == 5
