@@ -7,7 +7,7 @@ from ..report.text import visible
 from ..results.compare import money_text
 from ..results.contingency import (
     branch_rows,
-    events_text,
+    condition_text,
     flexibility_sentences,
     moment_text,
 )
@@ -22,9 +22,7 @@ def format_contingent(contingent: dict, currency: str | None = None) -> str:
              "(statistics over the worlds taking it):")]
     for name, entry in contingent.items():
         d = entry["decision"]
-        events = events_text(d["events"])
-        lines.append(f"  {visible(name)}: {moment_text(d)}, at least {d['at_least']} of "
-                     f"{events}?")
+        lines.append(f"  {visible(name)}: {moment_text(d)}, {condition_text(d)}?")
         rows = branch_rows(name, entry)
         width = max(len(visible(r["strategy"])) for r in rows)
         header = (f"    {'branch':<6} {'strategy':<{width}} {'share [95% CI]':<21}"

@@ -122,6 +122,17 @@ def moment_text(decision: dict) -> str:
     return f"on day {_num(decision['day'])}"
 
 
+def condition_text(decision: dict) -> str:
+    """A decision's condition in words: 'hall B energized' for one event, 'all of A, B' when
+    it needs every one, else 'at least 8 of 16 events (N01 accepted .. N16 accepted)'."""
+    events, at_least = decision["events"], decision["at_least"]
+    if len(events) == 1:
+        return events[0]
+    if at_least == len(events) and len(events) <= 3:
+        return "all of " + events_text(events)
+    return f"at least {at_least} of {events_text(events)}"
+
+
 def events_text(events: list[str]) -> str:
     """The events a decision counts, in words: all of a few, or the first and last of many."""
     if len(events) <= 3:

@@ -138,7 +138,7 @@ def test_a_run_writes_it(tmp_path, capsys):
     assert [b["strategy"] for b in entry["branches"]] == ["swap-gated", "swap-late"]
     assert sum(b["worlds"] for b in entry["branches"]) == 500
     assert set(entry["flexibility"]) == {"swap-gated", "swap-late"}
-    assert "contingent: on day 35, at least 1 of shipment S1 arrives?" in printed
+    assert "contingent: on day 35, shipment S1 arrives?" in printed
     assert "value of flexibility" in printed
     page = (out / "report.html").read_text()
     assert 'id="contingent"' in page and "Value of flexibility" in page
@@ -163,3 +163,14 @@ def test_findings_do_not_read_a_contingent_plan_as_its_met_branch(tmp_path, monk
     plan = why(scenario, scenario.strategy("hall-b-or-rows"))
     assert plan.startswith("on day 150 it decides between hybrid-gated and hybrid-gated-swing")
     assert kept_units(scenario, scenario.strategy("keep-if-slow")) == ""
+
+
+def test_a_decisions_condition_reads_as_words():
+    from mcrisk.results.contingency import condition_text
+
+    assert condition_text({"events": ["hall B energized"], "at_least": 1}) == "hall B energized"
+    assert condition_text({"events": ["A", "B"], "at_least": 2}) == "all of A, B"
+    assert condition_text({"events": ["A", "B"], "at_least": 1}) == "at least 1 of A, B"
+    many = [f"N{i:02} accepted" for i in range(1, 17)]
+    assert condition_text({"events": many, "at_least": 8}) == \
+        "at least 8 of 16 events (N01 accepted .. N16 accepted)"

@@ -8,7 +8,7 @@ from ...core.labels import label
 from ...results.compare import money_text
 from ...results.contingency import (
     branch_rows,
-    events_text,
+    condition_text,
     flexibility_sentences,
     moment_text,
 )
@@ -41,8 +41,8 @@ def contingent_section(s: dict, colors: dict[str, str]) -> list[str]:
                 f"<td>{r['share']:.1%} [{low:.1%}, {high:.1%}]</td>"
                 + "".join(f"<td>{html_text(_cell(c, v, money))}</td>" for c, _, v in r["cells"])
                 + "</tr>")
-        body += [(f"<h3>{swatch(name, colors)}: {html_text(moment_text(d))}, at least "
-                 f"{d['at_least']} of {html_text(events_text(d['events']))}?</h3>"),
+        body += [(f"<h3>{swatch(name, colors)}: {html_text(moment_text(d))}, "
+                 f"{html_text(condition_text(d))}?</h3>"),
                  ("<div class='scroll'><table><tr><th>branch</th><th>strategy followed</th>"
                  f"<th>share of worlds</th>{head}</tr>{''.join(cells)}</table></div>")]
     body += ["<h3>Value of flexibility</h3>",
