@@ -40,8 +40,10 @@ JOB_MIX_CHUNK = 8_192
 DEFAULT_KEEP_WORLD = 250_000     # drawn inputs kept for drivers analysis (at most)
 # Budgets that keep memory bounded by the chunk as plans grow (the reference is far inside
 # them: 65,536 scenarios of node times take 215 MB, 250,000 of inputs 122 MB). Constants, not
-# a share of this machine's memory: no number may depend on the machine.
-NODE_TIMES_BYTES = 256_000_000   # a chunk's node times (scenarios x strategies x nodes x 8)
+# a share of this machine's memory: no number may depend on the machine. The reference scaled
+# 64 times at 20,000 scenarios (benchmarks/RESULTS.md): node times at 256 MB a chunk, 63.6 s
+# and 2.99 GB at the peak; at 512 MB, 55.1 s and 3.45 GB (fewer, larger kernel calls).
+NODE_TIMES_BYTES = 512_000_000   # a chunk's node times (scenarios x strategies x nodes x 8)
 KEPT_WORLD_BYTES = 512_000_000   # the drawn inputs kept for the drivers analysis
 MIN_CHUNK = 256                  # the default chunk never goes below this
 MAX_SAMPLES = 100_000_000        # hard cap: 24 GB of kept metrics for 5 strategies

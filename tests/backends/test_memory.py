@@ -89,7 +89,7 @@ def test_a_large_plan_gets_chunks_and_kept_inputs_within_their_budgets(reference
     assert default_keep_world(reference_plan) == DEFAULT_KEEP_WORLD
     big = _Plan()
     chunk = default_chunk(big)
-    assert chunk == 1_297 and chunk * 5 * 4_933 * 8 <= chunks.NODE_TIMES_BYTES
+    assert chunk == 2_594 and chunk * 5 * 4_933 * 8 <= chunks.NODE_TIMES_BYTES
     assert default_chunk(big, 50_000) == 50_000              # asked for: as asked
     assert default_keep_world(big) == 12_331
     assert default_keep_world(big) * 5_190 * 8 <= chunks.KEPT_WORLD_BYTES
