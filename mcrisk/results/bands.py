@@ -315,24 +315,40 @@ class BandCollector:
                 for s in range(self.plan.n_strategies)]
 
     def _add_strategy(self, s: int, world: np.ndarray, node_times: np.ndarray) -> None:
-        """Strategy s's capacity pieces and hall peak draws of one chunk."""
+        """Strategy s's capacity pieces and hall peak draws of one chunk. A contingent row's
+        capacity is, world by world, its branch's: the branch's events with the branch's
+        islands (its placement says which island each new unit joins), as for the peaks."""
         plan = self.plan
         compiled = node_times.size >= COMPILED_FROM_NODE_TIMES
-        if self.drawn:
-            self._add_drawn(s, node_times[:, s, plan.cap_event_node], world)
-        elif self.compiled and compiled and isinstance(self.total[s], DayHistogram):
-            self._add_compiled_days(s, node_times)
-        elif self.compiled and compiled:
-            self._add_compiled(s, node_times)
+        for c in (c for c in plan.contingencies if c.row == s):
+            met = c.met(node_times)
+            for worlds, branch in ((met, c.met_row), (~met, c.unmet_row)):
+                if worlds.any():
+                    self._add_capacity(s, branch, world[worlds],
+                                       np.ascontiguousarray(node_times[worlds]), compiled)
+            break
         else:
-            start, end, total, largest = capacity_pieces(
-                plan, s, node_times[:, s, plan.cap_event_node], self.n_days)
-            self.total[s].add_pieces(start, end, total)
-            self.largest[s].add_pieces(start, end, largest)
+            self._add_capacity(s, s, world, node_times, compiled)
         peak = self._peak(s, node_times, compiled)
         self.over[s] += exceeds_cap(plan, peak).sum(axis=0)
         for h, histogram in enumerate(self.peak[s]):
             histogram.add(to_units(peak[:, h:h + 1], "a hall's peak draw in kW"))
+
+    def _add_capacity(self, s: int, source: int, world: np.ndarray, node_times: np.ndarray,
+                      compiled: bool) -> None:
+        """Row `source`'s capacity pieces of these worlds into row s's histograms."""
+        plan = self.plan
+        if self.drawn:
+            self._add_drawn(s, source, node_times[:, source, plan.cap_event_node], world)
+        elif self.compiled and compiled and isinstance(self.total[s], DayHistogram):
+            self._add_compiled_days(s, source, node_times)
+        elif self.compiled and compiled:
+            self._add_compiled(s, source, node_times)
+        else:
+            start, end, total, largest = capacity_pieces(
+                plan, source, node_times[:, source, plan.cap_event_node], self.n_days)
+            self.total[s].add_pieces(start, end, total)
+            self.largest[s].add_pieces(start, end, largest)
 
     def _peak(self, s: int, node_times: np.ndarray, compiled: bool) -> np.ndarray:
         """Row s's peak draw per world and hall; a contingent row's is, world by world, its
@@ -348,37 +364,39 @@ class BandCollector:
                                plan.power_event_delta, plan.hall_draw0, peak)
         return peak
 
-    def _add_compiled(self, s: int, node_times: np.ndarray) -> None:
+    def _add_compiled(self, s: int, source: int, node_times: np.ndarray) -> None:
         """Strategy s's capacity pieces straight into the grid's blocks (band_chunks: the
         compiled form of capacity_pieces and add_pieces, with the same counts)."""
         total, largest = self.total[s], self.largest[s]
         blocks = [np.zeros((self.n_days + 1, h.grid.n_bins), np.int32) for h in (total, largest)]
         band_chunks.capacity_blocks(
-            node_times, s, self.plan.cap_event_node, self.delta_units,
-            self.plan.cap_event_island[s], self.cap0_units, self.n_days, total.grid.lo,
+            node_times, source, self.plan.cap_event_node, self.delta_units,
+            self.plan.cap_event_island[source], self.cap0_units, self.n_days, total.grid.lo,
             total.grid.step, blocks[0], largest.grid.lo, largest.grid.step, blocks[1])
         total.add_block(blocks[0], node_times.shape[0])
         largest.add_block(blocks[1], node_times.shape[0])
 
-    def _add_compiled_days(self, s: int, node_times: np.ndarray) -> None:
+    def _add_compiled_days(self, s: int, source: int, node_times: np.ndarray) -> None:
         """Strategy s's capacity on every day of the chunk's scenarios as DayHistogram keys
         (band_chunks.capacity_day_keys: capacity_pieces' pieces, each written on its days)."""
         total, largest = self.total[s], self.largest[s]
         c = node_times.shape[0]
         keys = [np.empty(c * self.n_days, np.int64) for _ in range(2)]
         band_chunks.capacity_day_keys(
-            node_times, s, self.plan.cap_event_node, self.delta_units,
-            self.plan.cap_event_island[s], self.cap0_units, self.n_days, total.grid.lo,
+            node_times, source, self.plan.cap_event_node, self.delta_units,
+            self.plan.cap_event_island[source], self.cap0_units, self.n_days, total.grid.lo,
             total.grid.step, total.grid.n_bins, largest.grid.lo, largest.grid.step,
             largest.grid.n_bins, keys[0], keys[1])
         total.add_keys(keys[0], c)
         largest.add_keys(keys[1], c)
 
-    def _add_drawn(self, s: int, event_times: np.ndarray, world: np.ndarray) -> None:
-        """Values without a drawn part to the exact histograms, the others to the binned ones
-        (each piece to one of them: empty, start == end, in the other)."""
+    def _add_drawn(self, s: int, source: int, event_times: np.ndarray,
+                   world: np.ndarray) -> None:
+        """Row `source`'s pieces into row s's histograms: values without a drawn part to the
+        exact ones, the others to the binned ones (each piece to one of them: empty, start ==
+        end, in the other)."""
         start, end, total, total_drawn, largest, largest_drawn = drawn_capacity_pieces(
-            self.plan, s, event_times, world, self.n_days)
+            self.plan, source, event_times, world, self.n_days)
         for exact, binned, values, drawn in ((self.total[s], self.total_binned[s], total,
                                               total_drawn),
                                              (self.largest[s], self.largest_binned[s], largest,

@@ -451,3 +451,25 @@ def test_event_sorts_follow_numpys_stable_argsort(k):
         keys[rng.integers(0, k, max(1, k // 10))] = np.nan
         band_chunks._sort(keys, order, buffer)           # from the previous keys' order
         np.testing.assert_array_equal(order, np.argsort(keys, kind="stable"))
+
+
+def test_a_contingent_rows_largest_island_is_its_branchs_world_by_world():
+    """A contingent row's capacity comes, world by world, from the branch its decision takes,
+    with that branch's islands: here the unmet branch's capacity events are moved to the
+    other island (as a placement in another hall would with islands by position), and the
+    contingent row's largest-island band equals the brute force over each world's branch."""
+    import dataclasses
+
+    plan = compile_scenario(load_scenario("scenarios/contingent.toml"))
+    c = plan.contingencies[0]
+    islands = plan.cap_event_island.copy()
+    islands[c.unmet_row] = (islands[c.unmet_row] + 1) % plan.island_cap0.size
+    plan = dataclasses.replace(plan, cap_event_island=islands)
+    collector, nodes = run_with_nodes(plan, samples=300, chunk_size=150)
+    met = c.met(nodes)
+    assert 0 < met.sum() < met.size                          # both branches taken
+    _, largest_met = brute_force_capacity(plan, nodes, c.met_row)
+    _, largest_unmet = brute_force_capacity(plan, nodes, c.unmet_row)
+    largest = np.where(met[:, None], largest_met, largest_unmet)
+    expected = np.quantile(largest, QS, axis=0, method="inverted_cdf").T
+    np.testing.assert_allclose(collector.bands().largest[c.row], expected, rtol=0, atol=1e-6)
