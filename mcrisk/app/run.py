@@ -44,7 +44,6 @@ from .precision import simulate_to_precision
 from ..core.progress import COMPILE, QUIET, SUMMARIZE, WRITE, Progress, Steps, as_progress
 from ..core.rng import RNG_NAME
 from ..core.facts import with_facts
-from ..core.status import Status
 from ..scenario import load_scenario, load_status, scenario_warnings
 from ..backends.chunks import SimulationResult, check_memory, default_chunk, simulate
 

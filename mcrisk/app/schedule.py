@@ -13,7 +13,6 @@ from ..backends import Backend
 from ..plan.compile import compile_scenario
 from ..backends.dask import dask_session
 from ..core.errors import McriskError
-from ..core.status import Status
 from ..plan.window import as_of_of
 from ..results.milestones import MilestoneCollector
 from ..core.progress import as_progress
