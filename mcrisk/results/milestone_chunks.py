@@ -9,14 +9,16 @@ these loops to them. What is here is only how fast a chunk goes through them:
   [milestone, scenario] array, the layout whose row sums the mean takes) and walks the
   critical path once, counting the milestones on it. No transposed copy of node_times, no
   [node, scenario] arrays of drivers and flags.
-* run_lengths turns each milestone's times, sorted, into the histogram's entries (key, count,
-  smallest, largest), already in key order; merge_tables combines two such tables. Both walk
-  their inputs once: no argsort of concatenated keys.
+* set_windows, add_to_bins and bins_order_statistics are the binned store past the exact
+  scenarios (mcrisk.results.milestone_store): each milestone's window of bins set once, a
+  chunk counted into it in one walk (the times outside it returned, kept exactly), and the
+  order statistics read off the bins.
 
 Performance (reference, three chunks of 65,536 scenarios past the first 25,000 kept exactly,
 every strategy; old and new collector on the same chunks in one process, this shared 2-core
-machine): 36.3 s -> 8.5 s before the helpers ran as calls, ~1 s a chunk after. What is left
-is the critical path walk (about half), NumPy's sort and the walks over the sorted times.
+machine): 36.3 s -> 8.5 s before the helpers ran as calls, ~1 s a chunk after. The bins
+replaced the sort and the sparse tables' merges (benchmarks/RESULTS.md, issue 27): what is
+left is the critical path walk.
 """
 from __future__ import annotations
 
@@ -170,84 +172,6 @@ def chunk_milestones(node_times, world, s, member_ptr, members, first, is_ancest
         for k in range(n_items):
             for i in range(tile_start, tile_end):
                 times_out[k, i] = tile[i - tile_start, k]
-
-
-@compiled
-def run_lengths(rows, bin_days, bin_offset, key_stride):
-    """The histogram's table of rows[m, n], each row sorted ascending (numpy.sort: non-finite
-    values at either end): (keys, counts, low, high) of every occupied (row, bin), in key
-    order, key = row * key_stride + floor(time / bin_days) + bin_offset, and the non-finite
-    values of each row (counted apart, as +inf)."""
-    m, n = rows.shape
-    non_finite = np.zeros(m, np.int64)
-    size = 0
-    for k in range(m):                                  # pass 1: how many entries
-        previous = np.int64(-1)
-        for value in rows[k]:
-            if not math.isfinite(value):
-                non_finite[k] += 1
-                continue
-            key = k * key_stride + np.int64(math.floor(value / bin_days)) + bin_offset
-            if key != previous:
-                size += 1
-                previous = key
-    keys = np.empty(size, np.int64)
-    counts = np.empty(size, np.int64)
-    low = np.empty(size)
-    high = np.empty(size)
-    j = -1
-    for k in range(m):                                  # pass 2: fill them
-        previous = np.int64(-1)
-        for value in rows[k]:
-            if not math.isfinite(value):
-                continue
-            key = k * key_stride + np.int64(math.floor(value / bin_days)) + bin_offset
-            if key != previous:
-                j += 1
-                keys[j], counts[j], low[j], high[j] = key, 0, value, value
-                previous = key
-            counts[j] += 1
-            high[j] = value
-    return keys, counts, low, high, non_finite
-
-
-@compiled
-def merge_tables(a_keys, a_counts, a_low, a_high, b_keys, b_counts, b_low, b_high):
-    """Two tables with ascending distinct keys as one: counts added, the smaller low and the
-    larger high where a key is in both."""
-    na, nb_ = a_keys.size, b_keys.size
-    i = j = size = 0
-    while i < na or j < nb_:                            # pass 1: how many distinct keys
-        if j == nb_ or (i < na and a_keys[i] < b_keys[j]):
-            i += 1
-        elif i == na or b_keys[j] < a_keys[i]:
-            j += 1
-        else:
-            i += 1
-            j += 1
-        size += 1
-    keys = np.empty(size, np.int64)
-    counts = np.empty(size, np.int64)
-    low = np.empty(size)
-    high = np.empty(size)
-    i = j = 0
-    for out in range(size):                             # pass 2: merge
-        if j == nb_ or (i < na and a_keys[i] < b_keys[j]):
-            keys[out], counts[out] = a_keys[i], a_counts[i]
-            low[out], high[out] = a_low[i], a_high[i]
-            i += 1
-        elif i == na or b_keys[j] < a_keys[i]:
-            keys[out], counts[out] = b_keys[j], b_counts[j]
-            low[out], high[out] = b_low[j], b_high[j]
-            j += 1
-        else:
-            keys[out] = a_keys[i]
-            counts[out] = a_counts[i] + b_counts[j]
-            low[out] = min(a_low[i], b_low[j])
-            high[out] = max(a_high[i], b_high[j])
-            i += 1
-            j += 1
-    return keys, counts, low, high
 
 
 TAIL_SHARE = 0.001            # the window holds the first scenarios' times from this quantile

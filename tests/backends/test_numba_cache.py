@@ -109,7 +109,8 @@ def test_kernel_folders_beyond_the_most_recent_are_pruned(tmp_path):
 
 @pytest.mark.parametrize("function", [
     driver.simulate_chunk_kernel, milestone_chunks.chunk_milestones,
-    milestone_chunks.run_lengths, milestone_chunks.merge_tables, band_chunks.capacity_blocks,
+    milestone_chunks.add_to_bins, milestone_chunks.bins_order_statistics,
+    band_chunks.capacity_blocks, band_chunks.capacity_day_keys, band_chunks.merge_counts,
     band_chunks.peak_draws, selection.select_ranks], ids=lambda f: f.py_func.__name__)
 def test_every_entry_point_caches_in_the_shared_folder_unless_numba_cache_dir_is_set(function):
     """One compile policy: the kernel and the results' chunk loops alike."""
