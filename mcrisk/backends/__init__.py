@@ -11,6 +11,8 @@ name, and the loop that runs a backend over a run's chunks, here or on Dask.
     jit_events   Numba compiling, as something a run can say (the one long wait)
     chunks       the chunked driver: a backend over scenario indices, chunk by chunk, with
                  the hooks that reduce each chunk as it comes
+    kept         where a run keeps every scenario's results: memory, or past 1 GB a
+                 nameless file mapped into memory
     dask         the same chunks as tasks on Dask workers
 
 `cpu` and `gpu`, the names of earlier versions, are accepted as aliases of numba and cuda.

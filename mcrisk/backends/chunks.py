@@ -26,6 +26,7 @@ import numpy as np
 
 from . import Backend
 from .contingency import branches_taken
+from .kept import check_disk, in_files, kept_array, kept_bytes
 from ..plan.record import CompiledScenario
 from ..core.definitions import N_METRICS
 from ..core.errors import McriskError
@@ -100,10 +101,11 @@ def simulate(plan: CompiledScenario, samples: int, seed: int, backend: Backend,
     if samples < 1:
         raise ValueError(f"samples must be >= 1, got {samples}")
     keep_world = default_keep_world(plan) if keep_world is None else keep_world
-    metrics = np.empty((samples, plan.n_strategies, N_METRICS))
+    in_file = in_files(samples, plan.n_strategies, chunk_columns(plan))
+    metrics = kept_array(samples, plan.n_strategies, N_METRICS, in_file)
     world = np.empty((min(samples, keep_world), plan.n_quantities))
-    costs = cost_array(plan, samples)
-    jobs = job_array(plan, samples)
+    costs = cost_array(plan, samples, in_file)
+    jobs = job_array(plan, samples, in_file)
     branches = branch_array(plan, samples)
     wall = simulate_into(plan, seed, backend, first, metrics, world, chunk_size, progress,
                          chunk_hooks, note, costs=costs, jobs=jobs, branches=branches)
@@ -119,12 +121,13 @@ def branch_array(plan: CompiledScenario, samples: int) -> np.ndarray | None:
     return np.empty((samples, len(plan.contingencies)), dtype=bool)
 
 
-def cost_array(plan: CompiledScenario, samples: int) -> np.ndarray | None:
-    """The kept costs of `samples` scenarios, [samples, strategies, plan.n_costs] (unfilled),
-    or None for a plan without costs."""
+def cost_array(plan: CompiledScenario, samples: int, in_file: bool = False
+               ) -> np.ndarray | None:
+    """The kept costs of `samples` scenarios, [samples, strategies, plan.n_costs] (unfilled;
+    with `in_file` file-backed, mcrisk.backends.kept), or None for a plan without costs."""
     if plan.n_costs == 0:
         return None
-    return np.empty((samples, plan.n_strategies, plan.n_costs))
+    return kept_array(samples, plan.n_strategies, plan.n_costs, in_file)
 
 
 def default_chunk(plan: CompiledScenario, chunk_size: int | None = None) -> int:
@@ -148,12 +151,13 @@ def default_keep_world(plan: CompiledScenario) -> int:
     return int(min(DEFAULT_KEEP_WORLD, max(1_000, KEPT_WORLD_BYTES // max(per_scenario, 1))))
 
 
-def job_array(plan: CompiledScenario, samples: int) -> np.ndarray | None:
+def job_array(plan: CompiledScenario, samples: int, in_file: bool = False
+              ) -> np.ndarray | None:
     """The kept job columns of `samples` scenarios, [samples, strategies, plan.n_job_cols]
-    (unfilled), or None for a plan without a job mix."""
+    (unfilled; with `in_file` file-backed), or None for a plan without a job mix."""
     if plan.n_job_cols == 0:
         return None
-    return np.empty((samples, plan.n_strategies, plan.n_job_cols))
+    return kept_array(samples, plan.n_strategies, plan.n_job_cols, in_file)
 
 
 def simulate_into(plan: CompiledScenario, seed: int, backend: Backend, first: int,
@@ -260,8 +264,9 @@ def memory_needed(plan: CompiledScenario, samples: int, chunk_size: int = DEFAUL
     the peak resident set measured on the reference: benchmarks/memory.py):
 
     * the runtime (RUNTIME_BYTES) and what the run keeps: the metrics of every scenario and
-      strategy (with costs, their plan.n_costs cost columns too), the drawn inputs of the
-      first keep_world scenarios, and with keep_nodes (a run that writes its outputs) the
+      strategy (with costs, their plan.n_costs cost columns too) unless they are so many that
+      they live in a file (mcrisk.backends.kept: the page cache's, not the run's), the drawn
+      inputs of the first keep_world scenarios, and with keep_nodes (a run that writes its outputs) the
       milestone store (milestone_store_bytes);
     * the larger of what is in flight while it simulates (one chunk's results and inputs
       from the backend, its cost columns included, copied into the kept arrays; with
@@ -275,7 +280,9 @@ def memory_needed(plan: CompiledScenario, samples: int, chunk_size: int = DEFAUL
     keep_world = default_keep_world(plan) if keep_world is None else keep_world
     kept_world = min(samples, keep_world)
     columns = chunk_columns(plan)
-    kept = samples * plan.n_strategies * columns * 8 + kept_world * plan.n_quantities * 8
+    results = kept_bytes(samples, plan.n_strategies, columns)
+    kept = (0 if in_files(samples, plan.n_strategies, columns) else results) \
+        + kept_world * plan.n_quantities * 8
     simulating = chunk * (plan.n_strategies * columns + plan.n_quantities) * 8
     analysis = max(2 * kept_world * plan.n_quantities * 8, 2 * samples * 8)
     if keep_nodes:
@@ -342,6 +349,9 @@ def check_memory(plan: CompiledScenario, samples: int, chunk_size: int = DEFAULT
     if samples > MAX_SAMPLES:
         raise McriskError(f"{option} = {samples:,}: more than mcrisk's cap of "
                           f"{MAX_SAMPLES:,} scenarios (use at most {MAX_SAMPLES:,})")
+    columns = chunk_columns(plan)
+    if in_files(samples, plan.n_strategies, columns):
+        check_disk(kept_bytes(samples, plan.n_strategies, columns), f"{option} = {samples:,}")
     available = physical_memory() if available is None else available
     if available is None:
         return
@@ -352,10 +362,18 @@ def check_memory(plan: CompiledScenario, samples: int, chunk_size: int = DEFAULT
     fits = _largest_that_fits(plan, chunk_size, allowed)
     raise McriskError(
         f"{option} = {samples:,}: this run would need about {needed / 1e9:,.1f} GB of memory "
-        f"({samples:,} scenarios x {plan.n_strategies} strategies x {_columns_text(plan)} x "
-        f"8 bytes, plus drawn inputs and working memory) and this machine has "
+        f"({_what_is_kept(plan, samples)}) and this machine has "
         f"{available / 1e9:,.1f} GB, of which a run may use {MEMORY_SHARE:.0%} (use at most "
         f"about {fits:,} scenarios here, or a machine with more memory)")
+
+
+def _what_is_kept(plan: CompiledScenario, samples: int) -> str:
+    """What the memory estimate is made of, in words."""
+    if in_files(samples, plan.n_strategies, chunk_columns(plan)):
+        return ("the milestones, the drawn inputs and working memory; the per-scenario "
+                "results are in a temporary file")
+    return (f"{samples:,} scenarios x {plan.n_strategies} strategies x {_columns_text(plan)} "
+            "x 8 bytes, plus drawn inputs and working memory")
 
 
 def _columns_text(plan: CompiledScenario) -> str:

@@ -9,6 +9,7 @@ from mcrisk.results import milestones
 from mcrisk.backends import select_backend
 from mcrisk.scenario import load_scenario
 from mcrisk.backends import chunks
+from mcrisk.backends.kept import IN_MEMORY_BYTES
 from mcrisk.backends.chunks import (DEFAULT_KEEP_WORLD, MILESTONES_KEPT_EXACT, MILESTONES_PER_NODE,
                              RUNTIME_BYTES, chunk_output_bytes, default_chunk,
                              default_keep_world, memory_needed, milestone_store_bytes, simulate)
@@ -25,11 +26,17 @@ def test_what_a_run_keeps_is_counted_byte_for_byte(reference_plan):
     kept = result.metrics.nbytes + costs.nbytes + result.world.nbytes
     analysis = 2 * result.world.nbytes
     assert memory_needed(plan, 300, 128, keep_nodes=False) == RUNTIME_BYTES + kept + analysis
-    big = 3_000_000                          # kept inputs capped at DEFAULT_KEEP_WORLD rows
+    big = 1_000_000                          # kept inputs capped at DEFAULT_KEEP_WORLD rows
     kept_big = (big * (result.metrics[0].nbytes + costs[0].nbytes)
                 + DEFAULT_KEEP_WORLD * result.world[0].nbytes)
     assert memory_needed(plan, big, keep_nodes=False) == (
         RUNTIME_BYTES + kept_big + 2 * DEFAULT_KEEP_WORLD * result.world[0].nbytes)
+    # past IN_MEMORY_BYTES (1 GB) the metrics and costs are in a file, not counted
+    huge = 3_000_000
+    assert huge * (result.metrics[0].nbytes + costs[0].nbytes) > IN_MEMORY_BYTES
+    assert memory_needed(plan, huge, keep_nodes=False) == (
+        RUNTIME_BYTES + DEFAULT_KEEP_WORLD * result.world[0].nbytes
+        + 2 * DEFAULT_KEEP_WORLD * result.world[0].nbytes)
 
 
 def test_the_milestone_store_is_counted(reference_plan):
