@@ -65,8 +65,9 @@ minimize = "p90:shortfall_gpu_days"
         read_search(tmp_path / "search.toml")
     message = str(info.value)
     assert ("search.drain_groups: the template 'contingent' is contingent: the search varies "
-            "its decision's threshold ([search.decision]), not a plan (remove drain_groups, or name a branch ('swap-gated' or 'swap-late') as the template to "
-            "vary its plan)") in message
+            "its decision's threshold ([search.decision]), not a plan (remove drain_groups, or "
+            "name a branch ('swap-gated' or 'swap-late') as the template to vary its plan)"
+            ) in message
     assert ("search.template = 'contingent': is contingent, and the search has no "
             "[search.decision]: a contingent template's knob is its decision's threshold (add "
             "[search.decision] with days = [120, 150] or at_least = [4, 8], or name a branch "
