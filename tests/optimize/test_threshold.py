@@ -65,12 +65,12 @@ def read_tiny(tmp_path, template: str, body: str):
 
 @pytest.mark.parametrize("template, body, expected", [
     ("on-arrival", "[search.decision]\ndays = [30, 40]",
-     "search.decision.days = [30, 40]: the decision is taken when shipment S1 arrives, not on a "
-     "day: there is no day to search (remove days, or write the template's decision with day = "
-     "150 (a day) to search its day)"),
+     ("search.decision.days = [30, 40]: the decision is taken when shipment S1 arrives, not on a "
+      "day: there is no day to search (remove days, or write the template's decision with day = "
+      "150 (a day) to search its day)")),
     ("contingent", "[search.decision]\nat_least = [0, 1]",
-     "search.decision.at_least[0] = 0: must be >= 1 (how many of the decision's events must "
-     "have happened)"),
+     ("search.decision.at_least[0] = 0: must be >= 1 (how many of the decision's events must "
+      "have happened)")),
     ("contingent", "[search.decision]\nat_least = [1, 2]",
      "search.decision.at_least[1] = 2: must be <= 1 (the decision counts 1 event)"),
     ("on-arrival", "[search.decision]\nat_least = { min = 1, max = 3, step = 1 }",
@@ -78,31 +78,31 @@ def read_tiny(tmp_path, template: str, body: str):
     ("contingent", "[search.decision]\nat_least = [1.5]",
      "search.decision.at_least[0] = 1.5: must be a whole number (for example at_least = [4, 8])"),
     ("swap-gated", "[search.decision]\ndays = [30]",
-     "search.decision = {'days': [30]}: the template 'swap-gated' is not contingent: it has no "
-     "decision to vary (name a contingent strategy (one with a decision) as the template, or "
-     "remove [search.decision])"),
+     ("search.decision = {'days': [30]}: the template 'swap-gated' is not contingent: it has no "
+      "decision to vary (name a contingent strategy (one with a decision) as the template, or "
+      "remove [search.decision])")),
     ("contingent", "[search.decision]\ndays = [30]\n[search.crews]\nvalues = [1]",
-     "search.crews: the template 'contingent' is contingent: the search varies its decision's "
-     "threshold ([search.decision]), not a plan (remove crews, or name a branch ('swap-gated' "
-     "or 'swap-late') as the template to vary its plan)"),
-    ("contingent", '[search.decision]\ndays = [30]\n[[search.waves]]\nunits = "N1..N2"\n'
-     'rows = ["R3"]',
-     "search.waves: the template 'contingent' is contingent: the search varies its decision's "
-     "threshold ([search.decision]), not a plan (remove waves, or name a branch ('swap-gated' "
-     "or 'swap-late') as the template to vary its plan)"),
+     ("search.crews: the template 'contingent' is contingent: the search varies its decision's "
+      "threshold ([search.decision]), not a plan (remove crews, or name a branch ('swap-gated' "
+      "or 'swap-late') as the template to vary its plan)")),
+    ("contingent", ('[search.decision]\ndays = [30]\n[[search.waves]]\nunits = "N1..N2"\n'
+                    'rows = ["R3"]'),
+     ("search.waves: the template 'contingent' is contingent: the search varies its decision's "
+      "threshold ([search.decision]), not a plan (remove waves, or name a branch ('swap-gated' "
+      "or 'swap-late') as the template to vary its plan)")),
     ("contingent", "",
-     "search.template = 'contingent': is contingent, and the search has no [search.decision]: "
-     "a contingent template's knob is its decision's threshold (add [search.decision] with "
-     "days = [120, 150] or at_least = [4, 8], or name a branch ('swap-gated' or 'swap-late') "
-     "as the template to vary its plan)"),
+     ("search.template = 'contingent': is contingent, and the search has no [search.decision]: "
+      "a contingent template's knob is its decision's threshold (add [search.decision] with "
+      "days = [120, 150] or at_least = [4, 8], or name a branch ('swap-gated' or 'swap-late') "
+      "as the template to vary its plan)")),
     ("contingent", "[search.decision]",
-     "search.decision = {}: gives neither days nor at_least: nothing to vary (add days = "
-     "{ min = 120, max = 200, step = 20 } or at_least = [4, 8])"),
+     ("search.decision = {}: gives neither days nor at_least: nothing to vary (add days = "
+      "{ min = 120, max = 200, step = 20 } or at_least = [4, 8])")),
     ("contingent", "[search.decision]\ndays = { min = 40, max = 30, step = 5 }",
      "search.decision.days.max = 30: is below min (40) (give max >= min)"),
     ("contingent", "[search.decision]\ndays = { min = 30, max = 40 }",
-     "search.decision.days = {'min': 30, 'max': 40}: gives min < max but no step (add step = "
-     "10, say)"),
+     ("search.decision.days = {'min': 30, 'max': 40}: gives min < max but no step (add step = "
+      "10, say)")),
     ("contingent", "[search.decision]\ndays = { min = 30, max = 40, step = 0 }",
      "search.decision.days.step = 0: must be > 0 (the decision days to try)"),
     ("contingent", "[search.decision]\ndays = -5",
@@ -110,16 +110,16 @@ def read_tiny(tmp_path, template: str, body: str):
     ("contingent", "[search.decision]\ndays = [30, 30]",
      "search.decision.days = [30, 30]: gives a value twice (list each value once)"),
     ("contingent", '[search.decision]\ndays = "30"',
-     "search.decision.days = '30': must be a number, an array of numbers or { min, max, step }, "
-     "not a string (for example days = { min = 120, max = 200, step = 20 })"),
+     ("search.decision.days = '30': must be a number, an array of numbers or { min, max, step }, "
+      "not a string (for example days = { min = 120, max = 200, step = 20 })")),
     ("contingent", "[search.decision]\ndays = []",
-     "search.decision.days = []: must be a number, an array of numbers or { min, max, step }, "
-     "not an empty array"),
+     ("search.decision.days = []: must be a number, an array of numbers or { min, max, step }, "
+      "not an empty array")),
     ("contingent", "[search.decision]\nday = [30]",
      "search.decision.day = [30]: unknown key (did you mean 'days'?)"),
     ("contingent", "[search.decision]\ndays = { min = 0, max = 3000, step = 1 }",
-     "search.decision.days = {'min': 0, 'max': 3000, 'step': 1}: spans 3,001 values, more than "
-     "1,000 (take a larger step: each value multiplies the candidates)"),
+     ("search.decision.days = {'min': 0, 'max': 3000, 'step': 1}: spans 3,001 values, more than "
+      "1,000 (take a larger step: each value multiplies the candidates)")),
     ("contingent", "[search.decision]\ndays = [40000]",
      "search.decision.days[0] = 40000: must be <= 36,500"),
 ])
@@ -302,7 +302,7 @@ def test_the_example_search_picks_the_thresholds_a_brute_force_ranks_best(tmp_pa
     assert document["space"]["size"] == 20 and document["space"]["candidates"] == 20
     chosen = set()
     for plan in document["plans"]:
-        words = dict((k["knob"], k["value"]) for k in plan["knobs"])["decision"]
+        words = {k["knob"]: k["value"] for k in plan["knobs"]}["decision"]
         day, n = re.fullmatch(r"decide on day (\d+): at least (\d+) of 16 events \(N01 "
                               r"accepted \.\. N16 accepted\)", words).groups()
         chosen.add((int(day), int(n)))
