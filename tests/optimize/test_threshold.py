@@ -33,6 +33,7 @@ from mcrisk.plan.compile import compile_scenario
 from mcrisk.scenario import load_scenario
 
 from ..helpers import MINIMAL_TEXT, ROOT
+from .test_cli import schema_errors
 
 CONTINGENT = ROOT / "scenarios" / "contingent.toml"
 EXAMPLE = ROOT / "scenarios" / "contingent-search.toml"
@@ -299,6 +300,7 @@ def test_the_example_search_picks_the_thresholds_a_brute_force_ranks_best(tmp_pa
     assert main(["optimize", str(search), "--out", str(out), "--backend", "numba"]) == 0
     printed = capsys.readouterr().out
     document = json.loads((out / "optimize.json").read_text())
+    assert schema_errors(document) == []
     assert document["space"]["size"] == 20 and document["space"]["candidates"] == 20
     chosen = set()
     for plan in document["plans"]:
