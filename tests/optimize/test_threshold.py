@@ -309,6 +309,7 @@ def test_the_example_search_picks_the_thresholds_a_brute_force_ranks_best(tmp_pa
                               r"accepted \.\. N16 accepted\)", words).groups()
         chosen.add((int(day), int(n)))
         assert f"{plan['name']}: decision = {words}; crews = 1" in printed
+        assert f"decision = {words}; crews = 1" in (out / "report.html").read_text()
     thresholds = [(day, n) for day in range(120, 201, 20) for n in (4, 8, 12, 16)]
     run = run_scenario(written_thresholds(tmp_path, thresholds), samples=300, seed=1,
                        backend="numba", mitigation=False, report=False)
