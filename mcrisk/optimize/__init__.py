@@ -2,6 +2,8 @@
 
     space       the search file: the template strategy, its knobs, objective and constraints
     order       the order of waves, a knob of its own
+    threshold   a contingent template's decision threshold (its day, its count), a knob of
+                its own
     candidates  the knobs' plans as strategies (plus a crew count), the infeasible rejected
                 before any simulation
     objective   the statistics a race decides on: objective, constraints, paired tests

@@ -28,11 +28,15 @@ from dataclasses import dataclass, replace
 from ..plan.compile import compile_scenario
 from ..core.model import Distribution, Scenario, Strategy, Trigger
 from ..scenario import read_document
+from ..scenario.decisions import DECISION_EVENTS, DECISION_MOMENTS
 from ..scenario.document import parse_toml, read_file_bytes
 from ..scenario.reader import compact_ids, compact_runs, format_number, Reader, Table
 from ..scenario.strategies import STRATEGY_KEYS, read_strategy
 from .order import KNOB as ORDER_KNOB
+from .race import plan_scenario
 from .space import SearchSpace
+from .threshold import (ANTICIPATIVE, KNOB as DECISION_KNOB, decision_words, with_branches,
+                        with_threshold)
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -68,8 +72,11 @@ class Generated:
     duplicates: int = 0
 
 
-def generate(space: SearchSpace, scenario: Scenario | None = None) -> Generated:
-    """The candidates of `space` on `scenario` (the space's own scenario by default)."""
+def generate(space: SearchSpace, scenario: Scenario | None = None,
+             anticipative: frozenset = frozenset()) -> Generated:
+    """The candidates of `space` on `scenario` (the space's own scenario by default); a
+    contingent plan whose decision is in `anticipative` (mcrisk.optimize.threshold's
+    anticipative_decisions) is rejected as such."""
     scenario = scenario or space.scenario
     knobs = _knobs(space)
     sizes = [len(values) for _, values in knobs]
@@ -77,7 +84,7 @@ def generate(space: SearchSpace, scenario: Scenario | None = None) -> Generated:
     sampled = size > space.max_candidates
     picks = _sample(sizes, space.max_candidates, space.seed) if sampled else \
         itertools.product(*(range(n) for n in sizes))
-    checker = _Checker(space, scenario)
+    checker = _Checker(space, scenario, anticipative)
     template = _template_plan(space, scenario)
     plans, seen, duplicates = [], {_identity(*template[:2])}, 0
     # the template passes the checks its siblings pass: a written strategy can still break a
@@ -142,6 +149,8 @@ def _knobs(space: SearchSpace) -> list[tuple[str, tuple]]:
         knobs.append((f"wave {compact_ids(list(wave.units))}", wave.rows))
     for order in space.orders:
         knobs.append((ORDER_KNOB, order.permutations))
+    if space.decision is not None:
+        knobs.append((DECISION_KNOB, space.decision.thresholds))
     knobs.append(("crews", space.crews))
     return knobs
 
@@ -174,13 +183,17 @@ def _plan(space: SearchSpace, scenario: Scenario, knobs, pick) -> tuple:
         permutation = order.permutations[index]
         rows.update(order.placement(permutation))
         labels.append((ORDER_KNOB, order.words(permutation)))
+    decision = template.decision
+    if space.decision is not None:     # the knob before the crews
+        decision = with_threshold(decision, space.decision.thresholds[pick[-2]])
+        labels.append((DECISION_KNOB, decision_words(decision)))
     crews = space.crews[pick[-1]]
     labels.append(("crews", str(crews)))
     strategy = replace(
         template,
         placement=tuple((unit, rows.get(unit, row)) for unit, row in template.placement),
         drains=tuple((unit, triggers.get(unit, trigger)) for unit, trigger in template.drains),
-        description=f"mcrisk optimize: {template.name} with "
+        decision=decision, description=f"mcrisk optimize: {template.name} with "
                     + "; ".join(f"{knob} {value}" for knob, value in labels))
     return strategy, crews, tuple(labels)
 
@@ -201,6 +214,8 @@ def _template_plan(space: SearchSpace, scenario: Scenario) -> tuple:
         labels.append((f"wave {compact_ids(list(wave.units))}", "row " + ", ".join(rows)))
     for order in space.orders:
         labels.append((ORDER_KNOB, order.written_words(placement)))
+    if space.decision is not None:
+        labels.append((DECISION_KNOB, decision_words(template.decision)))
     crews = template.crews_in(scenario.retrofit)
     labels.append(("crews", str(crews)))
     return (replace(template, description=f"mcrisk optimize: {template.name} as written"),
@@ -234,8 +249,9 @@ def _trigger_words(trigger: Trigger, lag: float) -> str:
 class _Checker:
     """The checks a plan passes before simulation, with the counts of those it failed."""
 
-    def __init__(self, space: SearchSpace, scenario: Scenario):
-        self.space, self.scenario = space, scenario
+    def __init__(self, space: SearchSpace, scenario: Scenario,
+                 anticipative: frozenset = frozenset()):
+        self.space, self.scenario, self.anticipative = space, scenario, anticipative
         self.rejected: Counter = Counter()
         # the scenario reader's registries (rows, units, shipments, contracts), as `mcrisk
         # run` has them when it reads the strategies
@@ -244,7 +260,16 @@ class _Checker:
         self.reader.problems.clear()
 
     def reason(self, strategy: Strategy) -> str | None:
-        """Why `strategy` cannot run, in a few words (a reason to count), or None."""
+        """Why `strategy` cannot run, in a few words (a reason to count), or None; a
+        contingent one (its fields its met branch's) with its unmet branch's reason."""
+        if strategy.decision in self.anticipative:
+            return ANTICIPATIVE
+        if strategy.decision is not None:
+            unmet = self.scenario.strategy(strategy.decision.unmet)
+            return self._reason(replace(strategy, decision=None)) or self._reason(unmet)
+        return self._reason(strategy)
+
+    def _reason(self, strategy: Strategy) -> str | None:
         block = tomllib.loads(_strategy_block(strategy))["strategies"][0]
         self.reader.problems.clear()
         read_strategy(Table(self.reader, "strategies[0]", block, STRATEGY_KEYS))
@@ -286,11 +311,9 @@ class _Checker:
         return kept
 
     def _compiles(self, plans: list[tuple]) -> bool:
-        named = tuple(replace(s, name=f"c{i}", crews=crews)
-                      for i, (s, crews, _) in enumerate(plans))
-        scenario = replace(self.scenario, strategies=named)
+        plans = with_branches(self.scenario, [(s, crews) for s, crews, _ in plans])
         try:
-            compile_scenario(scenario)
+            compile_scenario(plan_scenario(self.scenario, plans))
         except ValueError:
             return False
         return True
@@ -317,8 +340,34 @@ def strategy_toml(candidate: Candidate, scenario: Scenario) -> str:
     reservations, crews, acceptance policy: WRITTEN_KEYS, which covers every key the reader
     takes), with `crews = N` when its crews differ from the scenario's `[retrofit] crews` (a
     strategy hires its own crews), without the key when they are the scenario's."""
+    if candidate.strategy.decision is not None:
+        return _contingent_block(candidate.strategy)
     strategy = _named(candidate.strategy, candidate.strategy.name, candidate.crews, scenario)
     return _strategy_block(strategy)
+
+
+# A decision's keys by its events' kinds, as the reader takes them (in its order of keys)
+_EVENT_KEYS = tuple((kind, key) for key, (kind, _) in DECISION_EVENTS.items())
+_MOMENT_KEYS = {kind: key for key, (kind, _) in DECISION_MOMENTS.items()}
+
+
+def _contingent_block(strategy: Strategy) -> str:
+    """A contingent plan as its `[[strategies]]` entry: name, description and the decision
+    (its moment, events, count and branches); the branches are the scenario's own."""
+    d = strategy.decision
+    keys = [f"day = {_number(d.day)}" if d.on is None else
+            f"{_MOMENT_KEYS[d.on[0]]} = {_string(d.on[1])}"]
+    for kind, key in _EVENT_KEYS:
+        ids = [ident for event, ident in d.events if event == kind]
+        if ids:
+            keys.append(f"{key} = {_ids(ids)}")
+    keys += [f"at_least = {d.at_least}", f"met = {_string(d.met)}",
+             f"unmet = {_string(d.unmet)}"]
+    lines = ["[[strategies]]", f"name = {_string(strategy.name)}"]
+    if strategy.description:
+        lines.append(f"description = {_string(strategy.description)}")
+    lines.append(f"decision = {{ {', '.join(keys)} }}")
+    return "\n".join(lines) + "\n"
 
 
 # The keys _strategy_block writes when the strategy has them: every key of STRATEGY_KEYS, so

@@ -52,6 +52,7 @@ from ..core.model import Scenario
 from ..core.progress import Progress, as_progress
 from ..backends.chunks import check_memory, default_chunk, simulate
 from .objective import eliminate, goal_of, infeasible, ordering_values
+from .threshold import with_branches
 
 
 @dataclass(frozen=True)
@@ -117,16 +118,20 @@ def simulate_plans(scenario: Scenario, plans: Sequence[tuple], backend: Backend,
     """metrics[samples, p, 6] and costs[samples, p, n_costs] (None without [costs]) of the
     plans ((strategy, crews) pairs, in that order) on scenarios first .. first + samples - 1 of
     `seed`: one compile and one simulation, every plan a strategy with its own crews. `option`
-    names the setting that asked for `samples` in the memory check's message."""
+    names the setting that asked for `samples` in the memory check's message. A contingent
+    plan's written branches, when not among `plans`, are simulated beside them once (however
+    many thresholds name them) and left out of what is returned."""
+    simulated = with_branches(scenario, plans)
     # with a status (the scenario carries it), every plan counts the future, [as_of, horizon)
-    plan = with_window(compile_scenario(plan_scenario(scenario, plans)), scenario.status)
+    plan = with_window(compile_scenario(plan_scenario(scenario, simulated)), scenario.status)
     chunk_size = default_chunk(plan, chunk_size)    # None: the plan's default
     check_memory(plan, samples, chunk_size, option=option)
     backend.prepare(plan)
     result = simulate(plan, samples, seed, backend, chunk_size=chunk_size, first=first,
                       progress=as_progress(progress), keep_world=0,
                       note=f"{note}{len(plans)} plans")
-    return result.metrics, result.costs
+    n = len(plans)
+    return result.metrics[:, :n], None if result.costs is None else result.costs[:, :n]
 
 
 def race(space, scenario: Scenario, candidates: Sequence, backend: Backend,

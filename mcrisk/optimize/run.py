@@ -106,17 +106,20 @@ def _search(space, search_sha256: str, backend_name: str, chunk_size: int | None
     from .candidates import generate
     from .evaluate import evaluate
     from .race import race
+    from .threshold import anticipative_decisions
 
     started = time.perf_counter()
     scenario = space.scenario
     backend = prepare_backend(backend_name, compile_scenario(scenario), progress, session)
+    extra = {} if chunk_size is None else {"chunk_size": chunk_size}
+    with compiles_noted(progress):      # a contingent search's thresholds checked first
+        unsafe = anticipative_decisions(space, scenario, backend, progress, **extra)
     with progress.phase(GENERATE):
-        generated = generate(space, scenario)
+        generated = generate(space, scenario, unsafe)
     if not generated.candidates:
         raise McriskError(f"{space.path}: every candidate of the search space was rejected "
                           f"before simulation ({_reasons(generated.rejected)}); widen the "
                           "knobs' values (docs/optimize.md)")
-    extra = {} if chunk_size is None else {"chunk_size": chunk_size}
     with compiles_noted(progress):
         raced = race(space, scenario, generated.candidates, backend, progress, **extra)
         evaluated = evaluate(space, scenario, generated.candidates, raced, backend, progress,

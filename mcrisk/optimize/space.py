@@ -29,6 +29,7 @@ from ..scenario.reader import (Reader, Spec, Table, as_ids, as_integer, as_numbe
                                as_string, as_table, format_number, type_name, did_you_mean)
 from ..scenario.sections import NO_RETROFIT
 from .order import Order, read_orders
+from .threshold import DecisionSearch, read_decision_search
 
 STATISTIC_KINDS = ("p50", "p90", "p99", "mean", "p")
 OBJECTIVE_KINDS = ("minimize", "weights", "pareto")
@@ -114,6 +115,7 @@ class SearchSpace:
     race: Race
     evaluate: Evaluate
     orders: tuple[Order, ...] = ()     # [[search.orders]] (mcrisk.optimize.order)
+    decision: DecisionSearch | None = None   # [search.decision] (mcrisk.optimize.threshold)
 
     @property
     def template_strategy(self):
@@ -131,7 +133,7 @@ class SearchSpace:
             size *= len(wave.rows)
         for order in self.orders:
             size *= order.size
-        return size
+        return size * (len(self.decision.thresholds) if self.decision else 1)
 
 
 # --------------------------------------------------------------------------------------------
@@ -144,7 +146,7 @@ MAX_SAMPLES = 100_000_000      # scenarios of one stage or of the evaluation
 DEFAULT_STAGES = (500, 2_000, 20_000)
 
 _SEARCH_KEYS = ("scenario", "template", "max_candidates", "seed", "drain_groups", "waves",
-                "orders", "crews", "objective", "constraints", "race", "evaluate")
+                "orders", "crews", "decision", "objective", "constraints", "race", "evaluate")
 _SEED = Limit(2**63 - 1, "a seed is a 64-bit integer")
 _WEIGHT = Limit(1e12, "a weight turns its statistic into the sum's unit, and 1e12 already makes "
                 "one H100-eq day a trillion; only the weights' ratios rank the plans")
@@ -210,6 +212,7 @@ def _read_search(search: Table, scenario: Scenario | None) -> dict:
         waves=waves,
         orders=read_orders(search, scenario, template, waves),
         crews=_read_crews(search, scenario, template),
+        decision=read_decision_search(search, template),
         objective=_read_objective(search, scenario),
         constraints=_read_constraints(search, scenario),
         race=race,
@@ -225,10 +228,7 @@ def _read_template(search: Table, scenario: Scenario | None):
     if name not in (names := [s.name for s in scenario.strategies]):
         return search.r.report(search.at("template"), name, "unknown strategy", did_you_mean(
             name, names, "the scenario's strategies", compact=False))
-    if (d := scenario.strategy(name).decision) is not None:     # a day's search: not yet
-        return search.r.report(search.at("template"), name, "is contingent: the knobs vary "
-                               f"a written plan (name {d.met!r} or {d.unmet!r})")
-    return scenario.strategy(name)
+    return scenario.strategy(name)     # a contingent one: mcrisk.optimize.threshold
 
 
 def _read_drain_groups(search: Table, scenario: Scenario | None, template) -> tuple:

@@ -1,7 +1,7 @@
 """mcrisk optimize beside contingent strategies: a contingent written strategy keeps its
 branches when the plans are renamed for simulation (plan_scenario), and a contingent
-template is refused with a located problem (its knobs would vary a decision, which the
-search does not do yet)."""
+template with a plan's knobs is refused with a located problem (the search varies its
+decision's threshold only: tests/optimize/test_threshold.py)."""
 from __future__ import annotations
 
 import numpy as np
@@ -63,5 +63,12 @@ minimize = "p90:shortfall_gpu_days"
 ''')
     with pytest.raises(ScenarioError) as info:
         read_search(tmp_path / "search.toml")
-    assert ("search.template = 'contingent': is contingent: the knobs vary a written plan "
-            "(name 'swap-gated' or 'swap-late')") in str(info.value)
+    message = str(info.value)
+    assert ("search.drain_groups: the template 'contingent' is contingent: the search varies "
+            "its decision's threshold ([search.decision]), not a plan (remove drain_groups, or "
+            "name a branch ('swap-gated' or 'swap-late') as the template to vary its plan)"
+            ) in message
+    assert ("search.template = 'contingent': is contingent, and the search has no "
+            "[search.decision]: a contingent template's knob is its decision's threshold (add "
+            "[search.decision] with days = [120, 150] or at_least = [4, 8], or name a branch "
+            "('swap-gated' or 'swap-late') as the template to vary its plan)") in message
