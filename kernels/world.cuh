@@ -182,7 +182,7 @@ MCRISK_HD void conditioned_lanes(const Plan& p, int q, u32 seed_lo, u32 seed_hi,
 }
 
 // world[q * LANES + l]: correlated SAMPLE q from its copula uniform, the normal scores of its
-// row's addresses weighted in order from 0.0 (a row of one: its own first uniform).
+// row's addresses (copula_score) weighted in order from 0.0 (a row of one: its own first uniform).
 MCRISK_HD void correlated_lanes(const Plan& p, int q, u32 seed_lo, u32 seed_hi, u32 scenario0,
                                 int n, double* world, double* u1, double* u2) {
     double* row = world + q * LANES;
@@ -195,9 +195,9 @@ MCRISK_HD void correlated_lanes(const Plan& p, int q, u32 seed_lo, u32 seed_hi, 
         }
         for (int j = first; j < last; ++j) {
             uniforms_lanes(seed_lo, seed_hi, scenario0, n, p.copula_address[j], 0u, u1, u2);
-            double weight = p.copula_weight[j];
+            double weight = p.copula_weight[j], low = p.copula_low[j], high = p.copula_high[j];
             for (int l = 0; l < n; ++l) {
-                row[l] += weight * ndtri(u1[l]);
+                row[l] += weight * copula_score(u1[l], low, high);
             }
         }
         for (int l = 0; l < n; ++l) {

@@ -1,63 +1,128 @@
 """[[correlations]] compiled: each correlated quantity's copula row (mcrisk/core/copula.py).
 
 A correlation names two world quantities by name. Each must be a single draw (a SAMPLE) of
-a distribution that is not a fixed value, on a random stream of its own, and not conditioned
-by a status (the conditioning of mcrisk/plan/conditioning.py treats draws as independent);
-anything else is refused with a ScenarioError located at the name. A risk this run disables
-has no quantity: the pairs naming it are left out (what remains of a positive definite matrix
-is one). Returns the plan's copula fields: for quantity q, the addresses and Cholesky weights
-q_copula_ptr[q] .. q_copula_ptr[q + 1] of copula_address and copula_weight (none: drawn as
-without correlations). A scenario without correlations has every row empty.
+a distribution that is not a fixed value, on a random stream of its own; anything else is
+refused with a ScenarioError located at the name. A risk this run disables has no quantity:
+the pairs naming it are left out (what remains of a positive definite matrix is one).
+
+A status (mcrisk/plan/conditioning.py) may condition one member X of a group, exactly: X is
+the only unknown of its facts besides none (pinned to a value x, or drawn above a fixed bound
+b), its prior has no atom (no `chance`, no table), and no other member of its group is
+conditioned. The group's rows are then those of its Pearson matrix ordered with X first, and
+X's entry in them takes X's own uniform mapped into (F(b), 1) above a bound or (F(x), F(x))
+pinned (core.copula.copula_score): the copula given X. Anything else a status conditions in a
+group is refused, located at the correlation's name: two members conditioned (their joint
+posterior is not a product), X's value varying with another quantity (a shared delay's
+posterior, a rest or bound that subtracts a shared delay), an atom.
+
+Returns the plan's copula fields: for quantity q, the addresses, Cholesky weights and score
+ranges q_copula_ptr[q] .. q_copula_ptr[q + 1] of copula_address, copula_weight, copula_low and
+copula_high (none: drawn as without correlations). A scenario without correlations has every
+row empty; without a status conditioning a member, every range is (0, 1) and the draws are
+those of before.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ..core.copula import cholesky_rows
-from ..core.definitions import Q_SAMPLE
-from ..core.distributions import KIND_FIXED, KIND_TABLE
+from ..core.copula import group_rows, groups
+from ..core.definitions import Q_ABOVE, Q_REST, Q_SAMPLE, Q_SUM
+from ..core.distributions import KIND_FIXED, KIND_TABLE, cdf
 from ..core.errors import Problem, ScenarioError
 from ..core.model import Scenario
 from ..scenario.reader import did_you_mean
 from .world import World
 
+HINT = "run without this correlation (a copy of the scenario), or without the status"
+
 
 def check_correlations(scenario: Scenario, world: World) -> None:
     """Raise ScenarioError unless every name of [[correlations]] is a quantity that can be
-    correlated (before a status conditions the world)."""
+    correlated (before a status conditions the world); records each one's distribution
+    (World.prior_dist), which a status may replace."""
     problems = [_problem(scenario, world, f"correlations[{i}].between[{j}]", name)
                 for i, pair in _pairs_in_effect(scenario) for j, name in enumerate(pair)]
     problems = [p for p in problems if p is not None]
     if problems:
         raise ScenarioError(problems)
+    for _, pair in _pairs_in_effect(scenario):
+        for name in pair:
+            q = world.index[name]
+            world.prior_dist[q] = world.rows[q]["dist"]
 
 
 def copula_fields(scenario: Scenario, world: World) -> dict[str, np.ndarray]:
-    """The copula fields of the plan (q_copula_ptr, copula_address, copula_weight); a
-    ScenarioError where a status has conditioned a correlated quantity."""
-    problems, pairs = [], []
+    """The copula fields of the plan (q_copula_ptr, copula_address, copula_weight,
+    copula_low, copula_high); a ScenarioError where a status conditions a group in a way the
+    copula cannot follow exactly (the module's docstring)."""
+    pairs, keys = [], {}
     for i, pair in _pairs_in_effect(scenario):
-        for j, name in enumerate(pair):
-            if not _drawable(world, world.rows[world.index[name]]):
-                problems.append(Problem(
-                    scenario.path, f"correlations[{i}].between[{j}]", name,
-                    "is conditioned by the status: conditioning treats draws as independent, "
-                    "so a correlated quantity cannot be conditioned",
-                    "run without this correlation (a copy of the scenario), or without the "
-                    "status"))
         pairs.append((*pair, scenario.correlations[i].rank))
+        for j, name in enumerate(pair):
+            keys.setdefault(name, f"correlations[{i}].between[{j}]")
+    problems, rows, ranges = [], {}, {}
+    for members in groups(pairs):
+        conditioned = [m for m in members if _conditioned(world, world.index[m])]
+        if len(conditioned) > 1:
+            problems += [Problem(
+                scenario.path, keys[m], m, f"is conditioned by the status, as is "
+                f"{', '.join(repr(o) for o in conditioned if o != m)} of its correlation group: "
+                "a status may condition one quantity of a group", HINT) for m in conditioned]
+            continue
+        if conditioned:
+            x = conditioned[0]
+            try:
+                ranges[x] = score_range(world, world.index[x])
+            except ValueError as why:
+                problems.append(Problem(scenario.path, keys[x], x, str(why), HINT))
+                continue
+            members = [x] + [m for m in members if m != x]
+        rows.update(group_rows(members, pairs))
+        if conditioned:
+            del rows[members[0]]       # X is drawn as the status conditions it
     if problems:
         raise ScenarioError(problems)
-    rows = cholesky_rows(pairs)
-    ptr, address, weight = [0], [], []
+    ptr, address, weight, low, high = [0], [], [], [], []
     for name in world.names:
         for member, w in rows.get(name, ()):
             address.append(world.rows[world.index[member]]["address"][0])
             weight.append(w)
+            lo, hi = ranges.get(member, (0.0, 1.0))
+            low.append(lo)
+            high.append(hi)
         ptr.append(len(address))
     return {"q_copula_ptr": np.array(ptr, dtype=np.int32),
             "copula_address": np.array(address or [0], dtype=np.uint64),
-            "copula_weight": np.array(weight or [0.0], dtype=np.float64)}
+            "copula_weight": np.array(weight or [0.0], dtype=np.float64),
+            "copula_low": np.array(low or [0.0], dtype=np.float64),
+            "copula_high": np.array(high or [1.0], dtype=np.float64)}
+
+
+def _conditioned(world: World, q: int) -> bool:
+    """Whether a status rewrote correlated quantity q (pinned it, drew it from a posterior,
+    as a rest or above a bound)."""
+    row = world.rows[q]
+    return not (row["kind"] == Q_SAMPLE and row["dist"] == world.prior_dist[q])
+
+
+def score_range(world: World, q: int) -> tuple[float, float]:
+    """(low, high): the range of X's prior CDF F_X that its conditioned draw takes X's own
+    uniform into: (F(x), F(x)) pinned to x, (F(b), 1) drawn above the bound b; a ValueError
+    saying why when X's conditioned value has no such range."""
+    row = world.rows[q]
+    kind, param, chance = world.dists[world.prior_dist[q]]
+    if chance < 1.0 or kind == KIND_TABLE:
+        what = "may be exactly 0 (a `chance`)" if chance < 1.0 else "is a table distribution"
+        raise ValueError(f"is conditioned by the status and {what}: its rank given the status "
+                         "is not defined")
+    if row["terms"] or row["kind"] not in (Q_SUM, Q_REST, Q_ABOVE):
+        others = ", ".join(world.names[t] for t in row["terms"]) or "the other facts on it"
+        raise ValueError("is conditioned by the status together with "
+                         f"{others}: its value given the facts varies from world to world "
+                         "with theirs, which the correlation does not follow")
+    tables = np.concatenate(world.pert_tables) if world.pert_tables else np.zeros(1)
+    f = float(cdf(kind, np.array(param, dtype=np.float64), tables, row["const"]))
+    return (f, 1.0) if row["kind"] == Q_ABOVE else (f, f)
 
 
 def _pairs_in_effect(scenario: Scenario) -> list[tuple[int, tuple[str, str]]]:

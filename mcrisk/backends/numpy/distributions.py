@@ -6,10 +6,9 @@ they are. Pairs: numba/distributions.py and kernels/distributions.cuh.
 from __future__ import annotations
 
 import numpy as np
-from scipy import special
 
 from ...core import rng
-from ...core.copula import copula_uniform, sample_correlated
+from ...core.copula import copula_score, copula_uniform, sample_correlated
 from ...core.distributions import KIND_FIXED, sample, sample_above
 from ...plan.record import CompiledScenario
 
@@ -37,11 +36,14 @@ def draw_above(plan: CompiledScenario, d: int, seed: int, scenario: np.ndarray, 
 
 def draw_correlated(plan: CompiledScenario, q: int, seed: int, scenario: np.ndarray) -> np.ndarray:
     """Draws of correlated SAMPLE q for each scenario, from its copula uniform: the normal
-    scores at its row's addresses (index 0) weighted in order (core.copula)."""
+    scores at its row's addresses (index 0, each uniform mapped into its entry's range)
+    weighted in order (core.copula)."""
     rows = slice(plan.q_copula_ptr[q], plan.q_copula_ptr[q + 1])
     weights, addresses = plan.copula_weight[rows], plan.copula_address[rows]
     firsts = [rng.uniforms(seed, scenario, int(a), 0)[0] for a in addresses]
-    normals = [special.ndtri(u) for u in firsts] if len(weights) > 1 else []
+    normals = [copula_score(u, low, high) for u, low, high in
+               zip(firsts, plan.copula_low[rows], plan.copula_high[rows])] \
+        if len(weights) > 1 else []
     v = copula_uniform(normals, weights, firsts[-1])
     d = plan.q_dist[q]
     return sample_correlated(int(plan.dist_kind[d]), plan.dist_param[d],
