@@ -70,6 +70,11 @@ struct Plan {
                                     // status conditions
     const double* copula_high;      // float64[copulas]: its high end: 1 but for a member a status
                                     // conditions (core.copula.copula_score)
+    const int* copula_quantity;     // int32[copulas]: -1, or an earlier quantity whose value's rank
+                                    // is the entry's normal score (a member a status conditions
+                                    // world by world)
+    const int* copula_dist;         // int32[copulas]: that quantity's distribution in the scenario,
+                                    // whose CDF ranks its value (else 0)
     // network: each strategy's max-plus network over fixed node ids
     const int* node_base_q;         // int32[v]: world quantity a node waits for, or -1
     const int* node_kind;           // int32[s, v]: NODE_MAX, or NODE_CREW (also waits for a crew)
@@ -226,6 +231,8 @@ struct Plan {
     const double* R copula_weight,                                                                 \
     const double* R copula_low,                                                                    \
     const double* R copula_high,                                                                   \
+    const int* R copula_quantity,                                                                  \
+    const int* R copula_dist,                                                                      \
     const int* R node_base_q,                                                                      \
     const int* R node_kind,                                                                        \
     const double* R node_base_const,                                                               \
@@ -325,20 +332,21 @@ struct Plan {
     {dist_kind, dist_param, dist_chance, pert_table, q_kind, q_dist, q_address, q_const,           \
      q_terms_ptr, q_terms, q_status, q_state, q_burnin, burnin_dist, burnin_fail,                  \
      burnin_rma_after, q_copula_ptr, copula_address, copula_weight, copula_low,                    \
-     copula_high, node_base_q, node_kind, node_base_const, node_add_q, node_add_const,             \
-     node_floor, dep_ptr, dep_idx, n_crews, block_ptr, block_node, block_wait,                     \
-     n_ready_blocks, block_feeds_crew, crew_node, n_crew_rows, unlock_ptr, unlock_block,           \
-     n_slots, crew_first, crew_count, crew_hold_q, n_retrofit_rows, n_pools, pool_first,           \
-     cap_event_node, cap_event_island, cap_event_delta, cap_event_scale_q, island_cap0,            \
-     power_event_node, power_event_hall, power_event_delta, cap_event_order,                       \
-     power_event_order, n_power_checked, hall_draw0, hall_cap, completion_node, baseline,          \
-     horizon, window_start, largest_job, demand_day, demand_value, demand_growth_q,                \
-     n_costs, span_start_node, span_start_day, span_end_node, span_end_day, span_rate,             \
-     span_price_q, span_cost, res_ptr, res_day, res_kw, res_node, res_rate, res_price_q,           \
-     res_term, over_rate, over_price_q, shortfall_rate, shortfall_price_q, crew_rate,              \
-     crew_price_q, pool_rate, pool_price_q, lump_amount, lump_price_q, lump_cost,                  \
-     n_job_cols, job_size, job_share, job_order, job_step, n_quantities, n_strategies,             \
-     n_nodes, dep_width, crew_width, unlock_width, pool_width, n_cap_events, n_islands,            \
-     n_power_events, n_halls, n_completion, n_demand, n_spans, res_width, n_lumps, n_jobs}
+     copula_high, copula_quantity, copula_dist, node_base_q, node_kind, node_base_const,           \
+     node_add_q, node_add_const, node_floor, dep_ptr, dep_idx, n_crews, block_ptr,                 \
+     block_node, block_wait, n_ready_blocks, block_feeds_crew, crew_node, n_crew_rows,             \
+     unlock_ptr, unlock_block, n_slots, crew_first, crew_count, crew_hold_q,                       \
+     n_retrofit_rows, n_pools, pool_first, cap_event_node, cap_event_island,                       \
+     cap_event_delta, cap_event_scale_q, island_cap0, power_event_node, power_event_hall,          \
+     power_event_delta, cap_event_order, power_event_order, n_power_checked, hall_draw0,           \
+     hall_cap, completion_node, baseline, horizon, window_start, largest_job, demand_day,          \
+     demand_value, demand_growth_q, n_costs, span_start_node, span_start_day,                      \
+     span_end_node, span_end_day, span_rate, span_price_q, span_cost, res_ptr, res_day,            \
+     res_kw, res_node, res_rate, res_price_q, res_term, over_rate, over_price_q,                   \
+     shortfall_rate, shortfall_price_q, crew_rate, crew_price_q, pool_rate, pool_price_q,          \
+     lump_amount, lump_price_q, lump_cost, n_job_cols, job_size, job_share, job_order,             \
+     job_step, n_quantities, n_strategies, n_nodes, dep_width, crew_width, unlock_width,           \
+     pool_width, n_cap_events, n_islands, n_power_events, n_halls, n_completion, n_demand,         \
+     n_spans, res_width, n_lumps, n_jobs}
 
 #endif  // MCRISK_PLAN_CUH

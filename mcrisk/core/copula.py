@@ -33,7 +33,9 @@ Given a status (docs/status.md), a group where it conditions exactly one member 
 leaves its marginal unchanged), and the others from the copula given X. The group is ordered
 with X first (the joint is symmetric), so every other member's row weighs X's normal score
 n_X = ndtri(F_X(x)) of X's conditioned value x: X's own uniform mapped into the range of F_X
-the facts leave it (copula_score). Every other entry keeps (0, 1): ndtri(u_j) as before.
+the facts leave it (copula_score), or, where x varies with another conditioned quantity, F_X
+of x itself (the kernels evaluate X first). Every other entry keeps (0, 1): ndtri(u_j) as
+before.
 
 This module is the NumPy specification
 (numpy/distributions.py's draw_correlated uses it); correlated_lanes (numba/world.py,

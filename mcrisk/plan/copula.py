@@ -5,19 +5,22 @@ a distribution that is not a fixed value, on a random stream of its own; anythin
 refused with a ScenarioError located at the name. A risk this run disables has no quantity:
 the pairs naming it are left out (what remains of a positive definite matrix is one).
 
-A status (mcrisk/plan/conditioning.py) may condition one member X of a group, exactly: X is
-the only unknown of its facts besides none (pinned to a value x, or drawn above a fixed bound
-b), its prior has no atom (no `chance`, no table), and no other member of its group is
-conditioned. The group's rows are then those of its Pearson matrix ordered with X first, and
-X's entry in them takes X's own uniform mapped into (F(b), 1) above a bound or (F(x), F(x))
-pinned (core.copula.copula_score): the copula given X. Anything else a status conditions in a
-group is refused, located at the correlation's name: two members conditioned (their joint
-posterior is not a product), X's value varying with another quantity (a shared delay's
-posterior, a rest or bound that subtracts a shared delay), an atom.
+A status (mcrisk/plan/conditioning.py) may condition one member X of a group, exactly, when
+its prior has no atom (no `chance`, no table) and no other member of its group is conditioned
+(the others carry no facts, so X's posterior is what the conditioning draws: the copula leaves
+X's marginal as it was). The group's rows are then those of its Pearson matrix ordered with X
+first, and X's entry in them is X's normal score ndtri(F(x)) of the value x it draws, F its
+prior CDF (the copula given X): taken from X's own uniform mapped into (F(b), 1) when X is
+drawn above a fixed bound b, into (F(x), F(x)) when it is pinned to x (core.copula.
+copula_score); from X's value in the world where it varies with another conditioned quantity
+(drawn from a shared delay's posterior; a rest or a bound that subtracts a shared delay),
+which then must come before the group's other members in the world. Anything else is refused,
+located at the correlation's name: two members conditioned (their joint posterior is not a
+product), an atom, a member ranked by its value placed after another.
 
-Returns the plan's copula fields: for quantity q, the addresses, Cholesky weights and score
-ranges q_copula_ptr[q] .. q_copula_ptr[q + 1] of copula_address, copula_weight, copula_low and
-copula_high (none: drawn as without correlations). A scenario without correlations has every
+Returns the plan's copula fields: for quantity q, the entries q_copula_ptr[q] ..
+q_copula_ptr[q + 1] of copula_address, copula_weight, copula_low, copula_high, copula_quantity
+and copula_dist (none: drawn as without correlations). A scenario without correlations has every
 row empty; without a status conditioning a member, every range is (0, 1) and the draws are
 those of before.
 """
@@ -26,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.copula import group_rows, groups
-from ..core.definitions import Q_ABOVE, Q_REST, Q_SAMPLE, Q_SUM
+from ..core.definitions import Q_ABOVE, Q_SAMPLE
 from ..core.distributions import KIND_FIXED, KIND_TABLE, cdf
 from ..core.errors import Problem, ScenarioError
 from ..core.model import Scenario
@@ -53,14 +56,14 @@ def check_correlations(scenario: Scenario, world: World) -> None:
 
 def copula_fields(scenario: Scenario, world: World) -> dict[str, np.ndarray]:
     """The copula fields of the plan (q_copula_ptr, copula_address, copula_weight,
-    copula_low, copula_high); a ScenarioError where a status conditions a group in a way the
-    copula cannot follow exactly (the module's docstring)."""
+    copula_low, copula_high, copula_quantity, copula_dist); a ScenarioError where a status
+    conditions a group in a way the copula cannot follow exactly (the module's docstring)."""
     pairs, keys = [], {}
     for i, pair in _pairs_in_effect(scenario):
         pairs.append((*pair, scenario.correlations[i].rank))
         for j, name in enumerate(pair):
             keys.setdefault(name, f"correlations[{i}].between[{j}]")
-    problems, rows, ranges = [], {}, {}
+    problems, rows, scores = [], {}, {}
     for members in groups(pairs):
         conditioned = [m for m in members if _conditioned(world, world.index[m])]
         if len(conditioned) > 1:
@@ -72,7 +75,8 @@ def copula_fields(scenario: Scenario, world: World) -> dict[str, np.ndarray]:
         if conditioned:
             x = conditioned[0]
             try:
-                ranges[x] = score_range(world, world.index[x])
+                scores[x] = score_of(world, world.index[x])
+                _check_order(world, x, members, scores[x])
             except ValueError as why:
                 problems.append(Problem(scenario.path, keys[x], x, str(why), HINT))
                 continue
@@ -82,20 +86,27 @@ def copula_fields(scenario: Scenario, world: World) -> dict[str, np.ndarray]:
             del rows[members[0]]       # X is drawn as the status conditions it
     if problems:
         raise ScenarioError(problems)
-    ptr, address, weight, low, high = [0], [], [], [], []
+    ptr, address, weight, low, high, quantity, dist = [0], [], [], [], [], [], []
     for name in world.names:
         for member, w in rows.get(name, ()):
             address.append(world.rows[world.index[member]]["address"][0])
             weight.append(w)
-            lo, hi = ranges.get(member, (0.0, 1.0))
-            low.append(lo)
-            high.append(hi)
+            score = scores.get(member, AS_DRAWN)
+            low.append(score[0])
+            high.append(score[1])
+            quantity.append(score[2])
+            dist.append(score[3])
         ptr.append(len(address))
     return {"q_copula_ptr": np.array(ptr, dtype=np.int32),
             "copula_address": np.array(address or [0], dtype=np.uint64),
             "copula_weight": np.array(weight or [0.0], dtype=np.float64),
             "copula_low": np.array(low or [0.0], dtype=np.float64),
-            "copula_high": np.array(high or [1.0], dtype=np.float64)}
+            "copula_high": np.array(high or [1.0], dtype=np.float64),
+            "copula_quantity": np.array(quantity or [-1], dtype=np.int32),
+            "copula_dist": np.array(dist or [0], dtype=np.int32)}
+
+
+AS_DRAWN = (0.0, 1.0, -1, 0)    # an entry's score from its address's uniform as it is
 
 
 def _conditioned(world: World, q: int) -> bool:
@@ -105,24 +116,37 @@ def _conditioned(world: World, q: int) -> bool:
     return not (row["kind"] == Q_SAMPLE and row["dist"] == world.prior_dist[q])
 
 
-def score_range(world: World, q: int) -> tuple[float, float]:
-    """(low, high): the range of X's prior CDF F_X that its conditioned draw takes X's own
-    uniform into: (F(x), F(x)) pinned to x, (F(b), 1) drawn above the bound b; a ValueError
-    saying why when X's conditioned value has no such range."""
+def score_of(world: World, q: int) -> tuple[float, float, int, int]:
+    """How X's normal score is taken, (low, high, quantity, dist): from X's own uniform mapped
+    into the range of its prior CDF F that its conditioned draw takes it to, (F(x), F(x), -1, 0)
+    pinned to x, (F(b), 1, -1, 0) above a fixed bound b; or, where X's conditioned value
+    varies with another quantity's (a shared delay's posterior, a rest or a bound that
+    subtracts one), from that value itself, ranked by F: (0, 1, X, X's prior distribution). A
+    ValueError says why when X has no normal score (an atom)."""
     row = world.rows[q]
-    kind, param, chance = world.dists[world.prior_dist[q]]
+    prior = world.prior_dist[q]
+    kind, param, chance = world.dists[prior]
     if chance < 1.0 or kind == KIND_TABLE:
         what = "may be exactly 0 (a `chance`)" if chance < 1.0 else "is a table distribution"
         raise ValueError(f"is conditioned by the status and {what}: its rank given the status "
                          "is not defined")
-    if row["terms"] or row["kind"] not in (Q_SUM, Q_REST, Q_ABOVE):
-        others = ", ".join(world.names[t] for t in row["terms"]) or "the other facts on it"
-        raise ValueError("is conditioned by the status together with "
-                         f"{others}: its value given the facts varies from world to world "
-                         "with theirs, which the correlation does not follow")
+    if row["terms"] or row["kind"] == Q_SAMPLE:
+        return 0.0, 1.0, q, prior
     tables = np.concatenate(world.pert_tables) if world.pert_tables else np.zeros(1)
     f = float(cdf(kind, np.array(param, dtype=np.float64), tables, row["const"]))
-    return (f, 1.0) if row["kind"] == Q_ABOVE else (f, f)
+    return (f, 1.0, -1, 0) if row["kind"] == Q_ABOVE else (f, f, -1, 0)
+
+
+def _check_order(world: World, x: str, members: list[str], score: tuple) -> None:
+    """A member ranked by its value must come before the others in the world, which is
+    evaluated in order: a ValueError naming the first that does not."""
+    if score[2] < 0:
+        return
+    earlier = [m for m in members if world.index[m] < world.index[x]]
+    if earlier:
+        raise ValueError(f"is conditioned by the status, and its value varies from world to "
+                         f"world with another conditioned quantity's, but {earlier[0]!r} of its "
+                         "correlation group comes before it in the world: not supported")
 
 
 def _pairs_in_effect(scenario: Scenario) -> list[tuple[int, tuple[str, str]]]:

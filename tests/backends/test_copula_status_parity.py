@@ -3,10 +3,13 @@ one member a status conditions has rows ordered with that member first and its e
 uniform mapped into its conditioned range (copula_low, copula_high: mcrisk/plan/copula.py).
 The reference with three groups, under the big-bang and rolling-on-delivery strategies:
 island.xdr.ready.delay with unit.N05.install (0.7), row.A2.retrofit with unit.N06.install
-(-0.5), unit.N07.install with unit.N08.install (0.4, never conditioned), at day 150 with
-nothing recorded (the fabric's delay drawn above a bound: its range (F(46), 1)) and in the
-story at day 150 (the fabric ready on day 127: its delay pinned, range (F(23), F(23)); A2's
-retrofit running since day 134). Every backend gives the NumPy reference's world, node times
+(-0.5), unit.N07.install with unit.N08.install (0.4, never conditioned), unit.N09.install with
+shared.vendor (0.6) and unit.N10.install with shipment.S1.arrival.delay (-0.4), at day 150
+with nothing recorded (the fabric's delay drawn above a bound: its range (F(46), 1); the
+vendor slip from its posterior and S1's delay above a bound less it, both ranked by their
+values, copula_quantity) and in the story at day 150 (the fabric ready on day 127: its delay
+pinned, range (F(23), F(23)); A2's retrofit running since day 134; S1 arrived on day 102:
+its delay the rest of the vendor slip). Every backend gives the NumPy reference's world, node times
 and metrics to tests/parity.py's table, the host build of the CUDA sources Numba's bit for
 bit, and two chunks what one gives."""
 from __future__ import annotations
@@ -32,7 +35,9 @@ from ..statuses import story
 numpy_backend = select_backend("numpy")
 PAIRS = (("unit.N05.install", "island.xdr.ready.delay", 0.7),
          ("row.A2.retrofit", "unit.N06.install", -0.5),
-         ("unit.N07.install", "unit.N08.install", 0.4))
+         ("unit.N07.install", "unit.N08.install", 0.4),
+         ("unit.N09.install", "shared.vendor", 0.6),
+         ("unit.N10.install", "shipment.S1.arrival.delay", -0.4))
 CASES = ("bound", "pinned")
 
 
@@ -57,6 +62,12 @@ def test_the_conditioned_member_leads_its_group_with_its_range(case):
     assert high[0] == (1.0 if case == "bound" else low[0])
     fabric = plan.quantity_names.index("island.xdr.ready.delay")
     assert plan.q_copula_ptr[fabric + 1] == plan.q_copula_ptr[fabric]
+    for partner, member in (("unit.N09.install", "shared.vendor"),
+                            ("unit.N10.install", "shipment.S1.arrival.delay")):
+        q = plan.quantity_names.index(partner)
+        first = plan.q_copula_ptr[q]
+        assert plan.copula_quantity[first] == plan.quantity_names.index(member)
+        assert plan.copula_quantity[first + 1] == -1
 
 
 @pytest.mark.parametrize("case", CASES)

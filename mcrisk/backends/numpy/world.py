@@ -131,7 +131,7 @@ def sample_worlds(plan: CompiledScenario, seed: int, scenario: np.ndarray,
         kind = plan.q_kind[q]
         terms = plan.q_terms[plan.q_terms_ptr[q]:plan.q_terms_ptr[q + 1]]
         if kind == Q_SAMPLE and plan.q_copula_ptr[q + 1] > plan.q_copula_ptr[q]:
-            world[:, q] = draw_correlated(plan, q, seed, scenario)
+            world[:, q] = draw_correlated(plan, q, seed, scenario, world)
         elif kind == Q_SAMPLE:
             world[:, q] = draw(plan, plan.q_dist[q], seed, scenario, int(plan.q_address[q, 0]), 0)
         elif kind == Q_SUM:
