@@ -178,6 +178,10 @@ def _problem(scenario: Scenario, world: World, key: str, name: str) -> Problem |
                       if parts else "correlate a drawn quantity (a delay, a duration, a "
                       "shared delay, a risk, a drawn performance or price)")
     if _fixed(world, row):
+        fact = _fixed_by_status(scenario, world.labels[world.index[name]])
+        if fact:
+            return refuse(f"is set by the status ({fact}), which makes it a fixed value: a "
+                          "correlation with it is not supported", HINT)
         return refuse("is a fixed value: it has no draw to correlate",
                       "give it a distribution, or remove this correlation")
     sharing = [n for n, other in zip(world.names, world.rows)
@@ -185,6 +189,20 @@ def _problem(scenario: Scenario, world: World, key: str, name: str) -> Problem |
     if sharing:
         return refuse(f"shares its random stream with {sharing[0]!r} (one draw for every "
                       "acceptance policy)", "correlate a quantity with a stream of its own")
+    return None
+
+
+def _fixed_by_status(scenario: Scenario, label) -> str | None:
+    """The status's key that fixed a quantity outright (core.facts.with_facts: a risk that
+    occurred, a measured per-GPU performance), or None."""
+    status = scenario.status
+    if status is None:
+        return None
+    if label.section == "risk" and any(r == label.subject and impact is not None
+                                       for r, impact in status.risks):
+        return f"risks.{label.subject}.occurred"
+    if label.section == "unit_type" and label.subject in dict(status.performance):
+        return f"unit_types.{label.subject}.h100_eq_per_gpu"
     return None
 
 

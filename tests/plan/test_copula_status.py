@@ -205,3 +205,15 @@ def test_a_member_ranked_by_its_value_after_another_is_refused_at_its_name():
         "varies from world to world with another conditioned quantity's, but "
         "'risk.cdu-recall' of its correlation group comes before it in the world: not "
         f"supported {HINT}"]
+
+
+def test_a_member_the_status_sets_outright_is_refused_at_its_name():
+    """A risk that occurred is certain with its recorded impact (core.facts.with_facts): a
+    fixed value, refused as set by the status rather than as written in the scenario."""
+    scenario = select_risks(correlated((Y, "risk.cdu-recall", RANK)), "pre")
+    settled = status(110.0, risks=(("allocation-cut", None), ("utility-slip", None),
+                                   ("cdu-recall", 20.0)))
+    assert refusals(scenario, settled) == [
+        "correlations[0].between[1] = 'risk.cdu-recall': is set by the status "
+        "(risks.cdu-recall.occurred), which makes it a fixed value: a correlation with it is "
+        f"not supported {HINT}"]
