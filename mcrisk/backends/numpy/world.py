@@ -123,8 +123,8 @@ def sample_world(plan: CompiledScenario, seed: int, first: int, count: int) -> n
 def sample_worlds(plan: CompiledScenario, seed: int, scenario: np.ndarray,
                   only=None) -> np.ndarray:
     """world[i, q] of the scenarios numbered `scenario` (uint64, each below 2**32); given
-    `only`, just those quantities (ascending, with every quantity they depend on; the others
-    stay 0): a test's rejection sampling draws groups of quantities apart."""
+    `only`, just those quantities (ascending, with every quantity they depend on, a correlated
+    one's copula_quantity included; the others stay 0): a test's rejection sampling draws groups of quantities apart."""
     count = scenario.shape[0]
     world = np.zeros((count, plan.n_quantities))
     for q in range(plan.n_quantities) if only is None else only:
