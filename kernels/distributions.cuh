@@ -368,6 +368,13 @@ MCRISK_HD double copula_uniform(double z) {
     return v < U_LOW ? U_LOW : (v > U_HIGH ? U_HIGH : v);
 }
 
+// A row entry's normal score: ndtri of u mapped into [low, high], clamped into the random
+// stream's [U_LOW, U_HIGH] (mcrisk/core/copula.py's copula_score).
+MCRISK_HD double copula_score(double u, double low, double high) {
+    double t = low + u * (high - low);
+    return ndtri(t < U_LOW ? U_LOW : (t > U_HIGH ? U_HIGH : t));
+}
+
 // out[l]: the correlated draw of distribution d from its copula uniform v[l]: ppf, a `chance`
 // as a mixture, 0 for v <= 1 - chance (scratch: n doubles).
 MCRISK_HD void draw_correlated_lanes(int kind, const double* dist_param, double chance, int d,

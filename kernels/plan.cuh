@@ -65,6 +65,16 @@ struct Plan {
                                     // not correlated; mcrisk/core/copula.py)
     const u64* copula_address;      // uint64[copulas]: addresses whose normal scores a row weighs
     const double* copula_weight;    // float64[copulas]: Cholesky weights, row by row
+    const double* copula_low;       // float64[copulas]: the range [low, high] an entry's uniform is
+                                    // mapped into before its normal score: 0 but for a member a
+                                    // status conditions
+    const double* copula_high;      // float64[copulas]: its high end: 1 but for a member a status
+                                    // conditions (core.copula.copula_score)
+    const int* copula_quantity;     // int32[copulas]: -1, or an earlier quantity whose value's rank
+                                    // is the entry's normal score (a member a status conditions
+                                    // world by world)
+    const int* copula_dist;         // int32[copulas]: that quantity's distribution in the scenario,
+                                    // whose CDF ranks its value (else 0)
     // network: each strategy's max-plus network over fixed node ids
     const int* node_base_q;         // int32[v]: world quantity a node waits for, or -1
     const int* node_kind;           // int32[s, v]: NODE_MAX, or NODE_CREW (also waits for a crew)
@@ -219,6 +229,10 @@ struct Plan {
     const int* R q_copula_ptr,                                                                     \
     const mcrisk::u64* R copula_address,                                                           \
     const double* R copula_weight,                                                                 \
+    const double* R copula_low,                                                                    \
+    const double* R copula_high,                                                                   \
+    const int* R copula_quantity,                                                                  \
+    const int* R copula_dist,                                                                      \
     const int* R node_base_q,                                                                      \
     const int* R node_kind,                                                                        \
     const double* R node_base_const,                                                               \
@@ -317,11 +331,12 @@ struct Plan {
 #define MCRISK_PLAN_VALUES                                                                         \
     {dist_kind, dist_param, dist_chance, pert_table, q_kind, q_dist, q_address, q_const,           \
      q_terms_ptr, q_terms, q_status, q_state, q_burnin, burnin_dist, burnin_fail,                  \
-     burnin_rma_after, q_copula_ptr, copula_address, copula_weight, node_base_q,                   \
-     node_kind, node_base_const, node_add_q, node_add_const, node_floor, dep_ptr, dep_idx,         \
-     n_crews, block_ptr, block_node, block_wait, n_ready_blocks, block_feeds_crew,                 \
-     crew_node, n_crew_rows, unlock_ptr, unlock_block, n_slots, crew_first, crew_count,            \
-     crew_hold_q, n_retrofit_rows, n_pools, pool_first, cap_event_node, cap_event_island,          \
+     burnin_rma_after, q_copula_ptr, copula_address, copula_weight, copula_low,                    \
+     copula_high, copula_quantity, copula_dist, node_base_q, node_kind, node_base_const,           \
+     node_add_q, node_add_const, node_floor, dep_ptr, dep_idx, n_crews, block_ptr,                 \
+     block_node, block_wait, n_ready_blocks, block_feeds_crew, crew_node, n_crew_rows,             \
+     unlock_ptr, unlock_block, n_slots, crew_first, crew_count, crew_hold_q,                       \
+     n_retrofit_rows, n_pools, pool_first, cap_event_node, cap_event_island,                       \
      cap_event_delta, cap_event_scale_q, island_cap0, power_event_node, power_event_hall,          \
      power_event_delta, cap_event_order, power_event_order, n_power_checked, hall_draw0,           \
      hall_cap, completion_node, baseline, horizon, window_start, largest_job, demand_day,          \

@@ -182,7 +182,8 @@ MCRISK_HD void conditioned_lanes(const Plan& p, int q, u32 seed_lo, u32 seed_hi,
 }
 
 // world[q * LANES + l]: correlated SAMPLE q from its copula uniform, the normal scores of its
-// row's addresses weighted in order from 0.0 (a row of one: its own first uniform).
+// row's addresses (copula_score), or an earlier quantity's value ranked by its CDF, weighted
+// in order from 0.0 (a row of one: its own first uniform).
 MCRISK_HD void correlated_lanes(const Plan& p, int q, u32 seed_lo, u32 seed_hi, u32 scenario0,
                                 int n, double* world, double* u1, double* u2) {
     double* row = world + q * LANES;
@@ -194,10 +195,21 @@ MCRISK_HD void correlated_lanes(const Plan& p, int q, u32 seed_lo, u32 seed_hi, 
             row[l] = 0.0;
         }
         for (int j = first; j < last; ++j) {
-            uniforms_lanes(seed_lo, seed_hi, scenario0, n, p.copula_address[j], 0u, u1, u2);
             double weight = p.copula_weight[j];
+            int x = p.copula_quantity[j];
+            if (x >= 0) {                 // ranked by its value: a member a status conditions
+                int d = p.copula_dist[j];
+                const double* value = world + x * LANES;
+                for (int l = 0; l < n; ++l) {
+                    row[l] += weight * copula_score(
+                        cdf(p.dist_kind[d], p.dist_param, d, p.pert_table, value[l]), 0.0, 1.0);
+                }
+                continue;
+            }
+            uniforms_lanes(seed_lo, seed_hi, scenario0, n, p.copula_address[j], 0u, u1, u2);
+            double low = p.copula_low[j], high = p.copula_high[j];
             for (int l = 0; l < n; ++l) {
-                row[l] += weight * ndtri(u1[l]);
+                row[l] += weight * copula_score(u1[l], low, high);
             }
         }
         for (int l = 0; l < n; ++l) {

@@ -26,7 +26,18 @@ quantile as a mixture, 0 when v <= 1 - p, else ppf((v - (1 - p)) / p) (clamped t
 way): zero with probability 1 - p and the inner distribution otherwise, as before, but from
 one uniform (an uncorrelated `chance` tosses u1 and draws from u2; a correlated one's draws
 differ from its uncorrelated ones scenario by scenario, not in distribution). A fixed value
-has no draw to correlate and is refused. This module is the NumPy specification
+has no draw to correlate and is refused.
+
+Given a status (docs/status.md), a group where it conditions exactly one member X, on its own
+(X alone in its facts' unknowns), is exact: X is drawn as conditioning draws it (the copula
+leaves its marginal unchanged), and the others from the copula given X. The group is ordered
+with X first (the joint is symmetric), so every other member's row weighs X's normal score
+n_X = ndtri(F_X(x)) of X's conditioned value x: X's own uniform mapped into the range of F_X
+the facts leave it (copula_score), or, where x varies with another conditioned quantity, F_X
+of x itself (the kernels evaluate X first). Every other entry keeps (0, 1): ndtri(u_j) as
+before.
+
+This module is the NumPy specification
 (numpy/distributions.py's draw_correlated uses it); correlated_lanes (numba/world.py,
 kernels/world.cuh) with copula_uniform and draw_correlated_lanes (numba/distributions.py,
 kernels/distributions.cuh) mirror it.
@@ -98,11 +109,28 @@ def cholesky_rows(pairs: list[tuple[str, str, float]]) -> dict[str, list[tuple[s
     Cholesky factor of its group's Pearson matrix (positive definite: checked on reading)."""
     rows: dict[str, list[tuple[str, float]]] = {}
     for members in groups(pairs):
-        lower = np.linalg.cholesky(pearson_matrix(members, pairs))
-        for i, name in enumerate(members):
-            rows[name] = [(members[j], float(lower[i, j])) for j in range(i + 1)
-                          if lower[i, j] != 0.0]
+        rows.update(group_rows(members, pairs))
     return rows
+
+
+def group_rows(order: list[str], pairs: list[tuple[str, str, float]]
+               ) -> dict[str, list[tuple[str, float]]]:
+    """The weights of one group's members in `order` (the first member's row is [itself]):
+    {name: [(member j, L_ij) for j <= i with L_ij != 0]} of the Cholesky factor of the group's
+    Pearson matrix in that order."""
+    lower = np.linalg.cholesky(pearson_matrix(order, pairs))
+    return {name: [(order[j], float(lower[i, j])) for j in range(i + 1) if lower[i, j] != 0.0]
+            for i, name in enumerate(order)}
+
+
+def copula_score(u: np.ndarray, low: float, high: float) -> np.ndarray:
+    """A row entry's normal score: ndtri of its uniform u mapped into [low, high], clamped into
+    [U_LOW, U_HIGH]. (low, high) = (0, 1) is ndtri(u) bit for bit (0.0 + u * 1.0 is u). A
+    status gives the one member it conditions its conditioned uniform's range: (F(b), 1) above
+    a bound b (the kernels draw it from F(b) + u (1 - F(b))), (F(x), F(x)) pinned to x
+    (mcrisk/plan/copula.py)."""
+    t = low + u * (high - low)
+    return special.ndtri(np.minimum(np.maximum(t, U_LOW), U_HIGH))
 
 
 def copula_uniform(normals: list[np.ndarray], weights: np.ndarray, u_own: np.ndarray):

@@ -1,63 +1,152 @@
 """[[correlations]] compiled: each correlated quantity's copula row (mcrisk/core/copula.py).
 
 A correlation names two world quantities by name. Each must be a single draw (a SAMPLE) of
-a distribution that is not a fixed value, on a random stream of its own, and not conditioned
-by a status (the conditioning of mcrisk/plan/conditioning.py treats draws as independent);
-anything else is refused with a ScenarioError located at the name. A risk this run disables
-has no quantity: the pairs naming it are left out (what remains of a positive definite matrix
-is one). Returns the plan's copula fields: for quantity q, the addresses and Cholesky weights
-q_copula_ptr[q] .. q_copula_ptr[q + 1] of copula_address and copula_weight (none: drawn as
-without correlations). A scenario without correlations has every row empty.
+a distribution that is not a fixed value, on a random stream of its own; anything else is
+refused with a ScenarioError located at the name. A risk this run disables has no quantity:
+the pairs naming it are left out (what remains of a positive definite matrix is one).
+
+A status (mcrisk/plan/conditioning.py) may condition one member X of a group, exactly, when
+its prior has no atom (no `chance`, no table) and no other member of its group is conditioned
+(the others carry no facts, so X's posterior is what the conditioning draws: the copula leaves
+X's marginal as it was). The group's rows are then those of its Pearson matrix ordered with X
+first, and X's entry in them is X's normal score ndtri(F(x)) of the value x it draws, F its
+prior CDF (the copula given X): taken from X's own uniform mapped into (F(b), 1) when X is
+drawn above a fixed bound b, into (F(x), F(x)) when it is pinned to x (core.copula.
+copula_score); from X's value in the world where it varies with another conditioned quantity
+(drawn from a shared delay's posterior; a rest or a bound that subtracts a shared delay),
+which then must come before the group's other members in the world. Anything else is refused,
+located at the correlation's name: two members conditioned (their joint posterior is not a
+product), an atom, a member ranked by its value placed after another.
+
+Returns the plan's copula fields: for quantity q, the entries q_copula_ptr[q] ..
+q_copula_ptr[q + 1] of copula_address, copula_weight, copula_low, copula_high, copula_quantity
+and copula_dist (none: drawn as without correlations). A scenario without correlations has every
+row empty; without a status conditioning a member, every range is (0, 1) and the draws are
+those of before.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ..core.copula import cholesky_rows
-from ..core.definitions import Q_SAMPLE
-from ..core.distributions import KIND_FIXED, KIND_TABLE
+from ..core.copula import group_rows, groups
+from ..core.definitions import Q_ABOVE, Q_SAMPLE
+from ..core.distributions import KIND_FIXED, KIND_TABLE, cdf
 from ..core.errors import Problem, ScenarioError
 from ..core.model import Scenario
 from ..scenario.reader import did_you_mean
 from .world import World
 
+HINT = "run without this correlation (a copy of the scenario), or without the status"
+
 
 def check_correlations(scenario: Scenario, world: World) -> None:
     """Raise ScenarioError unless every name of [[correlations]] is a quantity that can be
-    correlated (before a status conditions the world)."""
+    correlated (before a status conditions the world); records each one's distribution
+    (World.prior_dist), which a status may replace."""
     problems = [_problem(scenario, world, f"correlations[{i}].between[{j}]", name)
                 for i, pair in _pairs_in_effect(scenario) for j, name in enumerate(pair)]
     problems = [p for p in problems if p is not None]
     if problems:
         raise ScenarioError(problems)
+    for _, pair in _pairs_in_effect(scenario):
+        for name in pair:
+            q = world.index[name]
+            world.prior_dist[q] = world.rows[q]["dist"]
 
 
 def copula_fields(scenario: Scenario, world: World) -> dict[str, np.ndarray]:
-    """The copula fields of the plan (q_copula_ptr, copula_address, copula_weight); a
-    ScenarioError where a status has conditioned a correlated quantity."""
-    problems, pairs = [], []
+    """The copula fields of the plan (q_copula_ptr, copula_address, copula_weight,
+    copula_low, copula_high, copula_quantity, copula_dist); a ScenarioError where a status
+    conditions a group in a way the copula cannot follow exactly (the module's docstring)."""
+    pairs, keys = [], {}
     for i, pair in _pairs_in_effect(scenario):
-        for j, name in enumerate(pair):
-            if not _drawable(world, world.rows[world.index[name]]):
-                problems.append(Problem(
-                    scenario.path, f"correlations[{i}].between[{j}]", name,
-                    "is conditioned by the status: conditioning treats draws as independent, "
-                    "so a correlated quantity cannot be conditioned",
-                    "run without this correlation (a copy of the scenario), or without the "
-                    "status"))
         pairs.append((*pair, scenario.correlations[i].rank))
+        for j, name in enumerate(pair):
+            keys.setdefault(name, f"correlations[{i}].between[{j}]")
+    problems, rows, scores = [], {}, {}
+    for members in groups(pairs):
+        conditioned = [m for m in members if _conditioned(world, world.index[m])]
+        if len(conditioned) > 1:
+            problems += [Problem(
+                scenario.path, keys[m], m, f"is conditioned by the status, as is "
+                f"{', '.join(repr(o) for o in conditioned if o != m)} of its correlation group: "
+                "a status may condition one quantity of a group", HINT) for m in conditioned]
+            continue
+        if conditioned:
+            x = conditioned[0]
+            try:
+                scores[x] = score_of(world, world.index[x])
+                _check_order(world, x, members, scores[x])
+            except ValueError as why:
+                problems.append(Problem(scenario.path, keys[x], x, str(why), HINT))
+                continue
+            members = [x] + [m for m in members if m != x]
+        rows.update(group_rows(members, pairs))
+        if conditioned:
+            del rows[members[0]]       # X is drawn as the status conditions it
     if problems:
         raise ScenarioError(problems)
-    rows = cholesky_rows(pairs)
-    ptr, address, weight = [0], [], []
+    ptr, address, weight, low, high, quantity, dist = [0], [], [], [], [], [], []
     for name in world.names:
         for member, w in rows.get(name, ()):
             address.append(world.rows[world.index[member]]["address"][0])
             weight.append(w)
+            score = scores.get(member, AS_DRAWN)
+            low.append(score[0])
+            high.append(score[1])
+            quantity.append(score[2])
+            dist.append(score[3])
         ptr.append(len(address))
     return {"q_copula_ptr": np.array(ptr, dtype=np.int32),
             "copula_address": np.array(address or [0], dtype=np.uint64),
-            "copula_weight": np.array(weight or [0.0], dtype=np.float64)}
+            "copula_weight": np.array(weight or [0.0], dtype=np.float64),
+            "copula_low": np.array(low or [0.0], dtype=np.float64),
+            "copula_high": np.array(high or [1.0], dtype=np.float64),
+            "copula_quantity": np.array(quantity or [-1], dtype=np.int32),
+            "copula_dist": np.array(dist or [0], dtype=np.int32)}
+
+
+AS_DRAWN = (0.0, 1.0, -1, 0)    # an entry's score from its address's uniform as it is
+
+
+def _conditioned(world: World, q: int) -> bool:
+    """Whether a status rewrote correlated quantity q (pinned it, drew it from a posterior,
+    as a rest or above a bound)."""
+    row = world.rows[q]
+    return not (row["kind"] == Q_SAMPLE and row["dist"] == world.prior_dist[q])
+
+
+def score_of(world: World, q: int) -> tuple[float, float, int, int]:
+    """How X's normal score is taken, (low, high, quantity, dist): from X's own uniform mapped
+    into the range of its prior CDF F that its conditioned draw takes it to, (F(x), F(x), -1, 0)
+    pinned to x, (F(b), 1, -1, 0) above a fixed bound b; or, where X's conditioned value
+    varies with another quantity's (a shared delay's posterior, a rest or a bound that
+    subtracts one), from that value itself, ranked by F: (0, 1, X, X's prior distribution). A
+    ValueError says why when X has no normal score (an atom)."""
+    row = world.rows[q]
+    prior = world.prior_dist[q]
+    kind, param, chance = world.dists[prior]
+    if chance < 1.0 or kind == KIND_TABLE:
+        what = "may be exactly 0 (a `chance`)" if chance < 1.0 else "is a table distribution"
+        raise ValueError(f"is conditioned by the status and {what}: its rank given the status "
+                         "is not defined")
+    if row["terms"] or row["kind"] == Q_SAMPLE:
+        return 0.0, 1.0, q, prior
+    tables = np.concatenate(world.pert_tables) if world.pert_tables else np.zeros(1)
+    f = float(cdf(kind, np.array(param, dtype=np.float64), tables, row["const"]))
+    return (f, 1.0, -1, 0) if row["kind"] == Q_ABOVE else (f, f, -1, 0)
+
+
+def _check_order(world: World, x: str, members: list[str], score: tuple) -> None:
+    """A member ranked by its value must come before the others in the world, which is
+    evaluated in order: a ValueError naming the first that does not."""
+    if score[2] < 0:
+        return
+    earlier = [m for m in members if world.index[m] < world.index[x]]
+    if earlier:
+        raise ValueError(f"is conditioned by the status, and its value varies from world to "
+                         f"world with another conditioned quantity's, but {earlier[0]!r} of its "
+                         "correlation group comes before it in the world: not supported")
 
 
 def _pairs_in_effect(scenario: Scenario) -> list[tuple[int, tuple[str, str]]]:
@@ -89,6 +178,10 @@ def _problem(scenario: Scenario, world: World, key: str, name: str) -> Problem |
                       if parts else "correlate a drawn quantity (a delay, a duration, a "
                       "shared delay, a risk, a drawn performance or price)")
     if _fixed(world, row):
+        fact = _fixed_by_status(scenario, world.labels[world.index[name]])
+        if fact:
+            return refuse(f"is set by the status ({fact}), which makes it a fixed value: a "
+                          "correlation with it is not supported", HINT)
         return refuse("is a fixed value: it has no draw to correlate",
                       "give it a distribution, or remove this correlation")
     sharing = [n for n, other in zip(world.names, world.rows)
@@ -96,6 +189,20 @@ def _problem(scenario: Scenario, world: World, key: str, name: str) -> Problem |
     if sharing:
         return refuse(f"shares its random stream with {sharing[0]!r} (one draw for every "
                       "acceptance policy)", "correlate a quantity with a stream of its own")
+    return None
+
+
+def _fixed_by_status(scenario: Scenario, label) -> str | None:
+    """The status's key that fixed a quantity outright (core.facts.with_facts: a risk that
+    occurred, a measured per-GPU performance), or None."""
+    status = scenario.status
+    if status is None:
+        return None
+    if label.section == "risk" and any(r == label.subject and impact is not None
+                                       for r, impact in status.risks):
+        return f"risks.{label.subject}.occurred"
+    if label.section == "unit_type" and label.subject in dict(status.performance):
+        return f"unit_types.{label.subject}.h100_eq_per_gpu"
     return None
 
 

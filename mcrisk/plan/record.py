@@ -145,7 +145,17 @@ PLAN_GROUPS = (
                                              "and copula_weight[ptr[q]:ptr[q + 1]] (empty: not "
                                              "correlated; mcrisk/core/copula.py)")),
            ("copula_address", "uint64[copulas]", "addresses whose normal scores a row weighs"),
-           ("copula_weight", "float64[copulas]", "Cholesky weights, row by row")),
+           ("copula_weight", "float64[copulas]", "Cholesky weights, row by row"),
+           ("copula_low", "float64[copulas]", "the range [low, high] an entry's uniform is "
+                                              "mapped into before its normal score: 0 but "
+                                              "for a member a status conditions"),
+           ("copula_high", "float64[copulas]", "its high end: 1 but for a member a status "
+                                               "conditions (core.copula.copula_score)"),
+           ("copula_quantity", "int32[copulas]", "-1, or an earlier quantity whose value's "
+                                                 "rank is the entry's normal score (a member "
+                                                 "a status conditions world by world)"),
+           ("copula_dist", "int32[copulas]", "that quantity's distribution in the scenario, "
+                                             "whose CDF ranks its value (else 0)")),
     _group("network", "each strategy's max-plus network over fixed node ids",
            ("node_base_q", "int32[v]", "world quantity a node waits for, or -1"),
            ("node_kind", "int32[s, v]", "NODE_MAX, or NODE_CREW (also waits for a crew)"),

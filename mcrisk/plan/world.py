@@ -34,6 +34,7 @@ class World:
         self.pert_tables: list[np.ndarray] = []
         self.rows: list[dict] = []
         self.burnins: list[tuple] = []
+        self.prior_dist: dict[int, int] = {}    # a correlated quantity's before a status
 
     def _dist(self, dist: Distribution) -> int:
         self.dists.append(encode(dist, self.pert_tables))

@@ -1,7 +1,7 @@
 """[[correlations]] compiled (issue 28, 3b): every name must be a quantity the plan draws
-once from a distribution that is not fixed, on a stream of its own, and not conditioned by a
-status; anything else is refused at `correlations[i].between[j]` with what to name instead. A
-risk the run disables takes its pairs with it (and the others draw as before); a correlated
+once from a distribution that is not fixed, on a stream of its own (what a status may then
+condition: tests/plan/test_copula_status.py); anything else is refused at
+`correlations[i].between[j]` with what to name instead. A risk the run disables takes its pairs with it (and the others draw as before); a correlated
 quantity's row ends with its own address."""
 from __future__ import annotations
 
@@ -13,15 +13,13 @@ from scipy import stats
 
 from mcrisk.backends.numpy.world import sample_worlds
 from mcrisk.core.errors import ScenarioError
-from mcrisk.core.facts import with_facts
 from mcrisk.core.model import Correlation
 from mcrisk.core.risks import select_risks
 from mcrisk.core.rng import address_id
-from mcrisk.core.status import Status
 from mcrisk.plan.compile import compile_scenario
 from mcrisk.scenario import load_scenario
 
-from ..helpers import MINIMAL_TEXT, REFERENCE, SCENARIOS
+from ..helpers import MINIMAL_TEXT, REFERENCE
 
 
 def correlating(*pairs: tuple[str, str, float], path=REFERENCE):
@@ -75,21 +73,6 @@ def test_a_disabled_risk_takes_its_pairs_with_it():
     assert list(on.copula_address[row]) == [address_id("risk.utility-slip"),
                                             address_id("hall.B.energized.delay")]
     assert on.copula_weight[row][0] == pytest.approx(2 * np.sin(np.pi * 0.6 / 6), abs=1e-15)
-
-
-def test_a_status_that_conditions_a_correlated_quantity_is_refused():
-    """At day 100 no shipment has arrived and hall B is not energized (the status records
-    neither), so S1's arrival, 75 + its delay + the vendor slip, is conditioned to lie after
-    day 100 (the vendor slip is drawn from its posterior, computed as if it were independent
-    of hall B's) and so is hall B's energization (its slip drawn above a bound)."""
-    scenario = load_scenario(SCENARIOS / "correlated.toml")
-    status = Status("status.toml", "0" * 64, 100.0)
-    why = ("is conditioned by the status: conditioning treats draws as independent, so a "
-           "correlated quantity cannot be conditioned (run without this correlation (a copy "
-           "of the scenario), or without the status)")
-    assert refusals(with_facts(scenario, status)) == [
-        f"correlations[0].between[0] = 'shared.vendor': {why}",
-        f"correlations[0].between[1] = 'hall.B.energized.delay': {why}"]
 
 
 def test_per_gpu_performance_of_two_unit_types_can_be_correlated(tmp_path):

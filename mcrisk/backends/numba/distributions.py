@@ -306,6 +306,13 @@ def copula_uniform(z):
 
 
 @jit_inline
+def copula_score(u, low, high):
+    """A row entry's normal score: ndtri of u mapped into [low, high], clamped into the random
+    stream's [U_LOW, U_HIGH] (core.copula.copula_score)."""
+    return ndtri(min(max(low + u * (high - low), U_LOW), U_HIGH))
+
+
+@jit_inline
 def draw_correlated_lanes(kind, dist_param, chance, d, pert_table, v, n, out, scratch):
     """out[l]: the correlated draw of distribution d from its copula uniform v[l]: ppf, a
     `chance` as a mixture, 0 for v <= 1 - chance (core.copula.sample_correlated; scratch:

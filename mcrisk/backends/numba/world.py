@@ -14,8 +14,8 @@ import numpy as np
 from ...core.definitions import (BURNIN_ATTEMPT, BURNIN_FIX, BURNIN_RMA, EARLY_SURVIVED,
                                  MAX_BURNIN_ATTEMPTS, Q_ABOVE, Q_ATTEMPTS, Q_BURNIN, Q_EARLY,
                                  Q_OUT, Q_REST, Q_SAMPLE, Q_SOAK, Q_SUM)
-from .distributions import (copula_uniform, draw, draw_above, draw_correlated_lanes,
-                            draw_lanes, ndtri)
+from .distributions import (cdf, copula_score, copula_uniform, draw, draw_above,
+                            draw_correlated_lanes, draw_lanes)
 from ...core.jit import jit, jit_inline
 from .random import uniforms, uniforms_lanes
 
@@ -164,7 +164,8 @@ def conditioned_lanes(p, q, seed_lo, seed_hi, scenario0, n, world):
 @jit
 def correlated_lanes(p, q, seed_lo, seed_hi, scenario0, n, world, u1, u2):
     """world[q, l]: correlated SAMPLE q from its copula uniform, the normal scores of its
-    row's addresses weighted in order from 0.0 (a row of one: its own first uniform;
+    row's addresses (copula_score), or an earlier quantity's value ranked by its CDF, weighted
+    in order from 0.0 (a row of one: its own first uniform;
     numpy/distributions.py's draw_correlated)."""
     first, last = p.q_copula_ptr[q], p.q_copula_ptr[q + 1]
     if last - first == 1:
@@ -173,10 +174,18 @@ def correlated_lanes(p, q, seed_lo, seed_hi, scenario0, n, world, u1, u2):
         for l in range(n):
             world[q, l] = 0.0
         for j in range(first, last):
+            weight, x = p.copula_weight[j], p.copula_quantity[j]
+            if x >= 0:                    # ranked by its value: a member a status conditions
+                d = p.copula_dist[j]
+                for l in range(n):
+                    world[q, l] += weight * copula_score(
+                        cdf(p.dist_kind[d], p.dist_param, d, p.pert_table, world[x, l]),
+                        0.0, 1.0)
+                continue
             uniforms_lanes(seed_lo, seed_hi, scenario0, n, p.copula_address[j], 0, u1, u2)
-            weight = p.copula_weight[j]
+            low, high = p.copula_low[j], p.copula_high[j]
             for l in range(n):
-                world[q, l] += weight * ndtri(u1[l])
+                world[q, l] += weight * copula_score(u1[l], low, high)
         for l in range(n):
             u1[l] = copula_uniform(world[q, l])
     d = p.q_dist[q]

@@ -6,11 +6,10 @@ they are. Pairs: numba/distributions.py and kernels/distributions.cuh.
 from __future__ import annotations
 
 import numpy as np
-from scipy import special
 
 from ...core import rng
-from ...core.copula import copula_uniform, sample_correlated
-from ...core.distributions import KIND_FIXED, sample, sample_above
+from ...core.copula import copula_score, copula_uniform, sample_correlated
+from ...core.distributions import KIND_FIXED, cdf, sample, sample_above
 from ...plan.record import CompiledScenario
 
 
@@ -35,13 +34,22 @@ def draw_above(plan: CompiledScenario, d: int, seed: int, scenario: np.ndarray, 
                         plan.pert_table, bound, u1, u2)
 
 
-def draw_correlated(plan: CompiledScenario, q: int, seed: int, scenario: np.ndarray) -> np.ndarray:
-    """Draws of correlated SAMPLE q for each scenario, from its copula uniform: the normal
-    scores at its row's addresses (index 0) weighted in order (core.copula)."""
+def draw_correlated(plan: CompiledScenario, q: int, seed: int, scenario: np.ndarray,
+                    world: np.ndarray) -> np.ndarray:
+    """Draws of correlated SAMPLE q for each scenario, from its copula uniform: its row's
+    normal scores weighted in order (core.copula): an entry's address's first uniform (index
+    0) mapped into its range, or the rank under its distribution's CDF of an earlier
+    quantity's value in world[:, copula_quantity] (a member a status conditions)."""
     rows = slice(plan.q_copula_ptr[q], plan.q_copula_ptr[q + 1])
     weights, addresses = plan.copula_weight[rows], plan.copula_address[rows]
     firsts = [rng.uniforms(seed, scenario, int(a), 0)[0] for a in addresses]
-    normals = [special.ndtri(u) for u in firsts] if len(weights) > 1 else []
+    normals = [copula_score(u, low, high) if x < 0 else copula_score(cdf(
+                   int(plan.dist_kind[d]), plan.dist_param[d], plan.pert_table, world[:, x]),
+                   0.0, 1.0)
+               for u, low, high, x, d in zip(firsts, plan.copula_low[rows],
+                                             plan.copula_high[rows], plan.copula_quantity[rows],
+                                             plan.copula_dist[rows])] \
+        if len(weights) > 1 else []
     v = copula_uniform(normals, weights, firsts[-1])
     d = plan.q_dist[q]
     return sample_correlated(int(plan.dist_kind[d]), plan.dist_param[d],

@@ -123,15 +123,15 @@ def sample_world(plan: CompiledScenario, seed: int, first: int, count: int) -> n
 def sample_worlds(plan: CompiledScenario, seed: int, scenario: np.ndarray,
                   only=None) -> np.ndarray:
     """world[i, q] of the scenarios numbered `scenario` (uint64, each below 2**32); given
-    `only`, just those quantities (ascending, with every quantity they depend on; the others
-    stay 0): a test's rejection sampling draws groups of quantities apart."""
+    `only`, just those quantities (ascending, with every quantity they depend on, a correlated
+    one's copula_quantity included; the others stay 0): a test's rejection sampling draws groups of quantities apart."""
     count = scenario.shape[0]
     world = np.zeros((count, plan.n_quantities))
     for q in range(plan.n_quantities) if only is None else only:
         kind = plan.q_kind[q]
         terms = plan.q_terms[plan.q_terms_ptr[q]:plan.q_terms_ptr[q + 1]]
         if kind == Q_SAMPLE and plan.q_copula_ptr[q + 1] > plan.q_copula_ptr[q]:
-            world[:, q] = draw_correlated(plan, q, seed, scenario)
+            world[:, q] = draw_correlated(plan, q, seed, scenario, world)
         elif kind == Q_SAMPLE:
             world[:, q] = draw(plan, plan.q_dist[q], seed, scenario, int(plan.q_address[q, 0]), 0)
         elif kind == Q_SUM:

@@ -1,0 +1,98 @@
+"""Backend parity on status runs with correlated quantities (issue 28, item 3): a group whose
+one member a status conditions has rows ordered with that member first and its entry's
+uniform mapped into its conditioned range (copula_low, copula_high: mcrisk/plan/copula.py).
+The reference with three groups, under the big-bang and rolling-on-delivery strategies:
+island.xdr.ready.delay with unit.N05.install (0.7), row.A2.retrofit with unit.N06.install
+(-0.5), unit.N07.install with unit.N08.install (0.4, never conditioned), unit.N09.install with
+shared.vendor (0.6) and unit.N10.install with shipment.S1.arrival.delay (-0.4), at day 150
+with nothing recorded (the fabric's delay drawn above a bound: its range (F(46), 1); the
+vendor slip from its posterior and S1's delay above a bound less it, both ranked by their
+values, copula_quantity) and in the story at day 150 (the fabric ready on day 127: its delay
+pinned, range (F(23), F(23)); A2's retrofit running since day 134; S1 arrived on day 102:
+its delay the rest of the vendor slip). Every backend gives the NumPy reference's world, node times
+and metrics to tests/parity.py's table, the host build of the CUDA sources Numba's bit for
+bit, and two chunks what one gives."""
+from __future__ import annotations
+
+import dataclasses
+from functools import cache
+
+import numpy as np
+import pytest
+
+from mcrisk.backends import select_backend
+from mcrisk.backends.numba.driver import simulate_chunk as numba_chunk
+from mcrisk.core.facts import with_facts
+from mcrisk.core.model import Correlation
+from mcrisk.core.status import Status
+from mcrisk.plan.compile import compile_scenario
+from mcrisk.scenario import load_scenario
+
+from ..helpers import REFERENCE
+from ..parity import BIT_IDENTICAL_PLATFORM, assert_parity
+from ..statuses import story
+
+numpy_backend = select_backend("numpy")
+PAIRS = (("unit.N05.install", "island.xdr.ready.delay", 0.7),
+         ("row.A2.retrofit", "unit.N06.install", -0.5),
+         ("unit.N07.install", "unit.N08.install", 0.4),
+         ("unit.N09.install", "shared.vendor", 0.6),
+         ("unit.N10.install", "shipment.S1.arrival.delay", -0.4))
+CASES = ("bound", "pinned")
+
+
+@cache
+def plan_of(case: str):
+    scenario = load_scenario(REFERENCE)
+    scenario = dataclasses.replace(
+        scenario, strategies=tuple(s for s in scenario.strategies
+                                   if s.name in ("big-bang", "rolling-on-delivery")),
+        correlations=tuple(Correlation((a, b), rank) for a, b, rank in PAIRS))
+    status = Status("status.toml", "0" * 64, 150.0) if case == "bound" else story(150.0)
+    return compile_scenario(with_facts(scenario, status))
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_the_conditioned_member_leads_its_group_with_its_range(case):
+    plan = plan_of(case)
+    q = plan.quantity_names.index("unit.N05.install")
+    row = slice(plan.q_copula_ptr[q], plan.q_copula_ptr[q + 1])
+    low, high = plan.copula_low[row], plan.copula_high[row]
+    assert 0.5 < low[0] < 0.8 and low[1] == 0.0 and high[1] == 1.0
+    assert high[0] == (1.0 if case == "bound" else low[0])
+    fabric = plan.quantity_names.index("island.xdr.ready.delay")
+    assert plan.q_copula_ptr[fabric + 1] == plan.q_copula_ptr[fabric]
+    for partner, member in (("unit.N09.install", "shared.vendor"),
+                            ("unit.N10.install", "shipment.S1.arrival.delay")):
+        q = plan.quantity_names.index(partner)
+        first = plan.q_copula_ptr[q]
+        assert plan.copula_quantity[first] == plan.quantity_names.index(member)
+        assert plan.copula_quantity[first + 1] == -1
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_status_runs_with_correlations_match_the_reference(backend, case):
+    plan = plan_of(case)
+    got = backend.simulate_chunk(plan, 13, 5000, 300, keep_nodes=True)
+    expected = numpy_backend.simulate_chunk(plan, 13, 5000, 300, keep_nodes=True)
+    assert_parity(got, expected, (backend.name, "numpy"), plan)
+
+
+@pytest.mark.skipif(not BIT_IDENTICAL_PLATFORM, reason="bit parity is measured on x86-64 glibc")
+@pytest.mark.parametrize("case", CASES)
+def test_host_build_is_bit_identical_to_numba_on_status_runs_with_correlations(host, case):
+    plan = plan_of(case)
+    got = host.simulate_chunk(plan, 21, 77, 600, keep_nodes=True)
+    expected = numba_chunk(plan, 21, 77, 600, keep_nodes=True)
+    for name, a, b in zip(("metrics", "world", "node times"), got, expected):
+        np.testing.assert_array_equal(a, b, err_msg=f"{case}: {name}")
+
+
+@pytest.mark.parametrize("run", [numba_chunk, numpy_backend.simulate_chunk],
+                         ids=["numba", "numpy"])
+def test_conditioned_correlated_draws_do_not_depend_on_the_chunks(run):
+    plan = plan_of("bound")
+    whole = run(plan, 5, 1000, 400)
+    parts = [run(plan, 5, 1000, 137), run(plan, 5, 1137, 263)]
+    for name, a, b, c in zip(("metrics", "world"), whole, *parts):
+        np.testing.assert_array_equal(a, np.concatenate([b, c]), err_msg=name)
