@@ -342,7 +342,8 @@ def run_scenario(scenario: RiskRun | str | os.PathLike, samples: int = DEFAULT_S
     if precision is None:
         check_memory(plan, samples, chunk_size, option="--samples")
     else:
-        check_memory(plan, precision.max_samples, chunk_size, option="--max-samples")
+        check_memory(plan, precision.max_samples, chunk_size, option="--max-samples",
+                     grows=True)
     with dask_session(dask) as session:
         chosen = prepare_backend(backend, plan, progress, session)
         simulation = dict(samples=samples, seed=seed, backend=chosen, chunk_size=chunk_size,

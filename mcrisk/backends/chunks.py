@@ -26,7 +26,7 @@ import numpy as np
 
 from . import Backend
 from .contingency import branches_taken
-from .kept import check_disk, in_files, kept_array, kept_bytes
+from .kept import check_disk, kept_array, kept_bytes, small_enough
 from ..plan.record import CompiledScenario
 from ..core.definitions import N_METRICS
 from ..core.errors import McriskError
@@ -101,7 +101,8 @@ def simulate(plan: CompiledScenario, samples: int, seed: int, backend: Backend,
     if samples < 1:
         raise ValueError(f"samples must be >= 1, got {samples}")
     keep_world = default_keep_world(plan) if keep_world is None else keep_world
-    in_file = in_files(samples, plan.n_strategies, chunk_columns(plan))
+    in_file = not results_in_memory(plan, samples, chunk_size, keep_nodes=bool(chunk_hooks),
+                                    keep_world=keep_world)
     metrics = kept_array(samples, plan.n_strategies, N_METRICS, in_file)
     world = np.empty((min(samples, keep_world), plan.n_quantities))
     costs = cost_array(plan, samples, in_file)
@@ -259,13 +260,16 @@ def chunk_columns(plan: CompiledScenario) -> int:
 
 
 def memory_needed(plan: CompiledScenario, samples: int, chunk_size: int = DEFAULT_CHUNK,
-                  keep_nodes: bool = True, keep_world: int | None = None) -> int:
+                  keep_nodes: bool = True, keep_world: int | None = None,
+                  in_memory: bool | None = None, available: int | None = None) -> int:
     """Bytes a run of `samples` scenarios needs at its peak, about (within a few percent of
     the peak resident set measured on the reference: benchmarks/memory.py):
 
     * the runtime (RUNTIME_BYTES) and what the run keeps: the metrics of every scenario and
       strategy (with costs, their plan.n_costs cost columns too) unless they are so many that
-      they live in a file (mcrisk.backends.kept: the page cache's, not the run's), the drawn
+      they live in a file (mcrisk.backends.kept: the page cache's, not the run's; a run that
+      `in_memory`: where they are, by default as results_in_memory decides on `available`
+      bytes of RAM; a --precision run keeps them in memory whatever their size), the drawn
       inputs of the first keep_world scenarios, and with keep_nodes (a run that writes its outputs) the
       milestone store (milestone_store_bytes);
     * the larger of what is in flight while it simulates (one chunk's results and inputs
@@ -281,7 +285,11 @@ def memory_needed(plan: CompiledScenario, samples: int, chunk_size: int = DEFAUL
     kept_world = min(samples, keep_world)
     columns = chunk_columns(plan)
     results = kept_bytes(samples, plan.n_strategies, columns)
-    kept = (0 if in_files(samples, plan.n_strategies, columns) else results) \
+    if in_memory is None:
+        in_memory = results_in_memory(plan, samples, chunk_size, keep_nodes, keep_world,
+                                      available)
+    in_file = not in_memory
+    kept = (0 if in_file else results) \
         + kept_world * plan.n_quantities * 8
     simulating = chunk * (plan.n_strategies * columns + plan.n_quantities) * 8
     analysis = max(2 * kept_world * plan.n_quantities * 8, 2 * samples * 8)
@@ -334,6 +342,22 @@ def milestone_store_bytes(plan: CompiledScenario, samples: int) -> int:
     return int(bins * milestones * 24)
 
 
+def results_in_memory(plan: CompiledScenario, samples: int, chunk_size: int = DEFAULT_CHUNK,
+                      keep_nodes: bool = True, keep_world: int | None = None,
+                      available: int | None = None) -> bool:
+    """Whether a run keeps its per-scenario results in memory: when they take at most
+    kept.IN_MEMORY_BYTES and the run fits in MEMORY_SHARE of the RAM (`available` bytes,
+    else this machine's) with them there; else they go in a file (mcrisk.backends.kept).
+    Where they are changes no number."""
+    if not small_enough(kept_bytes(samples, plan.n_strategies, chunk_columns(plan))):
+        return False
+    available = physical_memory() if available is None else available
+    if available is None:
+        return True
+    return memory_needed(plan, samples, chunk_size, keep_nodes, keep_world, in_memory=True,
+                         available=available) <= MEMORY_SHARE * available
+
+
 def physical_memory() -> int | None:
     """This machine's RAM in bytes, or None where the OS does not say."""
     try:
@@ -343,33 +367,37 @@ def physical_memory() -> int | None:
 
 
 def check_memory(plan: CompiledScenario, samples: int, chunk_size: int = DEFAULT_CHUNK,
-                 option: str = "--samples", available: int | None = None) -> None:
+                 option: str = "--samples", available: int | None = None,
+                 grows: bool = False) -> None:
     """Refuse, before anything runs, a sample count above MAX_SAMPLES or one whose results
-    would not fit in this machine's memory (McriskError naming the option and what fits)."""
+    would not fit in this machine's memory (McriskError naming the option and what fits);
+    `grows`: a --precision run, which keeps its results in memory whatever their size."""
     if samples > MAX_SAMPLES:
         raise McriskError(f"{option} = {samples:,}: more than mcrisk's cap of "
                           f"{MAX_SAMPLES:,} scenarios (use at most {MAX_SAMPLES:,})")
     columns = chunk_columns(plan)
-    if in_files(samples, plan.n_strategies, columns):
-        check_disk(kept_bytes(samples, plan.n_strategies, columns), f"{option} = {samples:,}")
     available = physical_memory() if available is None else available
+    in_memory = True if grows else results_in_memory(plan, samples, chunk_size,
+                                                     available=available)
+    if not in_memory:
+        check_disk(kept_bytes(samples, plan.n_strategies, columns), f"{option} = {samples:,}")
     if available is None:
         return
-    needed = memory_needed(plan, samples, chunk_size)
+    needed = memory_needed(plan, samples, chunk_size, in_memory=in_memory, available=available)
     allowed = MEMORY_SHARE * available
     if needed <= allowed:
         return
-    fits = _largest_that_fits(plan, chunk_size, allowed)
+    fits = _largest_that_fits(plan, chunk_size, allowed, grows, available)
     raise McriskError(
         f"{option} = {samples:,}: this run would need about {needed / 1e9:,.1f} GB of memory "
-        f"({_what_is_kept(plan, samples)}) and this machine has "
+        f"({_what_is_kept(plan, samples, in_memory)}) and this machine has "
         f"{available / 1e9:,.1f} GB, of which a run may use {MEMORY_SHARE:.0%} (use at most "
         f"about {fits:,} scenarios here, or a machine with more memory)")
 
 
-def _what_is_kept(plan: CompiledScenario, samples: int) -> str:
+def _what_is_kept(plan: CompiledScenario, samples: int, in_memory: bool) -> str:
     """What the memory estimate is made of, in words."""
-    if in_files(samples, plan.n_strategies, chunk_columns(plan)):
+    if not in_memory:
         return ("the milestones, the drawn inputs and working memory; the per-scenario "
                 "results are in a temporary file")
     return (f"{samples:,} scenarios x {plan.n_strategies} strategies x {_columns_text(plan)} "
@@ -383,12 +411,16 @@ def _columns_text(plan: CompiledScenario) -> str:
     return text + (f" and {plan.n_job_cols} job columns" if plan.n_job_cols else "")
 
 
-def _largest_that_fits(plan: CompiledScenario, chunk_size: int, allowed: float) -> int:
-    """The largest sample count whose memory_needed is within `allowed` (bisection)."""
+def _largest_that_fits(plan: CompiledScenario, chunk_size: int, allowed: float,
+                       grows: bool = False, available: int | None = None) -> int:
+    """The largest sample count whose memory_needed is within `allowed` (bisection: the
+    counts that fit are those up to it, since the results leave memory for a file only where
+    they would not fit there, and a file needs less)."""
     low, high = 0, MAX_SAMPLES
     while low < high:
         mid = (low + high + 1) // 2
-        if memory_needed(plan, mid, chunk_size) <= allowed:
+        if memory_needed(plan, mid, chunk_size, in_memory=True if grows else None,
+                         available=available) <= allowed:
             low = mid
         else:
             high = mid - 1

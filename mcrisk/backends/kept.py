@@ -3,8 +3,9 @@
 A run keeps every scenario's metrics, cost columns and job columns for the analysis after the
 simulation (percentiles and their intervals, the paired tests, costs, jobs, the Pareto front).
 At 1e7 scenarios x 5 strategies of the priced reference that is 15 columns x 8 bytes x 5e7 =
-6 GB. Up to IN_MEMORY_BYTES of them (all three arrays together) they are ordinary arrays;
-past it each array lives in an anonymous temporary file mapped into memory (numpy.memmap of
+6 GB. Up to IN_MEMORY_BYTES of them (all three arrays together), when the run fits in memory
+with them there (mcrisk.backends.chunks.results_in_memory), they are ordinary arrays; else
+each array lives in an anonymous temporary file mapped into memory (numpy.memmap of
 tempfile.TemporaryFile: the file has no name, so the operating system removes it when the
 run ends, however it ends, a kill included), laid out column by column: the analysis reads
 one metric of one strategy at a time, and such a column is then one contiguous run of the
@@ -34,9 +35,9 @@ def kept_bytes(samples: int, strategies: int, columns: int) -> int:
     return int(samples) * int(strategies) * int(columns) * 8
 
 
-def in_files(samples: int, strategies: int, columns: int) -> bool:
-    """Whether a run keeping these results keeps them in files (past IN_MEMORY_BYTES)."""
-    return kept_bytes(samples, strategies, columns) > IN_MEMORY_BYTES
+def small_enough(nbytes: int) -> bool:
+    """Whether `nbytes` of kept results may stay in memory (at most IN_MEMORY_BYTES)."""
+    return nbytes <= IN_MEMORY_BYTES
 
 
 def kept_array(samples: int, strategies: int, columns: int, in_file: bool) -> np.ndarray:

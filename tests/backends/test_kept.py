@@ -14,7 +14,7 @@ import pytest
 import mcrisk.backends.kept as kept
 from mcrisk.app.run import run_scenario
 from mcrisk.backends import select_backend
-from mcrisk.backends.chunks import check_memory, memory_needed, simulate
+from mcrisk.backends.chunks import check_memory, memory_needed, results_in_memory, simulate
 from mcrisk.core.errors import McriskError
 from mcrisk.plan.compile import compile_scenario
 from mcrisk.scenario import load_scenario
@@ -85,10 +85,11 @@ def test_memory_needed_leaves_out_results_kept_in_a_file():
     # below the line the kept results are in memory and counted: 100,000 more scenarios
     # cost their 5 x 15 x 8 bytes each
     small = 1_000_000_000 // (5 * columns * 8) - 200_000
+    assert results_in_memory(plan, small + 100_000, available=64 * 10**9)
     grew = memory_needed(plan, small + 100_000) - memory_needed(plan, small)
     assert grew >= 100_000 * 5 * columns * 8
     # 1e7 x 5 keeps 6 GB in a file; what is left is under the 4 GB target
-    assert kept.in_files(10_000_000, 5, columns)
+    assert not results_in_memory(plan, 10_000_000, available=64 * 10**9)
     assert memory_needed(plan, 10_000_000) < 4e9
 
 
@@ -105,3 +106,33 @@ def test_a_run_whose_file_would_not_fit_is_refused_before_it_starts(monkeypatch)
     assert "--samples = 10,000,000" in message and "6.0 GB" in message
     assert kept.scratch_folder() in message and "TMPDIR" in message and "2.0 GB free" in message
     check_memory(plan, 100_000, option="--samples")     # in memory: no file, no check
+
+
+def test_results_that_would_not_fit_in_memory_go_in_a_file():
+    # 600,000 scenarios keep 0.54 GB: in memory on a large machine, in a file on a 2 GB one,
+    # where the run with them in memory would pass 90% of the RAM
+    plan = compile_scenario(load_scenario(REFERENCE))
+    assert results_in_memory(plan, 600_000, available=64 * 10**9)
+    assert memory_needed(plan, 600_000, in_memory=True, available=2 * 10**9) > 1.8e9
+    assert not results_in_memory(plan, 600_000, available=2 * 10**9)
+    assert memory_needed(plan, 600_000, available=2 * 10**9) < 1.8e9
+
+
+def test_a_precision_run_counts_its_results_in_memory():
+    # --precision grows its arrays in memory (app/precision.py): they are counted in full
+    plan = compile_scenario(load_scenario(REFERENCE))
+    assert memory_needed(plan, 10_000_000, in_memory=True) > 6e9 > memory_needed(plan, 10_000_000)
+
+
+@pytest.mark.parametrize("ram", [10**9, 2 * 10**9, 8 * 10**9])
+def test_every_count_below_the_one_offered_fits(ram):
+    # the refusal offers the largest count that fits, by bisection: every count up to the one
+    # offered must fit, and the next must not (a brute force over a grid of counts; the
+    # results leave memory, and memory_needed drops, only where they would not fit there)
+    from mcrisk.backends.chunks import MAX_SAMPLES, MEMORY_SHARE, _largest_that_fits
+    plan = compile_scenario(load_scenario(REFERENCE))
+    allowed = MEMORY_SHARE * ram
+    offered = _largest_that_fits(plan, 65_536, allowed, available=ram)
+    grid = np.unique(np.r_[np.linspace(1, offered, 400).astype(np.int64), offered])
+    assert all(memory_needed(plan, int(n), available=ram) <= allowed for n in grid)
+    assert offered == MAX_SAMPLES or memory_needed(plan, offered + 1, available=ram) > allowed
