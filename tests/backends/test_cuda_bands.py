@@ -29,9 +29,13 @@ from mcrisk.results import band_chunks, bands
 from mcrisk.scenario import load_scenario
 
 from ..helpers import SCENARIOS
+from ..random_scenarios import random_scenario_text
 
 SAMPLES = 300
-PLANS = ("reference-2048", "reference-2048-full", "positions", "positions-first-100")
+# random_scenarios' cases of fixed performance (one or two halls and islands, 10 to 14 events)
+RANDOM_CASES = (2, 3, 5)
+PLANS = ("reference-2048", "reference-2048-full", "positions", "positions-first-100",
+         *(f"random-{case}" for case in RANDOM_CASES))
 # What the reductions and results.bands' functions read of a plan.
 EVENT_FIELDS = ("cap_event_node", "cap_event_delta", "cap_event_scale_q", "cap_event_island",
                 "power_event_node", "power_event_delta", "power_event_hall")
@@ -49,9 +53,13 @@ def first_events(plan, n: int) -> SimpleNamespace:
 
 
 @pytest.fixture(scope="module")
-def plans():
+def plans(tmp_path_factory):
     found = {name: compile_scenario(load_scenario(SCENARIOS / f"{name}.toml"))
              for name in PLANS[:3]}
+    for case in RANDOM_CASES:
+        path = tmp_path_factory.mktemp("random") / f"random-{case}.toml"
+        path.write_text(random_scenario_text(case))
+        found[f"random-{case}"] = compile_scenario(load_scenario(path))
     return {**found, "positions-first-100": first_events(found["positions"], 100)}
 
 
@@ -137,6 +145,9 @@ def test_the_plans_reach_both_sorts_and_both_histograms(plans):
     assert dense_grids(plans["reference-2048"]) and dense_grids(plans["positions"])
     assert not dense_grids(plans["reference-2048-full"])
     assert not any(bands.has_drawn_performance(plan) for plan in plans.values())
+    assert all(dense_grids(plans[f"random-{case}"]) for case in RANDOM_CASES)
+    assert {plan.hall_cap.size for plan in plans.values()} == {1, 2}
+    assert {plan.island_cap0.size for plan in plans.values()} == {1, 2, 3}
 
 
 def cuda_bands_insertion_up_to() -> int:
