@@ -70,5 +70,21 @@ set -e
 echo "== benchmarks/bench_gpu.py"
 "$PYTHON" benchmarks/bench_gpu.py --out "$OUT" "$@" 2>&1 | tee "$OUT/bench-gpu.txt"
 
+# The band reductions (kernels/bands.cuh, issue 27): DeviceBands against Numba on the device's
+# node times (pytest -m gpu), then benchmarks/bench_gpu_bands.py (parity and timing, 20,000
+# scenarios of three plans; about a minute, most of it the Numba side's key sorts).
+echo "== band reductions on the GPU"
+set +e
+"$PYTHON" -m pytest -q -m gpu -p no:cacheprovider tests/backends/test_cuda_bands.py 2>&1 \
+    | tee "$OUT/pytest-gpu-bands.txt"
+band_tests=${PIPESTATUS[0]}
+"$PYTHON" benchmarks/bench_gpu_bands.py --out "$OUT" 2>&1 | tee "$OUT/bench-gpu-bands.txt"
+band_bench=${PIPESTATUS[0]}
+set -e
+echo "gpu_check: band reductions: pytest exit code $band_tests, bench_gpu_bands exit code $band_bench"
+if [ "$tests" -eq 0 ] && { [ "$band_tests" -ne 0 ] || [ "$band_bench" -ne 0 ]; }; then
+    tests=1
+fi
+
 echo "gpu_check: pytest -m gpu exit code $tests; results in $OUT"
 exit "$tests"

@@ -6,4 +6,6 @@ the plan interface, mcrisk/plan/record.py), constants.cuh (generated from mcrisk
 metrics axis's columns, the kinds, the tolerance) and compat.cuh.
 mcrisk.backends.cuda.kernel_source() reads them with importlib.resources and hands the text to
 cupy.RawModule, and mcrisk.backends.cuda_host compiles the same text with g++.
+bands.cuh, included there too, holds the capacity bands' and hall peaks' reductions of a chunk
+(mcrisk.backends.cuda_bands).
 """

@@ -14,6 +14,7 @@
 //     costs.cuh          the cost columns (with [costs])   numba/costs.py
 //     plan.cuh           the Plan struct (generated from the plan interface, mcrisk/plan/record.py)
 //     constants.cuh      the metrics axis's columns, the kinds (generated from mcrisk/core)
+//     bands.cuh          the capacity bands' and peaks' reductions  results/band_chunks.py
 //
 // Differences of form, not of arithmetic: the plan's arrays travel in a struct `Plan` (the
 // Numba stages' `p` is a namedtuple, KernelPlan), 2-D arrays are indexed by hand
@@ -23,6 +24,7 @@
 //
 // Arguments: the plan's (MCRISK_PLAN_PARAMS, plan.cuh), then the chunk's
 // (mcrisk/backends/cuda.py CHUNK_PARAMETERS; tests/plan/test_record.py checks them).
+#include "bands.cuh"
 #include "compat.cuh"
 #include "constants.cuh"
 #include "costs.cuh"

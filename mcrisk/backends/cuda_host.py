@@ -163,6 +163,22 @@ class HostLibrary:
         self._lib.host_ndtri(_pointer(p), _pointer(out), p.size)
         return out
 
+    def entry_point(self, name: str, parameters: tuple):
+        """The build's extern "C" int function `name`, typed from its table of (name, kind)
+        parameters (cuda.PLAN_PARAMETERS' kinds), called with NumPy arrays and scalars by
+        call(); the band reductions' entry points (cuda_bands.HostBands)."""
+        function = getattr(self._lib, name)
+        function.argtypes = [ctypes.c_void_p if kind.endswith("*") else _CTYPES[kind]
+                             for _, kind in parameters]
+        function.restype = ctypes.c_int
+        return function
+
+    @staticmethod
+    def call(function, arguments: list) -> int:
+        """function (an entry_point) on typed arguments (cuda.typed_arguments)."""
+        return function(*(_pointer(a) if isinstance(a, np.ndarray) else a.item()
+                          for a in arguments))
+
 
 _default: HostLibrary | None = None
 
