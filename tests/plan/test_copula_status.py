@@ -28,10 +28,12 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from mcrisk.app.run import set_risks
 from mcrisk.backends.numpy.world import sample_worlds
 from mcrisk.core.errors import ScenarioError
 from mcrisk.core.facts import with_facts
-from mcrisk.core.model import Correlation
+from mcrisk.core.model import Correlation, Distribution
+from mcrisk.core.rng import address_id
 from mcrisk.core.risks import select_risks
 from mcrisk.core.status import Status
 from mcrisk.plan import copula
@@ -207,13 +209,149 @@ def test_a_member_ranked_by_its_value_after_another_is_refused_at_its_name():
         f"supported {HINT}"]
 
 
-def test_a_member_the_status_sets_outright_is_refused_at_its_name():
-    """A risk that occurred is certain with its recorded impact (core.facts.with_facts): a
-    fixed value, refused as set by the status rather than as written in the scenario."""
-    scenario = select_risks(correlated((Y, "risk.cdu-recall", RANK)), "pre")
-    settled = status(110.0, risks=(("allocation-cut", None), ("utility-slip", None),
-                                   ("cdu-recall", 20.0)))
-    assert refusals(scenario, settled) == [
-        "correlations[0].between[1] = 'risk.cdu-recall': is set by the status "
-        "(risks.cdu-recall.occurred), which makes it a fixed value: a correlation with it is "
-        f"not supported {HINT}"]
+# A risk or a per-GPU performance the status settles (core.facts.with_facts keeps its
+# distribution when it is correlated; its quantity is pinned): rejection sampling in a group
+# of three, Y - X (RANK) and X - Z (RANK_Z), so that the partners' joint is checked too.
+Z = "unit.N02.install"
+RANK_Z = 0.6
+N_SETTLED = 400_000
+CDU, CUT, PERF = "risk.cdu-recall", "risk.allocation-cut", "unit_type.gb300-nvl72.h100_eq_per_gpu"
+MEASURED = 2.6
+OTHERS = {"utility-slip": None, "allocation-cut": None, "cdu-recall": None}
+
+
+def risk_status(**settled) -> Status:
+    """Day 110 with every risk of the reference settled (the two the case does not name can
+    no longer occur: left unsettled they would be a second unknown of a date's fact)."""
+    return status(110.0, risks=tuple({**OTHERS, **settled}.items()))
+
+
+# case: (X, the status, which prior worlds meet its fact on X)
+SETTLED = {
+    # p = 0.4: X = 0 (v_X uniform on (0, 0.6))
+    "did not occur": (CDU, risk_status(), lambda x: x == 0.0),
+    # X = 30 exactly: v_X a point, 0.6 + 0.4 G(30)
+    "occurred": (CDU, risk_status(**{"cdu-recall": 30.0}), lambda x: np.abs(x - 30.0) <= 1.0),
+    # a fixed impact of 90, p = 0.15: v_X uniform on (0.85, 1)
+    "occurred, a fixed impact": (CUT, risk_status(**{"allocation-cut": 90.0}),
+                                 lambda x: x == 90.0),
+    # measured 2.6 H100-eq per GPU, of a triangular (2.0, 2.5, 2.8)
+    "measured": (PERF, status(110.0, risks=tuple(OTHERS.items()),
+                              performance=(("gb300-nvl72", MEASURED),)),
+                 lambda x: np.abs(x - MEASURED) <= 0.01),
+}
+
+
+def settled_scenario(x: str, ranks=(RANK, RANK_Z)):
+    """The reference with every risk on (cdu-recall at p = 0.4, so that enough prior worlds
+    meet "occurred") and gb300-nvl72's performance drawn, Y - X and X - Z correlated."""
+    scenario = select_risks(correlated((Y, x, ranks[0]), (x, Z, ranks[1])), "pre")
+    risks = tuple(dataclasses.replace(r, probability=0.4) if r.id == "cdu-recall" else r
+                  for r in scenario.risks)
+    kinds = tuple(dataclasses.replace(k, performance=Distribution("triangular", (2.0, 2.5, 2.8)))
+                  if k.id == "gb300-nvl72" else k for k in scenario.unit_types)
+    return dataclasses.replace(scenario, risks=risks, unit_types=kinds)
+
+
+def values(plan, names, count, seed) -> dict[str, np.ndarray]:
+    index = {n: plan.quantity_names.index(n) for n in names}
+    world = sample_worlds(plan, seed, np.arange(count, dtype=np.uint64),
+                          only=sorted(index.values()))
+    return {n: world[:, q] for n, q in index.items()}
+
+
+@cache
+def settled_kept(case: str) -> tuple[np.ndarray, np.ndarray]:
+    """(Y, Z) of the prior worlds whose X meets the case's fact."""
+    x, _, meets = SETTLED[case]
+    world = values(compile_scenario(settled_scenario(x)), (x, Y, Z), N_SETTLED, SEED)
+    keep = meets(world[x])
+    return world[Y][keep], world[Z][keep]
+
+
+def settled_run(case: str, scenario=None, mode: str = "pre") -> dict[str, np.ndarray]:
+    """The conditioned run as the app sets it (app.run.set_risks: with_facts)."""
+    x, facts, _ = SETTLED[case]
+    scenario = settled_scenario(x) if scenario is None else scenario
+    plan = compile_scenario(set_risks(scenario, mode, status=facts).scenario)
+    names = [n for n in (x, Y, Z) if n in plan.quantity_names]  # a risk off has no quantity
+    return values(plan, names, N_CONDITIONED, SEED + 1)
+
+
+@pytest.mark.parametrize("case", SETTLED)
+def test_the_partners_of_a_settled_risk_or_performance_match_rejection_sampling(case):
+    y_kept, z_kept = settled_kept(case)
+    got = settled_run(case)
+    assert len(y_kept) > 5000, len(y_kept)
+    x = SETTLED[case][0]
+    assert np.all(got[x] == {"did not occur": 0.0, "occurred": 30.0, "measured": MEASURED
+                             }.get(case, 90.0))
+    assert stats.ks_2samp(y_kept, got[Y]).pvalue > ALPHA
+    assert stats.ks_2samp(z_kept, got[Z]).pvalue > ALPHA
+    assert fisher_z_gap((y_kept, z_kept), (got[Y], got[Z])) < 4.0
+
+
+@pytest.mark.parametrize("case", SETTLED)
+def test_the_check_rejects_the_partners_drawn_with_the_pairs_dropped(case):
+    """What the run did before for "did not occur" (the risk off, its pairs left out): Y and Z
+    from their marginals."""
+    y_kept, z_kept = settled_kept(case)
+    x = SETTLED[case][0]
+    got = settled_run(case, dataclasses.replace(settled_scenario(x), correlations=()))
+    assert stats.ks_2samp(y_kept, got[Y]).pvalue < ALPHA
+    assert stats.ks_2samp(z_kept, got[Z]).pvalue < ALPHA
+
+
+@pytest.mark.parametrize("case", SETTLED)
+def test_the_check_rejects_the_settled_member_ranked_by_its_own_uniform(case, monkeypatch):
+    monkeypatch.setattr(copula, "score_of", lambda world, q: copula.AS_DRAWN)
+    y_kept, _ = settled_kept(case)
+    assert stats.ks_2samp(y_kept, settled_run(case)[Y]).pvalue < ALPHA
+
+
+def copula_row(plan, name):
+    q = plan.quantity_names.index(name)
+    row = slice(plan.q_copula_ptr[q], plan.q_copula_ptr[q + 1])
+    return (list(plan.copula_address[row]), list(plan.copula_low[row]),
+            list(plan.copula_high[row]))
+
+
+@pytest.mark.parametrize("case, expected", [
+    ("did not occur", (0.0, 0.6)),
+    # 0.6 + 0.4 G(30), G triangular (14, 30, 60) at its mode: (30 - 14) / (60 - 14)
+    ("occurred", (0.6 + 0.4 * 16 / 46,) * 2),
+    ("occurred, a fixed impact", (0.85, 1.0)),
+    # triangular (2.0, 2.5, 2.8) at 2.6: 1 - 0.2^2 / (0.8 * 0.3)
+    ("measured", (1.0 - 0.04 / 0.24,) * 2)])
+def test_a_settled_member_leads_its_group_with_the_range_its_fact_leaves(case, expected):
+    x, facts, _ = SETTLED[case]
+    plan = compile_scenario(set_risks(settled_scenario(x), "pre", status=facts).scenario)
+    addresses, low, high = copula_row(plan, Y)
+    assert addresses[0] == address_id(x)
+    assert (low[0], high[0]) == pytest.approx(expected, abs=1e-12)
+    assert (low[1], high[1]) == (0.0, 1.0)
+
+
+@pytest.mark.parametrize("mode, disable", [("off", ()), ("pre", ("cdu-recall",)),
+                                           ("file", ())])
+def test_a_risk_the_run_disables_still_drops_its_pairs_under_a_status(mode, disable):
+    """cdu-recall can no longer occur, and this run disables it (--risks off, --disable-risk,
+    or the reference's own `enabled = false`): it has no quantity, its pairs are left out, and
+    Y and Z draw as without a correlation, bit for bit, while with the risk on they do not."""
+    scenario = settled_scenario(CDU)
+    facts = SETTLED["did not occur"][1]
+    raw = load_scenario(REFERENCE)
+
+    def run(scenario, mode, disable):
+        plan = compile_scenario(set_risks(dataclasses.replace(scenario, risks=raw.risks),
+                                          mode, disable, facts).scenario)
+        return plan, values(plan, (Y, Z), 5000, SEED)
+
+    plan, got = run(scenario, mode, disable)
+    _, plain = run(dataclasses.replace(scenario, correlations=()), mode, disable)
+    assert CDU not in plan.quantity_names
+    assert copula_row(plan, Y)[0] == [] and copula_row(plan, Z)[0] == []
+    for name in (Y, Z):
+        np.testing.assert_array_equal(got[name], plain[name])
+    _, on = run(scenario, "pre", ())
+    assert not np.array_equal(on[Y], plain[Y])
