@@ -54,6 +54,7 @@ from ..helpers import REFERENCE, SCENARIOS
 
 FABRIC, Y = "island.xdr.ready.delay", "unit.N01.install"
 S1 = "shipment.S1.arrival.delay"
+HALL = "hall.B.energized.delay"
 RANK = 0.7
 WINDOW = 0.5            # days either side of a recorded day that a prior world may miss it by
 N_PRIOR = 400_000       # prior worlds drawn (0.7% to 25% meet a case's facts)
@@ -62,7 +63,7 @@ ALPHA = 1e-3
 SEED = 11
 SUPPLY = ["shared.vendor"] + [f"shipment.S{i}.arrival{part}" for i in range(1, 5)
                               for part in (".delay", "")]
-DRAWN = SUPPLY + ["island.xdr.install", FABRIC, "island.xdr.ready", Y]
+DRAWN = SUPPLY + ["island.xdr.install", FABRIC, "island.xdr.ready", HALL, Y]
 
 
 def status(as_of: float, **facts) -> Status:
@@ -89,7 +90,12 @@ CASES = {
     "rest of a shared term": (S1, status(110.0, arrived=(("S1", 102.0),)),
                               lambda w: (np.abs(w["shipment.S1.arrival"] - 102.0) <= WINDOW)
                               & arrived_after(110.0, first=2)(w)),
+    # hall B energized on its day 120: its slip, a `chance` of p = 0.35, pinned to 0 (its
+    # copula uniform on (0, 0.65))
+    "a chance pinned to 0": (HALL, status(150.0, energized=(("B", 120.0),)),
+                             lambda w: w[HALL] == 0.0),
 }
+PINNED = {"equality": 41.0, "a chance pinned to 0": 0.0}
 
 
 def correlated(*pairs: tuple[str, str, float], path=REFERENCE):
@@ -135,8 +141,8 @@ def test_the_partner_of_a_conditioned_quantity_matches_rejection_sampling(case):
     x, y = conditioned(case)
     assert len(y_kept) > 2000, len(y_kept)
     assert stats.ks_2samp(y_kept, y).pvalue > ALPHA
-    if case == "equality":
-        assert np.all(x == 41.0)
+    if case in PINNED:
+        assert np.all(x == PINNED[case])
         return
     assert stats.ks_2samp(x_kept, x).pvalue > ALPHA
     assert fisher_z_gap((x_kept, y_kept), (x, y)) < 4.0
@@ -365,3 +371,15 @@ def test_a_risk_the_run_disables_still_drops_its_pairs_under_a_status(mode, disa
         np.testing.assert_array_equal(got[name], plain[name])
     _, on = run(scenario, "pre", ())
     assert not np.array_equal(on[Y], plain[Y])
+
+
+def test_a_settled_fact_its_correlated_distribution_cannot_produce_is_refused_at_the_status():
+    """A correlated risk keeps its distribution, so its recorded impact is checked against it
+    (plan.conditioning.pin_quantities): cdu-recall's triangular (14, 30, 60) has no 70, and
+    it has no rank there."""
+    facts = risk_status(**{"cdu-recall": 70.0})
+    with pytest.raises(ScenarioError) as info:
+        compile_scenario(set_risks(settled_scenario(CDU), "pre", status=facts).scenario)
+    assert [f"{p.file}: {p.key} = {p.value!r}: {p.message}" for p in info.value.problems] == [
+        ("status.toml: risks.cdu-recall.occurred = {'impact': 70.0}: risk 'cdu-recall''s "
+         "impact must be between 14 and 60 days in this scenario")]
