@@ -23,8 +23,9 @@ def with_facts(scenario: Scenario, status: Status | None) -> Scenario:
     rest, and for the outputs, which record it. The scenario as it is without a status. Draws
     keep their addresses (the quantities keep their names).
 
-    A risk or a performance named in [[correlations]] keeps its distribution, its mitigation
-    and (for a risk that can no longer occur) its `enabled` as this run has them: the plan
+    A risk or a performance named in [[correlations]] keeps its distribution, its mitigated
+    values and (for a risk that can no longer occur) its `enabled` as this run has them (not
+    its mitigation's cost, which a settled risk never counts: mitigation_cost None): the plan
     pins its quantity to the fact (plan.conditioning.pin_quantities) and conditions its
     correlated partners on it, which needs its distribution (mcrisk/plan/copula.py). Such a
     risk that occurred is on, as any; one that can no longer occur stays on where the run has
@@ -40,8 +41,9 @@ def with_facts(scenario: Scenario, status: Status | None) -> Scenario:
     def risk(r):
         if r.id not in risks:
             return r
-        if QuantityLabel("risk", r.id).name in correlated:
-            return r if risks[r.id] is None else replace(r, enabled=True)
+        if QuantityLabel("risk", r.id).name in correlated:     # its mitigation's cost
+            kept = replace(r, mitigation_cost=None)    # counts no more than another's would
+            return kept if risks[r.id] is None else replace(kept, enabled=True)
         if risks[r.id] is None:
             return replace(r, enabled=False)
         certain = Distribution.fixed(risks[r.id])

@@ -48,6 +48,7 @@ from mcrisk.core.risks import select_risks
 from mcrisk.core.status import Status
 from mcrisk.plan import copula
 from mcrisk.plan.compile import compile_scenario
+from mcrisk.plan.world import mitigations_in_effect
 from mcrisk.scenario import load_scenario
 
 from ..helpers import REFERENCE, SCENARIOS
@@ -383,3 +384,17 @@ def test_a_settled_fact_its_correlated_distribution_cannot_produce_is_refused_at
     assert [f"{p.file}: {p.key} = {p.value!r}: {p.message}" for p in info.value.problems] == [
         ("status.toml: risks.cdu-recall.occurred = {'impact': 70.0}: risk 'cdu-recall''s "
          "impact must be between 14 and 60 days in this scenario")]
+
+
+@pytest.mark.parametrize("case", ["did not occur", "occurred"])
+def test_a_settled_correlated_risk_counts_no_mitigation_cost_as_an_uncorrelated_one(case):
+    """Post-mitigation (--risks post), cdu-recall's mitigation has a cost; once the status
+    settles the risk it is not in effect (plan.world.mitigations_in_effect), correlated or
+    not, while the correlated one's prior is its mitigated probability, 0.03."""
+    facts = SETTLED[case][1]
+    for scenario in (settled_scenario(CDU),
+                     dataclasses.replace(settled_scenario(CDU), correlations=())):
+        run = set_risks(scenario, "post", status=facts).scenario
+        assert mitigations_in_effect(run) == []
+    run = set_risks(settled_scenario(CDU), "post", status=facts).scenario
+    assert [r.probability for r in run.risks if r.id == "cdu-recall"] == [0.03]
