@@ -9,7 +9,8 @@ conditioned run reorders the group) are drawn with the NumPy backend, those that
 status's facts on X's side kept (CASES: the fabric not ready by day 150, or ready on day 145
 within WINDOW days, X its own delay: pinned, or above a fixed bound; no shipment arrived by
 day 110, X the vendor slip drawn from its posterior or S1's own delay above a bound less
-the slip; S1 arrived on day 102, X its delay, the rest of the slip: X ranked by its value),
+the slip; S1 arrived on day 102, X its delay, the rest of the slip: X ranked by its value; hall B
+energized on its day 120, X its slip, a `chance` pinned to 0: its range (0, 1 - p)),
 and Y's kept distribution compared with the conditioned run's by a two-sample
 Kolmogorov-Smirnov test at ALPHA, and where X varies X's too and the rank correlation of
 (X, Y) by Fisher's z within four standard errors. The check has power: the conditioned run
