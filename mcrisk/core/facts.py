@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from .model import Distribution, Scenario
+from .quantities import QuantityLabel
 from .status import Status
 
 
@@ -20,16 +21,29 @@ def with_facts(scenario: Scenario, status: Status | None) -> Scenario:
     the shared ones still apply: a revised promise is still a promise). The status itself is
     attached (Scenario.status), for the plan stage, which conditions the sampled worlds on the
     rest, and for the outputs, which record it. The scenario as it is without a status. Draws
-    keep their addresses (the quantities keep their names)."""
+    keep their addresses (the quantities keep their names).
+
+    A risk or a performance named in [[correlations]] keeps its distribution, its mitigated
+    values and (for a risk that can no longer occur) its `enabled` as this run has them (not
+    its mitigation's cost, which a settled risk never counts: mitigation_cost None): the plan
+    pins its quantity to the fact (plan.conditioning.pin_quantities) and conditions its
+    correlated partners on it, which needs its distribution (mcrisk/plan/copula.py). Such a
+    risk that occurred is on, as any; one that can no longer occur stays on where the run has
+    it on (its quantity pinned to 0, which delays nothing) and off where the run has it off
+    (--risks off, --disable-risk: the risk does not exist in that run, nor its pairs)."""
     if status is None:
         return scenario
     risks = dict(status.risks)
     performance = dict(status.performance)
     promised = dict(status.promised)
+    correlated = {name for c in scenario.correlations for name in c.between}
 
     def risk(r):
         if r.id not in risks:
             return r
+        if QuantityLabel("risk", r.id).name in correlated:     # its mitigation's cost
+            kept = replace(r, mitigation_cost=None)    # counts no more than another's would
+            return kept if risks[r.id] is None else replace(kept, enabled=True)
         if risks[r.id] is None:
             return replace(r, enabled=False)
         certain = Distribution.fixed(risks[r.id])
@@ -40,6 +54,8 @@ def with_facts(scenario: Scenario, status: Status | None) -> Scenario:
         if kind.id not in performance:
             return kind
         measured = performance[kind.id]
+        if QuantityLabel("unit_type", kind.id, "h100_eq_per_gpu").name in correlated:
+            return replace(kind, h100_eq_per_gpu=measured)
         drawn = None if kind.performance is None else Distribution.fixed(measured)
         return replace(kind, h100_eq_per_gpu=measured, performance=drawn)
 

@@ -3,16 +3,19 @@
 A correlation names two world quantities by name. Each must be a single draw (a SAMPLE) of
 a distribution that is not a fixed value, on a random stream of its own; anything else is
 refused with a ScenarioError located at the name. A risk this run disables has no quantity:
-the pairs naming it are left out (what remains of a positive definite matrix is one).
+the pairs naming it are left out (what remains of a positive definite matrix is one). A risk
+or performance a status settles keeps its distribution (core.facts.with_facts), its quantity
+pinned to the fact: a conditioned member like any other, below.
 
 A status (mcrisk/plan/conditioning.py) may condition one member X of a group, exactly, when
-its prior has no atom (no `chance`, no table) and no other member of its group is conditioned
+its prior has no atom (no table; no `chance` unless X is pinned) and no other member of its group is conditioned
 (the others carry no facts, so X's posterior is what the conditioning draws: the copula leaves
 X's marginal as it was). The group's rows are then those of its Pearson matrix ordered with X
 first, and X's entry in them is X's normal score ndtri(F(x)) of the value x it draws, F its
 prior CDF (the copula given X): taken from X's own uniform mapped into (F(b), 1) when X is
 drawn above a fixed bound b, into (F(x), F(x)) when it is pinned to x (core.copula.
-copula_score); from X's value in the world where it varies with another conditioned quantity
+copula_score), into (F(x-), F(x)) for a `chance` pinned to x (a risk that can no longer
+occur: (0, 1 - p); one that occurred with its impact x); from X's value in the world where it varies with another conditioned quantity
 (drawn from a shared delay's posterior; a rest or a bound that subtracts a shared delay),
 which then must come before the group's other members in the world. Anything else is refused,
 located at the correlation's name: two members conditioned (their joint posterior is not a
@@ -121,20 +124,49 @@ def score_of(world: World, q: int) -> tuple[float, float, int, int]:
     into the range of its prior CDF F that its conditioned draw takes it to, (F(x), F(x), -1, 0)
     pinned to x, (F(b), 1, -1, 0) above a fixed bound b; or, where X's conditioned value
     varies with another quantity's (a shared delay's posterior, a rest or a bound that
-    subtracts one), from that value itself, ranked by F: (0, 1, X, X's prior distribution). A
-    ValueError says why when X has no normal score (an atom)."""
+    subtracts one), from that value itself, ranked by F: (0, 1, X, X's prior distribution).
+    A `chance` X pinned by the status (a risk that can no longer occur, or occurred with its
+    impact) takes the range of its mixture's CDF where it equals x, (P(X < x), P(X <= x)):
+    (0, 1 - p) at 0, a point at an impact x > 0, (1 - p, 1) at a fixed impact (pinned_range).
+    A ValueError says why when X has no normal score (an atom it is not pinned to)."""
     row = world.rows[q]
     prior = world.prior_dist[q]
     kind, param, chance = world.dists[prior]
-    if chance < 1.0 or kind == KIND_TABLE:
+    pinned = not row["terms"] and row["kind"] not in (Q_SAMPLE, Q_ABOVE)
+    if (chance < 1.0 and not pinned) or kind == KIND_TABLE:
         what = "may be exactly 0 (a `chance`)" if chance < 1.0 else "is a table distribution"
         raise ValueError(f"is conditioned by the status and {what}: its rank given the status "
                          "is not defined")
     if row["terms"] or row["kind"] == Q_SAMPLE:
         return 0.0, 1.0, q, prior
     tables = np.concatenate(world.pert_tables) if world.pert_tables else np.zeros(1)
+    if chance < 1.0:
+        return (*pinned_range(kind, np.array(param, dtype=np.float64), chance, tables,
+                              row["const"]), -1, 0)
     f = float(cdf(kind, np.array(param, dtype=np.float64), tables, row["const"]))
     return (f, 1.0, -1, 0) if row["kind"] == Q_ABOVE else (f, f, -1, 0)
+
+
+ATOM = 1e-9     # a jump of an inner CDF larger than this at x is an atom there
+
+
+def pinned_range(kind: int, param: np.ndarray, chance: float, tables: np.ndarray,
+                 x: float) -> tuple[float, float]:
+    """(P(X < x), P(X <= x)) of X, `chance` p of an inner distribution G (core.copula's
+    mixture: 0 when v <= 1 - p, else G's ppf((v - (1 - p)) / p)): the copula uniforms v that
+    draw x. At 0 (a risk that did not occur) (0, 1 - p + p G(0)); at x > 0 (it occurred with
+    impact x) (1 - p + p G(x-), 1 - p + p G(x)), G(x-) = G(x) unless G has an atom at x (a
+    fixed impact: then (1 - p, 1))."""
+    def g(at: float) -> float:
+        return float(cdf(kind, param, tables, at))
+
+    high = (1.0 - chance) + chance * g(x)
+    if x <= 0.0:
+        return 0.0, high
+    below = g(float(np.nextafter(x, -np.inf)))
+    if g(x) - below <= ATOM:
+        return high, high
+    return (1.0 - chance) + chance * below, high
 
 
 def _check_order(world: World, x: str, members: list[str], score: tuple) -> None:
@@ -178,10 +210,6 @@ def _problem(scenario: Scenario, world: World, key: str, name: str) -> Problem |
                       if parts else "correlate a drawn quantity (a delay, a duration, a "
                       "shared delay, a risk, a drawn performance or price)")
     if _fixed(world, row):
-        fact = _fixed_by_status(scenario, world.labels[world.index[name]])
-        if fact:
-            return refuse(f"is set by the status ({fact}), which makes it a fixed value: a "
-                          "correlation with it is not supported", HINT)
         return refuse("is a fixed value: it has no draw to correlate",
                       "give it a distribution, or remove this correlation")
     sharing = [n for n, other in zip(world.names, world.rows)
@@ -189,20 +217,6 @@ def _problem(scenario: Scenario, world: World, key: str, name: str) -> Problem |
     if sharing:
         return refuse(f"shares its random stream with {sharing[0]!r} (one draw for every "
                       "acceptance policy)", "correlate a quantity with a stream of its own")
-    return None
-
-
-def _fixed_by_status(scenario: Scenario, label) -> str | None:
-    """The status's key that fixed a quantity outright (core.facts.with_facts: a risk that
-    occurred, a measured per-GPU performance), or None."""
-    status = scenario.status
-    if status is None:
-        return None
-    if label.section == "risk" and any(r == label.subject and impact is not None
-                                       for r, impact in status.risks):
-        return f"risks.{label.subject}.occurred"
-    if label.section == "unit_type" and label.subject in dict(status.performance):
-        return f"unit_types.{label.subject}.h100_eq_per_gpu"
     return None
 
 

@@ -9,7 +9,13 @@ with nothing recorded (the fabric's delay drawn above a bound: its range (F(46),
 vendor slip from its posterior and S1's delay above a bound less it, both ranked by their
 values, copula_quantity) and in the story at day 150 (the fabric ready on day 127: its delay
 pinned, range (F(23), F(23)); A2's retrofit running since day 134; S1 arrived on day 102:
-its delay the rest of the vendor slip). Every backend gives the NumPy reference's world, node times
+its delay the rest of the vendor slip); and, with every risk on and gb300-nvl72's performance
+drawn, at day 150 with the risks and the performance settled (core.facts.with_facts keeps a
+correlated one's distribution, its quantity pinned): unit.N11.install with risk.cdu-recall
+(0.5; can no longer occur: range (0, 0.9)), unit.N12.install with risk.allocation-cut (-0.6;
+occurred, its fixed impact of 90: (0.85, 1)), unit.N13.install with risk.utility-slip (0.4;
+occurred, impact 30: a point) and unit.N14.install with the performance (0.5; measured 2.6: a
+point). Every backend gives the NumPy reference's world, node times
 and metrics to tests/parity.py's table, the host build of the CUDA sources Numba's bit for
 bit, and two chunks what one gives."""
 from __future__ import annotations
@@ -23,7 +29,8 @@ import pytest
 from mcrisk.backends import select_backend
 from mcrisk.backends.numba.driver import simulate_chunk as numba_chunk
 from mcrisk.core.facts import with_facts
-from mcrisk.core.model import Correlation
+from mcrisk.core.model import Correlation, Distribution
+from mcrisk.core.risks import select_risks
 from mcrisk.core.status import Status
 from mcrisk.plan.compile import compile_scenario
 from mcrisk.scenario import load_scenario
@@ -38,7 +45,14 @@ PAIRS = (("unit.N05.install", "island.xdr.ready.delay", 0.7),
          ("unit.N07.install", "unit.N08.install", 0.4),
          ("unit.N09.install", "shared.vendor", 0.6),
          ("unit.N10.install", "shipment.S1.arrival.delay", -0.4))
-CASES = ("bound", "pinned")
+SETTLED_PAIRS = (("unit.N11.install", "risk.cdu-recall", 0.5),
+                 ("unit.N12.install", "risk.allocation-cut", -0.6),
+                 ("unit.N13.install", "risk.utility-slip", 0.4),
+                 ("unit.N14.install", "unit_type.gb300-nvl72.h100_eq_per_gpu", 0.5))
+SETTLED = Status("status.toml", "0" * 64, 150.0,
+                 risks=(("cdu-recall", None), ("allocation-cut", 90.0), ("utility-slip", 30.0)),
+                 performance=(("gb300-nvl72", 2.6),))
+CASES = ("bound", "pinned", "settled")
 
 
 @cache
@@ -48,11 +62,19 @@ def plan_of(case: str):
         scenario, strategies=tuple(s for s in scenario.strategies
                                    if s.name in ("big-bang", "rolling-on-delivery")),
         correlations=tuple(Correlation((a, b), rank) for a, b, rank in PAIRS))
+    if case == "settled":
+        kinds = tuple(dataclasses.replace(k, performance=Distribution("triangular",
+                                                                      (2.0, 2.5, 2.8)))
+                      if k.id == "gb300-nvl72" else k for k in scenario.unit_types)
+        scenario = select_risks(dataclasses.replace(
+            scenario, unit_types=kinds, correlations=scenario.correlations + tuple(
+                Correlation((a, b), rank) for a, b, rank in SETTLED_PAIRS)), "pre")
+        return compile_scenario(with_facts(scenario, SETTLED))
     status = Status("status.toml", "0" * 64, 150.0) if case == "bound" else story(150.0)
     return compile_scenario(with_facts(scenario, status))
 
 
-@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("case", CASES[:2])
 def test_the_conditioned_member_leads_its_group_with_its_range(case):
     plan = plan_of(case)
     q = plan.quantity_names.index("unit.N05.install")
@@ -68,6 +90,26 @@ def test_the_conditioned_member_leads_its_group_with_its_range(case):
         first = plan.q_copula_ptr[q]
         assert plan.copula_quantity[first] == plan.quantity_names.index(member)
         assert plan.copula_quantity[first + 1] == -1
+
+
+def test_settled_risks_and_performance_lead_their_groups_with_their_ranges():
+    """0.9 = 1 - 0.1; 0.85 = 1 - 0.15; 0.8 + 0.2 G(30) with G the lognormal of median 30;
+    1 - 0.2^2 / (0.8 x 0.3), the triangular (2.0, 2.5, 2.8) at 2.6."""
+    plan = plan_of("settled")
+    expected = {"unit.N11.install": (0.0, 0.9), "unit.N12.install": (0.85, 1.0),
+                "unit.N13.install": (0.9, 0.9), "unit.N14.install": (1 - 0.04 / 0.24,) * 2}
+    for partner, (low, high) in expected.items():
+        q = plan.quantity_names.index(partner)
+        first = plan.q_copula_ptr[q]
+        assert plan.q_copula_ptr[q + 1] == first + 2
+        assert (plan.copula_low[first], plan.copula_high[first]) == pytest.approx(
+            (low, high), abs=1e-12), partner
+        assert plan.copula_quantity[first] == -1
+    values = numpy_backend.simulate_chunk(plan, 3, 0, 50)[1]
+    for name, value in (("risk.cdu-recall", 0.0), ("risk.allocation-cut", 90.0),
+                        ("risk.utility-slip", 30.0),
+                        ("unit_type.gb300-nvl72.h100_eq_per_gpu", 2.6)):
+        assert np.all(values[:, plan.quantity_names.index(name)] == value), name
 
 
 @pytest.mark.parametrize("case", CASES)
