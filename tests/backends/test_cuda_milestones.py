@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 from mcrisk.backends import cuda, cuda_host, cuda_milestones, select_backend
+from mcrisk.core.definitions import NODE_CREW
 from mcrisk.plan.compile import compile_scenario
 from mcrisk.results import milestone_chunks
 from mcrisk.results.milestone_store import MilestoneBins
@@ -68,6 +69,29 @@ def with_ties_and_gaps(node_times: np.ndarray) -> np.ndarray:
     return out
 
 
+def near_the_tolerance(plan, node_times: np.ndarray) -> np.ndarray:
+    """Every other crew row of each strategy later by 0.75 of the crews' tolerance (in even
+    scenarios: still matched) or 1.25 of it (odd: no longer), so a crew row's match to the row
+    before it falls either side of the rule's `<=`."""
+    out = node_times.copy()
+    for s in range(plan.n_strategies):
+        rows = np.flatnonzero(plan.node_kind[s] == NODE_CREW)[::2]
+        out[0::2, s, rows[:, None]] += 0.75 * CREW_TOLERANCE
+        out[1::2, s, rows[:, None]] += 1.25 * CREW_TOLERANCE
+    return out
+
+
+def variant_of(plan, node_times: np.ndarray, variant: str) -> np.ndarray:
+    if variant == "ties and gaps":
+        return with_ties_and_gaps(node_times)
+    if variant == "crews near the tolerance":
+        return near_the_tolerance(plan, node_times)
+    return node_times
+
+
+VARIANTS = ["as simulated", "ties and gaps", "crews near the tolerance"]
+
+
 def run(reduce, plan, scenario, world, node_times, s):
     """(times[m, c], critical[m]) of strategy s by `reduce` (chunk_milestones' signature)."""
     items = definitions(plan, scenario)[s]
@@ -85,11 +109,10 @@ def bits(a: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(a).view(np.uint64)
 
 
-@pytest.mark.parametrize("variant", ["as simulated", "ties and gaps"])
+@pytest.mark.parametrize("variant", VARIANTS)
 def test_milestone_times_and_critical_counts_are_numbas(milestone_host, case, variant):
     plan, scenario, world, node_times = case
-    if variant == "ties and gaps":
-        node_times = with_ties_and_gaps(node_times)
+    node_times = variant_of(plan, node_times, variant)
     waited = 0
     for s in range(plan.n_strategies):
         got = run(milestone_host.chunk_milestones, plan, scenario, world, node_times, s)
@@ -154,12 +177,15 @@ def add(add_to_bins, bins: MilestoneBins, rows: np.ndarray):
                        bins.counts, bins.low, bins.high, bins.non_finite)
 
 
-@pytest.mark.parametrize("variant", ["as simulated", "ties and gaps"])
+@pytest.mark.parametrize("variant", ["as simulated", "ties and gaps", "below zero"])
 def test_bins_and_tails_are_numbas(milestone_host, case, variant):
     plan, scenario, world, node_times = case
     if variant == "ties and gaps":
         node_times = with_ties_and_gaps(node_times)
     times, _ = run(milestone_chunks.chunk_milestones, plan, scenario, world, node_times, 0)
+    if variant == "below zero":           # bins of negative times: floor, not truncation
+        times = times - np.median(times, axis=1, keepdims=True)
+        assert (times < 0).any() and (times > 0).any()
     # narrow windows from the first 5 scenarios, 64 bins: many tails, bins shared
     host_bins, numba_bins = bins_of(times[:, :5], 64), bins_of(times[:, :5], 64)
     assert (host_bins.exponent > 0).any()
