@@ -261,6 +261,115 @@ def test_a_view_of_the_host_copy_carries_no_device_chunk(case):
     assert getattr(np.ascontiguousarray(carried), "device_chunk", None) is None
 
 
+# ---- the device launchers, with the host build standing in for CuPy ------------------------
+
+class _HostArray(np.ndarray):
+    """A NumPy array that answers .get() like a CuPy array."""
+
+    def get(self, out=None):
+        if out is None:
+            return np.asarray(self).copy()
+        np.copyto(out, self)
+        return out
+
+
+class MilestoneStandInForCupy:
+    """Just enough of CuPy for cuda.py's milestone launchers, each kernel run by its host
+    entry (the same parameters): their plumbing (batches, marks, types, grids, the tails'
+    two passes) runs here, not only on a lent GPU."""
+
+    def __init__(self, library):
+        self.library = library
+        self.launches = []
+
+    def __getattr__(self, name):                  # uint64, int64 ...: NumPy's
+        return getattr(np, name)
+
+    def _wrap(self, array):
+        return np.asarray(array).view(_HostArray)
+
+    def empty(self, shape, dtype=np.float64):
+        return self._wrap(np.empty(shape, dtype))
+
+    def zeros(self, shape, dtype=np.float64):
+        return self._wrap(np.zeros(shape, dtype))
+
+    def asarray(self, array, dtype=None):
+        return self._wrap(np.asarray(array, dtype))
+
+    def ascontiguousarray(self, array, dtype=None):
+        return self._wrap(np.ascontiguousarray(array, dtype))
+
+    def RawModule(self, code, options):
+        assert code == cuda.kernel_source(cuda_milestones.MILESTONE_SOURCE)
+        assert options == cuda.MILESTONE_OPTIONS
+        return _MilestoneModule(self)
+
+
+class _MilestoneModule:
+    def __init__(self, stand_in):
+        self.stand_in = stand_in
+
+    def compile(self):
+        pass
+
+    def get_function(self, name):
+        def launch(grid, block, args):
+            parameters = cuda_milestones.ENTRY_PARAMETERS[name]
+            for (parameter, kind), value in zip(parameters, args, strict=True):
+                expected = np.dtype(kind.rstrip("*"))
+                assert (value.dtype if kind.endswith("*") else type(value)) in \
+                    (expected, expected.type), parameter
+            threads = dict(zip([p for p, _ in parameters], args))
+            threads = int(threads.get("n", 0)) * int(threads.get("m", 1)) or \
+                int(threads.get("size", 1))
+            assert (grid[0] - 1) * block[0] < max(threads, 1) <= grid[0] * block[0]
+            self.stand_in.launches.append(name)
+            self.stand_in.library._call(name, [np.asarray(a) if isinstance(a, np.ndarray)
+                                               else a for a in args])
+        return launch
+
+
+@pytest.fixture
+def stand_in(monkeypatch, milestone_host):
+    stand_in = MilestoneStandInForCupy(milestone_host)
+    monkeypatch.setattr(cuda, "_cupy", lambda: stand_in)
+    monkeypatch.setattr(cuda, "_modules", {})
+    return stand_in
+
+
+def test_the_device_launchers_give_numbas_numbers(stand_in, case, monkeypatch):
+    plan, scenario, world, node_times = case
+    node_times = with_ties_and_gaps(node_times)
+    # marks for 128 scenarios a launch: the chunk in several batches
+    monkeypatch.setattr(cuda_milestones, "MARK_BYTES", 8 * plan.n_nodes * 128)
+    chunk = cuda.DeviceChunk(stand_in.asarray(node_times), stand_in.asarray(world))
+    for s in range(plan.n_strategies):
+        got = run(lambda _t, _w, s, *rest: chunk.chunk_milestones(s, *rest), plan, scenario,
+                  world, node_times, s)
+        expected = run(milestone_chunks.chunk_milestones, plan, scenario, world, node_times, s)
+        np.testing.assert_array_equal(bits(got[0]), bits(expected[0]))
+        np.testing.assert_array_equal(got[1], expected[1])
+    assert stand_in.launches.count("chunk_milestones_kernel") == \
+        plan.n_strategies * -(-CHUNK // 128)
+    times = expected[0]
+    bins = bins_of(times[:, :5], 64)
+    device = {name: stand_in.asarray(getattr(bins, name))
+              for name in ("counts", "low", "high", "non_finite")}
+    got = cuda.add_to_bins_device(stand_in.asarray(times), bins.bin_days, bins.exponent,
+                                  bins.origin, device["counts"], device["low"], device["high"],
+                                  device["non_finite"])
+    expected = add(milestone_chunks.add_to_bins, bins, times)
+    assert got[0].size > 0
+    np.testing.assert_array_equal(got[0], expected[0])
+    np.testing.assert_array_equal(bits(got[1]), bits(expected[1]))
+    filled = bins.counts > 0
+    np.testing.assert_array_equal(device["counts"], bins.counts)
+    np.testing.assert_array_equal(device["non_finite"], bins.non_finite)
+    np.testing.assert_array_equal(bits(device["low"][filled]), bits(bins.low[filled]))
+    np.testing.assert_array_equal(bits(device["high"][filled]), bits(bins.high[filled]))
+
+
 # ---- the sources, read side by side ---------------------------------------------------------
 
 def cuda_functions(text: str) -> list[str]:
