@@ -17,7 +17,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mcrisk.backends import cuda, cuda_host, cuda_milestones, select_backend
+from mcrisk.backends import (
+    cuda,
+    cuda_host,
+    cuda_milestones,
+    gpu_unavailable_reason,
+    select_backend,
+)
 from mcrisk.core.definitions import NODE_CREW
 from mcrisk.plan.compile import compile_scenario
 from mcrisk.results import milestone_chunks
@@ -330,6 +336,12 @@ class _MilestoneModule:
         return launch
 
 
+def by_device(chunk):
+    """chunk.chunk_milestones with milestone_chunks.chunk_milestones' signature (the node
+    times and world it is given are the chunk's own, on the device)."""
+    return lambda _node_times, _world, s, *rest: chunk.chunk_milestones(s, *rest)
+
+
 @pytest.fixture
 def stand_in(monkeypatch, milestone_host):
     stand_in = MilestoneStandInForCupy(milestone_host)
@@ -345,8 +357,7 @@ def test_the_device_launchers_give_numbas_numbers(stand_in, case, monkeypatch):
     monkeypatch.setattr(cuda_milestones, "MARK_BYTES", 8 * plan.n_nodes * 128)
     chunk = cuda.DeviceChunk(stand_in.asarray(node_times), stand_in.asarray(world))
     for s in range(plan.n_strategies):
-        got = run(lambda _t, _w, s, *rest: chunk.chunk_milestones(s, *rest), plan, scenario,
-                  world, node_times, s)
+        got = run(by_device(chunk), plan, scenario, world, node_times, s)
         expected = run(milestone_chunks.chunk_milestones, plan, scenario, world, node_times, s)
         np.testing.assert_array_equal(bits(got[0]), bits(expected[0]))
         np.testing.assert_array_equal(got[1], expected[1])
@@ -429,3 +440,73 @@ def test_the_reductions_compile_for_the_device_without_spilling(tmp_path):
         report = done.stderr.split(f"Compiling entry function '{kernel}'")[1]
         report = report.split("Compiling entry function")[0]
         assert "0 bytes spill stores, 0 bytes spill loads" in report, report
+
+
+# ---- on a GPU (benchmarks/gpu_check.sh) -----------------------------------------------------
+
+NO_GPU = gpu_unavailable_reason()
+
+
+@pytest.fixture
+def cupy():
+    if NO_GPU is not None:
+        pytest.skip(f"no usable GPU: {NO_GPU}")
+    import cupy
+    return cupy
+
+
+@pytest.mark.gpu
+def test_gpu_milestones_are_numbas_on_the_devices_node_times(cupy, case):
+    # The device's node times (within 1e-13 of Numba's, tests/backends/test_cuda.py) reduced
+    # on the device equal Numba's reductions of the same times copied to the host, bit for bit
+    # (comparisons, sums and a division: no transcendental function).
+    plan, scenario, _, _ = case
+    _, world, node_times = cuda.simulate_chunk_device(plan, 11, 5000, 3000, keep_nodes=True)
+    host_times, host_world = node_times.get(), world.get()
+    for variant in ("as simulated", "ties and gaps"):
+        if variant == "ties and gaps":
+            host_times = with_ties_and_gaps(host_times)
+            node_times = cupy.asarray(host_times)
+        chunk = cuda.DeviceChunk(node_times, world)
+        for s in range(plan.n_strategies):
+            got = run(by_device(chunk), plan, scenario, host_world, host_times, s)
+            expected = run(milestone_chunks.chunk_milestones, plan, scenario, host_world,
+                           host_times, s)
+            np.testing.assert_array_equal(bits(got[0]), bits(expected[0]))
+            np.testing.assert_array_equal(got[1], expected[1])
+        times = expected[0]
+        bins = bins_of(times[:, :5], 64)
+        device = {name: cupy.asarray(getattr(bins, name))
+                  for name in ("counts", "low", "high", "non_finite")}
+        got = cuda.add_to_bins_device(cupy.asarray(times), bins.bin_days, bins.exponent,
+                                      bins.origin, device["counts"], device["low"],
+                                      device["high"], device["non_finite"])
+        expected = add(milestone_chunks.add_to_bins, bins, times)
+        np.testing.assert_array_equal(got[0], expected[0])
+        np.testing.assert_array_equal(bits(got[1]), bits(expected[1]))
+        filled = bins.counts > 0
+        np.testing.assert_array_equal(device["counts"].get(), bins.counts)
+        np.testing.assert_array_equal(device["non_finite"].get(), bins.non_finite)
+        # bounds: equal as numbers (the device keeps either zero where -0.0 and 0.0 share a bin)
+        np.testing.assert_array_equal(device["low"].get()[filled], bins.low[filled])
+        np.testing.assert_array_equal(device["high"].get()[filled], bins.high[filled])
+
+
+@pytest.mark.gpu
+def test_gpu_run_reduces_its_milestones_on_the_device(cupy, case, monkeypatch):
+    # A cuda chunk's node times reach the collector with their device chunk, which reduces
+    # them: the summary equals the one from the same node times on the host (Numba).
+    plan, scenario, _, _ = case
+    calls = []
+    original = cuda.chunk_milestones_device
+    monkeypatch.setattr(cuda, "chunk_milestones_device",
+                        lambda *a: calls.append(1) or original(*a))
+    on_device = MilestoneCollector(plan, scenario, keep_exact=1000, n_bins=256)
+    on_host = MilestoneCollector(plan, scenario, keep_exact=1000, n_bins=256)
+    backend = select_backend("cuda")
+    for first in (0, 2000):
+        _, world, nodes = backend.simulate_chunk(plan, 3, first, 2000, keep_nodes=True)
+        on_device(first, None, world, nodes)
+        on_host(first, None, world, np.array(nodes))
+    assert len(calls) == (0 if plan.contingencies else 2 * plan.n_strategies)
+    assert on_device.summary() == on_host.summary()
