@@ -65,7 +65,8 @@ set +e
     tests/backends/test_conditioned_parity.py tests/backends/test_bounded_parity.py \
     tests/backends/test_copula_parity.py tests/backends/test_reservations_on_events.py \
     tests/backends/test_integration_parity.py tests/plan/test_integration.py \
-    tests/plan/test_positional_islands.py tests/backends/test_cuda_milestones.py 2>&1 \
+    tests/plan/test_positional_islands.py tests/backends/test_cuda_milestones.py \
+    tests/results/test_milestones.py 2>&1 \
     | tee "$OUT/pytest-gpu.txt"
 tests=${PIPESTATUS[0]}
 set -e

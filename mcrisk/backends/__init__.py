@@ -6,6 +6,8 @@ name, and the loop that runs a backend over a run's chunks, here or on Dask.
     cuda         the CUDA sources (kernels/) on an NVIDIA GPU through CuPy
     cuda_host    the same CUDA sources compiled for the host with a C++ compiler, one
                  thread: for parity checks without a GPU (backend name `cuda-host`)
+    cuda_milestones  the milestones' reductions in CUDA (kernels/milestones.cu): their
+                 parameter lists, shared by cuda (CuPy) and cuda_host (the host build)
     contingency  after every backend's chunk, each world's contingent strategies take
                  their branches (checked non-anticipative)
     jit_events   Numba compiling, as something a run can say (the one long wait)
