@@ -74,12 +74,18 @@ set -e
 echo "== benchmarks/bench_gpu.py"
 "$PYTHON" benchmarks/bench_gpu.py --out "$OUT" "$@" 2>&1 | tee "$OUT/bench-gpu.txt"
 
+# The milestones' reductions (kernels/milestones.cu, issue 27): their GPU tests ran in the
+# pytest above (tests/backends/test_cuda_milestones.py); bench_gpu_milestones.py times them
+# against Numba on one 65,536-scenario chunk of the reference and checks them equal again.
 echo "== benchmarks/bench_gpu_milestones.py"
 set +e
 "$PYTHON" benchmarks/bench_gpu_milestones.py --out "$OUT" 2>&1 | tee "$OUT/bench-gpu-milestones.txt"
-milestones=${PIPESTATUS[0]}
+milestone_bench=${PIPESTATUS[0]}
 set -e
+echo "gpu_check: milestones' reductions: bench_gpu_milestones exit code $milestone_bench"
+if [ "$tests" -eq 0 ] && [ "$milestone_bench" -ne 0 ]; then
+    tests=1
+fi
 
-echo "gpu_check: pytest -m gpu exit code $tests, milestones' reductions $milestones; results in $OUT"
-[ "$tests" -ne 0 ] && exit "$tests"
-exit "$milestones"
+echo "gpu_check: pytest -m gpu exit code $tests; results in $OUT"
+exit "$tests"

@@ -223,6 +223,10 @@ def test_bins_and_tails_are_numbas(milestone_host, case, variant):
     np.testing.assert_array_equal(tail[1], slow[5])
 
 
+def test_host_build_is_warning_free(milestone_host):
+    assert milestone_host.build_log == "", milestone_host.build_log
+
+
 def test_tails_are_put_back_in_row_order():
     # the device appends tail times in any order; sorted by k * n + i they are Numba's list
     n = 7
