@@ -187,8 +187,14 @@ def host_simulate_chunk(plan: CompiledScenario, seed: int, first: int, count: in
 
 def simulate_chunk(plan: CompiledScenario, seed: int, first: int, count: int,
                    keep_nodes: bool = False):
-    """The backend interface (mcrisk.backends): host_simulate_chunk with the default build."""
-    return host_simulate_chunk(plan, seed, first, count, keep_nodes)
+    """The backend interface (mcrisk.backends): host_simulate_chunk with the default build.
+    As on the GPU, the node times carry their chunk (`device_chunk`: a HostChunk here), so
+    a run's milestones go through the CUDA reductions too; not with contingent strategies,
+    whose rows the caller replaces afterwards (cuda.simulate_chunk)."""
+    metrics, world, nodes = host_simulate_chunk(plan, seed, first, count, keep_nodes)
+    if nodes is not None and not plan.contingencies:
+        nodes = cuda.with_device_chunk(nodes, HostChunk(nodes, world))
+    return metrics, world, nodes
 
 
 class MilestoneHostLibrary:
@@ -257,6 +263,20 @@ def _outputs(*arrays) -> None:
         if array.dtype != dtype or not array.flags.c_contiguous:
             raise TypeError(f"an output is {array.dtype} (C order: {array.flags.c_contiguous}); "
                             f"the kernel writes C-ordered {np.dtype(dtype)}")
+
+
+class HostChunk:
+    """A chunk's node_times[c, s, v] and world[c, q] reduced by the host build of
+    kernels/milestones.cu: what cuda.DeviceChunk is to a cuda run, for a cuda-host run and
+    the tests."""
+
+    def __init__(self, node_times, world, library: MilestoneHostLibrary | None = None):
+        self.node_times, self.world, self.library = node_times, world, library
+
+    def chunk_milestones(self, s, *arguments) -> None:
+        """milestone_chunks.chunk_milestones(node_times, world, s, *arguments)."""
+        library = self.library or default_milestone_library()
+        library.chunk_milestones(self.node_times, self.world, s, *arguments)
 
 
 _milestones_default: MilestoneHostLibrary | None = None

@@ -24,6 +24,7 @@ from mcrisk.backends import (
     gpu_unavailable_reason,
     select_backend,
 )
+from mcrisk.backends.chunks import simulate
 from mcrisk.core.definitions import NODE_CREW
 from mcrisk.plan.compile import compile_scenario
 from mcrisk.results import milestone_chunks
@@ -236,16 +237,14 @@ def test_tails_are_put_back_in_row_order():
     assert items.tolist() == [0, 0, 1, 2, 2] and ordered.tolist() == [0.0, 0.2, 0.9, 1.5, 2.0]
 
 
-class HostChunk:
-    """What cuda.DeviceChunk is to the collector, with the host build in place of CuPy."""
+class CountedChunk(cuda_host.HostChunk):
+    """The host build's chunk, counting its calls."""
 
-    def __init__(self, library, node_times, world):
-        self.library, self.node_times, self.world = library, node_times, world
-        self.calls = 0
+    calls = 0
 
     def chunk_milestones(self, s, *arguments):
         self.calls += 1
-        self.library.chunk_milestones(self.node_times, self.world, s, *arguments)
+        super().chunk_milestones(s, *arguments)
 
 
 def test_the_collector_reduces_where_the_chunk_says(milestone_host, case):
@@ -257,10 +256,28 @@ def test_the_collector_reduces_where_the_chunk_says(milestone_host, case):
     for first in (0, 150):
         part, part_world = node_times[first:first + 150], world[first:first + 150]
         numba_way(first, None, part_world, part)
-        carried = cuda.with_device_chunk(part.copy(), HostChunk(milestone_host, part, part_world))
+        carried = cuda.with_device_chunk(part.copy(), CountedChunk(part, part_world,
+                                                                   milestone_host))
         device_way(first, None, part_world, carried)
         assert carried.device_chunk.calls == plan.n_strategies
     assert device_way.summary() == numba_way.summary()
+
+
+def test_a_cuda_host_run_reduces_its_milestones_by_the_cuda_code(case, monkeypatch):
+    # The cuda-host backend hands its node times over as the cuda backend does, so a run's
+    # milestones go through kernels/milestones.cu (the host build): the same summary as Numba's.
+    plan, scenario, _, _ = case
+    calls = []
+    original = cuda_host.MilestoneHostLibrary.chunk_milestones
+    monkeypatch.setattr(cuda_host.MilestoneHostLibrary, "chunk_milestones",
+                        lambda *a: calls.append(1) or original(*a))
+    summaries = []
+    for name in ("cuda-host", "numba"):
+        collector = MilestoneCollector(plan, scenario, keep_exact=200, n_bins=64)
+        simulate(plan, 400, 5, select_backend(name), chunk_size=200, chunk_hooks=(collector,))
+        summaries.append(collector.summary())
+    assert len(calls) == (0 if plan.contingencies else 2 * plan.n_strategies)
+    assert summaries[0] == summaries[1]
 
 
 def test_a_view_of_the_host_copy_carries_no_device_chunk(case):
