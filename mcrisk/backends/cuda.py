@@ -5,9 +5,10 @@ next to mcrisk/backends/numba/<stage>.py: the same names, loop structure and con
 thread samples its scenario's world once and then runs every strategy on it (common random
 numbers). Only metrics[i, s, 6 + n_costs + n_job_cols] (the metrics, then the cost columns of a
 scenario with [costs], then the job columns of one with a job mix) and world[i, q] leave the
-kernel (and node_times[i, s, v] when asked for). The same sources compile for the host with
-g++, which is how CI proves them equal to the Numba backend without a GPU (cuda_host.py, the
-`cuda-host` backend; tests/backends/test_cuda_host.py).
+kernel (and node_times[i, s, v] when asked for: copied to the host, they also keep the chunk
+on the device, which the milestones reduce there with kernels/milestones.cu, DeviceChunk).
+The same sources compile for the host with g++, which is how CI proves them equal to the Numba
+backend without a GPU (cuda_host.py, the `cuda-host` backend; tests/backends/test_cuda_host.py).
 
 Importing this module does not import CuPy: the kernel's interface (argument list, compile
 options, source text) is plain NumPy, shared with the host build and testable anywhere. CuPy is
@@ -435,10 +436,11 @@ def chunk_milestones_device(node_times, world, s, member_ptr, members, first, is
     times = cupy.empty(times_out.shape)
     critical = cupy.zeros(critical_out.shape, cupy.uint64)
     batch = cuda_milestones.batch_size(count, n_nodes)
-    mark = cupy.empty(n_nodes * batch, cupy.int64)
+    # thread t's marks at mark[v * n + t], stamped with its scenario's index: a batch reads
+    # an earlier batch's stamps as no mark, so the array is cleared once
+    mark = cupy.full(n_nodes * batch, -1, cupy.int64)
     for offset in range(0, count, batch):
         n = min(batch, count - offset)
-        mark.fill(-1)       # a batch's threads share no mark, but reuse the last batch's
         _launch("chunk_milestones_kernel", n, values + [offset, n, mark, times, critical])
     times.get(out=times_out)
     critical_out += critical.get().astype(np.int64)

@@ -321,6 +321,9 @@ class MilestoneStandInForCupy:
     def zeros(self, shape, dtype=np.float64):
         return self._wrap(np.zeros(shape, dtype))
 
+    def full(self, shape, value, dtype=np.float64):
+        return self._wrap(np.full(shape, value, dtype))
+
     def asarray(self, array, dtype=None):
         return self._wrap(np.asarray(array, dtype))
 
