@@ -8,6 +8,9 @@
 #      on a status (posterior tables, truncated draws, pins and floors) against Numba
 #   3. benchmarks/bench_gpu.py: kernel throughput at 1e6 and 1e7 scenarios on the reference,
 #      end-to-end 1e6 x 5 (sampling, metrics, percentiles, summary), GPU-vs-CPU differences
+#   4. benchmarks/bench_gpu_milestones.py: the milestones' reductions (kernels/milestones.cu)
+#      on one 65,536-scenario chunk against Numba's: equal or not, and the times
+#      (tests/backends/test_cuda_milestones.py's gpu tests, in step 2, hold them to Numba)
 # Everything it prints also goes to $OUT (the lent machine's folder that comes back), else to
 # benchmarks/gpu-check/. About 2-4 minutes on an H200, most of it Numba's first compile.
 #
@@ -62,7 +65,8 @@ set +e
     tests/backends/test_conditioned_parity.py tests/backends/test_bounded_parity.py \
     tests/backends/test_copula_parity.py tests/backends/test_reservations_on_events.py \
     tests/backends/test_integration_parity.py tests/plan/test_integration.py \
-    tests/plan/test_positional_islands.py 2>&1 \
+    tests/plan/test_positional_islands.py tests/backends/test_cuda_milestones.py \
+    tests/results/test_milestones.py 2>&1 \
     | tee "$OUT/pytest-gpu.txt"
 tests=${PIPESTATUS[0]}
 set -e
@@ -83,6 +87,19 @@ band_bench=${PIPESTATUS[0]}
 set -e
 echo "gpu_check: band reductions: pytest exit code $band_tests, bench_gpu_bands exit code $band_bench"
 if [ "$tests" -eq 0 ] && { [ "$band_tests" -ne 0 ] || [ "$band_bench" -ne 0 ]; }; then
+    tests=1
+fi
+
+# The milestones' reductions (kernels/milestones.cu, issue 27): their GPU tests ran in the
+# pytest above (tests/backends/test_cuda_milestones.py); bench_gpu_milestones.py times them
+# against Numba on one 65,536-scenario chunk of the reference and checks them equal again.
+echo "== benchmarks/bench_gpu_milestones.py"
+set +e
+"$PYTHON" benchmarks/bench_gpu_milestones.py --out "$OUT" 2>&1 | tee "$OUT/bench-gpu-milestones.txt"
+milestone_bench=${PIPESTATUS[0]}
+set -e
+echo "gpu_check: milestones' reductions: bench_gpu_milestones exit code $milestone_bench"
+if [ "$tests" -eq 0 ] && [ "$milestone_bench" -ne 0 ]; then
     tests=1
 fi
 

@@ -55,7 +55,8 @@ MCRISK_HD int min(int a, int b) { return b < a ? b : a; }
 #define MCRISK_LANES 8
 #endif
 #endif
-static constexpr int LANES = MCRISK_LANES;
+// inline, not static: nvcc warns of a static constant a source never reads (milestones.cu).
+inline constexpr int LANES = MCRISK_LANES;
 
 }  // namespace mcrisk
 

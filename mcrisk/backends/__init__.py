@@ -8,6 +8,8 @@ name, and the loop that runs a backend over a run's chunks, here or on Dask.
                  thread: for parity checks without a GPU (backend name `cuda-host`)
     cuda_bands   the capacity bands' and hall peaks' reductions (results.band_chunks) in
                  CUDA: on the GPU where a chunk was simulated, and on the host build
+    cuda_milestones  the milestones' reductions in CUDA (kernels/milestones.cu): their
+                 parameter lists, shared by cuda (CuPy) and cuda_host (the host build)
     contingency  after every backend's chunk, each world's contingent strategies take
                  their branches (checked non-anticipative)
     jit_events   Numba compiling, as something a run can say (the one long wait)

@@ -5,9 +5,10 @@ next to mcrisk/backends/numba/<stage>.py: the same names, loop structure and con
 thread samples its scenario's world once and then runs every strategy on it (common random
 numbers). Only metrics[i, s, 6 + n_costs + n_job_cols] (the metrics, then the cost columns of a
 scenario with [costs], then the job columns of one with a job mix) and world[i, q] leave the
-kernel (and node_times[i, s, v] when asked for). The same sources compile for the host with
-g++, which is how CI proves them equal to the Numba backend without a GPU (cuda_host.py, the
-`cuda-host` backend; tests/backends/test_cuda_host.py).
+kernel (and node_times[i, s, v] when asked for: copied to the host, they also keep the chunk
+on the device, which the milestones reduce there with kernels/milestones.cu, DeviceChunk).
+The same sources compile for the host with g++, which is how CI proves them equal to the Numba
+backend without a GPU (cuda_host.py, the `cuda-host` backend; tests/backends/test_cuda_host.py).
 
 Importing this module does not import CuPy: the kernel's interface (argument list, compile
 options, source text) is plain NumPy, shared with the host build and testable anywhere. CuPy is
@@ -26,6 +27,7 @@ from ..core import copula, definitions, distributions
 from ..core.definitions import N_METRICS
 from ..plan.record import AXES, KERNEL_FIELDS, PLAN_GROUPS, CompiledScenario
 from ..core.rng import check_scenarios, split_seed
+from . import cuda_milestones
 
 # The kernel's plan parameters, derived from the plan interface (mcrisk/plan/record.py): the kernel
 # fields in order, then the length of every axis the kernel indexes by hand. "T*" is an array
@@ -345,6 +347,120 @@ def simulate_chunk_device(plan: CompiledScenario, seed: int, first: int, count: 
 
 def simulate_chunk(plan: CompiledScenario, seed: int, first: int, count: int,
                    keep_nodes: bool = False):
-    """Same contract as the NumPy backend's simulate_chunk (NumPy arrays back)."""
+    """Same contract as the NumPy backend's simulate_chunk (NumPy arrays back). The node
+    times carry the chunk still on the device (`device_chunk`, DeviceChunk), which the
+    milestones reduce there; not with contingent strategies, whose rows the caller replaces
+    on the host copy afterwards (mcrisk.backends.contingency)."""
     metrics, world, node_times = simulate_chunk_device(plan, seed, first, count, keep_nodes)
-    return metrics.get(), world.get(), (node_times.get() if keep_nodes else None)
+    if not keep_nodes:
+        return metrics.get(), world.get(), None
+    nodes = node_times.get()
+    if not plan.contingencies:
+        nodes = with_device_chunk(nodes, DeviceChunk(node_times, world))
+    return metrics.get(), world.get(), nodes
+
+
+# ---- the milestones' reductions on the device (kernels/milestones.cu) ----------------------
+
+MILESTONE_OPTIONS = ("-std=c++17", "--fmad=false")     # no plan-sized scratch: one module
+
+
+class HostCopy(np.ndarray):
+    """A chunk's node times copied to the host that still know the device chunk they were
+    copied from (`device_chunk`); any array made from one (a view, a slice, a copy) is a
+    plain copy of the numbers, without it."""
+
+    device_chunk = None
+
+    def __array_finalize__(self, obj) -> None:
+        self.device_chunk = None
+
+
+def with_device_chunk(nodes: np.ndarray, chunk) -> HostCopy:
+    """nodes (a host copy) marked as the copy of `chunk` (a DeviceChunk, or in the tests
+    anything with its chunk_milestones)."""
+    carried = nodes.view(HostCopy)
+    carried.device_chunk = chunk
+    return carried
+
+
+class DeviceChunk:
+    """A chunk's node_times[c, s, v] and world[c, q] where the kernel wrote them (CuPy): what
+    mcrisk.results.milestones.MilestoneCollector reduces on the device instead of the host
+    copy."""
+
+    def __init__(self, node_times, world):
+        self.node_times, self.world = node_times, world
+
+    def chunk_milestones(self, s, *arguments) -> None:
+        """milestone_chunks.chunk_milestones(node_times, world, s, *arguments) on the device."""
+        chunk_milestones_device(self.node_times, self.world, s, *arguments)
+
+
+def _milestone_module():
+    module = _modules.get(MILESTONE_OPTIONS)
+    if module is None:
+        cupy = _cupy()
+        module = cupy.RawModule(code=kernel_source(cuda_milestones.MILESTONE_SOURCE),
+                                options=MILESTONE_OPTIONS)
+        module.compile()
+        _modules[MILESTONE_OPTIONS] = module
+    return module
+
+
+def _launch(name: str, threads: int, values: list) -> None:
+    """Kernel `name` of kernels/milestones.cu over `threads` threads, on its parameters'
+    values (cuda_milestones.ENTRY_PARAMETERS) typed as the table says."""
+    cupy = _cupy()
+    typed = [cuda_milestones.as_parameter(v, kind, cupy) for v, (_, kind)
+             in zip(values, cuda_milestones.ENTRY_PARAMETERS[name], strict=True)]
+    grid = ((threads + BLOCK_SIZE - 1) // BLOCK_SIZE,)
+    _milestone_module().get_function(name)(grid, (BLOCK_SIZE,), tuple(typed))
+
+
+def chunk_milestones_device(node_times, world, s, member_ptr, members, first, is_ancestor,
+                            dep_ptr, dep_idx, is_crew, crew_rows, base_const, base_q, add_const,
+                            add_q, completion, tolerance, times_out, critical_out) -> None:
+    """milestone_chunks.chunk_milestones with node_times and world on the device (CuPy), one
+    thread a scenario; times_out[m, c] and critical_out[m] (NumPy, as there) filled on the
+    host: times_out written, critical_out added to."""
+    cupy = _cupy()
+    count, _, n_nodes = node_times.shape
+    if count == 0:
+        return
+    values = cuda_milestones.path_values(
+        node_times, world, s, member_ptr, members, first, is_ancestor, dep_ptr, dep_idx,
+        is_crew, crew_rows, base_const, base_q, add_const, add_q, completion, tolerance)
+    values = [cuda_milestones.as_parameter(v, kind, cupy) for v, (_, kind)
+              in zip(values, cuda_milestones.PATH_PARAMETERS)]
+    times = cupy.empty(times_out.shape)
+    critical = cupy.zeros(critical_out.shape, cupy.uint64)
+    batch = cuda_milestones.batch_size(count, n_nodes)
+    # thread t's marks at mark[v * n + t], stamped with its scenario's index: a batch reads
+    # an earlier batch's stamps as no mark, so the array is cleared once
+    mark = cupy.full(n_nodes * batch, -1, cupy.int64)
+    for offset in range(0, count, batch):
+        n = min(batch, count - offset)
+        _launch("chunk_milestones_kernel", n, values + [offset, n, mark, times, critical])
+    times.get(out=times_out)
+    critical_out += critical.get().astype(np.int64)
+
+
+def add_to_bins_device(rows, base_days, exponent, origin, counts, low, high, non_finite):
+    """milestone_chunks.add_to_bins with rows[m, c] and the bins (counts, low, high,
+    non_finite: CuPy arrays, kept on the device from chunk to chunk) on the device, one thread
+    a time; returns the tails as NumPy arrays, (items, times) in row order. Bins left empty
+    have low +inf and high -inf."""
+    cupy = _cupy()
+    m, n = rows.shape
+    window = [rows, m, n, base_days, exponent, origin, counts.shape[1]]
+    _launch("add_to_bins_clear", counts.size, [counts.size, counts, low, high])
+    outside = cupy.zeros(1, cupy.uint64)
+    _launch("add_to_bins_count", max(m * n, 1), window + [counts.view(cupy.uint64), low, high,
+                                                          non_finite.view(cupy.uint64), outside])
+    size = int(outside.get()[0])
+    if size == 0:
+        return np.empty(0, np.int64), np.empty(0)
+    tail_at, tail_times = cupy.empty(size, cupy.int64), cupy.empty(size)
+    _launch("add_to_bins_tails", m * n, window + [cupy.zeros(1, cupy.uint64), tail_at, tail_times])
+    return cuda_milestones.tails_in_row_order(tail_at.get(), tail_times.get(), n)

@@ -25,7 +25,8 @@ import numpy as np
 from ..plan.record import CompiledScenario
 from ..core.definitions import N_METRICS
 from ..core.rng import SCENARIO_LIMIT, check_scenarios, split_seed
-from . import cuda
+from . import cuda, cuda_milestones
+from .cuda_milestones import ENTRY_PARAMETERS, HOST_NAMES, as_parameter
 
 # Scratch sizes of the host build: generous, so one build serves every test plan (the GPU
 # compiles one module per plan shape instead). Scratch lives on the heap (simulate.cu).
@@ -49,8 +50,9 @@ def host_compiler() -> str | None:
     return shutil.which(os.environ.get("CXX", "g++"))
 
 
-def build_host_library(build_dir: str | Path) -> tuple[Path, str]:
-    """Compile kernels/simulate.cu for the host into build_dir; (library path, compiler log).
+def build_host_library(build_dir: str | Path, name: str = "simulate.cu") -> tuple[Path, str]:
+    """Compile kernels/<name> (simulate.cu, or milestones.cu) for the host into build_dir;
+    (library path, compiler log).
 
     The library's name carries a hash of the source text and flags, so a build is reused
     until a kernel file changes.
@@ -58,7 +60,7 @@ def build_host_library(build_dir: str | Path) -> tuple[Path, str]:
     compiler = host_compiler()
     if compiler is None:
         raise HostBuildError("no C++ compiler found (set $CXX or install g++)")
-    source = cuda.kernel_source()
+    source = cuda.kernel_source(name)
     defines = tuple(f"-D{k}={v}" for k, v in HOST_LIMITS.items())
     key = hashlib.sha256("\0".join((source, compiler) + HOST_FLAGS + defines).encode())
     build_dir = Path(build_dir)
@@ -67,13 +69,13 @@ def build_host_library(build_dir: str | Path) -> tuple[Path, str]:
     log_file = library.with_suffix(".log")
     if library.exists():
         return library, log_file.read_text() if log_file.exists() else ""
-    source_file = build_dir / "simulate_host.cu"
+    source_file = build_dir / f"{Path(name).stem}_host_{key.hexdigest()[:16]}.cu"
     source_file.write_text(source)
     partial = library.with_suffix(f".{os.getpid()}.tmp")
     done = subprocess.run([compiler, *HOST_FLAGS, *defines, str(source_file), "-o", str(partial)],
                           capture_output=True, text=True)
     if done.returncode != 0:
-        raise HostBuildError(f"{compiler} could not compile kernels/simulate.cu for the host:\n"
+        raise HostBuildError(f"{compiler} could not compile kernels/{name} for the host:\n"
                              f"{done.stderr}")
     log_file.write_text(done.stderr)
     os.replace(partial, library)   # atomic: a concurrent build never loads half a file
@@ -201,5 +203,106 @@ def host_simulate_chunk(plan: CompiledScenario, seed: int, first: int, count: in
 
 def simulate_chunk(plan: CompiledScenario, seed: int, first: int, count: int,
                    keep_nodes: bool = False):
-    """The backend interface (mcrisk.backends): host_simulate_chunk with the default build."""
-    return host_simulate_chunk(plan, seed, first, count, keep_nodes)
+    """The backend interface (mcrisk.backends): host_simulate_chunk with the default build.
+    As on the GPU, the node times carry their chunk (`device_chunk`: a HostChunk here), so
+    a run's milestones go through the CUDA reductions too; not with contingent strategies,
+    whose rows the caller replaces afterwards (cuda.simulate_chunk)."""
+    metrics, world, nodes = host_simulate_chunk(plan, seed, first, count, keep_nodes)
+    if nodes is not None and not plan.contingencies:
+        nodes = cuda.with_device_chunk(nodes, HostChunk(nodes, world))
+    return metrics, world, nodes
+
+
+class MilestoneHostLibrary:
+    """kernels/milestones.cu built for the host, loaded with ctypes: the milestones' reductions
+    of mcrisk.results.milestone_chunks (chunk_milestones, add_to_bins) by the CUDA code, with
+    the same arguments and results (mcrisk.backends.cuda_milestones)."""
+
+    def __init__(self, path: str | Path, build_log: str = ""):
+        self.path = Path(path)
+        self.build_log = build_log
+        self._lib = ctypes.CDLL(str(self.path))
+        for name, parameters in ENTRY_PARAMETERS.items():
+            function = getattr(self._lib, HOST_NAMES[name])
+            function.argtypes = [ctypes.c_void_p if kind.endswith("*") else _CTYPES[kind]
+                                 for _, kind in parameters]
+            function.restype = None
+
+    def _call(self, name: str, values: list) -> None:
+        """The host entry of kernel `name` on its parameters' values, typed by the table (an
+        input array converted where it must be; the outputs are checked by the callers, since
+        a converted copy would not be written back)."""
+        typed = [as_parameter(value, kind) for (_, kind), value
+                 in zip(ENTRY_PARAMETERS[name], values, strict=True)]
+        getattr(self._lib, HOST_NAMES[name])(
+            *(_pointer(a) if isinstance(a, np.ndarray) else a.item() for a in typed))
+
+    def chunk_milestones(self, node_times, world, s, member_ptr, members, first, is_ancestor,
+                         dep_ptr, dep_idx, is_crew, crew_rows, base_const, base_q, add_const,
+                         add_q, completion, tolerance, times_out, critical_out) -> None:
+        """milestone_chunks.chunk_milestones: times_out[k, i] = milestone k's time in
+        scenario i, critical_out[k] += the scenarios with a member of k on the critical path."""
+        values = cuda_milestones.path_values(
+            node_times, world, s, member_ptr, members, first, is_ancestor, dep_ptr, dep_idx,
+            is_crew, crew_rows, base_const, base_q, add_const, add_q, completion, tolerance)
+        _outputs((times_out, np.float64), (critical_out, np.int64))
+        count = node_times.shape[0]
+        if count == 0:
+            return
+        mark = np.full(node_times.shape[2], -1, np.int64)
+        self._call("chunk_milestones_kernel",
+                   values + [0, count, mark, times_out, critical_out.view(np.uint64)])
+
+    def add_to_bins(self, rows, base_days, exponent, origin, counts, low, high, non_finite):
+        """milestone_chunks.add_to_bins: rows[m, c] into the windows (counts, low, high,
+        non_finite updated); returns the finite times outside them, (items, times) in row order.
+        Bins left empty have low +inf and high -inf (Numba leaves them as they were)."""
+        _outputs((counts, np.int64), (low, np.float64), (high, np.float64),
+                 (non_finite, np.int64))
+        m, n = rows.shape
+        n_bins = counts.shape[1]
+        window = [rows, m, n, base_days, exponent, origin, n_bins]
+        self._call("add_to_bins_clear", [counts.size, counts, low, high])
+        outside = np.zeros(1, np.uint64)
+        self._call("add_to_bins_count", window + [counts.view(np.uint64), low, high,
+                                                  non_finite.view(np.uint64), outside])
+        tail_at = np.empty(int(outside[0]), np.int64)
+        tail_times = np.empty(int(outside[0]))
+        if tail_at.size:
+            self._call("add_to_bins_tails", window + [np.zeros(1, np.uint64), tail_at, tail_times])
+        return cuda_milestones.tails_in_row_order(tail_at, tail_times, max(n, 1))
+
+
+def _outputs(*arrays) -> None:
+    """Each (array, dtype): the array is C-ordered of that dtype, as the kernel writes it."""
+    for array, dtype in arrays:
+        if array.dtype != dtype or not array.flags.c_contiguous:
+            raise TypeError(f"an output is {array.dtype} (C order: {array.flags.c_contiguous}); "
+                            f"the kernel writes C-ordered {np.dtype(dtype)}")
+
+
+class HostChunk:
+    """A chunk's node_times[c, s, v] and world[c, q] reduced by the host build of
+    kernels/milestones.cu: what cuda.DeviceChunk is to a cuda run, for a cuda-host run and
+    the tests."""
+
+    def __init__(self, node_times, world, library: MilestoneHostLibrary | None = None):
+        self.node_times, self.world, self.library = node_times, world, library
+
+    def chunk_milestones(self, s, *arguments) -> None:
+        """milestone_chunks.chunk_milestones(node_times, world, s, *arguments)."""
+        library = self.library or default_milestone_library()
+        library.chunk_milestones(self.node_times, self.world, s, *arguments)
+
+
+_milestones_default: MilestoneHostLibrary | None = None
+
+
+def default_milestone_library() -> MilestoneHostLibrary:
+    """kernels/milestones.cu built for the host in $MCRISK_CACHE_DIR, on first use."""
+    global _milestones_default
+    if _milestones_default is None:
+        cache = Path(os.environ.get("MCRISK_CACHE_DIR", Path.home() / ".cache" / "mcrisk"))
+        _milestones_default = MilestoneHostLibrary(
+            *build_host_library(cache, cuda_milestones.MILESTONE_SOURCE))
+    return _milestones_default

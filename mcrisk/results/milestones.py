@@ -421,7 +421,12 @@ class MilestoneCollector:
         """Every strategy's milestone times and critical-path counts of one chunk, as one
         task per strategy (core.tasks runs them side by side), read from
         node_times[c, s, v] as the kernel wrote it (milestone_chunks: compiled loops that
-        follow _reduce and _critical_by_node, the specification)."""
+        follow _reduce and _critical_by_node, the specification). Node times that carry
+        their chunk on the device (`device_chunk`: the cuda backend's, mcrisk.backends.cuda
+        .DeviceChunk) are reduced there, by the same rules (kernels/milestones.cuh)."""
+        device = getattr(node_times, "device_chunk", None)
+        if device is not None:
+            return [functools.partial(self._add_on_device, device, node_times.shape[0])]
         node_times = np.ascontiguousarray(node_times)
         world = np.ascontiguousarray(world)
         if node_times.size < COMPILED_FROM_NODE_TIMES:
@@ -440,6 +445,21 @@ class MilestoneCollector:
             self.times[s].add(values, critical)
 
         return [functools.partial(strategy, s) for s in range(len(self.items))]
+
+    def _add_on_device(self, device, count: int) -> None:
+        """Every strategy of a chunk whose node times are on the device, one after the other
+        (one device: its kernels queue anyway); device.chunk_milestones takes
+        milestone_chunks.chunk_milestones' arguments after node_times and world."""
+        plan = self.plan
+        for s, (items, path) in enumerate(zip(self.items, self.paths)):
+            values = np.empty((len(items), count))
+            critical = np.zeros(len(items), np.int64)
+            device.chunk_milestones(
+                s, path.member_ptr, path.members, path.first, path.is_ancestor, plan.dep_ptr,
+                plan.dep_idx, path.is_crew, path.crew_rows, plan.node_base_const,
+                plan.node_base_q, plan.node_add_const, plan.node_add_q,
+                plan.completion_node.astype(np.int64), CREW_TOLERANCE, values, critical)
+            self.times[s].add(values, critical)
 
     def _add_by_numpy(self, s: int, world: np.ndarray, node_times: np.ndarray) -> None:
         """Strategy s of a small chunk, by the NumPy specification (same numbers)."""
