@@ -54,7 +54,13 @@ class Backend:
         replaced by the branch it takes (mcrisk/backends/contingency.py), which needs the
         node times whether or not the caller keeps them."""
         if not plan.contingencies:
-            return self.module.simulate_chunk(plan, seed, first, count, keep_nodes)
+            metrics, world, nodes = self.module.simulate_chunk(plan, seed, first, count,
+                                                               keep_nodes)
+            chunk = getattr(nodes, "device_chunk", None)
+            if self.name == "cuda" and chunk is not None:     # the bands reduced there too
+                from .cuda_bands import DeviceBands           # (it builds on .cuda)
+                chunk.bands = DeviceBands(plan)
+            return metrics, world, nodes
         metrics, world, nodes = self.module.simulate_chunk(plan, seed, first, count, True)
         take_branches(plan, first, metrics, nodes)
         return metrics, world, nodes if keep_nodes else None

@@ -356,7 +356,7 @@ def simulate_chunk(plan: CompiledScenario, seed: int, first: int, count: int,
         return metrics.get(), world.get(), None
     nodes = node_times.get()
     if not plan.contingencies:
-        nodes = with_device_chunk(nodes, DeviceChunk(node_times, world))
+        nodes = with_device_chunk(nodes, DeviceChunk(node_times, world, plan))
     return metrics.get(), world.get(), nodes
 
 
@@ -386,15 +386,34 @@ def with_device_chunk(nodes: np.ndarray, chunk) -> HostCopy:
 
 class DeviceChunk:
     """A chunk's node_times[c, s, v] and world[c, q] where the kernel wrote them (CuPy): what
-    mcrisk.results.milestones.MilestoneCollector reduces on the device instead of the host
-    copy."""
+    mcrisk.results.milestones.MilestoneCollector and mcrisk.results.bands.BandCollector
+    reduce on the device instead of the host copy."""
 
-    def __init__(self, node_times, world):
-        self.node_times, self.world = node_times, world
+    def __init__(self, node_times, world, plan: CompiledScenario | None = None):
+        self.node_times, self.world, self.plan = node_times, world, plan
+        self.bands = None       # cuda_bands.DeviceBands, set by the Backend (mcrisk.backends)
+
+    @property
+    def reduces_bands(self) -> bool:
+        """Whether the band reductions are attached (BandCollector reduces here then)."""
+        return self.bands is not None
 
     def chunk_milestones(self, s, *arguments) -> None:
         """milestone_chunks.chunk_milestones(node_times, world, s, *arguments) on the device."""
         chunk_milestones_device(self.node_times, self.world, s, *arguments)
+
+    def capacity_blocks(self, s, *arguments) -> None:
+        """band_chunks.capacity_blocks(node_times, s, *arguments) on the device."""
+        self.bands.capacity_blocks(self.node_times, s, *arguments)
+
+    def peak_draws(self, s, *arguments) -> None:
+        """band_chunks.peak_draws(node_times, s, *arguments) on the device."""
+        self.bands.peak_draws(self.node_times, s, *arguments)
+
+    def capacity_day_keys(self, s, *arguments) -> None:
+        """band_chunks.capacity_day_keys(node_times, s, *arguments) on the device (the keys
+        copied back: the host sorts and counts them)."""
+        self.bands.capacity_day_keys(self.node_times, s, *arguments)
 
 
 def _milestone_module():

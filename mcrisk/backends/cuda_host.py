@@ -294,6 +294,32 @@ class HostChunk:
         library = self.library or default_milestone_library()
         library.chunk_milestones(self.node_times, self.world, s, *arguments)
 
+    reduces_bands = True        # kernels/bands.cuh is in the default build
+
+    def capacity_blocks(self, s, *arguments) -> None:
+        """band_chunks.capacity_blocks(node_times, s, *arguments), by kernels/bands.cuh."""
+        _host_bands().capacity_blocks(self.node_times, s, *arguments)
+
+    def peak_draws(self, s, *arguments) -> None:
+        """band_chunks.peak_draws(node_times, s, *arguments), by kernels/bands.cuh."""
+        _host_bands().peak_draws(self.node_times, s, *arguments)
+
+    def capacity_day_keys(self, s, *arguments) -> None:
+        """band_chunks.capacity_day_keys(node_times, s, *arguments), by kernels/bands.cuh."""
+        _host_bands().capacity_day_keys(self.node_times, s, *arguments)
+
+
+_bands_default = None
+
+
+def _host_bands():
+    """cuda_bands.HostBands on the default build (its bands are in simulate.cu's library)."""
+    global _bands_default
+    if _bands_default is None:
+        from .cuda_bands import HostBands            # cuda_bands builds on cuda
+        _bands_default = HostBands(default_library())
+    return _bands_default
+
 
 _milestones_default: MilestoneHostLibrary | None = None
 

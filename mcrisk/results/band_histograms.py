@@ -77,6 +77,16 @@ class ExactHistogram:
                  - np.bincount((end * width + keys_of).ravel(), minlength=size * width))
         self._add_block(block.reshape(size, width), keys if self.grid is None else None, c)
 
+    def add_keys(self, keys: np.ndarray, samples: int) -> None:
+        """As DayHistogram.add_keys, on a grid: keys (int64) row * grid.n_bins + bin of each
+        sample on each row, counted per row and put in difference form: the counts add_pieces
+        makes of the same values (a plan whose total capacity needs a DayHistogram while its
+        largest island's grid is dense gets both from band_chunks.capacity_day_keys)."""
+        g = self.grid
+        counts = np.bincount(keys.ravel(), minlength=self.n_rows * g.n_bins)
+        block = np.diff(counts.reshape(self.n_rows, g.n_bins), axis=0, prepend=0, append=0)
+        self._add_block(block, None, samples)
+
     def add_block(self, block: np.ndarray, samples: int) -> None:
         """Counts of `samples` samples already in difference form on the grid:
         block[row, bin] (int64[n_rows + 1, grid.n_bins]), as add_pieces would make them."""

@@ -309,12 +309,27 @@ class BandCollector:
     def tasks(self, first: int, metrics: np.ndarray, world: np.ndarray,
               node_times: np.ndarray) -> list:
         """One chunk as one task per strategy (core.tasks runs them side by side;
-        each touches only its strategy's histograms and row of `over`)."""
+        each touches only its strategy's histograms and row of `over`). Node times that
+        carry their chunk on the device (`device_chunk`: the cuda backend's,
+        mcrisk.backends.cuda.DeviceChunk, or the host build's) have their capacity blocks and
+        hall peaks (or, for a large grid, the day keys, then sorted and counted here) reduced
+        there by the same rules (kernels/bands.cuh), every strategy in one task (one device:
+        its kernels queue anyway)."""
+        device = getattr(node_times, "device_chunk", None)
+        if not getattr(device, "reduces_bands", False):
+            device = None
         node_times = np.ascontiguousarray(node_times)
+        if device is not None:
+            return [functools.partial(self._add_strategies, world, node_times, device)]
         return [functools.partial(self._add_strategy, s, world, node_times)
                 for s in range(self.plan.n_strategies)]
 
-    def _add_strategy(self, s: int, world: np.ndarray, node_times: np.ndarray) -> None:
+    def _add_strategies(self, world: np.ndarray, node_times: np.ndarray, device) -> None:
+        for s in range(self.plan.n_strategies):
+            self._add_strategy(s, world, node_times, device)
+
+    def _add_strategy(self, s: int, world: np.ndarray, node_times: np.ndarray,
+                      device=None) -> None:
         """Strategy s's capacity pieces and hall peak draws of one chunk. A contingent row's
         capacity is, world by world, its branch's: the branch's events with the branch's
         islands (its placement says which island each new unit joins), as for the peaks."""
@@ -328,29 +343,29 @@ class BandCollector:
                                        np.ascontiguousarray(node_times[worlds]), compiled)
             break
         else:
-            self._add_capacity(s, s, world, node_times, compiled)
-        peak = self._peak(s, node_times, compiled)
+            self._add_capacity(s, s, world, node_times, compiled, device)
+        peak = self._peak(s, node_times, compiled, device)
         self.over[s] += exceeds_cap(plan, peak).sum(axis=0)
         for h, histogram in enumerate(self.peak[s]):
             histogram.add(to_units(peak[:, h:h + 1], "a hall's peak draw in kW"))
 
     def _add_capacity(self, s: int, source: int, world: np.ndarray, node_times: np.ndarray,
-                      compiled: bool) -> None:
+                      compiled: bool, device=None) -> None:
         """Row `source`'s capacity pieces of these worlds into row s's histograms."""
         plan = self.plan
         if self.drawn:
             self._add_drawn(s, source, node_times[:, source, plan.cap_event_node], world)
         elif self.compiled and compiled and isinstance(self.total[s], DayHistogram):
-            self._add_compiled_days(s, source, node_times)
+            self._add_compiled_days(s, source, node_times, device)
         elif self.compiled and compiled:
-            self._add_compiled(s, source, node_times)
+            self._add_compiled(s, source, node_times, device)
         else:
             start, end, total, largest = capacity_pieces(
                 plan, source, node_times[:, source, plan.cap_event_node], self.n_days)
             self.total[s].add_pieces(start, end, total)
             self.largest[s].add_pieces(start, end, largest)
 
-    def _peak(self, s: int, node_times: np.ndarray, compiled: bool) -> np.ndarray:
+    def _peak(self, s: int, node_times: np.ndarray, compiled: bool, device=None) -> np.ndarray:
         """Row s's peak draw per world and hall; a contingent row's is, world by world, its
         branch's (whose placement says which hall each new unit draws in)."""
         plan = self.plan
@@ -360,30 +375,32 @@ class BandCollector:
         if not compiled:
             return hall_peak_draw(plan, s, node_times[:, s, :])
         peak = np.empty((node_times.shape[0], plan.hall_cap.size))
-        band_chunks.peak_draws(node_times, s, plan.power_event_node, plan.power_event_hall[s],
-                               plan.power_event_delta, plan.hall_draw0, peak)
+        _reduction(device, "peak_draws", node_times)(
+            s, plan.power_event_node, plan.power_event_hall[s], plan.power_event_delta,
+            plan.hall_draw0, peak)
         return peak
 
-    def _add_compiled(self, s: int, source: int, node_times: np.ndarray) -> None:
+    def _add_compiled(self, s: int, source: int, node_times: np.ndarray, device=None) -> None:
         """Strategy s's capacity pieces straight into the grid's blocks (band_chunks: the
         compiled form of capacity_pieces and add_pieces, with the same counts)."""
         total, largest = self.total[s], self.largest[s]
         blocks = [np.zeros((self.n_days + 1, h.grid.n_bins), np.int32) for h in (total, largest)]
-        band_chunks.capacity_blocks(
-            node_times, source, self.plan.cap_event_node, self.delta_units,
+        _reduction(device, "capacity_blocks", node_times)(
+            source, self.plan.cap_event_node, self.delta_units,
             self.plan.cap_event_island[source], self.cap0_units, self.n_days, total.grid.lo,
             total.grid.step, blocks[0], largest.grid.lo, largest.grid.step, blocks[1])
         total.add_block(blocks[0], node_times.shape[0])
         largest.add_block(blocks[1], node_times.shape[0])
 
-    def _add_compiled_days(self, s: int, source: int, node_times: np.ndarray) -> None:
+    def _add_compiled_days(self, s: int, source: int, node_times: np.ndarray,
+                           device=None) -> None:
         """Strategy s's capacity on every day of the chunk's scenarios as DayHistogram keys
         (band_chunks.capacity_day_keys: capacity_pieces' pieces, each written on its days)."""
         total, largest = self.total[s], self.largest[s]
         c = node_times.shape[0]
         keys = [np.empty(c * self.n_days, np.int64) for _ in range(2)]
-        band_chunks.capacity_day_keys(
-            node_times, source, self.plan.cap_event_node, self.delta_units,
+        _reduction(device, "capacity_day_keys", node_times)(
+            source, self.plan.cap_event_node, self.delta_units,
             self.plan.cap_event_island[source], self.cap0_units, self.n_days, total.grid.lo,
             total.grid.step, total.grid.n_bins, largest.grid.lo, largest.grid.step,
             largest.grid.n_bins, keys[0], keys[1])
@@ -446,3 +463,11 @@ class BandCollector:
                                       float(p50), float(p90), float(top), float(low)))
             out[name] = rows
         return out
+
+
+def _reduction(device, name: str, node_times: np.ndarray):
+    """band_chunks' reduction `name` with the chunk's node times bound: the device chunk's
+    (which holds its own node times) where there is one, else Numba's on the host copy."""
+    if device is not None:
+        return getattr(device, name)
+    return functools.partial(getattr(band_chunks, name), node_times)

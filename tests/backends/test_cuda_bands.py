@@ -470,6 +470,31 @@ def test_device_bands_give_numbas_numbers_on_the_gpu(plans, name):
             np.testing.assert_array_equal(a, b)
 
 
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", ["reference-2048", "positions"])
+def test_a_cuda_run_reduces_its_bands_on_the_gpu(name, monkeypatch):
+    # A --backend cuda run: the Backend attaches DeviceBands to each chunk's device_chunk and
+    # the band collector reduces there; the same bands and hall power as Numba's.
+    reason = gpu_unavailable_reason()
+    if reason is not None:
+        pytest.skip(f"no usable GPU: {reason}")
+    from mcrisk.backends import select_backend
+    from mcrisk.backends.chunks import simulate
+
+    plan = compile_scenario(load_scenario(SCENARIOS / f"{name}.toml"))
+    monkeypatch.setattr(bands, "COMPILED_FROM_NODE_TIMES", 0)
+    results = []
+    for backend in ("cuda", "numba"):
+        collector = bands.BandCollector(plan)
+        simulate(plan, 3000, 7, select_backend(backend), chunk_size=1500,
+                 chunk_hooks=(collector,))
+        results.append((collector.bands(), collector.hall_power()))
+    (device_bands, device_power), (numba_bands, numba_power) = results
+    for field in ("total", "largest", "p_below_baseline"):
+        assert np.array_equal(getattr(device_bands, field), getattr(numba_bands, field)), field
+    assert device_power == numba_power
+
+
 # ---- the device compile -----------------------------------------------------------------------
 
 @pytest.mark.skipif(shutil.which("nvcc") is None,
@@ -492,3 +517,40 @@ def test_band_kernels_compile_for_the_device_without_spilling(tmp_path, plans):
         report = report.split("Compiling entry function")[0]
         assert "0 bytes spill stores, 0 bytes spill loads" in report, report
         assert int(re.search(r"Used (\d+) registers", report).group(1)) <= 104
+
+
+@pytest.mark.parametrize("name", ["reference-2048", "positions"])
+def test_a_cuda_host_run_reduces_its_bands_by_the_cuda_code(name, monkeypatch):
+    # The cuda-host backend hands its node times over as the cuda backend does
+    # (cuda_host.HostChunk, the device_chunk of cuda.HostCopy), so a run's capacity blocks and
+    # hall peaks go through kernels/bands.cuh (the host build): the same bands and hall power
+    # as Numba's reductions of the same chunks. Small chunks take the compiled path here
+    # (COMPILED_FROM_NODE_TIMES 0), as a full-size chunk does.
+    from mcrisk.backends import cuda_host, select_backend
+    from mcrisk.backends.chunks import simulate
+
+    plan = compile_scenario(load_scenario(SCENARIOS / f"{name}.toml"))
+    monkeypatch.setattr(bands, "COMPILED_FROM_NODE_TIMES", 0)
+    calls = {"capacity_blocks": 0, "capacity_day_keys": 0, "peak_draws": 0}
+    for method in calls:
+        original = getattr(cuda_host.HostChunk, method)
+
+        def counted(self, *arguments, _original=original, _method=method):
+            calls[_method] += 1
+            return _original(self, *arguments)
+
+        monkeypatch.setattr(cuda_host.HostChunk, method, counted)
+    results = []
+    for backend in ("cuda-host", "numba"):
+        collector = bands.BandCollector(plan)
+        simulate(plan, 300, 7, select_backend(backend), chunk_size=150, chunk_hooks=(collector,))
+        results.append((collector.bands(), collector.hall_power()))
+    # the reference's grids are dense (blocks); positions' total needs day keys (its largest
+    # island's grid is dense: ExactHistogram.add_keys)
+    capacity = "capacity_day_keys" if name == "positions" else "capacity_blocks"
+    assert calls == {**{key: 0 for key in calls}, capacity: 2 * plan.n_strategies,
+                     "peak_draws": 2 * plan.n_strategies}
+    (device_bands, device_power), (numba_bands, numba_power) = results
+    for field in ("total", "largest", "p_below_baseline"):
+        assert np.array_equal(getattr(device_bands, field), getattr(numba_bands, field)), field
+    assert device_power == numba_power

@@ -473,3 +473,32 @@ def test_a_contingent_rows_largest_island_is_its_branchs_world_by_world():
     largest = np.where(met[:, None], largest_met, largest_unmet)
     expected = np.quantile(largest, QS, axis=0, method="inverted_cdf").T
     np.testing.assert_allclose(collector.bands().largest[c.row], expected, rtol=0, atol=1e-6)
+
+
+def test_a_dense_island_grid_beside_a_sparse_total_takes_the_day_keys(monkeypatch):
+    # positions.toml's total capacity needs a DayHistogram, its largest island's grid is dense
+    # (ExactHistogram): a chunk large enough for the compiled loops gives both as day keys
+    # (band_chunks.capacity_day_keys), which the dense one counts (add_keys). It raised an
+    # AttributeError from a chunk of 11,975 scenarios on (`--chunk-size 13000`); the bands
+    # equal the NumPy specification's (capacity_pieces, add_pieces) on the same worlds.
+    from mcrisk.backends import select_backend
+    from mcrisk.backends.chunks import simulate
+    from mcrisk.plan.compile import compile_scenario
+    from mcrisk.results import bands as bands_module
+    from mcrisk.results.band_histograms import DayHistogram, ExactHistogram
+    from mcrisk.scenario import load_scenario
+
+    from ..helpers import SCENARIOS
+
+    plan = compile_scenario(load_scenario(SCENARIOS / "positions.toml"))
+    results = []
+    for threshold in (0, 10**18):                 # the compiled loops, the specification
+        monkeypatch.setattr(bands_module, "COMPILED_FROM_NODE_TIMES", threshold)
+        collector = bands_module.BandCollector(plan)
+        assert isinstance(collector.total[0], DayHistogram)
+        assert type(collector.largest[0]) is ExactHistogram and collector.largest[0].grid
+        simulate(plan, 400, 3, select_backend("numba"), chunk_size=200, chunk_hooks=(collector,))
+        results.append(collector.bands())
+    compiled, specified = results
+    for field in ("total", "largest", "p_below_baseline"):
+        assert np.array_equal(getattr(compiled, field), getattr(specified, field)), field
