@@ -71,7 +71,7 @@ def with_threshold(decision: Decision, threshold: tuple[float | None, int]) -> D
 
 
 def decision_words(decision: Decision) -> str:
-    """A decision's threshold in words: 'decide on day 160: at least 8 of 16 events (N01
+    """A decision's threshold in words: 'on day 160: at least 8 of 16 events (N01
     accepted .. N16 accepted)', its events named as the run's report names them."""
     names = {"energized": "hall {} energized", "accepted": "{} accepted",
              "arrival": "shipment {} arrives"}
@@ -79,7 +79,7 @@ def decision_words(decision: Decision) -> str:
     moment = {"day": decision.day}
     if decision.on is not None:
         moment["on"] = names[decision.on[0]].format(decision.on[1])
-    return (f"decide {moment_text(moment)}: "
+    return (f"{moment_text(moment)}: "
             f"{condition_text({'events': events, 'at_least': decision.at_least})}")
 
 

@@ -145,16 +145,16 @@ def test_thresholds_are_every_day_with_every_count(tmp_path):
         Decision(None, (("accepted", "N1"), ("accepted", "N2")), n, "swap-gated", "swap-late",
                  ("arrival", "S1")) for n in (1, 2)]
     assert [c.knobs[0] for c in candidates] == [
-        ("decision", "decide when shipment S1 arrives: at least 1 of N1 accepted, N2 accepted"),
-        ("decision", "decide when shipment S1 arrives: all of N1 accepted, N2 accepted")]
+        ("decision", "when shipment S1 arrives: at least 1 of N1 accepted, N2 accepted"),
+        ("decision", "when shipment S1 arrives: all of N1 accepted, N2 accepted")]
 
 
 def test_decision_words_name_the_threshold():
     assert decision_words(Decision(160.0, tuple(("accepted", f"N{i:02d}") for i in
                                                 range(1, 17)), 8, "a", "b")) == \
-        "decide on day 160: at least 8 of 16 events (N01 accepted .. N16 accepted)"
+        "on day 160: at least 8 of 16 events (N01 accepted .. N16 accepted)"
     assert decision_words(Decision(150.0, (("energized", "B"),), 1, "a", "b")) == \
-        "decide on day 150: hall B energized"
+        "on day 150: hall B energized"
 
 
 # ---- the race's metrics against `mcrisk run` on the threshold written by hand -------------
@@ -305,7 +305,7 @@ def test_the_example_search_picks_the_thresholds_a_brute_force_ranks_best(tmp_pa
     chosen = set()
     for plan in document["plans"]:
         words = {k["knob"]: k["value"] for k in plan["knobs"]}["decision"]
-        day, n = re.fullmatch(r"decide on day (\d+): at least (\d+) of 16 events \(N01 "
+        day, n = re.fullmatch(r"on day (\d+): at least (\d+) of 16 events \(N01 "
                               r"accepted \.\. N16 accepted\)", words).groups()
         chosen.add((int(day), int(n)))
         assert f"{plan['name']}: decision = {words}; crews = 1" in printed
