@@ -40,7 +40,7 @@ def test_results_kept_in_a_file_write_the_same_files(tmp_path, monkeypatch, name
     for where, budget in (("memory", kept.IN_MEMORY_BYTES), ("file", 0)):
         monkeypatch.setattr(kept, "IN_MEMORY_BYTES", budget)
         out = tmp_path / where
-        run = run_scenario(str(SCENARIOS / f"{name}.toml"), samples=3000, seed=4,
+        run = run_scenario(str(SCENARIOS / f"{name}.toml"), samples=1500, seed=4,
                            backend="numba", out_dir=out)
         assert kept.describe(run.result.metrics) == where
         assert kept.describe(run.result.costs) == where
