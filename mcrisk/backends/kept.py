@@ -69,9 +69,9 @@ def check_disk(needed: int, option: str, free: int | None = None) -> None:
     if needed <= DISK_SHARE * free:
         return
     raise McriskError(
-        f"{option}: this run keeps {needed / 1e9:,.1f} GB of per-scenario results, more "
-        f"than fits in memory, in a temporary file in {folder}, which has "
-        f"{free / 1e9:,.1f} GB free (free space there, point TMPDIR at a folder with "
+        f"{option}: this run keeps {needed / 1e9:,.1f} GB of per-scenario results, too "
+        f"many to hold in memory, in a temporary file in {folder}, which has "
+        f"{free / 1e9:,.1f} GB free (make room there, point TMPDIR at a folder with "
         f"{needed / DISK_SHARE / 1e9:,.1f} GB free, or run fewer scenarios)")
 
 
