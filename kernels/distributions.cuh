@@ -375,6 +375,15 @@ MCRISK_HD double copula_score(double u, double low, double high) {
     return ndtri(t < U_LOW ? U_LOW : (t > U_HIGH ? U_HIGH : t));
 }
 
+// A row's own entry's normal score given its earlier entries' weighted sum `partial`, its copula
+// uniform conditioned into [low, high] (mcrisk/core/copula.py's truncated_score).
+MCRISK_HD double truncated_score(double u, double low, double high, double partial,
+                                 double weight) {
+    double below = low <= 0.0 ? 0.0 : 0.5 * erfc(-((ndtri(low) - partial) / weight) / SQRT2);
+    double above = high >= 1.0 ? 1.0 : 0.5 * erfc(-((ndtri(high) - partial) / weight) / SQRT2);
+    return copula_score(u, below, above);
+}
+
 // out[l]: the correlated draw of distribution d from its copula uniform v[l]: ppf, a `chance`
 // as a mixture, 0 for v <= 1 - chance (scratch: n doubles).
 MCRISK_HD void draw_correlated_lanes(int kind, const double* dist_param, double chance, int d,

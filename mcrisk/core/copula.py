@@ -133,6 +133,30 @@ def copula_score(u: np.ndarray, low: float, high: float) -> np.ndarray:
     return special.ndtri(np.minimum(np.maximum(t, U_LOW), U_HIGH))
 
 
+def truncated(low: float, high: float) -> bool:
+    """Whether a row's own (last) entry is truncated given the entries before it: a range
+    other than (0, 1) there (a member a status conditions with its partner, plan.copula.
+    joint_status; a conditioned member's own row is otherwise dropped)."""
+    return low > 0.0 or high < 1.0
+
+
+def truncated_score(u: np.ndarray, low: float, high: float, partial: np.ndarray,
+                    weight: float) -> np.ndarray:
+    """A row's own entry's normal score n when its copula uniform is conditioned into
+    [low, high] given the row's earlier entries, whose weighted scores sum to `partial`:
+    z = partial + weight n must lie in [lo, hi] = [ndtri(low), ndtri(high)], so n is a standard
+    normal truncated to [a, b], a = (lo - partial) / weight, b = (hi - partial) / weight, drawn
+    from the entry's own uniform u: copula_score(u, Phi(a), Phi(b)) (Phi(a) = 0 for low = 0,
+    Phi(b) = 1 for high = 1)."""
+    partial = np.asarray(partial, dtype=np.float64)
+    below = np.zeros(np.shape(partial)) if low <= 0.0 else \
+        0.5 * special.erfc(-((special.ndtri(low) - partial) / weight) / SQRT2)
+    above = np.ones(np.shape(partial)) if high >= 1.0 else \
+        0.5 * special.erfc(-((special.ndtri(high) - partial) / weight) / SQRT2)
+    t = below + u * (above - below)
+    return special.ndtri(np.minimum(np.maximum(t, U_LOW), U_HIGH))
+
+
 def copula_uniform(normals: list[np.ndarray], weights: np.ndarray, u_own: np.ndarray):
     """v of one member from its group's addressed normals (in its row's order) and weights;
     a row of one weight is its own uniform u_own, unchanged."""
