@@ -376,11 +376,22 @@ MCRISK_HD double copula_score(double u, double low, double high) {
 }
 
 // A row's own entry's normal score given its earlier entries' weighted sum `partial`, its copula
-// uniform conditioned into [low, high] (mcrisk/core/copula.py's truncated_score).
+// uniform conditioned into [low, high], through the upper tail where the range is there
+// (mcrisk/core/copula.py's truncated_score).
 MCRISK_HD double truncated_score(double u, double low, double high, double partial,
                                  double weight) {
-    double below = low <= 0.0 ? 0.0 : 0.5 * erfc(-((ndtri(low) - partial) / weight) / SQRT2);
-    double above = high >= 1.0 ? 1.0 : 0.5 * erfc(-((ndtri(high) - partial) / weight) / SQRT2);
+    double below = 0.0, above = 1.0;
+    if (low > 0.0) {
+        double a = (ndtri(low) - partial) / weight;
+        if (a > 0.0) {
+            double q_b = high < 1.0 ? 0.5 * erfc((ndtri(high) - partial) / weight / SQRT2) : 0.0;
+            return -copula_score(1.0 - u, q_b, 0.5 * erfc(a / SQRT2));
+        }
+        below = 0.5 * erfc(-a / SQRT2);
+    }
+    if (high < 1.0) {
+        above = 0.5 * erfc(-((ndtri(high) - partial) / weight) / SQRT2);
+    }
     return copula_score(u, below, above);
 }
 

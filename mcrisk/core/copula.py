@@ -147,14 +147,25 @@ def truncated_score(u: np.ndarray, low: float, high: float, partial: np.ndarray,
     z = partial + weight n must lie in [lo, hi] = [ndtri(low), ndtri(high)], so n is a standard
     normal truncated to [a, b], a = (lo - partial) / weight, b = (hi - partial) / weight, drawn
     from the entry's own uniform u: copula_score(u, Phi(a), Phi(b)) (Phi(a) = 0 for low = 0,
-    Phi(b) = 1 for high = 1)."""
+    Phi(b) = 1 for high = 1). Where a > 0 (the range in the upper tail given the others) it is
+    taken through the upper tail's probabilities Q(x) = Phi(-x), which keep their precision
+    there: -copula_score(1 - u, Q(b), Q(a)), the same draw, increasing in u (exact while
+    a < ndtri(U_HIGH) = 8.2; beyond it, a world whose earlier entries contradict the range by
+    over 8 standard deviations, n is 8.2)."""
     partial = np.asarray(partial, dtype=np.float64)
-    below = np.zeros(np.shape(partial)) if low <= 0.0 else \
-        0.5 * special.erfc(-((special.ndtri(low) - partial) / weight) / SQRT2)
-    above = np.ones(np.shape(partial)) if high >= 1.0 else \
-        0.5 * special.erfc(-((special.ndtri(high) - partial) / weight) / SQRT2)
-    t = below + u * (above - below)
-    return special.ndtri(np.minimum(np.maximum(t, U_LOW), U_HIGH))
+    with np.errstate(invalid="ignore"):
+        a = np.full(np.shape(partial), -np.inf) if low <= 0.0 else \
+            (special.ndtri(low) - partial) / weight
+        b = np.full(np.shape(partial), np.inf) if high >= 1.0 else \
+            (special.ndtri(high) - partial) / weight
+        upper = a > 0.0
+        below = np.where(np.isinf(a), 0.0, 0.5 * special.erfc(-a / SQRT2))
+        above = np.where(np.isinf(b), 1.0, 0.5 * special.erfc(-b / SQRT2))
+        q_a = 0.5 * special.erfc(a / SQRT2)
+        q_b = np.where(np.isinf(b), 0.0, 0.5 * special.erfc(b / SQRT2))
+        t = np.where(upper, q_b + (1.0 - u) * (q_a - q_b), below + u * (above - below))
+        n = special.ndtri(np.minimum(np.maximum(t, U_LOW), U_HIGH))
+    return np.where(upper, -n, n)
 
 
 def copula_uniform(normals: list[np.ndarray], weights: np.ndarray, u_own: np.ndarray):

@@ -315,9 +315,17 @@ def copula_score(u, low, high):
 @jit_inline
 def truncated_score(u, low, high, partial, weight):
     """A row's own entry's normal score given its earlier entries' weighted sum `partial`,
-    its copula uniform conditioned into [low, high] (core.copula.truncated_score)."""
-    below = 0.0 if low <= 0.0 else 0.5 * math.erfc(-((ndtri(low) - partial) / weight) / SQRT2)
-    above = 1.0 if high >= 1.0 else 0.5 * math.erfc(-((ndtri(high) - partial) / weight) / SQRT2)
+    its copula uniform conditioned into [low, high], through the upper tail where the range is
+    there (core.copula.truncated_score)."""
+    below, above = 0.0, 1.0
+    if low > 0.0:
+        a = (ndtri(low) - partial) / weight
+        if a > 0.0:
+            q_b = 0.5 * math.erfc((ndtri(high) - partial) / weight / SQRT2) if high < 1.0 else 0.0
+            return -copula_score(1.0 - u, q_b, 0.5 * math.erfc(a / SQRT2))
+        below = 0.5 * math.erfc(-a / SQRT2)
+    if high < 1.0:
+        above = 0.5 * math.erfc(-((ndtri(high) - partial) / weight) / SQRT2)
     return copula_score(u, below, above)
 
 
