@@ -27,8 +27,9 @@ import numpy as np
 import pytest
 from scipy import special, stats
 
+from mcrisk.backends.numba import distributions as numba_distributions
 from mcrisk.backends.numpy.world import sample_worlds
-from mcrisk.core.copula import pearson_of_spearman
+from mcrisk.core.copula import pearson_of_spearman, truncated_score
 from mcrisk.core.errors import ScenarioError
 from mcrisk.core.facts import with_facts
 from mcrisk.core.model import Correlation
@@ -195,10 +196,12 @@ def refusals(scenario, facts) -> list[str]:
 def test_a_group_of_three_with_two_conditioned_members_is_refused():
     got = refusals(scenario((V, H, RANK), (H, Y, RANK)), status(100.0))
     assert got == [
-        f"correlations[0].between[0] = {V!r}: is conditioned by the status, as is {H!r} of its "
-        "correlation group: a status may condition one quantity of a group of three or more",
-        f"correlations[0].between[1] = {H!r}: is conditioned by the status, as is {V!r} of its "
-        "correlation group: a status may condition one quantity of a group of three or more"]
+        (f"correlations[0].between[0] = {V!r}: is conditioned by the status, as is {H!r} of "
+         "its correlation group: a status may condition one quantity of a group of three or "
+         "more"),
+        (f"correlations[0].between[1] = {H!r}: is conditioned by the status, as is {V!r} of "
+         "its correlation group: a status may condition one quantity of a group of three or "
+         "more")]
 
 
 def test_two_members_drawn_above_bounds_are_refused():
@@ -218,3 +221,22 @@ def test_a_partner_whose_fact_involves_the_shared_delay_is_refused():
                       f"{S1!r} of its correlation group: {S1!r} varies with another conditioned "
                       "quantity (a shared delay): a status may condition both quantities of a "
                       "group of two only where one's facts are on it alone")
+
+
+@pytest.mark.parametrize("low, high, partial", [
+    (0.75, 1.0, -1.0), (0.75, 1.0, 0.8),      # above a bound: a > 0, a < 0
+    (0.0, 0.65, 0.5), (0.2, 0.9, -2.0),        # a range below, one inside
+    (0.9, 0.999, -3.0)])                       # deep in the upper tail: a = 6.1, b = 8.7
+def test_the_truncated_score_is_the_truncated_normal_quantile(low, high, partial):
+    """n given the row's earlier entries' sum: the standard normal truncated to [a, b],
+    a = (ndtri(low) - partial) / s, at u (scipy's truncnorm, an independent implementation);
+    the Numba kernels' the same to an ulp or so."""
+    s = 0.7
+    u = np.linspace(0.001, 0.999, 999)
+    a, b = ((special.ndtri(x) - partial) / s for x in (low, high))
+    n = truncated_score(u, low, high, np.full(u.shape, partial), s)
+    np.testing.assert_allclose(n, stats.truncnorm.ppf(u, a, b), rtol=1e-9, atol=1e-9)
+    assert np.all((partial + s * n >= special.ndtri(low) - 1e-12)
+                  & (partial + s * n <= special.ndtri(high) + 1e-12))
+    kernel = [numba_distributions.truncated_score(x, low, high, partial, s) for x in u]
+    np.testing.assert_allclose(kernel, n, rtol=1e-13, atol=1e-13)
