@@ -35,7 +35,10 @@ with X first (the joint is symmetric), so every other member's row weighs X's no
 n_X = ndtri(F_X(x)) of X's conditioned value x: X's own uniform mapped into the range of F_X
 the facts leave it (copula_score), or, where x varies with another conditioned quantity, F_X
 of x itself (the kernels evaluate X first). Every other entry keeps (0, 1): ndtri(u_j) as
-before.
+before, except where a status conditions both members of a group of two (mcrisk/plan/
+copula.py): the second's own entry, the last of its row, then carries its range, and its
+score is the standard normal truncated so that the row's sum lies in ndtri of that range
+given the entries before it (truncated_score).
 
 This module is the NumPy specification
 (numpy/distributions.py's draw_correlated uses it); correlated_lanes (numba/world.py,

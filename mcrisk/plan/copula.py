@@ -17,9 +17,25 @@ drawn above a fixed bound b, into (F(x), F(x)) when it is pinned to x (core.copu
 copula_score), into (F(x-), F(x)) for a `chance` pinned to x (a risk that can no longer
 occur: (0, 1 - p); one that occurred with its impact x); from X's value in the world where it varies with another conditioned quantity
 (drawn from a shared delay's posterior; a rest or a bound that subtracts a shared delay),
-which then must come before the group's other members in the world. Anything else is refused,
-located at the correlation's name: two members conditioned (their joint posterior is not a
-product), an atom, a member ranked by its value placed after another.
+which then must come before the group's other members in the world.
+
+A status may condition BOTH members of a group of two, exactly (joint_status), where one, V,
+is drawn from its posterior given its own facts (plan/posterior.py) or pinned, and the other,
+H, has facts on H alone: a range [low, high] of H's copula uniform (above a fixed bound b:
+(F(b), 1), F H's prior CDF, a `chance` as its mixture; pinned: a point, or pinned_range).
+With Pearson rho = 2 sin(pi r / 6), s = sqrt(1 - rho^2) and normal scores z, H's fact is
+z_H in [lo, hi] = [ndtri(low), ndtri(high)], so V's posterior gains the factor
+g(V) = Phi((hi - rho z_V) / s) - Phi((lo - rho z_V) / s), z_V = ndtri(F_V(V)) (a point:
+the conditional density phi((z_H - rho z_V) / s)), multiplied into it on its grid
+(partner_likelihood; the table's numerical error is posterior.py's); and H given V is the
+copula draw truncated: z_H = rho z_V + s n, n standard normal truncated to
+[(lo - rho z_V) / s, (hi - rho z_V) / s], from H's own uniform (the last entry of H's row with
+its range, core.copula.truncated_score), H its (mixture) quantile; a pinned H stays pinned.
+Anything else is refused, located at the correlation's name: two conditioned members of a
+group of three or more, two that are both drawn from posteriors or both above bounds, one
+whose value varies with another conditioned quantity (its joint posterior with its partner is
+not a product of what the conditioning draws), an atom, a member ranked by its value placed
+after another.
 
 Returns the plan's copula fields: for quantity q, the entries q_copula_ptr[q] ..
 q_copula_ptr[q + 1] of copula_address, copula_weight, copula_low, copula_high, copula_quantity
