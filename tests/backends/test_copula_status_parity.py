@@ -147,10 +147,11 @@ def test_host_build_is_bit_identical_to_numba_on_status_runs_with_correlations(h
         np.testing.assert_array_equal(a, b, err_msg=f"{case}: {name}")
 
 
+@pytest.mark.parametrize("case", ["bound", "two above"])
 @pytest.mark.parametrize("run", [numba_chunk, numpy_backend.simulate_chunk],
                          ids=["numba", "numpy"])
-def test_conditioned_correlated_draws_do_not_depend_on_the_chunks(run):
-    plan = plan_of("bound")
+def test_conditioned_correlated_draws_do_not_depend_on_the_chunks(run, case):
+    plan = plan_of(case)
     whole = run(plan, 5, 1000, 400)
     parts = [run(plan, 5, 1000, 137), run(plan, 5, 1137, 263)]
     for name, a, b, c in zip(("metrics", "world"), whole, *parts):

@@ -15,8 +15,10 @@ four standard errors. The check has power: V's posterior without g(V) (the partn
 ignored), and H drawn from its range as if V did not matter (H's row weighing V by 0), are each
 rejected at p < ALPHA.
 
-Measured (two cores): about 10 s for the file; see the report of branch corrst3 for the
-figures (KS p-values and Spearman gaps).
+Measured (two cores, seed 23): about 4 s for the file; kept 28,778 / 2,690 / 75,956 prior
+worlds; KS p-values of V 0.98 / 0.98 / 0.88, of H (above a bound) 0.86, Spearman gap 1.24
+standard errors; V without g(V) at p below 1e-300 / 4e-21 / below 1e-300; H ignoring V at
+p = 8e-7 (KS) and a Spearman gap of 35 standard errors.
 """
 from __future__ import annotations
 
