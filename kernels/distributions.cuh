@@ -375,6 +375,26 @@ MCRISK_HD double copula_score(double u, double low, double high) {
     return ndtri(t < U_LOW ? U_LOW : (t > U_HIGH ? U_HIGH : t));
 }
 
+// A row's own entry's normal score given its earlier entries' weighted sum `partial`, its copula
+// uniform conditioned into [low, high], through the upper tail where the range is there
+// (mcrisk/core/copula.py's truncated_score).
+MCRISK_HD double truncated_score(double u, double low, double high, double partial,
+                                 double weight) {
+    double below = 0.0, above = 1.0;
+    if (low > 0.0) {
+        double a = (ndtri(low) - partial) / weight;
+        if (a > 0.0) {
+            double q_b = high < 1.0 ? 0.5 * erfc((ndtri(high) - partial) / weight / SQRT2) : 0.0;
+            return -copula_score(1.0 - u, q_b, 0.5 * erfc(a / SQRT2));
+        }
+        below = 0.5 * erfc(-a / SQRT2);
+    }
+    if (high < 1.0) {
+        above = 0.5 * erfc(-((ndtri(high) - partial) / weight) / SQRT2);
+    }
+    return copula_score(u, below, above);
+}
+
 // out[l]: the correlated draw of distribution d from its copula uniform v[l]: ppf, a `chance`
 // as a mixture, 0 for v <= 1 - chance (scratch: n doubles).
 MCRISK_HD void draw_correlated_lanes(int kind, const double* dist_param, double chance, int d,

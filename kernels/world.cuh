@@ -183,7 +183,8 @@ MCRISK_HD void conditioned_lanes(const Plan& p, int q, u32 seed_lo, u32 seed_hi,
 
 // world[q * LANES + l]: correlated SAMPLE q from its copula uniform, the normal scores of its
 // row's addresses (copula_score), or an earlier quantity's value ranked by its CDF, weighted
-// in order from 0.0 (a row of one: its own first uniform).
+// in order from 0.0 (a row of one: its own first uniform; the last, its own, entry with a range
+// other than (0, 1) truncated given the others: truncated_score).
 MCRISK_HD void correlated_lanes(const Plan& p, int q, u32 seed_lo, u32 seed_hi, u32 scenario0,
                                 int n, double* world, double* u1, double* u2) {
     double* row = world + q * LANES;
@@ -208,6 +209,12 @@ MCRISK_HD void correlated_lanes(const Plan& p, int q, u32 seed_lo, u32 seed_hi, 
             }
             uniforms_lanes(seed_lo, seed_hi, scenario0, n, p.copula_address[j], 0u, u1, u2);
             double low = p.copula_low[j], high = p.copula_high[j];
+            if (j == last - 1 && (low > 0.0 || high < 1.0)) {   // its own entry, given the others
+                for (int l = 0; l < n; ++l) {
+                    row[l] += weight * truncated_score(u1[l], low, high, row[l], weight);
+                }
+                continue;
+            }
             for (int l = 0; l < n; ++l) {
                 row[l] += weight * copula_score(u1[l], low, high);
             }

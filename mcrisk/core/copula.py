@@ -35,7 +35,10 @@ with X first (the joint is symmetric), so every other member's row weighs X's no
 n_X = ndtri(F_X(x)) of X's conditioned value x: X's own uniform mapped into the range of F_X
 the facts leave it (copula_score), or, where x varies with another conditioned quantity, F_X
 of x itself (the kernels evaluate X first). Every other entry keeps (0, 1): ndtri(u_j) as
-before.
+before, except where a status conditions both members of a group of two (mcrisk/plan/
+copula.py): the second's own entry, the last of its row, then carries its range, and its
+score is the standard normal truncated so that the row's sum lies in ndtri of that range
+given the entries before it (truncated_score).
 
 This module is the NumPy specification
 (numpy/distributions.py's draw_correlated uses it); correlated_lanes (numba/world.py,
@@ -131,6 +134,41 @@ def copula_score(u: np.ndarray, low: float, high: float) -> np.ndarray:
     (mcrisk/plan/copula.py)."""
     t = low + u * (high - low)
     return special.ndtri(np.minimum(np.maximum(t, U_LOW), U_HIGH))
+
+
+def truncated(low: float, high: float) -> bool:
+    """Whether a row's own (last) entry is truncated given the entries before it: a range
+    other than (0, 1) there (a member a status conditions with its partner, plan.copula.
+    joint_status; a conditioned member's own row is otherwise dropped)."""
+    return low > 0.0 or high < 1.0
+
+
+def truncated_score(u: np.ndarray, low: float, high: float, partial: np.ndarray,
+                    weight: float) -> np.ndarray:
+    """A row's own entry's normal score n when its copula uniform is conditioned into
+    [low, high] given the row's earlier entries, whose weighted scores sum to `partial`:
+    z = partial + weight n must lie in [lo, hi] = [ndtri(low), ndtri(high)], so n is a standard
+    normal truncated to [a, b], a = (lo - partial) / weight, b = (hi - partial) / weight, drawn
+    from the entry's own uniform u: copula_score(u, Phi(a), Phi(b)) (Phi(a) = 0 for low = 0,
+    Phi(b) = 1 for high = 1). Where a > 0 (the range in the upper tail given the others) it is
+    taken through the upper tail's probabilities Q(x) = Phi(-x), which keep their precision
+    there: -copula_score(1 - u, Q(b), Q(a)), the same draw, increasing in u (exact while
+    a < ndtri(U_HIGH) = 8.2; beyond it, a world whose earlier entries contradict the range by
+    over 8 standard deviations, n is 8.2)."""
+    partial = np.asarray(partial, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        a = np.full(np.shape(partial), -np.inf) if low <= 0.0 else \
+            (special.ndtri(low) - partial) / weight
+        b = np.full(np.shape(partial), np.inf) if high >= 1.0 else \
+            (special.ndtri(high) - partial) / weight
+        upper = a > 0.0
+        below = np.where(np.isinf(a), 0.0, 0.5 * special.erfc(-a / SQRT2))
+        above = np.where(np.isinf(b), 1.0, 0.5 * special.erfc(-b / SQRT2))
+        q_a = 0.5 * special.erfc(a / SQRT2)
+        q_b = np.where(np.isinf(b), 0.0, 0.5 * special.erfc(b / SQRT2))
+        t = np.where(upper, q_b + (1.0 - u) * (q_a - q_b), below + u * (above - below))
+        n = special.ndtri(np.minimum(np.maximum(t, U_LOW), U_HIGH))
+    return np.where(upper, -n, n)
 
 
 def copula_uniform(normals: list[np.ndarray], weights: np.ndarray, u_own: np.ndarray):

@@ -82,7 +82,7 @@ from ..core.status import Status
 from .activities import (activity_facts, condition_plans, condition_units, from_today,
                          status_retrofit_rows)
 from .conditioning import condition, date_facts, pin_quantities
-from .copula import check_correlations, copula_fields
+from .copula import check_correlations, copula_fields, joint_status
 
 
 def _needs_retrofit(scenario: Scenario, strategy: Strategy) -> set[str]:
@@ -543,12 +543,14 @@ def _assemble(scenario: Scenario, world: World, nodes: _Nodes, plans: list[dict]
 
 def condition_world(scenario: Scenario, status: Status, world: World, handles: dict) -> None:
     """Every world quantity conditioned on the status: pins (risks, performance), then the
-    dates' and the activities' facts together, then burn-in histories and early failures."""
+    dates' and the activities' facts together, then burn-in histories and early failures, then the
+    correlation groups of two whose both members the status conditions (plan.copula)."""
     pin_quantities(scenario, status, world, handles)
     facts = date_facts(scenario, status, world, handles) + activity_facts(scenario, status,
                                                                             handles)
     condition(world, facts, status)
     condition_units(scenario, status, world, handles)
+    joint_status(scenario, world)
 
 
 def _cost_fields(scenario: Scenario, nodes: _Nodes, power_events: tuple, hall_draw0: np.ndarray,

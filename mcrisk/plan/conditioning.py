@@ -325,6 +325,7 @@ def _solve(world: World, group: list[Fact], status: Status):
     value_of_v = None
     if v is not None and (CONDITION_SHARED or v not in shared):
         value_of_v = _posterior_of(world, v, group, own, status.as_of)
+        world.likelihoods[v] = _log_likelihood(world, group, own, status.as_of)
     return lambda: _rewrite(world, group, own, v, value_of_v, status.as_of)
 
 

@@ -17,9 +17,25 @@ drawn above a fixed bound b, into (F(x), F(x)) when it is pinned to x (core.copu
 copula_score), into (F(x-), F(x)) for a `chance` pinned to x (a risk that can no longer
 occur: (0, 1 - p); one that occurred with its impact x); from X's value in the world where it varies with another conditioned quantity
 (drawn from a shared delay's posterior; a rest or a bound that subtracts a shared delay),
-which then must come before the group's other members in the world. Anything else is refused,
-located at the correlation's name: two members conditioned (their joint posterior is not a
-product), an atom, a member ranked by its value placed after another.
+which then must come before the group's other members in the world.
+
+A status may condition BOTH members of a group of two, exactly (joint_status), where one, V,
+is drawn from its posterior given its own facts (plan/posterior.py) or pinned, and the other,
+H, has facts on H alone: a range [low, high] of H's copula uniform (above a fixed bound b:
+(F(b), 1), F H's prior CDF, a `chance` as its mixture; pinned: a point, or pinned_range).
+With Pearson rho = 2 sin(pi r / 6), s = sqrt(1 - rho^2) and normal scores z, H's fact is
+z_H in [lo, hi] = [ndtri(low), ndtri(high)], so V's posterior gains the factor
+g(V) = Phi((hi - rho z_V) / s) - Phi((lo - rho z_V) / s), z_V = ndtri(F_V(V)) (a point:
+the conditional density phi((z_H - rho z_V) / s)), multiplied into it on its grid
+(partner_likelihood; the table's numerical error is posterior.py's); and H given V is the
+copula draw truncated: z_H = rho z_V + s n, n standard normal truncated to
+[(lo - rho z_V) / s, (hi - rho z_V) / s], from H's own uniform (the last entry of H's row with
+its range, core.copula.truncated_score), H its (mixture) quantile; a pinned H stays pinned.
+Anything else is refused, located at the correlation's name: two conditioned members of a
+group of three or more, two that are both drawn from posteriors or both above bounds, one
+whose value varies with another conditioned quantity (its joint posterior with its partner is
+not a product of what the conditioning draws), an atom, a member ranked by its value placed
+after another.
 
 Returns the plan's copula fields: for quantity q, the entries q_copula_ptr[q] ..
 q_copula_ptr[q + 1] of copula_address, copula_weight, copula_low, copula_high, copula_quantity
@@ -30,13 +46,16 @@ those of before.
 from __future__ import annotations
 
 import numpy as np
+from scipy import special
 
 from ..core.copula import group_rows, groups
 from ..core.definitions import Q_ABOVE, Q_SAMPLE
-from ..core.distributions import KIND_FIXED, KIND_TABLE, cdf
+from ..core.distributions import KIND_FIXED, KIND_LOGNORMAL, KIND_TABLE, cdf, is_bounded
 from ..core.errors import Problem, ScenarioError
 from ..core.model import Scenario
 from ..scenario.reader import did_you_mean
+from .conditioning import encoded
+from .posterior import Encoded, NoPosterior, posterior
 from .world import World
 
 HINT = "run without this correlation (a copy of the scenario), or without the status"
@@ -68,12 +87,15 @@ def copula_fields(scenario: Scenario, world: World) -> dict[str, np.ndarray]:
             keys.setdefault(name, f"correlations[{i}].between[{j}]")
     problems, rows, scores = [], {}, {}
     for members in groups(pairs):
-        conditioned = [m for m in members if _conditioned(world, world.index[m])]
+        conditioned = [m for m in members if _conditioned(world, world.index[m])
+                       and world.index[m] not in world.copula_given]
         if len(conditioned) > 1:
+            why = (_why_not_joint(world, *conditioned) if len(members) == 2
+                   else "a status may condition one quantity of a group of three or more")
             problems += [Problem(
                 scenario.path, keys[m], m, f"is conditioned by the status, as is "
                 f"{', '.join(repr(o) for o in conditioned if o != m)} of its correlation group: "
-                "a status may condition one quantity of a group", HINT) for m in conditioned]
+                f"{why}", HINT) for m in conditioned]
             continue
         if conditioned:
             x = conditioned[0]
@@ -87,6 +109,10 @@ def copula_fields(scenario: Scenario, world: World) -> dict[str, np.ndarray]:
         rows.update(group_rows(members, pairs))
         if conditioned:
             del rows[members[0]]       # X is drawn as the status conditions it
+        for m in members:              # a partner joint_status leaves as conditioned: pinned
+            if m in rows and world.index[m] in world.copula_given \
+                    and world.rows[world.index[m]]["kind"] != Q_SAMPLE:
+                del rows[m]
     if problems:
         raise ScenarioError(problems)
     ptr, address, weight, low, high, quantity, dist = [0], [], [], [], [], [], []
@@ -95,6 +121,8 @@ def copula_fields(scenario: Scenario, world: World) -> dict[str, np.ndarray]:
             address.append(world.rows[world.index[member]]["address"][0])
             weight.append(w)
             score = scores.get(member, AS_DRAWN)
+            if member == name and world.index[name] in world.copula_given:
+                score = (*world.copula_given[world.index[name]], -1, 0)   # H: truncated
             low.append(score[0])
             high.append(score[1])
             quantity.append(score[2])
@@ -110,6 +138,134 @@ def copula_fields(scenario: Scenario, world: World) -> dict[str, np.ndarray]:
 
 
 AS_DRAWN = (0.0, 1.0, -1, 0)    # an entry's score from its address's uniform as it is
+
+
+def joint_status(scenario: Scenario, world: World) -> None:
+    """Condition each group of two members that a status conditions both of exactly (the
+    module's docstring), once the status has conditioned the world: V (drawn from its
+    posterior, or pinned) and H (its facts on H alone: above a fixed bound, or pinned), whose
+    fact is a range [low, high] of H's copula uniform. V's posterior gains the factor
+    g(V) = P(z_H in [lo, hi] | z_V) (partner_likelihood); H, where it is drawn, becomes a
+    correlated SAMPLE again whose own entry copula_fields gives the range (world.copula_given:
+    the kernels draw it truncated given V's entry). Groups that do not fit are left for
+    copula_fields to refuse; a ScenarioError where V's posterior has no mass left."""
+    pairs = [(*pair, scenario.correlations[i].rank) for i, pair in _pairs_in_effect(scenario)]
+    problems = []
+    for members in groups(pairs):
+        both = [world.index[m] for m in members if _conditioned(world, world.index[m])]
+        if len(members) != 2 or len(both) != 2 or isinstance(_joint(world, *both), str):
+            continue
+        v, h = _joint(world, *both)
+        row = group_rows([world.names[v], world.names[h]], pairs)[world.names[h]]
+        rho, s = (row[0][1], row[1][1]) if len(row) == 2 else (0.0, 1.0)
+        world.copula_given[h] = given_range(world, h)
+        if rho == 0.0:                 # independent: each is drawn as the status conditions it
+            continue
+        if world.rows[h]["kind"] == Q_ABOVE:
+            world.rows[h].update(kind=Q_SAMPLE, dist=world.prior_dist[h], const=0.0)
+        if world.rows[v]["kind"] != Q_SAMPLE:
+            continue                   # V pinned: nothing to weigh
+        prior = encoded(world, world.prior_dist[v])
+        facts = world.likelihoods[v]
+        partner = partner_likelihood(prior, *world.copula_given[h], rho, s)
+        try:
+            table = posterior(prior, lambda x, f=facts, g=partner: f(x) + g(x))
+        except NoPosterior:
+            key = next(f"correlations[{i}]" for i, pair in _pairs_in_effect(scenario)
+                       if world.names[v] in pair and world.names[h] in pair)
+            problems.append(Problem(scenario.path, key, f"{world.names[v]}, {world.names[h]}",
+                                    "the status's facts on the two leave no value the "
+                                    "copula allows", HINT))
+            continue
+        world.rows[v]["dist"] = world.table_dist(table.table, table.chance)
+    if problems:
+        raise ScenarioError(problems)
+
+
+def _joint(world: World, a: int, b: int) -> tuple[int, int] | str:
+    """(V, H) of two conditioned members that joint_status conditions exactly, or why not:
+    V drawn from its posterior (its facts' likelihood known) or pinned, H above a fixed bound
+    or pinned, neither varying with another quantity."""
+    def kind(q: int) -> str:
+        row = world.rows[q]
+        if row["terms"]:
+            return "varies"
+        if row["kind"] == Q_SAMPLE:
+            return "posterior" if q in world.likelihoods else "varies"
+        return "above" if row["kind"] == Q_ABOVE else "pinned"
+
+    kinds = (kind(a), kind(b))
+    if "varies" in kinds:
+        q = (a, b)[kinds.index("varies")]
+        return (f"{world.names[q]!r} varies with another conditioned quantity (a shared delay): "
+                "a status may condition both quantities of a group of two only where one's "
+                "facts are on it alone")
+    if kinds == ("posterior", "posterior"):
+        return ("both are drawn from their posteriors: a status may condition both quantities "
+                "of a group of two only where one's facts are on it alone")
+    if kinds == ("above", "above"):
+        return ("both are drawn above a bound: a status may condition both quantities of a "
+                "group of two only where one is drawn from its posterior or pinned")
+    v, h = (a, b) if kinds[0] == "posterior" or kinds[1] == "above" else (b, a)
+    if world.dists[world.prior_dist[h]][0] == KIND_TABLE:
+        return f"{world.names[h]!r} is a table distribution: its rank given the status is not defined"
+    return v, h
+
+
+def _why_not_joint(world: World, a: str, b: str) -> str:
+    why = _joint(world, world.index[a], world.index[b])
+    return why if isinstance(why, str) else "not supported"
+
+
+def given_range(world: World, h: int) -> tuple[float, float]:
+    """The range (low, high) of H's copula uniform that its facts leave: (F(b), 1) above a
+    fixed bound b, F H's distribution in the scenario (a `chance` p of G as a mixture:
+    1 - p + p G(b) from b = 0 on, 0 below), (F(x), F(x)) pinned to x, and a `chance` pinned
+    (pinned_range)."""
+    row = world.rows[h]
+    kind, param, chance = world.dists[world.prior_dist[h]]
+    param = np.array(param, dtype=np.float64)
+    tables = np.concatenate(world.pert_tables) if world.pert_tables else np.zeros(1)
+    x = row["const"]
+    if row["kind"] == Q_ABOVE:
+        inner = float(cdf(kind, param, tables, x))
+        return ((1.0 - chance) + chance * inner if x >= 0.0 else 0.0) if chance < 1.0 \
+            else inner, 1.0
+    if chance < 1.0:
+        return pinned_range(kind, param, chance, tables, x)
+    f = float(cdf(kind, param, tables, x))
+    return f, f
+
+
+def prior_scores(prior: Encoded, x: np.ndarray) -> np.ndarray:
+    """V's normal scores ndtri(F(x)) under its prior F (a lognormal's (log x - mu) / sigma
+    exactly, as posterior.values_at inverts)."""
+    x = np.asarray(x, dtype=np.float64)
+    if prior.kind == KIND_LOGNORMAL and not is_bounded(prior.kind, prior.param):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return (np.log(x) - prior.param[0]) / prior.param[1]
+    return special.ndtri(cdf(prior.kind, prior.param, prior.tables, x))
+
+
+def partner_likelihood(prior: Encoded, low: float, high: float, rho: float, s: float):
+    """log g(V): H's fact given V's value, H's normal score z_H = rho z_V + s n (n standard
+    normal) constrained to [ndtri(low), ndtri(high)]: log(Phi(b) - Phi(a)),
+    a = (lo - rho z_V) / s, b = (hi - rho z_V) / s (the smaller tail's difference, for
+    precision); for a point (low == high) the conditional density's log,
+    -((z_H - rho z_V) / s)^2 / 2, up to a constant."""
+    lo = -np.inf if low <= 0.0 else float(special.ndtri(low))
+    hi = np.inf if high >= 1.0 else float(special.ndtri(high))
+
+    def log_g(x: np.ndarray) -> np.ndarray:
+        z = prior_scores(prior, x)
+        if low == high:
+            return -0.5 * ((lo - rho * z) / s) ** 2
+        a, b = (lo - rho * z) / s, (hi - rho * z) / s
+        with np.errstate(divide="ignore", invalid="ignore"):
+            g = np.where(a > 0.0, special.ndtr(-a) - special.ndtr(-b),
+                         special.ndtr(b) - special.ndtr(a))
+            return np.log(g)
+    return log_g
 
 
 def _conditioned(world: World, q: int) -> bool:

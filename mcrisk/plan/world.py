@@ -35,6 +35,11 @@ class World:
         self.rows: list[dict] = []
         self.burnins: list[tuple] = []
         self.prior_dist: dict[int, int] = {}    # a correlated quantity's before a status
+        # a quantity drawn from its posterior: its facts' log-likelihood (plan/conditioning.py),
+        # which a correlated partner's own fact multiplies (plan/copula.py, joint_status)
+        self.likelihoods: dict[int, object] = {}
+        # a correlated quantity conditioned with its partner: its copula uniform's range
+        self.copula_given: dict[int, tuple[float, float]] = {}
 
     def _dist(self, dist: Distribution) -> int:
         self.dists.append(encode(dist, self.pert_tables))

@@ -25,9 +25,11 @@ from functools import cache
 
 import numpy as np
 import pytest
+from scipy import special
 
 from mcrisk.backends import select_backend
 from mcrisk.backends.numba.driver import simulate_chunk as numba_chunk
+from mcrisk.core.distributions import cdf
 from mcrisk.core.facts import with_facts
 from mcrisk.core.model import Correlation, Distribution
 from mcrisk.core.risks import select_risks
@@ -52,7 +54,19 @@ SETTLED_PAIRS = (("unit.N11.install", "risk.cdu-recall", 0.5),
 SETTLED = Status("status.toml", "0" * 64, 150.0,
                  risks=(("cdu-recall", None), ("allocation-cut", 90.0), ("utility-slip", 30.0)),
                  performance=(("gb300-nvl72", 2.6),))
-CASES = ("bound", "pinned", "settled")
+# Both members of a group of two conditioned (plan.copula.joint_status): the vendor slip from
+# its posterior given the shipments, weighed by hall B's fact, and hall B's slip (a `chance`)
+# not energized by day 150 (drawn truncated into (F(30), 1) given the vendor slip, large: mostly
+# core.copula.truncated_score's lower branch), not by day 200 with every shipment early (into
+# (F(80), 1) given a small vendor slip: mostly its upper tail's branch), or energized on day 141
+# (pinned to 21).
+TWO_PAIRS = (("shared.vendor", "hall.B.energized.delay", 0.7),
+             ("unit.N05.install", "island.xdr.ready.delay", 0.7))
+TWO = {"two above": Status("status.toml", "0" * 64, 150.0),
+       "two early": Status("status.toml", "0" * 64, 200.0, arrived=(
+           ("S1", 80.0), ("S2", 110.0), ("S3", 140.0), ("S4", 170.0))),
+       "two pinned": Status("status.toml", "0" * 64, 150.0, energized=(("B", 141.0),))}
+CASES = ("bound", "pinned", "settled", *TWO)
 
 
 @cache
@@ -61,7 +75,10 @@ def plan_of(case: str):
     scenario = dataclasses.replace(
         scenario, strategies=tuple(s for s in scenario.strategies
                                    if s.name in ("big-bang", "rolling-on-delivery")),
-        correlations=tuple(Correlation((a, b), rank) for a, b, rank in PAIRS))
+        correlations=tuple(Correlation((a, b), rank)
+                           for a, b, rank in (TWO_PAIRS if case in TWO else PAIRS)))
+    if case in TWO:
+        return compile_scenario(with_facts(scenario, TWO[case]))
     if case == "settled":
         kinds = tuple(dataclasses.replace(k, performance=Distribution("triangular",
                                                                       (2.0, 2.5, 2.8)))
@@ -130,11 +147,35 @@ def test_host_build_is_bit_identical_to_numba_on_status_runs_with_correlations(h
         np.testing.assert_array_equal(a, b, err_msg=f"{case}: {name}")
 
 
+@pytest.mark.parametrize("case", ["bound", "two above"])
 @pytest.mark.parametrize("run", [numba_chunk, numpy_backend.simulate_chunk],
                          ids=["numba", "numpy"])
-def test_conditioned_correlated_draws_do_not_depend_on_the_chunks(run):
-    plan = plan_of("bound")
+def test_conditioned_correlated_draws_do_not_depend_on_the_chunks(run, case):
+    plan = plan_of(case)
     whole = run(plan, 5, 1000, 400)
     parts = [run(plan, 5, 1000, 137), run(plan, 5, 1137, 263)]
     for name, a, b, c in zip(("metrics", "world"), whole, *parts):
         np.testing.assert_array_equal(a, np.concatenate([b, c]), err_msg=name)
+
+
+@pytest.mark.parametrize("case, bound", [("two above", 30.0), ("two early", 80.0)])
+def test_two_conditioned_members_draw_both_branches_of_the_truncated_score(case, bound):
+    """Hall B's slip is truncated given the vendor slip's rank: a = (lo - rho z_V) / s, its
+    range's lower end given it, is mostly below 0 at day 150 (the vendor late) and mostly above
+    it at day 200 with every shipment early (drawn through the upper tail's Q); the slip is
+    above its bound in every world, and 21 in every world where it is pinned."""
+    plan = plan_of(case)
+    q = plan.quantity_names.index("hall.B.energized.delay")
+    v = plan.quantity_names.index("shared.vendor")
+    last = plan.q_copula_ptr[q + 1] - 1
+    world = numpy_backend.simulate_chunk(plan, 3, 0, 400)[1]
+    assert np.all(world[:, q] > bound)
+    rho, s = plan.copula_weight[last - 1], plan.copula_weight[last]
+    d = plan.copula_dist[last - 1]
+    z_v = special.ndtri(cdf(int(plan.dist_kind[d]), plan.dist_param[d], plan.pert_table,
+                            world[:, v]))
+    upper = np.sum((special.ndtri(plan.copula_low[last]) - rho * z_v) / s > 0.0)
+    assert (0 < upper < 100) if case == "two above" else upper > 300
+    pinned = plan_of("two pinned")
+    world = numpy_backend.simulate_chunk(pinned, 3, 0, 50)[1]
+    assert np.all(world[:, pinned.quantity_names.index("hall.B.energized.delay")] == 21.0)

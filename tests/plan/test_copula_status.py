@@ -52,7 +52,7 @@ from mcrisk.plan.compile import compile_scenario
 from mcrisk.plan.world import mitigations_in_effect
 from mcrisk.scenario import load_scenario
 
-from ..helpers import REFERENCE, SCENARIOS
+from ..helpers import REFERENCE
 
 FABRIC, Y = "island.xdr.ready.delay", "unit.N01.install"
 S1 = "shipment.S1.arrival.delay"
@@ -190,19 +190,6 @@ def refusals(scenario, facts) -> list[str]:
 
 
 HINT = "(run without this correlation (a copy of the scenario), or without the status)"
-
-
-def test_two_conditioned_members_of_a_group_are_refused_at_their_names():
-    """scenarios/correlated.toml at day 100: the vendor slip is drawn from its posterior
-    given the shipments not yet arrived, and hall B's slip above its bound."""
-    scenario = load_scenario(SCENARIOS / "correlated.toml")
-    assert refusals(scenario, status(100.0)) == [
-        "correlations[0].between[0] = 'shared.vendor': is conditioned by the status, as is "
-        f"'hall.B.energized.delay' of its correlation group: a status may condition one "
-        f"quantity of a group {HINT}",
-        "correlations[0].between[1] = 'hall.B.energized.delay': is conditioned by the status, "
-        "as is 'shared.vendor' of its correlation group: a status may condition one quantity "
-        f"of a group {HINT}"]
 
 
 def test_a_conditioned_chance_is_refused_at_its_name():

@@ -313,6 +313,23 @@ def copula_score(u, low, high):
 
 
 @jit_inline
+def truncated_score(u, low, high, partial, weight):
+    """A row's own entry's normal score given its earlier entries' weighted sum `partial`,
+    its copula uniform conditioned into [low, high], through the upper tail where the range is
+    there (core.copula.truncated_score)."""
+    below, above = 0.0, 1.0
+    if low > 0.0:
+        a = (ndtri(low) - partial) / weight
+        if a > 0.0:
+            q_b = 0.5 * math.erfc((ndtri(high) - partial) / weight / SQRT2) if high < 1.0 else 0.0
+            return -copula_score(1.0 - u, q_b, 0.5 * math.erfc(a / SQRT2))
+        below = 0.5 * math.erfc(-a / SQRT2)
+    if high < 1.0:
+        above = 0.5 * math.erfc(-((ndtri(high) - partial) / weight) / SQRT2)
+    return copula_score(u, below, above)
+
+
+@jit_inline
 def draw_correlated_lanes(kind, dist_param, chance, d, pert_table, v, n, out, scratch):
     """out[l]: the correlated draw of distribution d from its copula uniform v[l]: ppf, a
     `chance` as a mixture, 0 for v <= 1 - chance (core.copula.sample_correlated; scratch:

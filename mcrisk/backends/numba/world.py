@@ -15,7 +15,7 @@ from ...core.definitions import (BURNIN_ATTEMPT, BURNIN_FIX, BURNIN_RMA, EARLY_S
                                  MAX_BURNIN_ATTEMPTS, Q_ABOVE, Q_ATTEMPTS, Q_BURNIN, Q_EARLY,
                                  Q_OUT, Q_REST, Q_SAMPLE, Q_SOAK, Q_SUM)
 from .distributions import (cdf, copula_score, copula_uniform, draw, draw_above,
-                            draw_correlated_lanes, draw_lanes)
+                            draw_correlated_lanes, draw_lanes, truncated_score)
 from ...core.jit import jit, jit_inline
 from .random import uniforms, uniforms_lanes
 
@@ -165,7 +165,8 @@ def conditioned_lanes(p, q, seed_lo, seed_hi, scenario0, n, world):
 def correlated_lanes(p, q, seed_lo, seed_hi, scenario0, n, world, u1, u2):
     """world[q, l]: correlated SAMPLE q from its copula uniform, the normal scores of its
     row's addresses (copula_score), or an earlier quantity's value ranked by its CDF, weighted
-    in order from 0.0 (a row of one: its own first uniform;
+    in order from 0.0 (a row of one: its own first uniform; the last, its own, entry with a
+    range other than (0, 1) truncated given the others: truncated_score;
     numpy/distributions.py's draw_correlated)."""
     first, last = p.q_copula_ptr[q], p.q_copula_ptr[q + 1]
     if last - first == 1:
@@ -184,6 +185,11 @@ def correlated_lanes(p, q, seed_lo, seed_hi, scenario0, n, world, u1, u2):
                 continue
             uniforms_lanes(seed_lo, seed_hi, scenario0, n, p.copula_address[j], 0, u1, u2)
             low, high = p.copula_low[j], p.copula_high[j]
+            if j == last - 1 and (low > 0.0 or high < 1.0):   # its own entry, given the others
+                for l in range(n):
+                    world[q, l] += weight * truncated_score(u1[l], low, high, world[q, l],
+                                                            weight)
+                continue
             for l in range(n):
                 world[q, l] += weight * copula_score(u1[l], low, high)
         for l in range(n):
