@@ -109,12 +109,18 @@ MCRISK_HD void count_into(int* cell, int value) {
 #endif
 }
 
-// days[e]: the day from which capacity event e of scenario i under strategy s counts,
-// ceil(t) clamped to 0 .. n_days (later than the last day, inf and NaN: n_days); then order
-// sorted by day. The first lines of band_chunks' capacity loops, once for both here.
-MCRISK_HD void event_days(const double* node_times, long long i, int n_strategies, int n_nodes,
-                          int s, const int* event_node, int k, int n_days, double* days,
-                          int* order, int* buffer) {
+// Scenario i's capacity pieces under strategy s (band_chunks._capacity_pieces): its capacity
+// events sorted by day (ceil(t) clamped to 0 .. n_days: later than the last day, inf and NaN
+// count from n_days; numpy's stable argsort), the total and every island's capacity run
+// through them in integer micro-units; piece(start, end, total, largest) for each piece that
+// holds days start .. end - 1 (empty pieces left out), in day order. Scratch: days, order (a
+// permutation of 0 .. k - 1), buffer: k each; capacity: islands.
+template <class Piece>
+MCRISK_HD void capacity_pieces(const double* node_times, long long i, int n_strategies,
+                               int n_nodes, int s, const int* event_node, int k,
+                               const long long* delta, const int* event_island,
+                               const long long* cap0, int islands, int n_days, double* days,
+                               int* order, int* buffer, long long* capacity, Piece& piece) {
     const double* times = node_times + (i * n_strategies + s) * n_nodes;
     for (int e = 0; e < k; ++e) {
         double day = ceil(times[event_node[e]]);
@@ -124,44 +130,20 @@ MCRISK_HD void event_days(const double* node_times, long long i, int n_strategie
         days[e] = max(day, 0.0);
     }
     sort(days, order, k, buffer);
-}
-
-// Scenario i's capacity pieces under strategy s added to total_block and largest_block
-// ([n_days + 1, bins], difference form over days; bin of value v: (v - lo) // step). delta
-// and cap0 in integer micro-units. days, order (a permutation of 0 .. k - 1), buffer: k
-// each; capacity: n_islands.
-MCRISK_HD void capacity_blocks(const double* node_times, long long i, int n_strategies,
-                               int n_nodes, int s, const int* event_node, int k,
-                               const long long* delta, const int* event_island,
-                               const long long* cap0, int islands, int n_days,
-                               long long total_lo, long long total_step, long long total_bins,
-                               int* total_block, long long largest_lo, long long largest_step,
-                               long long largest_bins, int* largest_block, double* days,
-                               int* order, int* buffer, long long* capacity) {
-    long long base = 0;
-    for (int isl = 0; isl < islands; ++isl) {
-        base += cap0[isl];
-    }
-    event_days(node_times, i, n_strategies, n_nodes, s, event_node, k, n_days, days, order,
-               buffer);
+    long long total = 0;
     for (int isl = 0; isl < islands; ++isl) {
         capacity[isl] = cap0[isl];
+        total += cap0[isl];
     }
-    long long total = base;
     long long start = 0;
     for (int j = 0; j < k + 1; ++j) {
         long long end = j == k ? n_days : (long long)days[order[j]];
-        if (end > start) {  // an empty piece counts nowhere
+        if (end > start) {  // an empty piece holds no day
             long long largest = capacity[0];
             for (int isl = 1; isl < islands; ++isl) {
                 largest = capacity[isl] > largest ? capacity[isl] : largest;
             }
-            long long column = floor_divide(total - total_lo, total_step);
-            count_into(total_block + start * total_bins + column, 1);
-            count_into(total_block + end * total_bins + column, -1);
-            column = floor_divide(largest - largest_lo, largest_step);
-            count_into(largest_block + start * largest_bins + column, 1);
-            count_into(largest_block + end * largest_bins + column, -1);
+            piece(start, end, total, largest);
         }
         if (j < k) {
             int e = order[j];
@@ -170,6 +152,42 @@ MCRISK_HD void capacity_blocks(const double* node_times, long long i, int n_stra
             start = end;
         }
     }
+}
+
+// capacity_blocks' piece: its counts in difference form (+1 on its first day, -1 after its
+// last) in the column of its value.
+struct BlockPiece {
+    long long total_lo, total_step, total_bins;
+    int* total_block;
+    long long largest_lo, largest_step, largest_bins;
+    int* largest_block;
+
+    MCRISK_HD void operator()(long long start, long long end, long long total,
+                              long long largest) const {
+        long long column = floor_divide(total - total_lo, total_step);
+        count_into(total_block + start * total_bins + column, 1);
+        count_into(total_block + end * total_bins + column, -1);
+        column = floor_divide(largest - largest_lo, largest_step);
+        count_into(largest_block + start * largest_bins + column, 1);
+        count_into(largest_block + end * largest_bins + column, -1);
+    }
+};
+
+// Scenario i's capacity pieces under strategy s added to total_block and largest_block
+// ([n_days + 1, bins], difference form over days; bin of value v: (v - lo) // step). delta
+// and cap0 in integer micro-units. Scratch as capacity_pieces'.
+MCRISK_HD void capacity_blocks(const double* node_times, long long i, int n_strategies,
+                               int n_nodes, int s, const int* event_node, int k,
+                               const long long* delta, const int* event_island,
+                               const long long* cap0, int islands, int n_days,
+                               long long total_lo, long long total_step, long long total_bins,
+                               int* total_block, long long largest_lo, long long largest_step,
+                               long long largest_bins, int* largest_block, double* days,
+                               int* order, int* buffer, long long* capacity) {
+    BlockPiece piece{total_lo, total_step, total_bins, total_block,
+                     largest_lo, largest_step, largest_bins, largest_block};
+    capacity_pieces(node_times, i, n_strategies, n_nodes, s, event_node, k, delta,
+                    event_island, cap0, islands, n_days, days, order, buffer, capacity, piece);
 }
 
 // peak[i * halls + h]: hall h's highest draw in kW at any time in scenario i under strategy s
@@ -200,10 +218,30 @@ MCRISK_HD void peak_draws(const double* node_times, long long i, int n_strategie
     }
 }
 
+// capacity_day_keys' piece: its value's key written on each day it holds.
+struct DayKeyPiece {
+    long long i;
+    int n_days;
+    long long total_lo, total_step, total_bins;
+    long long largest_lo, largest_step, largest_bins;
+    long long* total_keys;
+    long long* largest_keys;
+
+    MCRISK_HD void operator()(long long start, long long end, long long total,
+                              long long largest) const {
+        long long total_column = floor_divide(total - total_lo, total_step);
+        long long largest_column = floor_divide(largest - largest_lo, largest_step);
+        for (long long d = start; d < end; ++d) {
+            total_keys[i * n_days + d] = d * total_bins + total_column;
+            largest_keys[i * n_days + d] = d * largest_bins + largest_column;
+        }
+    }
+};
+
 // Scenario i's total and largest-island capacity under strategy s on every day, as keys
 // day * bins + (value - lo) // step: total_keys[i * n_days + d], largest_keys[...]. The
-// pieces are capacity_blocks' (the same sort, the same running sums); each piece writes its
-// value on each day it holds. Scratch as capacity_blocks'.
+// pieces are capacity_blocks' (capacity_pieces); each piece writes its value on each day it
+// holds. Scratch as capacity_pieces'.
 MCRISK_HD void capacity_day_keys(const double* node_times, long long i, int n_strategies,
                                  int n_nodes, int s, const int* event_node, int k,
                                  const long long* delta, const int* event_island,
@@ -213,38 +251,10 @@ MCRISK_HD void capacity_day_keys(const double* node_times, long long i, int n_st
                                  long long largest_bins, long long* total_keys,
                                  long long* largest_keys, double* days, int* order, int* buffer,
                                  long long* capacity) {
-    long long base = 0;
-    for (int isl = 0; isl < islands; ++isl) {
-        base += cap0[isl];
-    }
-    event_days(node_times, i, n_strategies, n_nodes, s, event_node, k, n_days, days, order,
-               buffer);
-    for (int isl = 0; isl < islands; ++isl) {
-        capacity[isl] = cap0[isl];
-    }
-    long long total = base;
-    long long start = 0;
-    for (int j = 0; j < k + 1; ++j) {
-        long long end = j == k ? n_days : (long long)days[order[j]];
-        if (end > start) {  // an empty piece holds no day
-            long long largest = capacity[0];
-            for (int isl = 1; isl < islands; ++isl) {
-                largest = capacity[isl] > largest ? capacity[isl] : largest;
-            }
-            long long total_column = floor_divide(total - total_lo, total_step);
-            long long largest_column = floor_divide(largest - largest_lo, largest_step);
-            for (long long d = start; d < end; ++d) {
-                total_keys[i * n_days + d] = d * total_bins + total_column;
-                largest_keys[i * n_days + d] = d * largest_bins + largest_column;
-            }
-        }
-        if (j < k) {
-            int e = order[j];
-            total += delta[e];
-            capacity[event_island[e]] += delta[e];
-            start = end;
-        }
-    }
+    DayKeyPiece piece{i, n_days, total_lo, total_step, total_bins,
+                      largest_lo, largest_step, largest_bins, total_keys, largest_keys};
+    capacity_pieces(node_times, i, n_strategies, n_nodes, s, event_node, k, delta,
+                    event_island, cap0, islands, n_days, days, order, buffer, capacity, piece);
 }
 
 }  // namespace mcrisk

@@ -5,9 +5,9 @@ the hall peak draw; its NumPy functions (capacity_pieces, ExactHistogram.add_pie
 hall_peak_draw) stay the specification, and the tests hold these loops to them. Here a
 scenario at a time, straight from the kernel's node_times[c, s, v]:
 
-* capacity_blocks sorts the scenario's capacity events by day (as numpy's stable argsort),
-  runs the total and every island's capacity through them in integer micro-units, and adds
-  each piece of days it holds to the histogram blocks in difference form (+1 on its first
+* _capacity_pieces sorts the scenario's capacity events by day (as numpy's stable argsort)
+  and runs the total and every island's capacity through them in integer micro-units;
+  capacity_blocks adds each piece of days it yields to the histogram blocks in difference form (+1 on its first
   day, -1 after its last): what ExactHistogram.add_pieces' bincounts compute, without the
   [c, events + 1] arrays of starts, ends and values.
 * peak_draws sorts the scenario's power events by time (stable, NaN last), adds each hall's
@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..core.jit import entry, jit
+from ..core.jit import entry, jit, jit_inline
 
 compiled = entry([Path(__file__)])      # cached under this file's digest (mcrisk.core.jit)
 
@@ -94,6 +94,53 @@ def _sort(keys, order, buffer) -> None:
             order[j] = buffer[j]
 
 
+PIECE_START, PIECE_END, PIECE_TOTAL, PIECE_LARGEST = range(4)     # rows of the pieces
+
+
+@jit_inline
+def _capacity_pieces(node_times, i, s, event_node, delta, event_island, cap0, n_days, days,
+                     order, buffer, capacity, pieces) -> int:
+    """Scenario i's capacity pieces under strategy s, as results.bands.capacity_pieces
+    makes them: its capacity events sorted by day (ceil of the time, clamped to 0 .. n_days:
+    later than the last day, inf and NaN count from n_days; numpy's stable argsort), the total
+    and every island's capacity run through them in integer micro-units. Piece q holds the
+    total pieces[PIECE_TOTAL, q] and the largest island's pieces[PIECE_LARGEST, q] over days
+    pieces[PIECE_START, q] .. pieces[PIECE_END, q] - 1; empty pieces are left out. Returns
+    how many. Scratch (_scratch): days, order (a permutation of the k events), buffer (k),
+    capacity (an entry per island), pieces (int64[4, k + 1])."""
+    k = event_node.size
+    islands = cap0.size
+    for e in range(k):
+        day = np.ceil(node_times[i, s, event_node[e]])
+        if not day < n_days:                            # later than the last day, inf, NaN
+            day = n_days
+        days[e] = max(day, 0.0)
+    _sort(days, order, buffer)
+    total = 0
+    for isl in range(islands):
+        capacity[isl] = cap0[isl]
+        total += cap0[isl]
+    start = 0
+    n = 0
+    for j in range(k + 1):
+        end = n_days if j == k else np.int64(days[order[j]])
+        if end > start:                                 # an empty piece holds no day
+            largest = capacity[0]
+            for isl in range(1, islands):
+                largest = max(largest, capacity[isl])
+            pieces[PIECE_START, n] = start
+            pieces[PIECE_END, n] = end
+            pieces[PIECE_TOTAL, n] = total
+            pieces[PIECE_LARGEST, n] = largest
+            n += 1
+        if j < k:
+            e = order[j]
+            total += delta[e]
+            capacity[event_island[e]] += delta[e]
+            start = end
+    return n
+
+
 @compiled
 def capacity_blocks(node_times, s, event_node, delta, event_island, cap0, n_days,
                     total_lo, total_step, total_block, largest_lo, largest_step,
@@ -101,44 +148,21 @@ def capacity_blocks(node_times, s, event_node, delta, event_island, cap0, n_days
     """Add strategy s's capacity pieces of every scenario of the chunk to total_block and
     largest_block ([n_days + 1, bins] int64, difference form over days; bin of value v:
     (v - lo) // step). delta and cap0 in integer micro-units (results.bands.to_units)."""
-    c = node_times.shape[0]
     k = event_node.size
-    islands = cap0.size
-    days = np.empty(k)
-    order = np.arange(k)
-    buffer = np.empty(k, np.int64)
-    capacity = np.empty(islands, np.int64)
-    base = 0
-    for isl in range(islands):
-        base += cap0[isl]
-    for i in range(c):
-        for e in range(k):
-            day = np.ceil(node_times[i, s, event_node[e]])
-            if not day < n_days:                        # later than the last day, inf, NaN
-                day = n_days
-            days[e] = max(day, 0.0)
-        _sort(days, order, buffer)
-        for isl in range(islands):
-            capacity[isl] = cap0[isl]
-        total = base
-        start = 0
-        for j in range(k + 1):
-            end = n_days if j == k else np.int64(days[order[j]])
-            if end > start:                             # an empty piece counts nowhere
-                largest = capacity[0]
-                for isl in range(1, islands):
-                    largest = max(largest, capacity[isl])
-                column = (total - total_lo) // total_step
-                total_block[start, column] += 1
-                total_block[end, column] -= 1
-                column = (largest - largest_lo) // largest_step
-                largest_block[start, column] += 1
-                largest_block[end, column] -= 1
-            if j < k:
-                e = order[j]
-                total += delta[e]
-                capacity[event_island[e]] += delta[e]
-                start = end
+    days, order, buffer = np.empty(k), np.arange(k), np.empty(k, np.int64)
+    capacity, pieces = np.empty(cap0.size, np.int64), np.empty((4, k + 1), np.int64)
+    starts, ends = pieces[PIECE_START], pieces[PIECE_END]
+    totals, largests = pieces[PIECE_TOTAL], pieces[PIECE_LARGEST]
+    for i in range(node_times.shape[0]):
+        n = _capacity_pieces(node_times, i, s, event_node, delta, event_island, cap0, n_days,
+                             days, order, buffer, capacity, pieces)
+        for q in range(n):
+            column = (totals[q] - total_lo) // total_step
+            total_block[starts[q], column] += 1
+            total_block[ends[q], column] -= 1
+            column = (largests[q] - largest_lo) // largest_step
+            largest_block[starts[q], column] += 1
+            largest_block[ends[q], column] -= 1
 
 
 @compiled
@@ -174,46 +198,23 @@ def capacity_day_keys(node_times, s, event_node, delta, event_island, cap0, n_da
                       largest_bins, total_keys, largest_keys):
     """Strategy s's total and largest-island capacity on every day of every scenario of the
     chunk, as keys day * bins + (value - lo) // step: total_keys[i * n_days + d] and
-    largest_keys[...] (int64[c * n_days]). The pieces are capacity_blocks' (the same sort of
-    events, the same running sums); each piece writes its value on each day it holds, where
-    capacity_blocks adds it to a dense block (which a grid of many values cannot afford)."""
-    c = node_times.shape[0]
+    largest_keys[...] (int64[c * n_days]). The pieces are capacity_blocks' (_capacity_pieces);
+    each piece writes its value on each day it holds, where capacity_blocks adds it to a dense
+    block (which a grid of many values cannot afford)."""
     k = event_node.size
-    islands = cap0.size
-    days = np.empty(k)
-    order = np.arange(k)
-    buffer = np.empty(k, np.int64)
-    capacity = np.empty(islands, np.int64)
-    base = 0
-    for isl in range(islands):
-        base += cap0[isl]
-    for i in range(c):
-        for e in range(k):
-            day = np.ceil(node_times[i, s, event_node[e]])
-            if not day < n_days:                        # later than the last day, inf, NaN
-                day = n_days
-            days[e] = max(day, 0.0)
-        _sort(days, order, buffer)
-        for isl in range(islands):
-            capacity[isl] = cap0[isl]
-        total = base
-        start = 0
-        for j in range(k + 1):
-            end = n_days if j == k else np.int64(days[order[j]])
-            if end > start:                             # an empty piece holds no day
-                largest = capacity[0]
-                for isl in range(1, islands):
-                    largest = max(largest, capacity[isl])
-                total_column = (total - total_lo) // total_step
-                largest_column = (largest - largest_lo) // largest_step
-                for d in range(start, end):
-                    total_keys[i * n_days + d] = d * total_bins + total_column
-                    largest_keys[i * n_days + d] = d * largest_bins + largest_column
-            if j < k:
-                e = order[j]
-                total += delta[e]
-                capacity[event_island[e]] += delta[e]
-                start = end
+    days, order, buffer = np.empty(k), np.arange(k), np.empty(k, np.int64)
+    capacity, pieces = np.empty(cap0.size, np.int64), np.empty((4, k + 1), np.int64)
+    starts, ends = pieces[PIECE_START], pieces[PIECE_END]
+    totals, largests = pieces[PIECE_TOTAL], pieces[PIECE_LARGEST]
+    for i in range(node_times.shape[0]):
+        n = _capacity_pieces(node_times, i, s, event_node, delta, event_island, cap0, n_days,
+                             days, order, buffer, capacity, pieces)
+        for q in range(n):
+            total_column = (totals[q] - total_lo) // total_step
+            largest_column = (largests[q] - largest_lo) // largest_step
+            for d in range(starts[q], ends[q]):
+                total_keys[i * n_days + d] = d * total_bins + total_column
+                largest_keys[i * n_days + d] = d * largest_bins + largest_column
 
 
 @compiled

@@ -307,11 +307,11 @@ def test_kernels_and_host_entry_points_take_the_tables_parameters(reduction):
 
 def test_the_per_scenario_functions_have_band_chunks_names():
     # read side by side: band_chunks' compiled functions, bands.cuh's per-scenario ones, in order
-    numba_names = re.findall(r"^@(?:jit|compiled)\ndef (\w+)\(",
+    numba_names = re.findall(r"^@(?:jit|jit_inline|compiled)\ndef (\w+)\(",
                              Path(band_chunks.__file__).read_text(), re.MULTILINE)
     cuda_names = re.findall(r"^MCRISK_HD [\w:&*]+ (\w+)\(", cuda.kernel_file("bands.cuh"),
                             re.MULTILINE)
-    cuda_only = {"floor_divide", "count_into", "event_days"}
+    cuda_only = {"floor_divide", "count_into"}
     host_side = {"count_runs", "merge_counts"}        # DayHistogram's merges, not per scenario
     assert [n.lstrip("_") for n in numba_names if n not in host_side] == \
         [n for n in cuda_names if n not in cuda_only]
