@@ -2,11 +2,12 @@
 there, and the value of flexibility in sentences (summary.json's `contingent`)."""
 from __future__ import annotations
 
-from ..core.labels import label
 from ..report.text import visible
 from ..results.compare import money_text
 from ..results.contingency import (
     branch_rows,
+    cell_heading,
+    cell_text,
     condition_text,
     flexibility_sentences,
     moment_text,
@@ -26,27 +27,14 @@ def format_contingent(contingent: dict, currency: str | None = None) -> str:
         rows = branch_rows(name, entry)
         width = max(len(visible(r["strategy"])) for r in rows)
         header = (f"    {'branch':<6} {'strategy':<{width}} {'share [95% CI]':<21}"
-                  + "".join(f" {_head(c, s):>18}" for c, s, _ in rows[0]["cells"]))
+                  + "".join(f" {cell_heading(c, s):>18}" for c, s, _ in rows[0]["cells"]))
         lines.append(header)
         for r in rows:
             low, high = r["share_ci"]
             share = f"{r['share']:.1%} [{low:.1%}, {high:.1%}]"
-            cells = "".join(f" {_cell(c, v, money):>18}" for c, _, v in r["cells"])
+            cells = "".join(f" {cell_text(c, v, money):>18}" for c, _, v in r["cells"])
             lines.append(f"    {r['branch']:<6} {visible(r['strategy']):<{width}} "
                          f"{share:<21}{cells}")
     lines.append("value of flexibility (contingent - each fixed branch, on the same worlds):")
     lines += [f"  {visible(s)}" for s in flexibility_sentences(contingent, money)]
     return "\n".join(lines)
-
-
-def _head(column: str, statistic: str) -> str:
-    words = "total cost" if column == "cost_total" else label(column)
-    return f"{words} {statistic.upper() if statistic != 'mean' else 'mean'}"
-
-
-def _cell(column: str, value: float | None, money) -> str:
-    if value is None:
-        return "-"
-    if column == "cost_total" and money is not None:
-        return money(value)
-    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:,.1f}"

@@ -114,6 +114,23 @@ def branch_rows(name: str, entry: dict) -> list[dict]:
     return rows
 
 
+def cell_heading(column: str, statistic: str) -> str:
+    """A branch table's heading for a cell of branch_rows: 'trough depth (H100-eq) P90',
+    'total cost mean'."""
+    words = "total cost" if column == "cost_total" else label(column)
+    return f"{words} {statistic.upper() if statistic != 'mean' else 'mean'}"
+
+
+def cell_text(column: str, value: float | None, money, missing: str = "-") -> str:
+    """A branch table's cell of branch_rows: `missing` where no world takes the branch, a
+    cost through `money` (results.compare.money_text of the currency), else the number."""
+    if value is None:
+        return missing
+    if column == "cost_total" and money is not None:
+        return money(value)
+    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:,.1f}"
+
+
 def moment_text(decision: dict) -> str:
     """When a decision (summary.json's `decision`) is taken: 'on day 150' or 'when shipment
     S3 arrives' (its event's milestone name)."""

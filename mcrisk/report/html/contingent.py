@@ -4,16 +4,19 @@ of flexibility in sentences, claimed only beyond Monte Carlo noise (summary.json
 `contingent`)."""
 from __future__ import annotations
 
-from ...core.labels import label
 from ...results.compare import money_text
 from ...results.contingency import (
     branch_rows,
+    cell_heading,
+    cell_text,
     condition_text,
     flexibility_sentences,
     moment_text,
 )
 from ..text import html_text
 from .parts import swatch
+
+DASH = "–"              # a branch no world takes
 
 
 def contingent_section(s: dict, colors: dict[str, str]) -> list[str]:
@@ -32,14 +35,15 @@ def contingent_section(s: dict, colors: dict[str, str]) -> list[str]:
     for name, entry in contingent.items():
         d = entry["decision"]
         rows = branch_rows(name, entry)
-        head = "".join(f"<th>{html_text(_head(c, st))}</th>" for c, st, _ in rows[0]["cells"])
+        head = "".join(f"<th>{html_text(cell_heading(c, st))}</th>" for c, st, _ in rows[0]["cells"])
         cells = []
         for r in rows:
             low, high = r["share_ci"]
             cells.append(
                 f"<tr><td>{html_text(r['branch'])}</td><td>{swatch(r['strategy'], colors)}</td>"
                 f"<td>{r['share']:.1%} [{low:.1%}, {high:.1%}]</td>"
-                + "".join(f"<td>{html_text(_cell(c, v, money))}</td>" for c, _, v in r["cells"])
+                + "".join(f"<td>{html_text(cell_text(c, v, money, DASH))}</td>"
+                          for c, _, v in r["cells"])
                 + "</tr>")
         body += [(f"<h3>{swatch(name, colors)}: {html_text(moment_text(d))}, "
                  f"{html_text(condition_text(d))}?</h3>"),
@@ -50,16 +54,3 @@ def contingent_section(s: dict, colors: dict[str, str]) -> list[str]:
                  f"<p>{html_text(t)}</p>" for t in flexibility_sentences(contingent, money))
              + "</div>"]
     return body
-
-
-def _head(column: str, statistic: str) -> str:
-    words = "total cost" if column == "cost_total" else label(column)
-    return f"{words} {statistic.upper() if statistic != 'mean' else 'mean'}"
-
-
-def _cell(column: str, value: float | None, money) -> str:
-    if value is None:
-        return "–"
-    if column == "cost_total" and money is not None:
-        return money(value)
-    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:,.1f}"
