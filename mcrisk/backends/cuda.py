@@ -356,7 +356,7 @@ def simulate_chunk(plan: CompiledScenario, seed: int, first: int, count: int,
         return metrics.get(), world.get(), None
     nodes = node_times.get()
     if not plan.contingencies:
-        nodes = with_device_chunk(nodes, DeviceChunk(node_times, world, plan))
+        nodes = with_device_chunk(nodes, DeviceChunk(node_times, world))
     return metrics.get(), world.get(), nodes
 
 
@@ -389,8 +389,8 @@ class DeviceChunk:
     mcrisk.results.milestones.MilestoneCollector and mcrisk.results.bands.BandCollector
     reduce on the device instead of the host copy."""
 
-    def __init__(self, node_times, world, plan: CompiledScenario | None = None):
-        self.node_times, self.world, self.plan = node_times, world, plan
+    def __init__(self, node_times, world):
+        self.node_times, self.world = node_times, world
         self.bands = None       # cuda_bands.DeviceBands, set by the Backend (mcrisk.backends)
 
     @property
