@@ -17,6 +17,7 @@ name, and the loop that runs a backend over a run's chunks, here or on Dask.
                  the hooks that reduce each chunk as it comes
     kept         where a run keeps every scenario's results: memory, or past 1 GB a
                  nameless file mapped into memory
+    buffers      the arrays a chunk loop hands its backend chunk after chunk
     dask         the same chunks as tasks on Dask workers
 
 `cpu` and `gpu`, the names of earlier versions, are accepted as aliases of numba and cuda.
@@ -49,19 +50,23 @@ class Backend:
     module: ModuleType
     reason: str          # why it was chosen (for `auto`) or "requested"
 
-    def simulate_chunk(self, plan, seed, first, count, keep_nodes=False):
+    def simulate_chunk(self, plan, seed, first, count, keep_nodes=False, buffers=None):
         """The module's chunk; with contingent strategies, each world's contingent rows
         replaced by the branch it takes (mcrisk/backends/contingency.py), which needs the
-        node times whether or not the caller keeps them."""
+        node times whether or not the caller keeps them. `buffers` (a chunk loop's
+        mcrisk.backends.buffers.ChunkBuffers): the arrays returned may be its, valid until
+        the loop's next chunk (the Numba backend's; the others ignore them)."""
+        extra = {"buffers": buffers} if buffers is not None and self.name == "numba" else {}
         if not plan.contingencies:
             metrics, world, nodes = self.module.simulate_chunk(plan, seed, first, count,
-                                                               keep_nodes)
+                                                               keep_nodes, **extra)
             chunk = getattr(nodes, "device_chunk", None)
             if self.name == "cuda" and chunk is not None:     # the bands reduced there too
                 from .cuda_bands import DeviceBands           # (it builds on .cuda)
                 chunk.bands = DeviceBands(plan)
             return metrics, world, nodes
-        metrics, world, nodes = self.module.simulate_chunk(plan, seed, first, count, True)
+        metrics, world, nodes = self.module.simulate_chunk(plan, seed, first, count, True,
+                                                           **extra)
         take_branches(plan, first, metrics, nodes)
         return metrics, world, nodes if keep_nodes else None
 

@@ -25,6 +25,7 @@ from typing import Callable
 import numpy as np
 
 from . import Backend
+from .buffers import ChunkBuffers
 from .contingency import branches_taken
 from .kept import check_disk, kept_array, kept_bytes, small_enough
 from ..plan.record import CompiledScenario
@@ -95,7 +96,8 @@ def simulate(plan: CompiledScenario, samples: int, seed: int, backend: Backend,
     by streaming without keeping it for all scenarios: the chunk's metrics as the backend
     returned them, the cost columns (definitions.COSTS) after the six metrics when the plan
     has costs, the job columns after those with a job mix. Node times are only computed when
-    a hook is given.
+    a hook is given. A hook's arrays are valid during its call only (the next chunk reuses
+    them: mcrisk.backends.buffers): a hook copies whatever it keeps.
     `progress` sees a `simulate` phase counted in scenarios (mcrisk.core.progress), with `note`.
     """
     if samples < 1:
@@ -215,10 +217,11 @@ def _chunks(plan: CompiledScenario, seed: int, backend: Backend, first: int, sam
     if remote is not None:
         yield from remote(plan, seed, first, samples, chunk_size, keep_nodes)
         return
+    buffers = ChunkBuffers()        # valid until the next chunk: hooks copy what they keep
     for offset in range(0, samples, chunk_size):
         count = min(chunk_size, samples - offset)
         yield first + offset, backend.simulate_chunk(plan, seed, first + offset, count,
-                                                     keep_nodes=keep_nodes)
+                                                     keep_nodes=keep_nodes, buffers=buffers)
 
 
 def _check_costs(plan: CompiledScenario, samples: int, costs: np.ndarray | None) -> None:

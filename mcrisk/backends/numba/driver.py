@@ -20,6 +20,7 @@ from ...plan.record import CompiledScenario
 from ...core.rng import check_scenarios, split_seed
 from ...core.jit import entry, entry_digest
 from ...core.jit import jit
+from ..buffers import ChunkBuffers
 from .costs import strategy_costs
 from .metrics import (capacity_metrics, completion_day, job_metrics, power_violation,
                       sorted_events)
@@ -138,15 +139,19 @@ def prepare(plan: CompiledScenario) -> None:
 
 
 def simulate_chunk(plan: CompiledScenario, seed: int, first: int, count: int,
-                   keep_nodes: bool = False):
-    """Same contract as the NumPy backend's simulate_chunk (mcrisk/backends/numpy/driver.py)."""
+                   keep_nodes: bool = False, buffers: ChunkBuffers | None = None):
+    """Same contract as the NumPy backend's simulate_chunk (mcrisk/backends/numpy/driver.py).
+    With `buffers` (a chunk loop's), the arrays returned are its, valid until its next call
+    (performance: mcrisk.backends.buffers)."""
     check_scenarios(first, count)
     seed_lo, seed_hi = split_seed(seed)
-    metrics = np.zeros((count, plan.n_strategies,
-                        N_METRICS + plan.n_costs + plan.n_job_cols))
-    world = np.zeros((count, plan.n_quantities))
-    node_times = np.zeros((count if keep_nodes else 1, plan.n_strategies, plan.n_nodes))
-    status = np.zeros(count, dtype=np.int8)
+    zeros = (buffers or ChunkBuffers()).zeros
+    metrics = zeros("metrics", (count, plan.n_strategies,
+                                N_METRICS + plan.n_costs + plan.n_job_cols))
+    world = zeros("world", (count, plan.n_quantities))
+    node_times = zeros("node_times", (count if keep_nodes else 1, plan.n_strategies,
+                                      plan.n_nodes))
+    status = zeros("status", (count,), np.int8)
     n_blocks = max(1, min(count, nb.get_num_threads() * 8))
     simulate_chunk_kernel(plan.kernel_record(), np.uint64(seed_lo), np.uint64(seed_hi),
                           np.uint64(first), n_blocks, metrics, world, node_times,
