@@ -5,10 +5,11 @@ Performance: one chunk hook runs them side by side on the threads of core.tasks
 (the Parquet writer, the bands and the milestones release the GIL in their heavy parts)."""
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..core.tasks import finish, submit
+from ..core.tasks import run_tasks
 from ..plan.record import CompiledScenario
 from ..results.jobs import scenario_job_columns
 from ..results.milestones import MilestoneCollector
@@ -63,20 +64,23 @@ class RunCollector:
             self.metrics.abort()
 
     def _chunk(self, first, metrics, world, node_times) -> None:
-        """The one chunk hook: metrics.parquet's rows written on a thread of its own while
-        the bands and the milestones (each a task per strategy on the same threads) reduce
-        the chunk; returns when all three are done, raising the first failure."""
-        writing: list = []
-        try:
-            if self.metrics is not None:
-                submit(writing, self._write_metrics, first, metrics, world, node_times)
-            self.bands(first, metrics, world, node_times)
-            if self.milestones is not None:
-                self.milestones(first, metrics, world, node_times)
-        finally:
-            finish(writing)             # never leave the writer busy behind an error or a stop
-        for task in writing:
-            task.result()
+        """The one chunk hook: metrics.parquet's rows, the milestones and the bands (a task
+        per strategy each) as one batch of tasks on the same threads, the longest first;
+        returns when all are done, raising the first failure.
+
+        Performance: one batch, not the bands' tasks and then the milestones', so that no
+        thread waits at a barrier between the two while the other finishes a task; the
+        longest first (the writer, ~0.3 CPU-s a 65,536-scenario chunk of the reference,
+        then a strategy's milestones, ~0.15 s, then its bands, ~0.08 s), so that the last
+        task to finish is a short one."""
+        tasks = []
+        if self.metrics is not None:
+            tasks.append(functools.partial(self._write_metrics, first, metrics, world,
+                                           node_times))
+        if self.milestones is not None:
+            tasks += self.milestones.tasks(first, metrics, world, node_times)
+        tasks += self.bands.tasks(first, metrics, world, node_times)
+        run_tasks(tasks)
 
     def _write_metrics(self, first, metrics, world, node_times) -> None:
         """The metrics.parquet hook; an OSError (a full disk) names the file."""
