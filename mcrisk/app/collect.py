@@ -5,11 +5,11 @@ Performance: one chunk hook runs them side by side on the threads of core.tasks
 (the Parquet writer, the bands and the milestones release the GIL in their heavy parts)."""
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..core.tasks import run_tasks
+from ..backends.chunks import WRITER_DEPTH
+from ..core.tasks import Background, run_tasks
 from ..plan.record import CompiledScenario
 from ..results.jobs import scenario_job_columns
 from ..results.milestones import MilestoneCollector
@@ -54,6 +54,7 @@ class RunCollector:
         self.milestones = (MilestoneCollector(plan, scenario, as_of=as_of)
                            if scenario is not None and COLLECT_MILESTONES else None)
         self.hooks = (self._chunk,)
+        self._writing = Background(depth=WRITER_DEPTH, name="mcrisk-metrics")
         self._committed = False
 
     def __enter__(self) -> "RunCollector":
@@ -61,22 +62,28 @@ class RunCollector:
 
     def __exit__(self, kind, value, traceback) -> None:
         if not self._committed and self.metrics is not None:
-            self.metrics.abort()
+            try:
+                self._writing.cancel()
+            finally:
+                self.metrics.abort()
 
     def _chunk(self, first, metrics, world, node_times) -> None:
-        """The one chunk hook: metrics.parquet's rows, the milestones and the bands (a task
-        per strategy each) as one batch of tasks on the same threads, the longest first;
-        returns when all are done, raising the first failure.
+        """The one chunk hook: the milestones and the bands (a task per strategy each) as
+        one batch of tasks on the same threads, the longest first, while metrics.parquet's
+        rows are written behind (core.tasks.Background, from copies: the chunk's arrays are
+        the next chunk's); returns when the batch is done, raising the first failure (the
+        writer's at the next chunk or at commit).
 
         Performance: one batch, not the bands' tasks and then the milestones', so that no
         thread waits at a barrier between the two while the other finishes a task; the
-        longest first (the writer, ~0.3 CPU-s a 65,536-scenario chunk of the reference,
-        then a strategy's milestones, ~0.15 s, then its bands, ~0.08 s), so that the last
-        task to finish is a short one."""
-        tasks = []
+        longest first (a strategy's milestones, ~0.15 CPU-s a 65,536-scenario chunk of the
+        reference, then its bands, ~0.08 s), so that the last task to finish is a short
+        one. The writer (~0.3 CPU-s a chunk) is waited for only at commit, after the
+        summaries (single-threaded) have run beside it."""
         if self.metrics is not None:
-            tasks.append(functools.partial(self._write_metrics, first, metrics, world,
-                                           node_times))
+            self._writing.put(self._write_metrics, first, metrics.copy(),
+                              world.copy(), None)
+        tasks = []
         if self.milestones is not None:
             tasks += self.milestones.tasks(first, metrics, world, node_times)
         tasks += self.bands.tasks(first, metrics, world, node_times)
@@ -95,6 +102,8 @@ class RunCollector:
         detail = RunDetail(self.bands.bands(), self.bands.hall_power(),
                            self.milestones.summary() if self.milestones is not None else None)
         try:
+            if self.metrics is not None:
+                self._writing.finish()
             paths = [self.metrics.commit()] if self.metrics is not None else []
         except OSError as error:
             raise with_filename(error, self.metrics_path) from None

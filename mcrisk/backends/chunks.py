@@ -309,16 +309,24 @@ def _milestones_per_strategy(plan: CompiledScenario) -> float:
     return MILESTONES_PER_NODE * plan.n_nodes
 
 
+# Chunks whose metrics.parquet rows may wait to be written behind the chunk loop
+# (mcrisk.app.collect), each a copy of the chunk's metrics and world.
+WRITER_DEPTH = 2
+
+
 def chunk_output_bytes(plan: CompiledScenario, chunk: int) -> int:
     """Bytes the streaming outputs (mcrisk.app.collect's hooks) hold for one chunk of
     `chunk` scenarios, about: its node times; their milestone times, copied and sorted once
     per strategy reduced at a time (as many as Numba's threads), each with the histogram
-    table it makes; the chunk's rows of metrics.parquet (the cost columns too, with costs)."""
+    table it makes; the chunk's rows of metrics.parquet (the cost columns too, with costs),
+    and the copies of WRITER_DEPTH chunks' metrics and worlds waiting to be written."""
     node_times = chunk * plan.n_strategies * plan.n_nodes * 8
     at_once = min(plan.n_strategies, _output_threads())
     milestone_rows = at_once * chunk * _milestones_per_strategy(plan) * 8 * 2
     parquet = chunk * plan.n_strategies * (chunk_columns(plan) + plan.n_quantities) * 8
-    return int(node_times + milestone_rows + parquet)
+    waiting = WRITER_DEPTH * chunk * (plan.n_strategies * chunk_columns(plan)
+                                      + plan.n_quantities) * 8
+    return int(node_times + milestone_rows + parquet + waiting)
 
 
 def _output_threads() -> int:

@@ -9,6 +9,7 @@ error among them.
 from __future__ import annotations
 
 import functools
+import threading
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Callable, Iterable
 
@@ -36,14 +37,14 @@ def pool() -> ThreadPoolExecutor:
                               thread_name_prefix="mcrisk-chunk")
 
 
-def submit(futures: list, task: Callable, *args) -> Future:
-    """pool().submit(task, *args), its future appended to `futures`, for the caller to
-    finish() in a `finally`. A stop is held back until both are done: one landing inside
+def submit(futures: list, task: Callable, *args, executor=None) -> Future:
+    """pool().submit(task, *args) (or `executor`'s), its future appended to `futures`, for
+    the caller to finish() in a `finally`. A stop is held back until both are done: one landing inside
     submit, while it starts a worker thread, leaves a thread the pool never registered (the
     process then hangs at exit, after the stop's message), and one landing before the
     future is kept leaves a task that runs on, unwaited, while the run unwinds."""
     with signals_held():
-        futures.append(pool().submit(task, *args))
+        futures.append((executor or pool()).submit(task, *args))
     return futures[-1]
 
 
@@ -74,3 +75,53 @@ def finish(futures) -> None:
             interrupted = interrupted or error
     if interrupted is not None:
         raise interrupted
+
+
+class Background:
+    """Tasks run one after another on a thread of their own, behind the caller: `put` hands
+    one over and returns at once unless `depth` are already waiting (then it waits for the
+    oldest), so the caller goes on while they run, and at most `depth` tasks' inputs are
+    held. `finish()` waits for every task and raises the first failure (in order); so does
+    the next `put` once one has failed. `cancel()` drops those not started and waits for the
+    one running: after either, nothing runs on.
+
+    Performance: what nobody waits for till the end (metrics.parquet's rows) runs while the
+    chunk loop simulates and reduces the next chunks, and while the run summarizes after it,
+    when one of the two cores would otherwise idle on the summaries' single thread.
+    """
+
+    def __init__(self, depth: int = 2, name: str = "mcrisk-background"):
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix=name)
+        self._room = threading.BoundedSemaphore(depth)
+        self._futures: list[Future] = []
+
+    def put(self, task: Callable, *args) -> None:
+        self._raise_failure()
+        self._room.acquire()
+        try:
+            future = submit(self._futures, task, *args, executor=self._pool)
+        except BaseException:
+            self._room.release()
+            raise
+        future.add_done_callback(lambda _: self._room.release())
+
+    def finish(self) -> None:
+        try:
+            finish(self._futures)
+        finally:
+            self._pool.shutdown(wait=False)
+        self._raise_failure()
+
+    def cancel(self) -> None:
+        for future in self._futures:
+            future.cancel()
+        try:
+            finish(self._futures)
+        finally:
+            self._pool.shutdown(wait=False)
+
+    def _raise_failure(self) -> None:
+        for future in self._futures:
+            if future.done() and not future.cancelled() and future.exception() is not None:
+                raise future.exception()
+        self._futures = [f for f in self._futures if not f.done()]
