@@ -1,0 +1,81 @@
+"""band_chunks' Numba-only fast paths against slow, obvious versions: the events sorted by rank
+(_rank_days) and the capacity blocks counted in grid steps (capacity_blocks on a grid), which
+kernels/bands.cuh does not mirror (it sorts by insertion and divides per piece; its host build
+is held to band_chunks by tests/backends/test_cuda_bands.py)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mcrisk.results import band_chunks
+from mcrisk.results.bands import capacity_grids, n_band_days, to_units
+
+
+@pytest.mark.parametrize("k", [1, 2, 5, 24, 63, 64])
+def test_events_ranked_by_day_follow_numpys_stable_argsort(k):
+    """Whole days with many ties (and n_days itself, where late, inf and NaN events go):
+    the order is numpy.argsort(kind='stable'), whatever order the previous scenario left."""
+    rng = np.random.default_rng(k)
+    keys, order = np.empty(k, np.int64), np.arange(k)
+    for high in (1, 3, 40, 541):
+        days = rng.integers(0, high + 1, k).astype(np.float64)
+        band_chunks._rank_days(days, keys, order)
+        np.testing.assert_array_equal(order, np.argsort(days, kind="stable"))
+
+
+def slow_counts(plan, node_times, s, lo, step, largest_lo, largest_step):
+    """(total, largest) counts [n_days, bins]: scenarios whose capacity on day d lies in bin
+    (v - lo) // step, each capacity from the definition (an event counts from the first whole
+    day d >= its time; NaN and times after the last day never), in micro-units."""
+    n_days = n_band_days(plan)
+    days = np.arange(n_days)
+    times = node_times[:, s, plan.cap_event_node]
+    applied = times[:, :, None] <= days[None, None, :]                      # NaN: never
+    delta = to_units(plan.cap_event_delta)
+    cap0 = to_units(plan.island_cap0)
+    islands = np.stack([cap0[i] + np.einsum("nkd,k->nd", applied.astype(np.int64),
+                                            np.where(plan.cap_event_island[s] == i, delta, 0))
+                        for i in range(cap0.size)])
+    out = []
+    for values, low, width in ((islands.sum(axis=0), lo, step),
+                               (islands.max(axis=0), largest_lo, largest_step)):
+        bins = (values - low) // width
+        counts = np.zeros((n_days, int(bins.max()) + 1), np.int64)
+        np.add.at(counts, (np.broadcast_to(days, bins.shape), bins), 1)
+        out.append(counts)
+    return out
+
+
+@pytest.mark.parametrize("path", ["grid steps", "divisions"])
+@pytest.mark.parametrize("layout", ["rows", "columns"])
+def test_capacity_blocks_count_the_definitions_capacities(reference_plan, path, layout):
+    """capacity_blocks' blocks, summed over days, are the number of scenarios on each (day,
+    bin), on the plan's grids (counted in steps) and on a largest-island grid of half the
+    step (not the total's: each piece divided), into blocks in row or column order; with
+    events on one day, after the last day, inf, NaN and before day 0."""
+    plan = reference_plan
+    rng = np.random.default_rng(9)
+    n_days = n_band_days(plan)
+    nodes = rng.uniform(-5, n_days + 30, size=(300, plan.n_strategies, plan.n_nodes))
+    nodes[:100] = np.round(nodes[:100] / 9) * 9                       # many events on one day
+    nodes[100:120, :, rng.integers(0, plan.n_nodes, 6)] = np.inf
+    nodes[120:140, :, rng.integers(0, plan.n_nodes, 6)] = np.nan
+    total_grid, island_grid = capacity_grids(plan)
+    largest_step = island_grid.step // (2 if path == "divisions" else 1)
+    largest_bins = (island_grid.n_bins - 1) * (island_grid.step // largest_step) + 1
+    for s in range(plan.n_strategies):
+        blocks = [np.zeros((n_days + 1, bins), np.int32)
+                  for bins in (total_grid.n_bins, largest_bins)]
+        if layout == "columns":
+            blocks = [np.zeros(b.shape[::-1], np.int32).T for b in blocks]
+        band_chunks.capacity_blocks(
+            nodes, s, plan.cap_event_node, to_units(plan.cap_event_delta),
+            plan.cap_event_island[s], to_units(plan.island_cap0), n_days, total_grid.lo,
+            total_grid.step, blocks[0], island_grid.lo, largest_step, blocks[1])
+        expected = slow_counts(plan, nodes, s, total_grid.lo, total_grid.step, island_grid.lo,
+                               largest_step)
+        for block, counts in zip(blocks, expected):
+            assert not np.cumsum(block, axis=0)[n_days].any()         # every piece ends
+            got = np.cumsum(block, axis=0)[:n_days]
+            np.testing.assert_array_equal(got[:, :counts.shape[1]], counts)
+            assert not got[:, counts.shape[1]:].any()
