@@ -121,9 +121,33 @@ def _rank_days(days, keys, order) -> None:
         order[rank] = e
 
 
+DAYS_PER_EVENT = 16             # _count_days where the days are at most this many per event
+
+
+@jit_inline
+def _count_days(days, counts, order) -> None:
+    """order: numpy.argsort(days, kind='stable') of whole days 0 .. counts.size - 1, by
+    counting (counts: scratch, int64[n_days + 1]): each day's events in their order.
+
+    Performance: linear in events and days, where _sort merges (k log k comparisons, each
+    branch a coin flip): the 64x plan's 1,536 capacity events a scenario."""
+    counts[:] = 0
+    for e in range(days.size):
+        counts[np.int64(days[e])] += 1
+    before = 0
+    for d in range(counts.size):
+        held = counts[d]
+        counts[d] = before
+        before += held
+    for e in range(days.size):
+        d = np.int64(days[e])
+        order[counts[d]] = e
+        counts[d] += 1
+
+
 @jit_inline
 def _capacity_pieces(node_times, i, s, event_node, delta, event_island, cap0, n_days, days,
-                     order, buffer, keys, capacity, pieces) -> int:
+                     order, buffer, keys, counts, capacity, pieces) -> int:
     """Scenario i's capacity pieces under strategy s, as results.bands.capacity_pieces
     makes them: its capacity events sorted by day (ceil of the time, clamped to 0 .. n_days:
     later than the last day, inf and NaN count from n_days; numpy's stable argsort), the total
@@ -131,7 +155,8 @@ def _capacity_pieces(node_times, i, s, event_node, delta, event_island, cap0, n_
     total pieces[PIECE_TOTAL, q] and the largest island's pieces[PIECE_LARGEST, q] over days
     pieces[PIECE_START, q] .. pieces[PIECE_END, q] - 1; empty pieces are left out. Returns
     how many. Scratch (_scratch): days, order (a permutation of the k events), buffer (k),
-    keys (int64[k]), capacity (an entry per island), pieces (int64[4, k + 1])."""
+    keys (int64[k]), counts (int64[n_days + 1]), capacity (an entry per island), pieces
+    (int64[4, k + 1])."""
     k = event_node.size
     islands = cap0.size
     for e in range(k):
@@ -141,6 +166,8 @@ def _capacity_pieces(node_times, i, s, event_node, delta, event_island, cap0, n_
         days[e] = max(day, 0.0)
     if k <= INSERTION_UP_TO:
         _rank_days(days, keys, order)
+    elif n_days <= DAYS_PER_EVENT * k:
+        _count_days(days, counts, order)
     else:
         _sort(days, order, buffer)
     total = 0
@@ -194,7 +221,7 @@ def capacity_blocks(node_times, s, event_node, delta, event_island, cap0, n_days
     thread time before, 0.150 s with these and _rank_days)."""
     k = event_node.size
     days, order, buffer = np.empty(k), np.arange(k), np.empty(k, np.int64)
-    keys = np.empty(k, np.int64)
+    keys, counts = np.empty(k, np.int64), np.empty(n_days + 1, np.int64)
     capacity, pieces = np.empty(cap0.size, np.int64), np.empty((4, k + 1), np.int64)
     starts, ends = pieces[PIECE_START], pieces[PIECE_END]
     totals, largests = pieces[PIECE_TOTAL], pieces[PIECE_LARGEST]
@@ -210,8 +237,8 @@ def capacity_blocks(node_times, s, event_node, delta, event_island, cap0, n_days
         shift = total0 - cap0_steps.sum()
         for i in range(node_times.shape[0]):
             n = _capacity_pieces(node_times, i, s, event_node, delta_steps, event_island,
-                                 cap0_steps, n_days, days, order, buffer, keys, capacity,
-                                 pieces)
+                                 cap0_steps, n_days, days, order, buffer, keys, counts,
+                                 capacity, pieces)
             for q in range(n):
                 column = totals[q] + shift
                 total_block[starts[q], column] += 1
@@ -221,7 +248,7 @@ def capacity_blocks(node_times, s, event_node, delta, event_island, cap0, n_days
         return
     for i in range(node_times.shape[0]):
         n = _capacity_pieces(node_times, i, s, event_node, delta, event_island, cap0, n_days,
-                             days, order, buffer, keys, capacity, pieces)
+                             days, order, buffer, keys, counts, capacity, pieces)
         for q in range(n):
             column = (totals[q] - total_lo) // total_step
             total_block[starts[q], column] += 1
@@ -269,13 +296,13 @@ def capacity_day_keys(node_times, s, event_node, delta, event_island, cap0, n_da
     block (which a grid of many values cannot afford)."""
     k = event_node.size
     days, order, buffer = np.empty(k), np.arange(k), np.empty(k, np.int64)
-    keys = np.empty(k, np.int64)
+    keys, counts = np.empty(k, np.int64), np.empty(n_days + 1, np.int64)
     capacity, pieces = np.empty(cap0.size, np.int64), np.empty((4, k + 1), np.int64)
     starts, ends = pieces[PIECE_START], pieces[PIECE_END]
     totals, largests = pieces[PIECE_TOTAL], pieces[PIECE_LARGEST]
     for i in range(node_times.shape[0]):
         n = _capacity_pieces(node_times, i, s, event_node, delta, event_island, cap0, n_days,
-                             days, order, buffer, keys, capacity, pieces)
+                             days, order, buffer, keys, counts, capacity, pieces)
         for q in range(n):
             total_column = (totals[q] - total_lo) // total_step
             largest_column = (largests[q] - largest_lo) // largest_step

@@ -4,6 +4,8 @@ kernels/bands.cuh does not mirror (it sorts by insertion and divides per piece; 
 is held to band_chunks by tests/backends/test_cuda_bands.py)."""
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 
@@ -21,6 +23,31 @@ def test_events_ranked_by_day_follow_numpys_stable_argsort(k):
         days = rng.integers(0, high + 1, k).astype(np.float64)
         band_chunks._rank_days(days, keys, order)
         np.testing.assert_array_equal(order, np.argsort(days, kind="stable"))
+
+
+@pytest.mark.parametrize("k", [65, 160, 1_537])
+def test_events_counted_by_day_follow_numpys_stable_argsort(k):
+    """_count_days (more events than _rank_days takes, days at most DAYS_PER_EVENT per event):
+    numpy.argsort(kind='stable') of whole days 0 .. n_days, ties in event order."""
+    rng = np.random.default_rng(k)
+    order = np.empty(k, np.int64)
+    for n_days in (1, 40, 541):
+        counts = np.empty(n_days + 1, np.int64)
+        days = rng.integers(0, n_days + 1, k).astype(np.float64)
+        band_chunks._count_days(days, counts, order)
+        np.testing.assert_array_equal(order, np.argsort(days, kind="stable"))
+
+
+def many_events_plan(k=200, strategies=2):
+    """A plan-shaped record of k capacity events over three islands (a new unit's island by
+    strategy), for capacity_blocks' counting sort: whole H100-eq on a 4 H100-eq grid."""
+    rng = np.random.default_rng(k)
+    return SimpleNamespace(
+        n_strategies=strategies, n_nodes=k + 3, horizon=540.5,
+        cap_event_node=rng.permutation(k + 3)[:k].astype(np.int32),
+        cap_event_delta=4.0 * rng.integers(-3, 6, k),
+        cap_event_island=rng.integers(0, 3, (strategies, k)).astype(np.int32),
+        island_cap0=np.array([400.0, 200.0, 80.0]))
 
 
 def slow_counts(plan, node_times, s, lo, step, largest_lo, largest_step):
@@ -46,14 +73,16 @@ def slow_counts(plan, node_times, s, lo, step, largest_lo, largest_step):
     return out
 
 
+@pytest.mark.parametrize("events", ["reference", "many"])
 @pytest.mark.parametrize("path", ["grid steps", "divisions"])
 @pytest.mark.parametrize("layout", ["rows", "columns"])
-def test_capacity_blocks_count_the_definitions_capacities(reference_plan, path, layout):
+def test_capacity_blocks_count_the_definitions_capacities(reference_plan, events, path, layout):
     """capacity_blocks' blocks, summed over days, are the number of scenarios on each (day,
     bin), on the plan's grids (counted in steps) and on a largest-island grid of half the
     step (not the total's: each piece divided), into blocks in row or column order; with
-    events on one day, after the last day, inf, NaN and before day 0."""
-    plan = reference_plan
+    events on one day, after the last day, inf, NaN and before day 0; the reference's 24
+    events a scenario (ranked) and 200 (counted by day)."""
+    plan = reference_plan if events == "reference" else many_events_plan()
     rng = np.random.default_rng(9)
     n_days = n_band_days(plan)
     nodes = rng.uniform(-5, n_days + 30, size=(300, plan.n_strategies, plan.n_nodes))
