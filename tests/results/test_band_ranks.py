@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from mcrisk.results import band_chunks
-from mcrisk.results.bands import capacity_grids, n_band_days, to_units
+from mcrisk.results.bands import capacity_grids, hall_peak_draw, n_band_days, to_units
 
 
 @pytest.mark.parametrize("k", [1, 2, 5, 24, 63, 64])
@@ -108,3 +108,45 @@ def test_capacity_blocks_count_the_definitions_capacities(reference_plan, events
             got = np.cumsum(block, axis=0)[:n_days]
             np.testing.assert_array_equal(got[:, :counts.shape[1]], counts)
             assert not got[:, counts.shape[1]:].any()
+
+
+@pytest.mark.parametrize("k", [65, 300, 1_537])
+def test_times_sorted_by_bucket_follow_numpys_stable_argsort(k):
+    """_bucket_times (a large plan's power events): numpy.argsort(kind='stable') with ties,
+    NaN, infinities, negative times, a cluster of more than INSERTION_UP_TO times in one
+    bucket (merged there), every time equal, and times spanning more than float64 can."""
+    rng = np.random.default_rng(k)
+    order, buffer = np.empty(k, np.int64), np.empty(k, np.int64)
+    counts, bucket = np.empty(k + 3, np.int64), np.empty(k, np.int64)
+    cases = []
+    times = np.round(rng.uniform(-20, 600, k), 1)                  # ties
+    times[rng.integers(0, k, k // 8)] = np.nan
+    times[rng.integers(0, k, k // 10)] = np.inf
+    times[rng.integers(0, k, k // 10)] = -np.inf
+    cases.append(times)
+    clustered = rng.uniform(0, 500, k)
+    clustered[:min(k, 70)] = 100 + rng.uniform(0, 1e-9, min(k, 70))  # one bucket, merged
+    cases += [clustered, np.full(k, 7.5), np.where(np.arange(k) % 2, 1e308, -1e308),
+              rng.uniform(0, 1e-300, k)]
+    for times in cases:
+        band_chunks._bucket_times(times, counts, bucket, order, buffer)
+        np.testing.assert_array_equal(order, np.argsort(times, kind="stable"))
+
+
+def test_peak_draws_of_many_events_are_the_definitions():
+    """peak_draws with 400 power events a scenario (sorted by bucket) gives hall_peak_draw's
+    peaks, the NumPy specification, bit for bit: ties, NaN, infinities included."""
+    rng = np.random.default_rng(3)
+    k, halls = 400, 3
+    plan = SimpleNamespace(power_event_node=rng.permutation(k + 5)[:k].astype(np.int32),
+                           power_event_hall=rng.integers(0, halls, (1, k)).astype(np.int32),
+                           power_event_delta=np.round(rng.uniform(-40, 60, k), 1),
+                           hall_draw0=np.array([100.0, 0.0, 35.5]),
+                           hall_cap=np.array([1e9, 1e9, 1e9]))
+    nodes = np.round(rng.uniform(-5, 600, (200, 1, k + 5)), 0)
+    nodes[:20, :, rng.integers(0, k + 5, 30)] = np.nan
+    nodes[20:40, :, rng.integers(0, k + 5, 30)] = np.inf
+    peak = np.empty((200, halls))
+    band_chunks.peak_draws(nodes, 0, plan.power_event_node, plan.power_event_hall[0],
+                           plan.power_event_delta, plan.hall_draw0, peak)
+    np.testing.assert_array_equal(peak, hall_peak_draw(plan, 0, nodes[:, 0, :]))
