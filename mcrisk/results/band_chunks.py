@@ -282,7 +282,7 @@ def _bucket_times(times, counts, bucket, order, buffer) -> None:
     counts[:] = 0
     for e in range(k):
         t = times[e]
-        if t != t:
+        if math.isnan(t):
             b = k + 2
         elif t == -math.inf:
             b = 0
