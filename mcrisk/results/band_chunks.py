@@ -305,8 +305,16 @@ def _bucket_times(times, counts, bucket, order, buffer) -> None:
     start = 0                                   # counts[b]: one past bucket b's last
     for b in range(k + 3):
         end = counts[b]
-        if end - start > 1:
+        if end - start > INSERTION_UP_TO:
             _sort(times, order[start:end], buffer[start:end])
+        else:                                   # in place: no views for a bucket of few
+            for j in range(start + 1, end):
+                current = order[j]
+                q = j - 1
+                while q >= start and _before(times, current, order[q]):
+                    order[q + 1] = order[q]
+                    q -= 1
+                order[q + 1] = current
         start = end
 
 
