@@ -109,7 +109,7 @@ def _rank_days(days, keys, order) -> None:
     Performance: every comparison made, none branched on (the loop vectorizes): the
     reference's 24 events cost about a third of _sort's insertion from the last order, whose
     branches the scenarios' differing orders mispredict (one chunk, 5 strategies: 0.151 s
-    thread time for the days and _sort, 0.090 s by rank; /tmp measurement, Numba 0.68)."""
+    thread time for the days and _sort, 0.090 s by rank; Numba 0.68)."""
     k = days.size
     for e in range(k):
         keys[e] = (np.int64(days[e]) << EVENT_BITS) | e
@@ -218,7 +218,7 @@ def capacity_blocks(node_times, s, event_node, delta, event_island, cap0, n_days
     (v - lo) // step of a multiple of step); a block given in column order (a transposed
     C array, as results.bands passes it) keeps one value's days together, which the
     pieces' scattered updates reach in cache (one reference chunk, 5 strategies: 0.247 s
-    thread time before, 0.150 s with these and _rank_days)."""
+    thread time before, 0.150 s with these and _rank_days; benchmarks/bench_band_hook.py)."""
     k = event_node.size
     days, order, buffer = np.empty(k), np.arange(k), np.empty(k, np.int64)
     keys, counts = np.empty(k, np.int64), np.empty(n_days + 1, np.int64)
