@@ -159,7 +159,11 @@ class DayHistogram:
         """keys: int64, row * grid.n_bins + bin of each sample on each row (any order; this
         object may sort the array in place)."""
         keys = keys.ravel()
-        keys.sort()
+        # Performance: a sample's keys come in rising runs (band_chunks.capacity_day_keys
+        # and add_pieces write them day by day), which the stable sort (a merging sort for
+        # int64) merges: 4.4M keys of one chunk of the full reference took 0.156 s thread
+        # time, against 0.285 s by the default quicksort (same keys: integers)
+        keys.sort(kind="stable")
         self.pending.append(band_chunks.count_runs(keys))
         self.n += samples
         if sum(k.size for k, _ in self.pending) > max(self.keys.size, 1 << 20):

@@ -384,7 +384,11 @@ class BandCollector:
         """Strategy s's capacity pieces straight into the grid's blocks (band_chunks: the
         compiled form of capacity_pieces and add_pieces, with the same counts)."""
         total, largest = self.total[s], self.largest[s]
-        blocks = [np.zeros((self.n_days + 1, h.grid.n_bins), np.int32) for h in (total, largest)]
+        size = self.n_days + 1
+        if device is None:          # column order: band_chunks.capacity_blocks' performance
+            blocks = [np.zeros((h.grid.n_bins, size), np.int32).T for h in (total, largest)]
+        else:
+            blocks = [np.zeros((size, h.grid.n_bins), np.int32) for h in (total, largest)]
         _reduction(device, "capacity_blocks", node_times)(
             source, self.plan.cap_event_node, self.delta_units,
             self.plan.cap_event_island[source], self.cap0_units, self.n_days, total.grid.lo,
