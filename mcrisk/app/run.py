@@ -25,6 +25,7 @@ from ..results.drivers import drivers_summary
 from ..results.horizon import beyond_horizon
 from ..results.mitigation import counterpart, risks_entry
 from ..results.precision import PrecisionTarget, precision_entry
+from ..results.quantiles import shared_order_statistics
 from ..backends import Backend, select_backend
 from ..backends.jit_events import numba_compiles
 from ..plan.record import CompiledScenario
@@ -370,9 +371,10 @@ def _run_prepared(scenario: Scenario, plan: CompiledScenario, out_dir: str | Pat
     block = status_block(scenario, plan, status, simulation["seed"])
     if out_dir is None:
         result, reached = _simulate(plan, **simulation)
-        summary = build_summary(scenario, chosen, result, simulation["chunk_size"], reached,
-                                **risk_keys(result, chosen), progress=simulation["progress"],
-                                status=block)
+        with _shared(result):
+            summary = build_summary(scenario, chosen, result, simulation["chunk_size"],
+                                    reached, **risk_keys(result, chosen),
+                                    progress=simulation["progress"], status=block)
         return RunResult(scenario, plan, chosen, result, summary, None)
     out = Path(out_dir)
     rows = ((simulation["samples"] if simulation["precision"] is None
@@ -423,17 +425,25 @@ def _write_run(scenario: Scenario, plan: CompiledScenario, folder: Path, report:
     with RunCollector(plan, folder, scenario, status, write_metrics) as collect:
         result, reached = _simulate(plan, samples, seed, backend, chunk_size, progress,
                                     precision, collect.hooks)
-        summary = build_summary(scenario, backend, result, chunk_size, reached,
-                                **risk_keys(result, backend), progress=progress, status=status)
-        if entry is not None:
-            summary["metrics_parquet"] = {**entry, "rows": result.samples *
-                                          len(plan.strategy_names)}
-        with progress.phase(WRITE, total=len(write_steps(csv, report))) as phase:
-            steps = Steps(phase, write_steps(csv, report))
-            tables, detail = collect.commit()
-            steps.next()
-            return _write_files(RunResult(scenario, plan, backend, result, summary, folder,
-                                          (), detail), tables, csv, report, steps)
+        with _shared(result):
+            summary = build_summary(scenario, backend, result, chunk_size, reached,
+                                    **risk_keys(result, backend), progress=progress,
+                                    status=status)
+            if entry is not None:
+                summary["metrics_parquet"] = {**entry, "rows": result.samples *
+                                              len(plan.strategy_names)}
+            with progress.phase(WRITE, total=len(write_steps(csv, report))) as phase:
+                steps = Steps(phase, write_steps(csv, report))
+                tables, detail = collect.commit()
+                steps.next()
+                return _write_files(RunResult(scenario, plan, backend, result, summary,
+                                              folder, (), detail), tables, csv, report, steps)
+
+
+def _shared(result: SimulationResult):
+    """The block in which the summary and the report read the run's columns: each order
+    statistic of a column is selected once (results.quantiles.shared_order_statistics)."""
+    return shared_order_statistics(result.metrics, result.costs, result.jobs)
 
 
 def write_steps(csv: bool, report: bool) -> tuple[str, ...]:
