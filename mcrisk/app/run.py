@@ -461,9 +461,11 @@ def by_column(result: SimulationResult) -> SimulationResult:
     Only sums over scenarios of a 2-D slice (axis 0 of [scenario, strategy]) would add in
     another order in this layout; nothing after the loop takes one from these arrays
     (1-D columns, differences and order statistics are the same floats either way).
-    Performance (reference, 10^6 scenarios): the copy of the metrics and the costs ~0.17
-    CPU-s, row blocks of COLUMN_MAJOR_BLOCK (numpy.asfortranarray: 0.57 s); the summaries,
-    ranking, paired tests and report after it measured 5.9 -> 2.9 CPU-s."""
+    Performance (reference, 10^6 scenarios, CPU-s): the copy of the metrics and the costs
+    0.17 in row blocks of COLUMN_MAJOR_BLOCK (numpy.asfortranarray: 0.57), plus ~0.6 of
+    system time where its 600 MB are fresh pages; the summaries, ranking, paired tests and
+    report after it 4.8 -> 1.3 (shared_order_statistics in both; drivers, which read the
+    world, unchanged)."""
     from ..backends.chunks import physical_memory
 
     memory = physical_memory()
