@@ -8,8 +8,11 @@ cost columns the same way (compare_costs), and one with a job mix its job column
 """
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 
+from .quantiles import remembered
 from .statistics import finite_mean, finite_or_none, metric_summary
 from ..core.definitions import COSTS, METRICS
 
@@ -39,7 +42,21 @@ def mean_ci(values: np.ndarray, confidence: float = 0.95) -> tuple[float, float]
 def paired_difference(a: np.ndarray, b: np.ndarray) -> dict:
     """Summary of a - b per scenario: mean (with CI), P50/P90/P99 (P90 with its order-
     statistic CI), and the probabilities that a is worse (larger), equal, or better. An
-    interval that does not exist is None, with `<name>_unavailable` saying why."""
+    interval that does not exist is None, with `<name>_unavailable` saying why.
+
+    Inside quantiles.shared_order_statistics, the summary of two columns of its arrays is
+    computed once and handed out as copies (Performance: the report's findings asked again
+    for 13 of the summary's 20 differences at 10^6 scenarios, ~37 ms each)."""
+    known = remembered("paired_difference", a, b)
+    if known is None:
+        return _paired_difference(a, b)
+    if "summary" not in known:
+        known["summary"] = _paired_difference(a, b)
+    return copy.deepcopy(known["summary"])
+
+
+def _paired_difference(a: np.ndarray, b: np.ndarray) -> dict:
+    """paired_difference, computed."""
     diff = np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)
     ci = mean_ci(diff)
     shares = {"p_a_worse": float(np.mean(diff > 0)), "p_equal": float(np.mean(diff == 0)),

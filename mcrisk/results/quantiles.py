@@ -7,6 +7,10 @@ take their quantiles from here.
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
+from collections.abc import Iterator
+
 import numpy as np
 
 
@@ -49,9 +53,18 @@ def order_statistics(values: np.ndarray, ranks, other: np.ndarray | None = None,
         if wanted.size and not (0 <= wanted.min() and wanted.max() < size):
             raise IndexError(f"rank out of range for {size} values: {ranks.tolist()}")
         ascending = np.unique(wanted)            # the selection walks ranks in order
-        out = np.empty(ascending.size)
-        select(np.ascontiguousarray(values).ravel(), np.empty(0) if other is None else other,
-               ascending, out)
+        known = remembered("ranks", values, other)
+        if known is not None:
+            missing = np.array([r for r in ascending.tolist() if r not in known], np.int64)
+        else:
+            missing = ascending
+        out = np.empty(missing.size)
+        if missing.size:
+            select(np.ascontiguousarray(values).ravel(),
+                   np.empty(0) if other is None else other, missing, out)
+        if known is not None:
+            known.update(zip(missing.tolist(), out.tolist()))
+            out = np.array([known[r] for r in ascending.tolist()], np.float64)
         return out[np.searchsorted(ascending, wanted)].reshape(ranks.shape)
     if other is not None:
         return np.sort(np.concatenate([values.ravel(), other]))[ranks]
@@ -59,6 +72,77 @@ def order_statistics(values: np.ndarray, ranks, other: np.ndarray | None = None,
         values.sort()
         return values[ranks]
     return np.sort(values.ravel())[ranks]
+
+
+class _Remembered:
+    """What was computed so far of the columns of some arrays (shared_order_statistics):
+    {(kind, column keys): {...}}, a column being a 1-D view into one of the arrays; kind
+    "ranks": {rank: value} of a column, or of two read as one (a pooled quantile)."""
+
+    def __init__(self, arrays):
+        self.arrays = [a for a in arrays if isinstance(a, np.ndarray)]
+        self.values: dict[tuple, dict[int, float]] = {}
+
+    def _key(self, view) -> tuple | None:
+        if view is None:
+            return ()
+        if not isinstance(view, np.ndarray) or view.ndim != 1 or view.flags.writeable:
+            return None
+        at = view.__array_interface__["data"][0]
+        for k, array in enumerate(self.arrays):
+            start = array.__array_interface__["data"][0]
+            if start <= at < start + array.nbytes:
+                return (k, at - start, view.strides, view.shape)
+        return None
+
+    def of(self, kind: str, *views) -> dict | None:
+        """What is known of `kind` about these columns (order_statistics: {rank: value} of
+        `values` and `other` read as one), None when one is not a column of the arrays."""
+        key = (kind, *(self._key(view) for view in views))
+        if None in key:
+            return None
+        return self.values.setdefault(key, {})
+
+
+def remembered(kind: str, *views) -> dict | None:
+    """Inside shared_order_statistics, the dict in which what is computed of `kind` about
+    these columns of its arrays (1-D views; None for a missing one) is kept for the block;
+    None outside it, or where a view is not such a column."""
+    memo = _SHARED.get()
+    return None if memo is None else memo.of(kind, *views)
+
+
+_SHARED: contextvars.ContextVar[_Remembered | None] = contextvars.ContextVar(
+    "shared_order_statistics", default=None)
+
+
+@contextlib.contextmanager
+def shared_order_statistics(*arrays) -> Iterator[None]:
+    """Within the block (in this thread), order_statistics remembers what it reads of the
+    columns of `arrays` (None is skipped: a run's metrics, costs, jobs), so that a rank of a
+    column read once, by the summary say, is not selected again by the report, the findings
+    or the Pareto frontier: each column is selected once for the ranks nobody asked for
+    before. The arrays are read-only inside the block (the values stay what was read) and
+    writable again after it, where they were. Only the compiled selections (columns of
+    core.tasks.COMPILED_FROM values or more) are remembered: a smaller column is sorted, as
+    cheap as looking it up. The values are those a selection gives, rank by rank, whichever
+    ranks are asked together, so the numbers are the same with or without the block.
+
+    Performance: a run of the reference at 10^6 scenarios selected 174 times on columns of
+    10^6 values after the chunk loop, ~12 ms each (the strided column's copy included);
+    in this block 105 times, the rest asked for ranks read before (the report's CPU time
+    4.7 -> 3.4 s in the chunk loop's layout; benchmarks/bench_after_loop.py)."""
+    arrays = [a for a in arrays if isinstance(a, np.ndarray)]
+    writable = [a for a in arrays if a.flags.writeable]
+    for array in writable:
+        array.flags.writeable = False
+    token = _SHARED.set(_Remembered(arrays))
+    try:
+        yield
+    finally:
+        _SHARED.reset(token)
+        for array in writable:
+            array.flags.writeable = True
 
 
 def compiled_from() -> int:

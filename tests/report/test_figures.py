@@ -502,3 +502,35 @@ def test_the_trend_chart_keeps_rotated_night_labels_and_its_legend_inside(monkey
             assert layout_problems(fig, monkeypatch) == []
         finally:
             matplotlib.pyplot.close(fig)
+
+
+@pytest.mark.parametrize("compiled", [False, True])
+def test_curve_constants_are_the_first_value_where_every_value_equals_it(monkeypatch, compiled):
+    """metric_curves' constant of a column, read off its curve's ends, is what a pass over
+    the column says: (column == column[0]).all() gives column[0] (its sign kept), else None."""
+    from mcrisk.report.figures import data as figure_data
+    from mcrisk.results import quantiles
+
+    monkeypatch.setattr(quantiles, "compiled_from", lambda: 1 if compiled else 10 ** 12)
+    n = 3_000
+    rng = np.random.default_rng(5)
+    columns = {
+        "constant": np.full(n, 7.25),
+        "zeros of both signs": np.where(rng.random(n) < 0.5, -0.0, 0.0),
+        "infinite": np.full(n, np.inf),
+        "one other": np.r_[np.full(n - 1, 2.0), 2.0000000000000004],
+        "nan": np.r_[np.full(n - 1, 1.0), np.nan],
+        "all nan": np.full(n, np.nan),
+        "spread": rng.gamma(2.0, 3.0, n),
+        "one value": np.array([4.5]),
+    }
+    table = np.stack(list(columns.values())[:-1], axis=1)               # [scenario, strategy]
+    curves = figure_data.metric_curves(table)
+    for s, (name, column) in enumerate(list(columns.items())[:-1]):
+        expected = float(column[0]) if (column == column[0]).all() else None
+        got = curves.constant[s]
+        assert got == expected or (got is None and expected is None), name
+        if expected is not None:
+            assert np.signbit(got) == np.signbit(expected), name
+    single = figure_data.metric_curves(columns["one value"][:, None])
+    assert single.constant == (4.5,)

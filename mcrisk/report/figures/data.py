@@ -20,6 +20,7 @@ from ...core.definitions import COMPLETION_DAY, METRICS
 from ...results.quantiles import inverted_cdf_quantiles
 
 LEVELS = np.linspace(0.0, 1.0, 401)     # the quantile levels a distribution is drawn from
+                                        # (0 and 1 among them: the curve's ends, _constant)
 
 
 @dataclass(frozen=True)
@@ -121,17 +122,22 @@ def finite_range(values: np.ndarray) -> tuple[float, float]:
     return (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
 
 
-def _constant(column: np.ndarray) -> float | None:
-    return float(column[0]) if column.size and (column == column[0]).all() else None
+def _constant(column: np.ndarray, curve: np.ndarray) -> float | None:
+    """column[0] when every value of the column equals it ((column == column[0]).all()),
+    else None; from its curve (inverted_cdf_quantiles at LEVELS), whose ends are the
+    smallest and the largest value, NaN when a value is NaN: all equal when those two are.
+    Performance: no pass over the strided column (25 of them at 10^6 scenarios, measured
+    ~12 ms each)."""
+    return float(column[0]) if column.size and curve[0] == curve[-1] else None
 
 
 def metric_curves(values: np.ndarray) -> MetricCurves:
     """The MetricCurves of one metric's values[scenario, strategy]."""
     lo, hi = finite_range(values)
     columns = range(values.shape[1])
-    return MetricCurves(
-        tuple(inverted_cdf_quantiles(values[:, s], LEVELS) for s in columns),
-        lo, hi, tuple(_constant(values[:, s]) for s in columns))
+    curves = tuple(inverted_cdf_quantiles(values[:, s], LEVELS) for s in columns)
+    return MetricCurves(curves, lo, hi,
+                        tuple(_constant(values[:, s], curves[s]) for s in columns))
 
 
 def curve_table(metrics: np.ndarray, names) -> dict[str, MetricCurves]:
