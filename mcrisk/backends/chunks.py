@@ -217,11 +217,13 @@ def _chunks(plan: CompiledScenario, seed: int, backend: Backend, first: int, sam
     if remote is not None:
         yield from remote(plan, seed, first, samples, chunk_size, keep_nodes)
         return
-    buffers = ChunkBuffers()        # valid until the next chunk: hooks copy what they keep
+    # valid until the next chunk: hooks copy what they keep (a backend of another kind, a
+    # test's stand-in say, takes none)
+    reuse = {"buffers": ChunkBuffers()} if isinstance(backend, Backend) else {}
     for offset in range(0, samples, chunk_size):
         count = min(chunk_size, samples - offset)
         yield first + offset, backend.simulate_chunk(plan, seed, first + offset, count,
-                                                     keep_nodes=keep_nodes, buffers=buffers)
+                                                     keep_nodes=keep_nodes, **reuse)
 
 
 def _check_costs(plan: CompiledScenario, samples: int, costs: np.ndarray | None) -> None:
