@@ -15,10 +15,12 @@ mcrisk/core/quantities.py), never from parsing its name: ids may contain dots.
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
 
+from ..core.tasks import run_tasks
 from ..core.definitions import METRICS, Q_BURNIN, Q_EARLY, Q_SAMPLE
 from ..plan.record import CompiledScenario
 from ..core.quantities import QuantityLabel
@@ -144,8 +146,12 @@ def centred_ranks(values: np.ndarray) -> np.ndarray:
         ranks = column_ranks(values)
     else:       # [input, scenario], seen as [scenario, input]: scipy's layout, so every sum
         ranks = np.empty(values.shape[::-1])     # over scenarios adds in the same order
-        for j in range(values.shape[1]):
+
+        def rank(j: int) -> None:
             ranks[j] = column_ranks(np.ascontiguousarray(values[:, j]))
+
+        # the columns side by side on the run's threads (compiled loops without the GIL)
+        run_tasks([functools.partial(rank, j) for j in range(values.shape[1])])
         ranks = ranks.T
     ranks -= ranks.mean(axis=0)                  # in place: one [scenario, input] array
     return ranks
@@ -278,10 +284,15 @@ def drivers_summary(plan: CompiledScenario, metrics: np.ndarray, world: np.ndarr
     n = world.shape[0]                      # the scenarios whose inputs were kept
     names, labels, values = driver_inputs(plan, world)
     inputs = DriverInputs.of(names, labels, values)     # ranked once, for every metric
-    out = {}
-    for s, strategy in enumerate(plan.strategy_names):
-        out[strategy] = {
-            metric: [d.as_dict() for d in metric_drivers(
-                metrics[:n, s, METRICS.index(metric)], names, labels, values, top, inputs)]
-            for metric in DRIVER_METRICS}
-    return out
+    found = {}
+
+    def drivers_of(strategy: str, s: int, metric: str) -> None:
+        found[strategy, metric] = [d.as_dict() for d in metric_drivers(
+            metrics[:n, s, METRICS.index(metric)], names, labels, values, top, inputs)]
+
+    # every (strategy, metric) side by side on the run's threads: each is its own sort and
+    # products (compiled loops and BLAS, without the GIL), the same numbers as one by one
+    run_tasks([functools.partial(drivers_of, strategy, s, metric)
+               for s, strategy in enumerate(plan.strategy_names) for metric in DRIVER_METRICS])
+    return {strategy: {metric: found[strategy, metric] for metric in DRIVER_METRICS}
+            for strategy in plan.strategy_names}
