@@ -227,6 +227,7 @@ def chunk_milestones(node_times, world, s, member_ptr, members, first, is_ancest
 TAIL_SHARE = 0.001            # the window holds the first scenarios' times from this quantile
 MARGIN_SHARE = 0.25           # to 1 - it, widened by this share of that range each side (at
                               # least a day)
+TAIL_ROOM = 1 / 128           # add_to_bins' room for the times outside, a share of the times
 
 
 @compiled
@@ -264,13 +265,21 @@ def add_to_bins(rows, base_days, exponent, origin, counts, low, high, non_finite
     """rows[m, c] (one chunk's times, a row per milestone) into each milestone's window of
     bins (set_windows): bin j of milestone k holds the times whose base bin
     floor(t / base_days), shifted right by exponent[k], is origin[k] + j (j < n_bins):
-    counts[k, j] += them, low/high: their smallest and largest. Returns the finite times
+    counts[k, j] += them, low/high: their smallest and largest (an empty bin's low +inf and
+    high -inf, as MilestoneBins sets them: its first time is both). Returns the finite times
     outside the windows, (milestone, time) in row order, kept exactly; non_finite[k] += the
-    row's non-finite times (counted apart, as +inf)."""
+    row's non-finite times (counted apart, as +inf).
+
+    Performance: one walk of the rows, the times outside kept as they come in room for
+    TAIL_ROOM of them (a second walk only past that: ~0.2% are outside); 0.16 -> 0.11 CPU-s
+    a reference chunk (65,536 scenarios, every strategy, one thread)."""
     m, n = rows.shape
     n_bins = counts.shape[1]
+    room = 64 + int(m * n * TAIL_ROOM)
+    tail_items = np.empty(room, np.int64)
+    tail_times = np.empty(room)
     outside = 0
-    for k in range(m):                                  # the bins, and how many are outside
+    for k in range(m):
         for i in range(n):
             value = rows[k, i]
             if not math.isfinite(value):
@@ -278,21 +287,20 @@ def add_to_bins(rows, base_days, exponent, origin, counts, low, high, non_finite
                 continue
             j = (np.int64(math.floor(value / base_days)) >> exponent[k]) - origin[k]
             if j < 0 or j >= n_bins:
+                if outside < room:
+                    tail_items[outside] = k
+                    tail_times[outside] = value
                 outside += 1
-            elif counts[k, j] == 0:
-                low[k, j] = value
-                high[k, j] = value
-                counts[k, j] = 1
             else:
                 if value < low[k, j]:
                     low[k, j] = value
                 if value > high[k, j]:
                     high[k, j] = value
                 counts[k, j] += 1
+    if outside <= room:
+        return tail_items[:outside].copy(), tail_times[:outside].copy()
     tail_items = np.empty(outside, np.int64)
     tail_times = np.empty(outside)
-    if outside == 0:
-        return tail_items, tail_times
     at = 0
     for k in range(m):                                  # the times outside, in row order
         for i in range(n):
