@@ -24,8 +24,8 @@ every strategy; old and new collector on the same chunks in one process, this sh
 machine): 36.3 s -> 8.5 s before the helpers ran as calls, ~1 s a chunk after. The bins
 replaced the sort and the sparse tables' merges (benchmarks/RESULTS.md, issue 27). The tiles
 (same chunk, one thread, every strategy, old and new loop in one process): reference
-0.56-0.62 CPU-s -> 0.24 a chunk; the 64x plan (2,594 scenarios a chunk) 0.65 -> 0.72 alone,
-and less than before within the collector's blocks (milestones.BLOCK_BYTES).
+0.57 CPU-s -> 0.19 a chunk (the lanes without branches included); the 64x plan (2,594
+scenarios a chunk) 0.65 -> 0.66, as before (benchmarks/bench_milestone_chunk.py).
 """
 from __future__ import annotations
 
@@ -51,9 +51,7 @@ TILE_MIN, TILE_MAX = 8, 256
 @jit
 def _max_nan(a: float, b: float) -> float:
     """numpy.maximum: NaN when either is NaN."""
-    if a != a or b != b:
-        return math.nan
-    return a if a >= b else b
+    return math.nan if (a != a) | (b != b) else (a if a >= b else b)
 
 
 @jit
@@ -97,7 +95,7 @@ def _tile_drivers(by_node, world, start, n, v, dep_ptr, dep_idx, is_crew, crew_r
             if add_q[v, a] >= 0:
                 adds = adds + world[start + j, add_q[v, a]]
         begin[j] = by_node[v, j] - adds
-        waited = waited or begin[j] > begun[j] + tolerance
+        waited |= begin[j] > begun[j] + tolerance
     if not waited:                                     # none waited: nothing to look for
         return
     for j in range(n):
@@ -108,35 +106,41 @@ def _tile_drivers(by_node, world, start, n, v, dep_ptr, dep_idx, is_crew, crew_r
             continue
         for j in range(n):
             distance = abs(by_node[other, j] - begin[j])
-            take = gap[j] == gap[j] and (distance != distance or best[j] < 0 or distance < gap[j])
+            take = (gap[j] == gap[j]) & ((distance != distance) | (best[j] < 0)
+                                         | (distance < gap[j]))
             best[j] = other if take else best[j]
             gap[j] = distance if take else gap[j]
     for j in range(n):
         waited = begin[j] > begun[j] + tolerance
-        out[j] = best[j] if waited and gap[j] <= tolerance else out[j]
+        out[j] = best[j] if waited & (gap[j] <= tolerance) else out[j]
 
 
 @jit
-def _tile_milestone_times(by_node, start, n, member_ptr, members, first, times_out) -> None:
+def _tile_milestone_times(by_node, start, n, member_ptr, members, first, times_out,
+                          row) -> None:
     """times_out[k, start + j] = milestone k's time in scenario start + j of the tile: the
     earliest member for a `first` rollup, else the latest; NaN when a member is NaN (numpy.min
-    and numpy.max), member by member in order as a scalar fold."""
+    and numpy.max), member by member in order as a scalar fold. Performance: folded in `row`
+    (scratch lanes) without branches, which the compiler turns into vector instructions
+    (measured with the transposition, reference chunk, every strategy: 0.155 -> 0.103 CPU-s)."""
     for k in range(member_ptr.size - 1):
         a = members[member_ptr[k]]
         for j in range(n):
-            times_out[k, start + j] = by_node[a, j]
+            row[j] = by_node[a, j]
         for p in range(member_ptr[k] + 1, member_ptr[k + 1]):
             b = members[p]
             if first[k]:
                 for j in range(n):
-                    value, other = times_out[k, start + j], by_node[b, j]
-                    earlier = value == value and (other != other or other < value)
-                    times_out[k, start + j] = other if earlier else value
+                    value, other = row[j], by_node[b, j]
+                    earlier = (value == value) & ((other != other) | (other < value))
+                    row[j] = other if earlier else value
             else:
                 for j in range(n):
-                    value, other = times_out[k, start + j], by_node[b, j]
-                    later = value == value and (other != other or other > value)
-                    times_out[k, start + j] = other if later else value
+                    value, other = row[j], by_node[b, j]
+                    later = (value == value) & ((other != other) | (other > value))
+                    row[j] = other if later else value
+        for j in range(n):
+            times_out[k, start + j] = row[j]
 
 
 @jit
@@ -157,7 +161,7 @@ def _walk_critical_paths(by_node, world, start, n, completion, is_ancestor, dep_
     for v in completion:
         for j in range(n):
             value = by_node[v, j]
-            later = scratch[0, j] == scratch[0, j] and (value != value or value > scratch[0, j])
+            later = (scratch[0, j] == scratch[0, j]) & ((value != value) | (value > scratch[0, j]))
             end[j] = v if later else end[j]
             scratch[0, j] = value if later else scratch[0, j]
     for j in range(n):
@@ -217,7 +221,8 @@ def chunk_milestones(node_times, world, s, member_ptr, members, first, is_ancest
             for v in range(n_nodes):
                 for j in range(j0, min(j0 + 8, n)):
                     by_node[v, j] = node_times[start + j, s, v]
-        _tile_milestone_times(by_node, start, n, member_ptr, members, first, times_out)
+        _tile_milestone_times(by_node, start, n, member_ptr, members, first, times_out,
+                              scratch[0])
         _walk_critical_paths(by_node, world, start, n, completion, is_ancestor, dep_ptr[s],
                              dep_idx[s], is_crew, crew_rows, base_const[s], base_q,
                              add_const[s], add_q[s], tolerance, drivers, ready, item_ptr,
