@@ -199,11 +199,11 @@ def chunk_milestones(node_times, world, s, member_ptr, members, first, is_ancest
     n_items = member_ptr.size - 1
     tile = max(TILE_MIN, min(TILE_MAX, TILE_BYTES // (8 * n_nodes)))
     by_node = np.empty((n_nodes, tile))
-    drivers = np.empty((n_nodes, tile), np.int64)
+    drivers = np.empty((n_nodes, tile), np.int32)
     ready = np.full(n_nodes, -1, np.int64)
     end = np.empty(tile, np.int64)
     scratch = np.empty((3, tile))
-    lanes = np.empty((2, tile), np.int64)
+    lanes = np.empty((2, tile), np.int32)
     item_ptr = np.zeros(n_nodes + 1, np.int64)         # the milestones of each node
     for p in range(members.size):
         item_ptr[members[p] + 1] += 1
@@ -217,10 +217,14 @@ def chunk_milestones(node_times, world, s, member_ptr, members, first, is_ancest
     seen = np.full(n_items, -1, np.int64)
     for start in range(0, c, tile):
         n = min(tile, c - start)
-        for j0 in range(0, n, 8):                      # transposed eight scenarios at a time
+        whole = n - n % 8                              # transposed eight scenarios at a time
+        for j0 in range(0, whole, 8):                  # (a fixed count: 0.055 -> 0.030 CPU-s
+            for v in range(n_nodes):                   # a reference chunk)
+                for j in range(8):
+                    by_node[v, j0 + j] = node_times[start + j0 + j, s, v]
+        for j in range(whole, n):
             for v in range(n_nodes):
-                for j in range(j0, min(j0 + 8, n)):
-                    by_node[v, j] = node_times[start + j, s, v]
+                by_node[v, j] = node_times[start + j, s, v]
         _tile_milestone_times(by_node, start, n, member_ptr, members, first, times_out,
                               scratch[0])
         _walk_critical_paths(by_node, world, start, n, completion, is_ancestor, dep_ptr[s],
