@@ -1,7 +1,8 @@
 """CPU seconds of the milestone chunk hook (MilestoneCollector.__call__) on one chunk past the
 exact scenarios, one thread, best of --repeat: this checkout's, and with --old a checkout of an
 older version's compiled loops (its mcrisk/results/milestone_chunks.py, loaded under another
-name and called by this checkout's collector) in the same process, on the same chunk:
+name and called by this checkout's collector with a new array of milestone times every chunk,
+as that version's did) in the same process, on the same chunk:
 
     .venv/bin/python benchmarks/bench_milestone_chunk.py [--scenario scenarios/reference-2048.toml]
         [--old /work/main] [--repeat 3]
@@ -99,11 +100,12 @@ def main() -> None:
     versions = [("this checkout", None)]
     if args.old is not None:
         versions.insert(0, (str(args.old), old_loops(args.old)))
-    current = milestone_chunks
+    current, spare = milestone_chunks, milestones.MilestoneCollector._values
     for name, loops in versions:
-        if loops is not None:
+        if loops is not None:                     # the old loops, a new array every chunk
             milestones.milestone_chunks = loops
             milestone_store.milestone_chunks = loops
+            milestones.MilestoneCollector._values = lambda _, m, c, __: np.empty((m, c))
             globals()["milestone_chunks"] = loops
         hook = hook_seconds(plan, scenario, world, node_times, args.repeat)
         looped, stored = parts(plan, scenario, world, node_times, args.repeat)
@@ -111,6 +113,7 @@ def main() -> None:
               f"store {stored:6.3f}")
         milestones.milestone_chunks = current
         milestone_store.milestone_chunks = current
+        milestones.MilestoneCollector._values = spare
         globals()["milestone_chunks"] = current
 
 

@@ -464,3 +464,29 @@ def test_the_tiled_chunk_loop_follows_the_specification_on_other_plans(monkeypat
                                           np.ascontiguousarray(expected).view(np.uint64))
             np.testing.assert_array_equal(collector.times[s].critical, counts)
         assert 0 < whole.times[s].critical.max()
+
+
+def test_chunks_past_the_exact_scenarios_reuse_one_array_and_change_nothing(monkeypatch):
+    """Past the exact scenarios each hook thread reuses one array for a strategy's milestone
+    times (MilestoneCollector._values): the summary is the one a single chunk gives (the
+    store's rule does not depend on the chunking), and the reused array was taken."""
+    scenario = load_scenario(str(REFERENCE))
+    plan = compile_scenario(scenario)
+    nodes, world = simulate_nodes(plan, 500)
+    monkeypatch.setattr(milestones_module, "COMPILED_FROM_NODE_TIMES", 1)
+    whole = MilestoneCollector(plan, scenario, keep_exact=150)
+    whole(0, None, world, nodes)
+    reused = []
+    spare = MilestoneCollector._values
+
+    def watched(self, n_items, count, past_exact):
+        values = spare(self, n_items, count, past_exact)
+        reused.append(past_exact and values.base is not None)
+        return values
+
+    monkeypatch.setattr(MilestoneCollector, "_values", watched)
+    parts = MilestoneCollector(plan, scenario, keep_exact=150)
+    for lo, hi in ((0, 100), (100, 200), (200, 320), (320, 400), (400, 500)):
+        parts(lo, None, world[lo:hi], nodes[lo:hi])
+    assert parts.summary() == whole.summary()
+    assert sum(reused) == 3 * plan.n_strategies            # the chunks from scenario 200 on
