@@ -24,8 +24,10 @@ every strategy; old and new collector on the same chunks in one process, this sh
 machine): 36.3 s -> 8.5 s before the helpers ran as calls, ~1 s a chunk after. The bins
 replaced the sort and the sparse tables' merges (benchmarks/RESULTS.md, issue 27). The tiles
 (same chunk, one thread, every strategy, old and new loop in one process): reference
-0.57 CPU-s -> 0.19 a chunk (the lanes without branches included); the 64x plan (2,594
-scenarios a chunk) 0.65 -> 0.66, as before (benchmarks/bench_milestone_chunk.py).
+0.57 CPU-s -> 0.16-0.19 a chunk (the lanes without branches included); the 64x plan (2,594
+scenarios a chunk) 0.65-0.78 -> 0.61-0.69. The whole hook (MilestoneCollector, the store
+included, benchmarks/bench_milestone_chunk.py): reference 0.78 -> 0.31 CPU-s a chunk, the 64x
+plan 1.25 -> 1.02.
 """
 from __future__ import annotations
 
@@ -125,6 +127,10 @@ def _tile_milestone_times(by_node, start, n, member_ptr, members, first, times_o
     (measured with the transposition, reference chunk, every strategy: 0.155 -> 0.103 CPU-s)."""
     for k in range(member_ptr.size - 1):
         a = members[member_ptr[k]]
+        if member_ptr[k + 1] - member_ptr[k] == 1:     # one node: its times as they are
+            for j in range(n):
+                times_out[k, start + j] = by_node[a, j]
+            continue
         for j in range(n):
             row[j] = by_node[a, j]
         for p in range(member_ptr[k] + 1, member_ptr[k + 1]):
