@@ -1,10 +1,12 @@
 // The milestones' reductions of one chunk, where the scenarios were simulated: each scenario's
 // milestone times and the milestones on its critical path, and a chunk of milestone times into
-// each milestone's window of bins. Pairs: mcrisk/results/milestone_chunks.py (Numba), line by
-// line, whose specification is mcrisk/results/milestones.py (NumPy: milestone_times,
-// critical_nodes). Same tie rules, NaN rules and tolerance arithmetic, so the host build
-// (mcrisk/backends/cuda_host.py) gives Numba's numbers bit for bit
-// (tests/backends/test_cuda_milestones.py).
+// each milestone's window of bins. Pairs: mcrisk/results/milestone_chunks.py (Numba), function
+// by function (Numba's run a tile of scenarios at once, lane by lane, where these run one
+// scenario: driver is _tile_drivers, milestone_times _tile_milestone_times,
+// walk_critical_path _walk_critical_paths), whose specification is
+// mcrisk/results/milestones.py (NumPy: milestone_times, critical_nodes). Same tie rules, NaN
+// rules and tolerance arithmetic, so the host build (mcrisk/backends/cuda_host.py) gives
+// Numba's numbers bit for bit (tests/backends/test_cuda_milestones.py).
 //
 // Differences of form, not of arithmetic: a scenario's node times are one row
 // node_times[(i * n_strategies + s) * n_nodes + v]; the nodes on the critical path are marked

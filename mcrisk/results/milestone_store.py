@@ -48,8 +48,8 @@ class MilestoneBins:
         milestone_chunks.set_windows(np.ascontiguousarray(first), bin_days, n_bins,
                                      self.exponent, self.origin)
         self.counts = np.zeros((n_items, n_bins), np.int64)
-        self.low = np.empty((n_items, n_bins))
-        self.high = np.empty((n_items, n_bins))
+        self.low = np.full((n_items, n_bins), np.inf)     # empty: the first time is both
+        self.high = np.full((n_items, n_bins), -np.inf)
         self.non_finite = np.zeros(n_items, np.int64)   # counted as +inf
         self.tails: list[tuple[np.ndarray, np.ndarray]] = []
 

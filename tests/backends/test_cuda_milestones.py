@@ -411,10 +411,12 @@ def cuda_functions(text: str) -> list[str]:
     return re.findall(r'^(?:MCRISK_HD|extern "C"(?: __global__)?) [\w:&* ]+? (\w+)\(', text, re.MULTILINE)
 
 
-# milestone_chunks' functions by their CUDA names; set_windows (once a run, from the first
-# scenarios) and bins_order_statistics (once, for the summary) stay on the host.
-CUDA_NAMES = {"_max_nan": "max_nan", "_driver": "driver", "_milestone_times": "milestone_times",
-              "_walk_critical_path": "walk_critical_path",
+# milestone_chunks' functions by the CUDA functions that do the same for one scenario (Numba's
+# for a tile of scenarios at once); set_windows (once a run, from the first scenarios) and
+# bins_order_statistics (once, for the summary) stay on the host.
+CUDA_NAMES = {"_max_nan": "max_nan", "_tile_drivers": "driver",
+              "_tile_milestone_times": "milestone_times",
+              "_walk_critical_paths": "walk_critical_path",
               "chunk_milestones": "scenario_milestones", "add_to_bins": "add_to_bin"}
 CUDA_ONLY = ("add_one", "take_slot", "lower_to", "raise_to", "window_bin", "clear_empty_bin",
              "add_to_tail")

@@ -136,3 +136,25 @@ def test_budgets_bound_the_store_by_the_plans_size():
     assert exact_scenarios(476) == 25_000 and bins_per_milestone(476) == 32_768
     assert exact_scenarios(30_830) == 1_037 and bins_per_milestone(30_830) == 1_037
     assert exact_scenarios(10**9) == 1_000 and bins_per_milestone(10**9) == 256
+
+
+@pytest.mark.parametrize("shift", [0.0, 900.0])
+def test_times_that_leave_the_window_are_kept_whatever_their_number(shift):
+    """add_to_bins keeps the times outside the windows as they come, in room for a share of
+    them, and walks the rows again only past that: later scenarios moved `shift` days past the
+    window (900: most of them, far more than that room) still give the slow rule's order
+    statistics, and the store is the same in one chunk or in many."""
+    rng = np.random.default_rng(11)
+    values = _columns(rng, 3_000)
+    values[1_500:] += shift
+    ranks = [0, 1, 750, 1_499, 1_500, 2_250, 2_931, 2_997, 2_999]
+    one = _fill(values, 1_000, 1_024, [3_000])
+    many = _fill(values, 1_000, 1_024, [1_000, 1, 499, 1_500])
+    outside = sum(tail[0].size for tail in one.tails)
+    assert (outside > 64 + values.size / 128) == (shift > 0)       # past the room, or not
+    for bins in (one, many):
+        got = bins.order_statistics(ranks)
+        for k in range(values.shape[1]):
+            e, expected = _slow(values[:, k], 1_000, 1_024, ranks)
+            assert bins.exponent[k] == e, k
+            assert got[k].tolist() == expected, (shift, k)

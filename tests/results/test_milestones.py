@@ -430,3 +430,63 @@ def test_the_compiled_chunk_reduction_follows_the_numpy_specification(monkeypatc
         counts = [critical[:, list(item.members)].any(axis=1).sum() for item in items]
         np.testing.assert_array_equal(collector.times[s].critical, counts)
         assert 0 < collector.times[s].critical.max()
+
+
+@pytest.mark.parametrize("name", ["positions.toml", "contingent.toml"])
+def test_the_tiled_chunk_loop_follows_the_specification_on_other_plans(monkeypatch, name):
+    """milestone_chunks.chunk_milestones goes by tiles of scenarios whose size depends on the
+    plan's nodes (positions: 374 nodes, tiles of 87 scenarios, a partial one at the end;
+    contingent: 12 strategies) and works a node's drivers out once a tile: its milestone
+    times and criticality counts equal the NumPy specification (milestone_times,
+    critical_nodes) there too, as simulated and with ties, infinities and NaN, for a chunk
+    of 301 scenarios and for the same scenarios in chunks of 1, 8 and 292."""
+    scenario = load_scenario(str(REFERENCE.parent / name))
+    plan = compile_scenario(scenario)
+    nodes, world = simulate_nodes(plan, 301)
+    rng = np.random.default_rng(5)
+    nodes = nodes.copy()
+    nodes[:120] = np.round(nodes[:120])                         # ties everywhere
+    nodes[120:150, :, rng.integers(0, plan.n_nodes, 7)] = np.inf
+    nodes[150:170, :, rng.integers(0, plan.n_nodes, 4)] = np.nan
+    monkeypatch.setattr(milestones_module, "COMPILED_FROM_NODE_TIMES", 1)
+    whole = MilestoneCollector(plan, scenario, keep_exact=10_000)
+    whole(0, None, world, nodes)
+    parts = MilestoneCollector(plan, scenario, keep_exact=10_000)
+    for lo, hi in ((0, 1), (1, 9), (9, 301)):
+        parts(lo, None, world[lo:hi], nodes[lo:hi])
+    for s, items in enumerate(whole.items):
+        expected = milestone_times(items, nodes[:, s]).T
+        critical = critical_nodes(plan, s, nodes[:, s], world)
+        counts = [critical[:, list(item.members)].any(axis=1).sum() for item in items]
+        for collector in (whole, parts):
+            got = np.concatenate(collector.times[s].exact, axis=1)
+            np.testing.assert_array_equal(got.view(np.uint64),
+                                          np.ascontiguousarray(expected).view(np.uint64))
+            np.testing.assert_array_equal(collector.times[s].critical, counts)
+        assert 0 < whole.times[s].critical.max()
+
+
+def test_chunks_past_the_exact_scenarios_reuse_one_array_and_change_nothing(monkeypatch):
+    """Past the exact scenarios each hook thread reuses one array for a strategy's milestone
+    times (MilestoneCollector._values): the summary is the one a single chunk gives (the
+    store's rule does not depend on the chunking), and the reused array was taken."""
+    scenario = load_scenario(str(REFERENCE))
+    plan = compile_scenario(scenario)
+    nodes, world = simulate_nodes(plan, 500)
+    monkeypatch.setattr(milestones_module, "COMPILED_FROM_NODE_TIMES", 1)
+    whole = MilestoneCollector(plan, scenario, keep_exact=150)
+    whole(0, None, world, nodes)
+    reused = []
+    spare = MilestoneCollector._values
+
+    def watched(self, n_items, count, past_exact):
+        values = spare(self, n_items, count, past_exact)
+        reused.append(past_exact and values.base is not None)
+        return values
+
+    monkeypatch.setattr(MilestoneCollector, "_values", watched)
+    parts = MilestoneCollector(plan, scenario, keep_exact=150)
+    for lo, hi in ((0, 100), (100, 200), (200, 320), (320, 400), (400, 500)):
+        parts(lo, None, world[lo:hi], nodes[lo:hi])
+    assert parts.summary() == whole.summary()
+    assert sum(reused) == 3 * plan.n_strategies            # the chunks from scenario 200 on
