@@ -29,8 +29,9 @@ every second to the innermost phase running, so nested phases are not counted tw
 
 "outputs" is the whole call less the kernel: what the issue asks to cost at most the kernel.
 The chunk hooks run on threads side by side (metrics.parquet beside the bands and the
-milestones), so their phases overlap: "outputs" is the figure to read, the phases say where
-the work is.
+milestones; since issue 27 metrics.parquet is written behind the chunk loop, beside the next
+kernels and the summaries), so their phases overlap: "outputs" is the figure to read, the
+phases say where the work is.
 """
 from __future__ import annotations
 
@@ -58,10 +59,13 @@ PHASES = {
     "metrics.parquet": [("mcrisk.report.tables", "MetricsWriter.__call__"),
                         ("mcrisk.report.tables", "MetricsWriter.commit")],
     "bands": [("mcrisk.results.bands", "BandCollector.__call__"),
+              ("mcrisk.results.bands", "BandCollector._add_strategy"),
               ("mcrisk.results.bands", "BandCollector.bands"),
               ("mcrisk.results.bands", "BandCollector.hall_power"),
               ("mcrisk.app.collect", "write_bands")],
     "milestones": [("mcrisk.results.milestones", "MilestoneCollector.__call__"),
+                   ("mcrisk.results.milestones", "MilestoneCollector._add_compiled"),
+                   ("mcrisk.results.milestones", "MilestoneCollector._add_by_numpy"),
                    ("mcrisk.results.milestones", "MilestoneCollector.summary"),
                    ("mcrisk.app.collect", "write_milestones_parquet")],
     "summaries": [("mcrisk.app.run", "summarize"), ("mcrisk.app.run", "beyond_horizon")],

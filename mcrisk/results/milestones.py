@@ -436,18 +436,21 @@ class MilestoneCollector:
             return [functools.partial(self._add_by_numpy, s, world, node_times)
                     for s in range(len(self.items))]
 
-        def strategy(s: int) -> None:
-            items, path, plan = self.items[s], self.paths[s], self.plan
-            values = self._values(len(items), node_times.shape[0], self.times[s].exact is None)
-            critical = np.zeros(len(items), np.int64)
-            milestone_chunks.chunk_milestones(
-                node_times, world, s, path.member_ptr, path.members, path.first,
-                path.is_ancestor, plan.dep_ptr, plan.dep_idx, path.is_crew, path.crew_rows,
-                plan.node_base_const, plan.node_base_q, plan.node_add_const, plan.node_add_q,
-                plan.completion_node.astype(np.int64), CREW_TOLERANCE, values, critical)
-            self.times[s].add(values, critical)
+        return [functools.partial(self._add_compiled, s, world, node_times)
+                for s in range(len(self.items))]
 
-        return [functools.partial(strategy, s) for s in range(len(self.items))]
+    def _add_compiled(self, s: int, world: np.ndarray, node_times: np.ndarray) -> None:
+        """Strategy s's milestone times and critical-path counts of one chunk, by the
+        compiled loops (milestone_chunks.chunk_milestones)."""
+        items, path, plan = self.items[s], self.paths[s], self.plan
+        values = self._values(len(items), node_times.shape[0], self.times[s].exact is None)
+        critical = np.zeros(len(items), np.int64)
+        milestone_chunks.chunk_milestones(
+            node_times, world, s, path.member_ptr, path.members, path.first,
+            path.is_ancestor, plan.dep_ptr, plan.dep_idx, path.is_crew, path.crew_rows,
+            plan.node_base_const, plan.node_base_q, plan.node_add_const, plan.node_add_q,
+            plan.completion_node.astype(np.int64), CREW_TOLERANCE, values, critical)
+        self.times[s].add(values, critical)
 
     def _values(self, n_items: int, count: int, past_exact: bool) -> np.ndarray:
         """An [n_items, count] array for a strategy's milestone times of a chunk: a new one
