@@ -9,11 +9,11 @@ error among them.
 from __future__ import annotations
 
 import functools
+import os
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Callable, Iterable
 
-import numba
 
 from .stops import signals_held
 
@@ -32,8 +32,15 @@ COMPILED_FROM_NODE_TIMES = 32_768 * 5 * 82
 
 @functools.lru_cache(maxsize=1)
 def pool() -> ThreadPoolExecutor:
-    """One worker per thread Numba uses, shared by every hook of the process."""
-    return ThreadPoolExecutor(max_workers=max(1, numba.get_num_threads()),
+    """One worker per thread Numba uses (the CPUs where Numba cannot be imported), shared
+    by every hook of the process. Numba is imported here, on first use: `mcrisk validate`
+    and the CLI's start load none of it."""
+    try:
+        import numba
+        threads = numba.get_num_threads()
+    except ImportError:
+        threads = os.cpu_count() or 1
+    return ThreadPoolExecutor(max_workers=max(1, threads),
                               thread_name_prefix="mcrisk-chunk")
 
 

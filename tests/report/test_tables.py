@@ -92,10 +92,14 @@ def test_a_failed_run_leaves_the_previous_tables_and_no_temp_files(tmp_path, mon
 
     def fail_on_second_chunk(self, first, metrics, world, node_times):
         calls.append(first)
-        if len(calls) == 2:
-            raise RuntimeError("simulated crash mid-run")
 
-    monkeypatch.setattr(bands_module.BandCollector, "__call__", fail_on_second_chunk)
+        def fail():
+            if len(calls) == 2:
+                raise RuntimeError("simulated crash mid-run")
+        return [fail]
+
+    # the band collector's tasks of a chunk, which the run's one chunk hook runs
+    monkeypatch.setattr(bands_module.BandCollector, "tasks", fail_on_second_chunk)
     with pytest.raises(RuntimeError, match="mid-run"):
         run_scenario(str(MINIMAL), samples=600, seed=9, backend="cpu", out_dir=tmp_path,
                      chunk_size=100, report=False)
