@@ -5,9 +5,13 @@ Performance: one chunk hook runs them side by side on the threads of core.tasks
 (the Parquet writer, the bands and the milestones release the GIL in their heavy parts)."""
 from __future__ import annotations
 
+import queue
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
+from ..backends.buffers import ChunkBuffers
 from ..backends.chunks import WRITER_DEPTH
 from ..core.tasks import Background, run_tasks
 from ..plan.record import CompiledScenario
@@ -55,6 +59,11 @@ class RunCollector:
                            if scenario is not None and COLLECT_MILESTONES else None)
         self.hooks = (self._chunk,)
         self._writing = Background(depth=WRITER_DEPTH, name="mcrisk-metrics")
+        # the writer's buffers (mcrisk.backends.buffers): a set per chunk in its queue, each
+        # reused chunk after chunk instead of fresh pages the OS zeroes every time
+        self._spare: queue.SimpleQueue = queue.SimpleQueue()
+        for _ in range(WRITER_DEPTH):
+            self._spare.put(ChunkBuffers())
         self._committed = False
 
     def __enter__(self) -> "RunCollector":
@@ -81,20 +90,31 @@ class RunCollector:
         one. The writer (~0.3 CPU-s a chunk) is waited for only at commit, after the
         summaries (single-threaded) have run beside it."""
         if self.metrics is not None:
-            self._writing.put(self._write_metrics, first, metrics.copy(),
-                              world.copy(), None)
+            spare = self._spare.get()       # a free set: one comes back as each write ends
+            try:
+                copies = (spare.empty("metrics", metrics.shape), spare.empty("world",
+                                                                             world.shape))
+                np.copyto(copies[0], metrics)
+                np.copyto(copies[1], world)
+                self._writing.put(self._write_metrics, first, *copies, spare)
+            except BaseException:
+                self._spare.put(spare)
+                raise
         tasks = []
         if self.milestones is not None:
             tasks += self.milestones.tasks(first, metrics, world, node_times)
         tasks += self.bands.tasks(first, metrics, world, node_times)
         run_tasks(tasks)
 
-    def _write_metrics(self, first, metrics, world, node_times) -> None:
-        """The metrics.parquet hook; an OSError (a full disk) names the file."""
+    def _write_metrics(self, first, metrics, world, spare) -> None:
+        """One chunk's rows of metrics.parquet from the copies in `spare` (its columns built
+        there too), which it then frees; an OSError (a full disk) names the file."""
         try:
-            self.metrics(first, metrics, world, node_times)
+            self.metrics(first, metrics, world, None, spare)
         except OSError as error:
             raise with_filename(error, self.metrics_path) from None
+        finally:
+            self._spare.put(spare)
 
     def commit(self) -> tuple[list[Path], RunDetail]:
         """Rename metrics.parquet (when written) into place, write capacity_bands.parquet (and

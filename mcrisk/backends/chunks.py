@@ -311,7 +311,7 @@ def _milestones_per_strategy(plan: CompiledScenario) -> float:
     return MILESTONES_PER_NODE * plan.n_nodes
 
 
-# Chunks whose metrics.parquet rows may wait to be written behind the chunk loop
+# Chunks whose metrics.parquet rows may be in the writer's hands behind the chunk loop
 # (mcrisk.app.collect), each a copy of the chunk's metrics and world.
 WRITER_DEPTH = 2
 
@@ -320,15 +320,15 @@ def chunk_output_bytes(plan: CompiledScenario, chunk: int) -> int:
     """Bytes the streaming outputs (mcrisk.app.collect's hooks) hold for one chunk of
     `chunk` scenarios, about: its node times; their milestone times, copied and sorted once
     per strategy reduced at a time (as many as Numba's threads), each with the histogram
-    table it makes; the chunk's rows of metrics.parquet (the cost columns too, with costs),
-    and the copies of WRITER_DEPTH chunks' metrics and worlds waiting to be written."""
+    table it makes; and metrics.parquet's writer, WRITER_DEPTH sets of a chunk's copied
+    metrics and world with the chunk's rows built from them (the cost columns too, with
+    costs; every quantity counted as an input, at 8 bytes: an upper bound)."""
     node_times = chunk * plan.n_strategies * plan.n_nodes * 8
     at_once = min(plan.n_strategies, _output_threads())
     milestone_rows = at_once * chunk * _milestones_per_strategy(plan) * 8 * 2
-    parquet = chunk * plan.n_strategies * (chunk_columns(plan) + plan.n_quantities) * 8
-    waiting = WRITER_DEPTH * chunk * (plan.n_strategies * chunk_columns(plan)
-                                      + plan.n_quantities) * 8
-    return int(node_times + milestone_rows + parquet + waiting)
+    rows = chunk * plan.n_strategies * (chunk_columns(plan) + plan.n_quantities) * 8
+    copies = chunk * (plan.n_strategies * chunk_columns(plan) + plan.n_quantities) * 8
+    return int(node_times + milestone_rows + WRITER_DEPTH * (rows + copies))
 
 
 def _output_threads() -> int:

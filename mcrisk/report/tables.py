@@ -106,19 +106,26 @@ def status_metadata(status: dict) -> dict[bytes, bytes]:
 
 
 def metrics_batch(plan: CompiledScenario, first: int, metrics: np.ndarray,
-                  world: np.ndarray, schema: pa.Schema) -> pa.Table:
+                  world: np.ndarray, schema: pa.Schema, buffers=None) -> pa.Table:
     """Rows of one chunk: metrics[c, s, m], world[c, q] for scenarios first .. first + c - 1
     (m: the six metrics, then the plan's n_costs cost columns and its job columns, as the
-    backend returns them).
+    backend returns them). `buffers` (an object with `empty(name, shape, dtype)`, such as
+    mcrisk.backends.buffers.ChunkBuffers): where the columns are built, reused from chunk to
+    chunk; the table holds them until it is written.
 
     Performance: every column is a contiguous row of one of three arrays built in one pass
     each (the metrics moved metric-major, the kept inputs cast and repeated per strategy,
     input-major), which Arrow takes without copying; the strategy names are one string
-    buffer, not a Python string per row.
+    buffer, not a Python string per row. In reused buffers, not fresh arrays whose pages the
+    OS zeroes first.
     """
+    empty = (lambda name, shape, dtype: np.empty(shape, dtype)) if buffers is None \
+        else buffers.empty
     c, n_strategies = metrics.shape[0], metrics.shape[1]
     rows = c * n_strategies
-    by_metric = np.ascontiguousarray(np.moveaxis(metrics, 2, 0)).reshape(metrics.shape[2], rows)
+    by_metric = empty("by_metric", (metrics.shape[2], c, n_strategies), np.float64)
+    by_metric[...] = np.moveaxis(metrics, 2, 0)
+    by_metric = by_metric.reshape(metrics.shape[2], rows)
     columns = [pa.array(np.repeat(np.arange(first, first + c, dtype=np.int64), n_strategies)),
                strategy_column(plan.strategy_names, c)]
     columns += [pa.array(by_metric[k] > 0.5 if k == POWER_VIOLATION else by_metric[k])
@@ -130,9 +137,12 @@ def metrics_batch(plan: CompiledScenario, first: int, metrics: np.ndarray,
     inputs = {}
     for dtype in (np.float32, np.int32):
         mine = [q for q in kept if _input_dtype(plan, q) == dtype]
-        if mine:    # [input, scenario x strategy]: each input's column contiguous
-            block = np.repeat(np.ascontiguousarray(world[:, mine].T, dtype=dtype), n_strategies,
-                              axis=1)
+        if mine:    # [input, scenario x strategy]: each input's column contiguous, each
+            # scenario's value repeated for its strategies (numpy.repeat's layout)
+            block = empty(f"inputs_{np.dtype(dtype).name}", (len(mine), c, n_strategies),
+                          dtype)
+            block[...] = world[:, mine].T[:, :, None]
+            block = block.reshape(len(mine), rows)
             inputs.update({q: block[j] for j, q in enumerate(mine)})
     columns += [pa.array(inputs[q]) for q in kept]
     return pa.Table.from_arrays(columns, schema=schema)
@@ -205,8 +215,10 @@ class MetricsWriter:
         self.file = AtomicParquetWriter(path, self.schema, **METRICS_WRITE_OPTIONS)
 
     def __call__(self, first: int, metrics: np.ndarray, world: np.ndarray,
-                 node_times: np.ndarray) -> None:
-        self.file.write(metrics_batch(self.plan, first, metrics, world, self.schema))
+                 node_times: np.ndarray, buffers=None) -> None:
+        """One chunk's rows; `buffers`: metrics_batch's."""
+        self.file.write(metrics_batch(self.plan, first, metrics, world, self.schema,
+                                      buffers))
 
     def commit(self) -> Path:
         return self.file.commit()
