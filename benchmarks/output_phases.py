@@ -58,8 +58,7 @@ PHASES = {
     "kernel": [("mcrisk.backends", "Backend.simulate_chunk")],
     "metrics.parquet": [("mcrisk.report.tables", "MetricsWriter.__call__"),
                         ("mcrisk.report.tables", "MetricsWriter.commit")],
-    "bands": [("mcrisk.results.bands", "BandCollector.__call__"),
-              ("mcrisk.results.bands", "BandCollector._add_strategy"),
+    "bands": [("mcrisk.results.bands", "BandCollector._add_strategy"),   # each task
               ("mcrisk.results.bands", "BandCollector.bands"),
               ("mcrisk.results.bands", "BandCollector.hall_power"),
               ("mcrisk.app.collect", "write_bands")],
