@@ -149,9 +149,11 @@ def compiled_from() -> int:
     """core.tasks.COMPILED_FROM (the fewest scenarios the compiled loops of results take), or
     never where Numba cannot be imported (core.tasks needs it)."""
     # lazily: a summary of a few values (and `mcrisk validate`) never loads Numba
-    try:
-        from ..core.tasks import COMPILED_FROM
-    except ImportError:
+    import importlib.util
+
+    from ..core.tasks import COMPILED_FROM
+
+    if importlib.util.find_spec("numba") is None:
         return np.iinfo(np.int64).max
     return COMPILED_FROM
 
