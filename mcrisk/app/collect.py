@@ -65,11 +65,15 @@ class RunCollector:
         for _ in range(WRITER_DEPTH):
             self._spare.put(ChunkBuffers())
         self._committed = False
+        self._committing: Background | None = None
+        self._commit_result: list = []
 
     def __enter__(self) -> "RunCollector":
         return self
 
     def __exit__(self, kind, value, traceback) -> None:
+        if self._committing is not None:
+            self._committing.cancel()       # a commit under way ends before anything else
         if not self._committed and self.metrics is not None:
             try:
                 self._writing.cancel()
@@ -115,6 +119,22 @@ class RunCollector:
             raise with_filename(error, self.metrics_path) from None
         finally:
             self._spare.put(spare)
+
+    def commit_behind(self) -> None:
+        """Begin commit() on a thread of its own (core.tasks.Background), for
+        committed() to return: the bands', hall peaks' and milestones' summaries and the
+        three tables written while the caller summarizes the run.
+
+        Performance: the 64x reference at 20,000 scenarios spends 0.66 s in commit and 2.3 s
+        summarizing, one after the other on one thread before."""
+        self._committing = Background(depth=1, name="mcrisk-commit")
+        self._committing.put(lambda: self._commit_result.append(self.commit()))
+
+    def committed(self) -> tuple[list[Path], RunDetail]:
+        """commit()'s result, once the commit begun by commit_behind is done (its error
+        raised here)."""
+        self._committing.finish()
+        return self._commit_result[0]
 
     def commit(self) -> tuple[list[Path], RunDetail]:
         """Rename metrics.parquet (when written) into place, write capacity_bands.parquet (and

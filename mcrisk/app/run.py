@@ -428,6 +428,7 @@ def _write_run(scenario: Scenario, plan: CompiledScenario, folder: Path, report:
     with RunCollector(plan, folder, scenario, status, write_metrics) as collect:
         result, reached = _simulate(plan, samples, seed, backend, chunk_size, progress,
                                     precision, collect.hooks)
+        collect.commit_behind()         # its tables written while the run is summarized
         result = by_column(result)
         with _shared(result):
             summary = build_summary(scenario, backend, result, chunk_size, reached,
@@ -438,7 +439,7 @@ def _write_run(scenario: Scenario, plan: CompiledScenario, folder: Path, report:
                                               len(plan.strategy_names)}
             with progress.phase(WRITE, total=len(write_steps(csv, report))) as phase:
                 steps = Steps(phase, write_steps(csv, report))
-                tables, detail = collect.commit()
+                tables, detail = collect.committed()
                 steps.next()
                 return _write_files(RunResult(scenario, plan, backend, result, summary,
                                               folder, (), detail), tables, csv, report, steps)
