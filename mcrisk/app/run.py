@@ -282,7 +282,7 @@ def _simulate(plan, samples, seed, backend, chunk_size, progress, precision, hoo
     """simulate(), or grow the run until `precision` is met; returns (result, report)."""
     if precision is None:
         return simulate(plan, samples, seed, backend, chunk_size=chunk_size, progress=progress,
-                        chunk_hooks=hooks), None
+                        chunk_hooks=hooks, column_major=True), None   # as by_column reads them
     result, worst = simulate_to_precision(plan, seed, backend, precision, chunk_size,
                                           progress, hooks)
     return result, precision_entry(precision, result.samples, worst)
@@ -466,7 +466,8 @@ def by_column(result: SimulationResult) -> SimulationResult:
     0.17 in row blocks of COLUMN_MAJOR_BLOCK (numpy.asfortranarray: 0.57), plus ~0.6 of
     system time where its 600 MB are fresh pages; the summaries, ranking, paired tests and
     report after it 4.8 -> 1.3 (shared_order_statistics in both; drivers, which read the
-    world, unchanged)."""
+    world, unchanged). A run's own results come column by column from the chunk loop
+    (simulate's column_major), so there is nothing to copy; a --precision run's are copied."""
     from ..backends.chunks import physical_memory
 
     memory = physical_memory()

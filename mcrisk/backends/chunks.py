@@ -87,7 +87,8 @@ def simulate(plan: CompiledScenario, samples: int, seed: int, backend: Backend,
              chunk_size: int = DEFAULT_CHUNK, first: int = 0,
              progress: Progress | Callable[[int, int], None] | None = None,
              chunk_hooks: tuple[ChunkHook, ...] = (),
-             keep_world: int | None = None, note: str = "") -> SimulationResult:
+             keep_world: int | None = None, note: str = "",
+             column_major: bool = False) -> SimulationResult:
     """Simulate scenarios first .. first + samples - 1 of `plan` for every strategy.
 
     Each hook is called once per chunk, in scenario order, as
@@ -98,6 +99,8 @@ def simulate(plan: CompiledScenario, samples: int, seed: int, backend: Backend,
     has costs, the job columns after those with a job mix. Node times are only computed when
     a hook is given. A hook's arrays are valid during its call only (the next chunk reuses
     them: mcrisk.backends.buffers): a hook copies whatever it keeps.
+    `column_major`: the kept metrics, costs and jobs in memory laid out column by column
+    (kept.kept_array), as a run's analysis reads them, instead of copied so afterwards.
     `progress` sees a `simulate` phase counted in scenarios (mcrisk.core.progress), with `note`.
     """
     if samples < 1:
@@ -105,10 +108,10 @@ def simulate(plan: CompiledScenario, samples: int, seed: int, backend: Backend,
     keep_world = default_keep_world(plan) if keep_world is None else keep_world
     in_file = not results_in_memory(plan, samples, chunk_size, keep_nodes=bool(chunk_hooks),
                                     keep_world=keep_world)
-    metrics = kept_array(samples, plan.n_strategies, N_METRICS, in_file)
+    metrics = kept_array(samples, plan.n_strategies, N_METRICS, in_file, column_major)
     world = np.empty((min(samples, keep_world), plan.n_quantities))
-    costs = cost_array(plan, samples, in_file)
-    jobs = job_array(plan, samples, in_file)
+    costs = cost_array(plan, samples, in_file, column_major)
+    jobs = job_array(plan, samples, in_file, column_major)
     branches = branch_array(plan, samples)
     wall = simulate_into(plan, seed, backend, first, metrics, world, chunk_size, progress,
                          chunk_hooks, note, costs=costs, jobs=jobs, branches=branches)
@@ -124,13 +127,13 @@ def branch_array(plan: CompiledScenario, samples: int) -> np.ndarray | None:
     return np.empty((samples, len(plan.contingencies)), dtype=bool)
 
 
-def cost_array(plan: CompiledScenario, samples: int, in_file: bool = False
-               ) -> np.ndarray | None:
+def cost_array(plan: CompiledScenario, samples: int, in_file: bool = False,
+               column_major: bool = False) -> np.ndarray | None:
     """The kept costs of `samples` scenarios, [samples, strategies, plan.n_costs] (unfilled;
     with `in_file` file-backed, mcrisk.backends.kept), or None for a plan without costs."""
     if plan.n_costs == 0:
         return None
-    return kept_array(samples, plan.n_strategies, plan.n_costs, in_file)
+    return kept_array(samples, plan.n_strategies, plan.n_costs, in_file, column_major)
 
 
 def default_chunk(plan: CompiledScenario, chunk_size: int | None = None) -> int:
@@ -154,13 +157,13 @@ def default_keep_world(plan: CompiledScenario) -> int:
     return int(min(DEFAULT_KEEP_WORLD, max(1_000, KEPT_WORLD_BYTES // max(per_scenario, 1))))
 
 
-def job_array(plan: CompiledScenario, samples: int, in_file: bool = False
-              ) -> np.ndarray | None:
+def job_array(plan: CompiledScenario, samples: int, in_file: bool = False,
+              column_major: bool = False) -> np.ndarray | None:
     """The kept job columns of `samples` scenarios, [samples, strategies, plan.n_job_cols]
     (unfilled; with `in_file` file-backed), or None for a plan without a job mix."""
     if plan.n_job_cols == 0:
         return None
-    return kept_array(samples, plan.n_strategies, plan.n_job_cols, in_file)
+    return kept_array(samples, plan.n_strategies, plan.n_job_cols, in_file, column_major)
 
 
 def simulate_into(plan: CompiledScenario, seed: int, backend: Backend, first: int,

@@ -40,11 +40,14 @@ def small_enough(nbytes: int) -> bool:
     return nbytes <= IN_MEMORY_BYTES
 
 
-def kept_array(samples: int, strategies: int, columns: int, in_file: bool) -> np.ndarray:
-    """An unfilled float64[samples, strategies, columns]: an ordinary array, or with
-    `in_file` a view of a file-backed array stored column-major (each [:, s, k] contiguous)."""
+def kept_array(samples: int, strategies: int, columns: int, in_file: bool,
+               column_major: bool = False) -> np.ndarray:
+    """An unfilled float64[samples, strategies, columns]: an ordinary array (with
+    `column_major` in Fortran order, each [:, s, k] contiguous, as the analysis after a run
+    reads it: mcrisk.app.run.by_column), or with `in_file` a view of a file-backed array
+    stored column-major (each [:, s, k] contiguous)."""
     if not in_file:
-        return np.empty((samples, strategies, columns))
+        return np.empty((samples, strategies, columns), order="F" if column_major else "C")
     handle = tempfile.TemporaryFile(prefix="mcrisk-kept-")
     stored = np.memmap(handle, dtype=np.float64, mode="w+",
                        shape=(strategies, columns, samples))

@@ -63,6 +63,9 @@ def test_a_run_gives_the_same_summary_in_either_layout(monkeypatch):
     monkeypatch.setattr(quantiles, "compiled_from", lambda: 64)
     columnar = run_scenario(str(MINIMAL), samples=300, backend="numpy", mitigation=False)
     monkeypatch.setattr(app_run, "by_column", lambda result: result)
+    simulate = app_run.simulate        # the chunk loop's own layout (row by row) this time
+    monkeypatch.setattr(app_run, "simulate",
+                        lambda *args, column_major=False, **options: simulate(*args, **options))
     as_simulated = run_scenario(str(MINIMAL), samples=300, backend="numpy", mitigation=False)
     assert columnar.result.metrics.flags.f_contiguous
     assert as_simulated.result.metrics.flags.c_contiguous

@@ -136,3 +136,9 @@ def test_every_count_below_the_one_offered_fits(ram):
     grid = np.unique(np.r_[np.linspace(1, offered, 400).astype(np.int64), offered])
     assert all(memory_needed(plan, int(n), available=ram) <= allowed for n in grid)
     assert offered == MAX_SAMPLES or memory_needed(plan, offered + 1, available=ram) > allowed
+
+
+def test_a_column_major_kept_array_holds_each_column_contiguous():
+    array = kept.kept_array(1000, 5, 6, in_file=False, column_major=True)
+    assert array.shape == (1000, 5, 6) and array[:, 3, 2].flags.c_contiguous
+    assert kept.kept_array(1000, 5, 6, in_file=False).flags.c_contiguous
