@@ -1,8 +1,8 @@
 """Where a whole run's time goes after the kernel: each phase's seconds, this checkout against
 an earlier commit, in one run.
 
-    python benchmarks/output_phases.py [--before REF] [--samples 1000000] [--repeats 1]
-        [--scenario scenarios/reference-2048.toml] [--seed 1] [--json FILE]
+    python benchmarks/output_phases.py [--before REF | --floor] [--samples 1000000]
+        [--repeats 1] [--scenario scenarios/reference-2048.toml] [--seed 1] [--json FILE]
 
 Each measurement is one mcrisk.app.run.run_scenario(..., backend="numba", out_dir=TMP) call (every
 output file and the report, as `mcrisk run --quiet` writes them) in a fresh child process whose
@@ -28,6 +28,13 @@ every second to the innermost phase running, so nested phases are not counted tw
   other             the rest of the call (the chunk loop's copies, compile, imports on demand)
 
 "outputs" is the whole call less the kernel: what the issue asks to cost at most the kernel.
+
+With --floor, this checkout is measured three ways in the same call, to show how close to the
+kernel a run could come if the streamed outputs cost nothing: "every output" (as above),
+"no milestones or bands" (the milestone hook off, as bench_milestones.py switches it, and the
+band hook on the first chunk only, so that the bands and the report still exist) and "nothing
+streamed" (that, and no metrics.parquet: `scenarios_out=False`). The last two are not runs a
+user can ask for; they bound what making those hooks cheaper could ever give.
 The chunk hooks run on threads side by side (metrics.parquet beside the bands and the
 milestones; since issue 27 metrics.parquet is written behind the chunk loop, beside the next
 kernels and the summaries), so their phases overlap: "outputs" is the figure to read, the
@@ -123,8 +130,25 @@ def instrument(clock: Clock) -> list[str]:
     return missing
 
 
-def child(scenario: str, samples: int, seed: int) -> dict:
-    """One timed run in this process (the tree on PYTHONPATH)."""
+FLOOR = {"every output": (), "no milestones or bands": ("milestones", "bands"),
+         "nothing streamed": ("milestones", "bands", "metrics.parquet")}
+
+
+def skip_hooks(skipped: tuple[str, ...]) -> dict:
+    """Switch off the chunk hooks named (--floor); run_scenario's keyword arguments for it."""
+    import mcrisk.app.collect as collect
+    from mcrisk.results.bands import BandCollector
+    if "milestones" in skipped:
+        collect.COLLECT_MILESTONES = False
+    if "bands" in skipped:
+        tasks = BandCollector.tasks
+        BandCollector.tasks = lambda self, first, *rest: (tasks(self, first, *rest)
+                                                          if first == 0 else [])
+    return {"scenarios_out": False} if "metrics.parquet" in skipped else {}
+
+
+def child(scenario: str, samples: int, seed: int, skipped: tuple[str, ...] = ()) -> dict:
+    """One timed run in this process (the tree on PYTHONPATH), without the hooks `skipped`."""
     from mcrisk.backends import select_backend
     from mcrisk.plan.compile import compile_scenario
     from mcrisk.scenario import load_scenario
@@ -133,6 +157,7 @@ def child(scenario: str, samples: int, seed: int) -> dict:
     import mcrisk.report.figures.charts  # noqa: F401
     import mcrisk.app.run
 
+    options = skip_hooks(skipped)
     plan = compile_scenario(load_scenario(scenario))
     select_backend(NUMBA).simulate_chunk(plan, seed, 0, 64, True)   # JIT / cache
     clock = Clock()
@@ -141,7 +166,7 @@ def child(scenario: str, samples: int, seed: int) -> dict:
     try:
         started = time.perf_counter()
         run = mcrisk.app.run.run_scenario(scenario, samples=samples, seed=seed, backend=NUMBA,
-                                      out_dir=Path(folder) / "out")
+                                      out_dir=Path(folder) / "out", **options)
         whole = time.perf_counter() - started
     finally:
         shutil.rmtree(folder, ignore_errors=True)
@@ -159,11 +184,11 @@ def worktree(ref: str, into: Path) -> Path:
     return path
 
 
-def measure(source: Path, args) -> dict:
+def measure(source: Path, args, skipped: tuple[str, ...] = ()) -> dict:
     env = dict(os.environ, PYTHONPATH=str(source))
     command = [sys.executable, str(Path(__file__).resolve()), "--child", "--scenario",
                str(ROOT / args.scenario), "--samples", str(args.samples), "--seed",
-               str(args.seed)]
+               str(args.seed), "--skip", ",".join(skipped)]
     done = subprocess.run(command, cwd=source, env=env, capture_output=True, text=True)
     if done.returncode != 0:
         raise SystemExit(f"child failed in {source}:\n{done.stderr[-3000:]}")
@@ -204,26 +229,35 @@ def main(argv=None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--json", help="also write the measurements here")
+    parser.add_argument("--floor", action="store_true",
+                        help="this checkout with every output, without the milestone and band "
+                             "hooks, and with nothing streamed (not with --before)")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--skip", default="", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
-        print(json.dumps(child(args.scenario, args.samples, args.seed)))
+        skipped = tuple(name for name in args.skip.split(",") if name)
+        print(json.dumps(child(args.scenario, args.samples, args.seed, skipped)))
         return 0
+    if args.floor and args.before:
+        parser.error("--floor measures this checkout alone: leave out --before")
     tmp = Path(tempfile.mkdtemp(prefix="mcrisk-phases-tree-"))
-    trees = {"after": ROOT}
+    trees = {"after": (ROOT, ())}
     if args.before:
-        trees = {"before": worktree(args.before, tmp), "after": ROOT}
+        trees = {"before": (worktree(args.before, tmp), ()), "after": (ROOT, ())}
+    if args.floor:
+        trees = {name: (ROOT, skipped) for name, skipped in FLOOR.items()}
     try:
         results: dict[str, list[dict]] = {name: [] for name in trees}
         for _ in range(args.repeats):
-            for name, source in trees.items():
-                results[name].append(measure(source, args))
+            for name, (source, skipped) in trees.items():
+                results[name].append(measure(source, args, skipped))
                 print(f"{name}: {results[name][-1]['whole']:.1f} s", file=sys.stderr,
                       flush=True)
     finally:
         if args.before:
             subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force",
-                            str(trees["before"])], capture_output=True)
+                            str(trees["before"][0])], capture_output=True)
         shutil.rmtree(tmp, ignore_errors=True)
     print(f"{args.scenario}, {args.samples:,} scenarios, seed {args.seed}, backend numba, "
           f"{os.cpu_count()} cores; best of {args.repeats} by whole run")
