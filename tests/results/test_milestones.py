@@ -404,6 +404,20 @@ def test_gantt_draws_every_wave_milestone_escaped_with_a_date_axis():
     assert plain.count('fill="#999999"') == 2        # the legend's two swatches: no shading
 
 
+def _with_edge_cases(nodes: np.ndarray, seed: int, ties: int, infinite: tuple[int, int],
+                     missing: tuple[int, int]) -> np.ndarray:
+    """A copy of node_times[c, s, v] whose first `ties` scenarios are rounded (ties
+    everywhere), the next infinite[0] have infinite[1] random nodes at +inf and the next
+    missing[0] have missing[1] at NaN."""
+    rng = np.random.default_rng(seed)
+    nodes = nodes.copy()
+    nodes[:ties] = np.round(nodes[:ties])
+    end = ties + infinite[0]
+    nodes[ties:end, :, rng.integers(0, nodes.shape[2], infinite[1])] = np.inf
+    nodes[end:end + missing[0], :, rng.integers(0, nodes.shape[2], missing[1])] = np.nan
+    return nodes
+
+
 def test_the_compiled_chunk_reduction_follows_the_numpy_specification(monkeypatch):
     """MilestoneCollector reduces a large chunk in compiled loops (results.milestone_chunks,
     here for every chunk); each
@@ -413,11 +427,8 @@ def test_the_compiled_chunk_reduction_follows_the_numpy_specification(monkeypatc
     scenario = load_scenario(str(REFERENCE))
     plan = compile_scenario(scenario)
     nodes, world = simulate_nodes(plan, 600)
-    rng = np.random.default_rng(8)
-    nodes = nodes.copy()
-    nodes[:200] = np.round(nodes[:200])                         # ties everywhere
-    nodes[200:260, :, rng.integers(0, plan.n_nodes, 5)] = np.inf
-    nodes[260:280, :, rng.integers(0, plan.n_nodes, 3)] = np.nan
+    nodes = _with_edge_cases(nodes, seed=8, ties=200, infinite=(60, 5), missing=(20, 3))
+    rng = np.random.default_rng(9)
     nodes[280:400] += rng.normal(0, 3, nodes[280:400].shape)   # orders reshuffled
     monkeypatch.setattr(milestones_module, "COMPILED_FROM_NODE_TIMES", 1)
     collector = MilestoneCollector(plan, scenario, keep_exact=10_000)
@@ -443,11 +454,7 @@ def test_the_tiled_chunk_loop_follows_the_specification_on_other_plans(monkeypat
     scenario = load_scenario(str(REFERENCE.parent / name))
     plan = compile_scenario(scenario)
     nodes, world = simulate_nodes(plan, 301)
-    rng = np.random.default_rng(5)
-    nodes = nodes.copy()
-    nodes[:120] = np.round(nodes[:120])                         # ties everywhere
-    nodes[120:150, :, rng.integers(0, plan.n_nodes, 7)] = np.inf
-    nodes[150:170, :, rng.integers(0, plan.n_nodes, 4)] = np.nan
+    nodes = _with_edge_cases(nodes, seed=5, ties=120, infinite=(30, 7), missing=(20, 4))
     monkeypatch.setattr(milestones_module, "COMPILED_FROM_NODE_TIMES", 1)
     whole = MilestoneCollector(plan, scenario, keep_exact=10_000)
     whole(0, None, world, nodes)
