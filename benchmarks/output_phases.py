@@ -28,6 +28,10 @@ every second to the innermost phase running, so nested phases are not counted tw
   other             the rest of the call (the chunk loop's copies, compile, imports on demand)
 
 "outputs" is the whole call less the kernel: what the issue asks to cost at most the kernel.
+The chunk hooks run on threads side by side (metrics.parquet beside the bands and the
+milestones; since issue 27 metrics.parquet is written behind the chunk loop, beside the next
+kernels and the summaries), so their phases overlap: "outputs" is the figure to read, the
+phases say where the work is.
 
 With --floor, this checkout is measured three ways in the same call, to show how close to the
 kernel a run could come if the streamed outputs cost nothing: "every output" (as above),
@@ -35,10 +39,6 @@ kernel a run could come if the streamed outputs cost nothing: "every output" (as
 band hook on the first chunk only, so that the bands and the report still exist) and "nothing
 streamed" (that, and no metrics.parquet: `scenarios_out=False`). The last two are not runs a
 user can ask for; they bound what making those hooks cheaper could ever give.
-The chunk hooks run on threads side by side (metrics.parquet beside the bands and the
-milestones; since issue 27 metrics.parquet is written behind the chunk loop, beside the next
-kernels and the summaries), so their phases overlap: "outputs" is the figure to read, the
-phases say where the work is.
 """
 from __future__ import annotations
 
@@ -242,22 +242,22 @@ def main(argv=None) -> int:
     if args.floor and args.before:
         parser.error("--floor measures this checkout alone: leave out --before")
     tmp = Path(tempfile.mkdtemp(prefix="mcrisk-phases-tree-"))
-    trees = {"after": (ROOT, ())}
+    runs = {"after": (ROOT, ())}             # name -> (tree on PYTHONPATH, hooks skipped)
     if args.before:
-        trees = {"before": (worktree(args.before, tmp), ()), "after": (ROOT, ())}
+        runs = {"before": (worktree(args.before, tmp), ()), "after": (ROOT, ())}
     if args.floor:
-        trees = {name: (ROOT, skipped) for name, skipped in FLOOR.items()}
+        runs = {name: (ROOT, skipped) for name, skipped in FLOOR.items()}
     try:
-        results: dict[str, list[dict]] = {name: [] for name in trees}
+        results: dict[str, list[dict]] = {name: [] for name in runs}
         for _ in range(args.repeats):
-            for name, (source, skipped) in trees.items():
+            for name, (source, skipped) in runs.items():
                 results[name].append(measure(source, args, skipped))
                 print(f"{name}: {results[name][-1]['whole']:.1f} s", file=sys.stderr,
                       flush=True)
     finally:
         if args.before:
             subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force",
-                            str(trees["before"][0])], capture_output=True)
+                            str(runs["before"][0])], capture_output=True)
         shutil.rmtree(tmp, ignore_errors=True)
     print(f"{args.scenario}, {args.samples:,} scenarios, seed {args.seed}, backend numba, "
           f"{os.cpu_count()} cores; best of {args.repeats} by whole run")
